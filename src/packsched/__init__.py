@@ -1,0 +1,1 @@
+"""packsched: kube-scheduler bin packing and elastic quotas, simulated and live."""

@@ -1,0 +1,1 @@
+"""Kubernetes objects packsched reads, quantities as exact integers, resource lists."""

@@ -1,0 +1,555 @@
+"""Loading Kubernetes manifests (YAML or JSON, many documents per file, ``kind: List``) into a cluster.
+
+Workloads (Deployment, ReplicaSet, StatefulSet, Job) are expanded into the pods their controllers would
+create.
+Every problem in every file is collected first; nothing is returned unless all input is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from packsched.api import schema
+from packsched.api.decode import Reader
+from packsched.api.errors import ErrorList, FieldError, InputError
+from packsched.api.objects import (
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    SYSTEM_PRIORITY_CLASSES,
+    TAINT_EFFECTS,
+    LabelSelector,
+    Namespace,
+    Node,
+    OwnerRef,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Taint,
+)
+from packsched.api.pods import LABEL_SELECTOR_OPERATORS, decode_pod_spec, decode_requirements, template_pod
+from packsched.api.resources import PODS, parse_resource_list
+
+try:  # the C loader is much faster on big manifests
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+
+
+@dataclass
+class Workload:
+    """A controller that owns pods; kept so that the simulator can replace pods it loses."""
+
+    kind: str
+    name: str
+    namespace: str
+    replicas: int
+    template: Pod
+    source: str = ""
+
+
+@dataclass
+class Cluster:
+    """Everything read from the manifests, in the order it was written."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def pod(self, key: str) -> Pod | None:
+        for p in self.pods:
+            if p.key == key:
+                return p
+        return None
+
+
+def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
+    """Files named directly, and *.yaml / *.yml / *.json under directories (sorted, recursively)."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith((".yaml", ".yml", ".json")):
+                        yield os.path.join(root, name)
+        else:
+            yield path
+
+
+def read_documents(path: str, errors: ErrorList) -> list[tuple[str, Any]]:
+    """Parse one file into (label, document) pairs; a syntax error is reported with its line and column."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        errors.add("", f"cannot read file: {exc.strerror or exc}")
+        return []
+    except UnicodeDecodeError:
+        errors.add("", "file is not UTF-8 text")
+        return []
+    docs: list[Any]
+    try:
+        if path.endswith(".json"):
+            docs = [json.loads(text)]
+        else:
+            docs = list(yaml.load_all(text, Loader=_Loader))
+    except json.JSONDecodeError as exc:
+        errors.add(f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}")
+        return []
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        errors.add(where, f"malformed YAML: {problem}")
+        return []
+    out: list[tuple[str, Any]] = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        label = f"document {i + 1}" if len(docs) > 1 else ""
+        if isinstance(doc, dict) and doc.get("kind") == "List" and "items" in doc:
+            items = doc["items"]
+            if not isinstance(items, list):
+                errors.add(f"{label} items".strip(), "must be a list")
+                continue
+            out.extend((f"{label} items[{j}]".strip(), item) for j, item in enumerate(items))
+        else:
+            out.append((label, doc))
+    return out
+
+
+_API_VERSIONS: dict[str, tuple[str, ...]] = {
+    "Node": ("v1",),
+    "Pod": ("v1",),
+    "Namespace": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
+    "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    "Deployment": ("apps/v1",),
+    "ReplicaSet": ("apps/v1",),
+    "StatefulSet": ("apps/v1",),
+    "Job": ("batch/v1",),
+}
+
+
+class _Builder:
+    """Decodes documents into a Cluster, one file at a time."""
+
+    def __init__(self) -> None:
+        self.cluster = Cluster()
+        self.all_errors: list[FieldError] = []
+        self._seen: dict[tuple[str, str, str], str] = {}
+        # Every pod added, with where it was written (file, document label) and the path of its pod spec.
+        self._pending_priority: list[tuple[Pod, str, str, str]] = []
+
+    def add_file(self, path: str) -> None:
+        errors = ErrorList(file=path)
+        for label, doc in read_documents(path, errors):
+            self._add_document(doc, label, Reader(errors), path)
+        self.all_errors.extend(errors.items)
+
+    def _add_document(self, doc: Any, label: str, r: Reader, path: str) -> None:
+        def at(p: str) -> str:
+            return f"{label}: {p}" if label and p else (label or p)
+
+        if not isinstance(doc, dict):
+            r.errors.add(at(""), "a manifest document must be a map with apiVersion and kind")
+            return
+        kind = doc.get("kind")
+        if not isinstance(kind, str) or not kind:
+            r.errors.add(at("kind"), "Required value: every document needs a kind")
+            return
+        if kind in schema.IGNORED_KINDS:
+            self.cluster.notes.append(
+                f"{path}{' ' + label if label else ''}: {kind} ignored (no effect on scheduling)"
+            )
+            return
+        if kind not in _API_VERSIONS:
+            known = ", ".join(sorted(_API_VERSIONS))
+            r.errors.add(at("kind"), f'unknown kind "{kind}" (packsched reads {known})')
+            return
+        api_version = doc.get("apiVersion")
+        if api_version not in _API_VERSIONS[kind]:
+            expected = " or ".join(_API_VERSIONS[kind])
+            r.errors.add(at("apiVersion"), f"{kind} must have apiVersion {expected}, got {api_version!r}")
+            return
+        where = f"{path}{' ' + label if label else ''}"
+        before = len(r.errors)
+        sub = ErrorList(file=r.errors.file)
+        sr = Reader(sub)
+        keys = schema.PRIORITY_CLASS if kind == "PriorityClass" else schema.TOP
+        data = sr.fields(doc, "", keys)
+        meta = sr.fields(data.get("metadata"), "metadata", schema.OBJECT_META)
+        name = sr.str(meta.get("name"), "metadata.name")
+        if not name:
+            sub.add("metadata.name", "Required value")
+        cluster_scoped = kind in ("Node", "Namespace", "PriorityClass")
+        namespace = (
+            ""
+            if cluster_scoped
+            else sr.str(meta.get("namespace"), "metadata.namespace", "default") or "default"
+        )
+        handler = getattr(self, f"_{kind.lower()}")
+        handler(sr, data, meta, name, namespace, where, label)
+        for e in sub.items:
+            r.errors.add(at(e.path), e.message)
+        # Pods (those a workload makes included) are checked once, in finish(), not here and there.
+        if len(r.errors) == before and name and kind != "Pod":
+            key = (kind, namespace, name)
+            if key in self._seen:
+                r.errors.add(
+                    at("metadata.name"),
+                    f"duplicate {kind} {namespace + '/' if namespace else ''}{name} "
+                    f"(first defined in {self._seen[key]})",
+                )
+            self._seen[key] = where
+
+    # -- kinds -----------------------------------------------------------------------------------------
+
+    def _node(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        meta: dict[str, Any],
+        name: str,
+        _ns: str,
+        where: str,
+        _label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", schema.NODE_SPEC)
+        status = r.fields(data.get("status"), "status", schema.NODE_STATUS)
+        capacity = parse_resource_list(status.get("capacity"), "status.capacity", r.errors)
+        if status.get("allocatable") is None:
+            allocatable = dict(capacity)  # the kubelet always reports both; a hand-written node may give one
+        else:
+            allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable", r.errors)
+        taints: list[Taint] = []
+        for i, item in enumerate(r.list(spec.get("taints"), "spec.taints")):
+            p = f"spec.taints[{i}]"
+            t = r.fields(item, p, schema.TAINT)
+            key = r.str(t.get("key"), f"{p}.key")
+            if not key:
+                r.errors.add(f"{p}.key", "Required value")
+            effect = r.one_of(t.get("effect"), f"{p}.effect", TAINT_EFFECTS)
+            if t.get("effect") is None:
+                r.errors.add(f"{p}.effect", "Required value")
+            taints.append(Taint(key, r.str(t.get("value"), f"{p}.value"), effect))
+        node = Node(
+            name=name,
+            labels=r.str_map(meta.get("labels"), "metadata.labels"),
+            annotations=r.str_map(meta.get("annotations"), "metadata.annotations"),
+            capacity=capacity,
+            allocatable=allocatable,
+            taints=taints,
+            unschedulable=r.bool(spec.get("unschedulable"), "spec.unschedulable"),
+            source=where,
+        )
+        # kubelet always sets the well-known hostname label; scheduling plugins rely on it.
+        node.labels.setdefault("kubernetes.io/hostname", name)
+        if PODS not in node.allocatable:
+            self.cluster.notes.append(
+                f"{where}: node {name} has no 'pods' in allocatable, so no pod can be placed there "
+                "(kube-scheduler checks the pod count against it)"
+            )
+        self.cluster.nodes.append(node)
+
+    def _pod(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        meta: dict[str, Any],
+        name: str,
+        ns: str,
+        where: str,
+        label: str,
+    ) -> None:
+        pod = Pod(name=name, namespace=ns, source=where)
+        pod.uid = r.str(meta.get("uid"), "metadata.uid")
+        pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
+        pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
+        if data.get("spec") is None:
+            r.errors.add("spec", "Required value")
+        decode_pod_spec(r, data.get("spec"), "spec", pod)
+        status = r.map(data.get("status"), "status")
+        phase = status.get("phase")
+        if phase in ("Succeeded", "Failed"):
+            self.cluster.notes.append(f"{where}: pod {pod.key} is {phase} and holds no resources; skipped")
+            return
+        pod.nominated_node_name = r.str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+        self._add_pod(pod, r, label)
+
+    def _add_pod(self, pod: Pod, r: Reader, label: str) -> None:
+        spec = "spec" if pod.owner is None else "spec.template.spec"
+        self._pending_priority.append((pod, r.errors.file, label, spec))
+        self.cluster.pods.append(pod)
+
+    def _priorityclass(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        _ns: str,
+        _where: str,
+        _label: str,
+    ) -> None:
+        value = r.int(data.get("value"), "value")
+        if value is None:
+            r.errors.add("value", "Required value")
+            value = 0
+        elif value > 1_000_000_000 and not name.startswith("system-"):
+            r.errors.add(
+                "value", "Invalid value: must be no greater than 1000000000 (higher values are reserved)"
+            )
+        policy = r.one_of(
+            data.get("preemptionPolicy"),
+            "preemptionPolicy",
+            (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER),
+            PREEMPT_LOWER_PRIORITY,
+        )
+        pc = PriorityClass(
+            name,
+            value,
+            r.bool(data.get("globalDefault"), "globalDefault"),
+            policy,
+            r.str(data.get("description"), "description"),
+        )
+        self.cluster.priority_classes[name] = pc
+
+    def _namespace(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        meta: dict[str, Any],
+        name: str,
+        _ns: str,
+        _where: str,
+        _label: str,
+    ) -> None:
+        r.map(data.get("spec"), "spec")
+        self.cluster.namespaces[name] = Namespace(name, r.str_map(meta.get("labels"), "metadata.labels"))
+
+    def _poddisruptionbudget(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        ns: str,
+        _where: str,
+        _label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", schema.PDB_SPEC)
+        min_av = _int_or_percent(r, spec.get("minAvailable"), "spec.minAvailable")
+        max_un = _int_or_percent(r, spec.get("maxUnavailable"), "spec.maxUnavailable")
+        if min_av is not None and max_un is not None:
+            r.errors.add("spec", "minAvailable and maxUnavailable cannot be both set")
+        selector = decode_label_selector(r, spec.get("selector"), "spec.selector")
+        self.cluster.pdbs.append(PodDisruptionBudget(name, ns, selector, min_av, max_un))
+
+    def _deployment(self, *args: Any) -> None:
+        self._workload("Deployment", schema.DEPLOYMENT_SPEC, *args)
+
+    def _replicaset(self, *args: Any) -> None:
+        self._workload("ReplicaSet", schema.REPLICASET_SPEC, *args)
+
+    def _statefulset(self, *args: Any) -> None:
+        self._workload("StatefulSet", schema.STATEFULSET_SPEC, *args)
+
+    def _job(self, *args: Any) -> None:
+        self._workload("Job", schema.JOB_SPEC, *args)
+
+    def _workload(
+        self,
+        kind: str,
+        keys: tuple[str, ...],
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        ns: str,
+        where: str,
+        label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", keys)
+        template, _ = template_pod(r, spec.get("template"), "spec.template", ns)
+        if kind == "Job":
+            # The Job controller runs min(parallelism, completions) pods at once (parallelism alone without
+            # completions); a suspended Job runs none.
+            parallelism = r.int(spec.get("parallelism"), "spec.parallelism", 1) or 0
+            completions = r.int(spec.get("completions"), "spec.completions")
+            if completions is not None and completions < 0:  # else reported below at spec.parallelism
+                r.errors.add("spec.completions", "must be greater than or equal to 0")
+                completions = 0
+            count = parallelism if completions is None else min(parallelism, completions)
+            if r.bool(spec.get("suspend"), "spec.suspend"):
+                count = 0
+        else:
+            count = r.int(spec.get("replicas"), "spec.replicas", 1) or 0
+        if count < 0:
+            r.errors.add(
+                "spec.replicas" if kind != "Job" else "spec.parallelism", "must be greater than or equal to 0"
+            )
+            count = 0
+        selector_raw = spec.get("selector")
+        if kind != "Job" and selector_raw is None:
+            r.errors.add("spec.selector", "Required value")
+        if selector_raw is not None:
+            selector = decode_label_selector(r, selector_raw, "spec.selector")
+            if selector.empty and kind != "Job":
+                r.errors.add("spec.selector", "Invalid value: empty selector is invalid for deployment")
+            elif not selector.matches(template.labels):
+                r.errors.add(
+                    "spec.template.metadata.labels",
+                    "Invalid value: `selector` does not match template `labels`",
+                )
+        self.cluster.workloads.append(Workload(kind, name, ns, count, template, where))
+        for i in range(count):
+            pod = instantiate(template, kind, name, i)
+            pod.source = where
+            self._add_pod(pod, r, label)
+
+    # -- after every file --------------------------------------------------------------------------------
+
+    def finish(self) -> Cluster:
+        classes = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
+        classes.update(self.cluster.priority_classes)
+        self.cluster.priority_classes = classes
+        defaults = [pc for pc in classes.values() if pc.global_default]
+        if len(defaults) > 1:
+            names = ", ".join(pc.name for pc in defaults)
+            self.all_errors.append(
+                FieldError("globalDefault", f"more than one PriorityClass is the global default: {names}")
+            )
+        default = defaults[0] if defaults else None
+        # Errors found only now carry the file (not pod.source, which adds the document), as all others do.
+        for pod, file, label, spec in self._pending_priority:
+            late = ErrorList(file=file)
+            resolve_priority(pod, classes, default, late, _at(label, spec))
+            self.all_errors.extend(late.items)
+        keys: dict[str, str] = {}
+        for pod, file, label, _spec in self._pending_priority:
+            if pod.key in keys:
+                self.all_errors.append(
+                    FieldError(
+                        _at(label, "metadata.name"),
+                        f"duplicate pod {pod.key} (also from {keys[pod.key]})",
+                        file,
+                    )
+                )
+            keys[pod.key] = pod.source
+        node_names = {n.name for n in self.cluster.nodes}
+        for pod, file, label, spec in self._pending_priority:
+            if pod.node_name and pod.node_name not in node_names:
+                self.all_errors.append(
+                    FieldError(
+                        _at(label, f"{spec}.nodeName"),
+                        f"pod {pod.key} is bound to node {pod.node_name!r}, which no manifest defines",
+                        file,
+                    )
+                )
+        self._pending_priority.clear()
+        if self.all_errors:
+            raise InputError(_dedupe(self.all_errors))
+        return self.cluster
+
+
+def _at(label: str, path: str) -> str:
+    """A field path inside one document of a file (``document 2: spec.nodeName``)."""
+    return f"{label}: {path}" if label and path else (label or path)
+
+
+def _dedupe(errors: list[FieldError]) -> list[FieldError]:
+    seen: set[FieldError] = set()
+    out: list[FieldError] = []
+    for e in errors:
+        if e not in seen:
+            seen.add(e)
+            out.append(e)
+    return out
+
+
+def resolve_priority(
+    pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None, errors: ErrorList, path: str
+) -> None:
+    """What the Priority admission plugin does: the class's value (or the global default's, or 0)."""
+    if pod.priority_class_name:
+        pc = classes.get(pod.priority_class_name)
+        if pc is None:
+            errors.add(
+                f"{path}.priorityClassName", f"no PriorityClass with name {pod.priority_class_name} was found"
+            )
+            return
+        if pod.priority_set and pod.priority != pc.value:
+            errors.add(
+                f"{path}.priority",
+                f"the integer value of priority ({pod.priority}) must "
+                f"not be provided in pod spec; priority admission controller computed "
+                f"{pc.value} from the given PriorityClass name",
+            )
+        pod.priority = pc.value
+    elif not pod.priority_set and default is not None:
+        pod.priority = default.value
+        pc = default
+    else:
+        pc = None
+    if not pod.preemption_policy:
+        pod.preemption_policy = pc.preemption_policy if pc is not None else PREEMPT_LOWER_PRIORITY
+
+
+def instantiate(template: Pod, kind: str, owner: str, index: int) -> Pod:
+    """One pod of a workload, named ``<owner>-<index>`` (StatefulSet pods are named so in Kubernetes too)."""
+    pod = Pod(**{**template.__dict__})
+    pod.name = f"{owner}-{index}"
+    pod.labels = dict(template.labels)
+    pod.annotations = dict(template.annotations)
+    pod.owner = OwnerRef(kind, owner)
+    if kind == "StatefulSet":
+        pod.labels.setdefault("statefulset.kubernetes.io/pod-name", pod.name)
+    return pod
+
+
+def _int_or_percent(r: Reader, raw: object, path: str) -> int | str | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        r.errors.add(path, 'must be an integer or a percentage like "50%"')
+        return None
+    if isinstance(raw, int):
+        if raw < 0:
+            r.errors.add(path, "must be greater than or equal to 0")
+        return raw
+    if not raw.endswith("%") or not raw[:-1].isdigit():
+        r.errors.add(path, f'Invalid value: {raw!r}: must be an integer or a percentage like "50%"')
+        return None
+    return raw
+
+
+def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
+    data = r.fields(raw, path, schema.LABEL_SELECTOR)
+    labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
+    exprs = decode_requirements(
+        r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS
+    )
+    return LabelSelector(tuple(sorted(labels.items())), exprs)
+
+
+def load_manifests(paths: Iterable[str]) -> Cluster:
+    """Read every manifest under ``paths``. Raises InputError listing every problem in every file."""
+    builder = _Builder()
+    files = list(iter_manifest_files(paths))
+    if not files:
+        raise InputError.single("no manifest files found (expected *.yaml, *.yml or *.json)")
+    for path in files:
+        builder.add_file(path)
+    return builder.finish()

@@ -1,0 +1,236 @@
+"""The Kubernetes objects packsched reads, as plain typed records.
+
+Only what scheduling needs is kept; every other field the Kubernetes schema defines is accepted and ignored
+(see :mod:`packsched.api.schema`), and a field the schema does not define is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packsched.api.resources import ResourceList
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# Taint effects and toleration operators.
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    kind: str
+    name: str
+    controller: bool = True
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A label (or field) selector requirement: key, operator and values."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist (+ Gt, Lt for node selectors)
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator in ("Gt", "Lt"):
+            if not present:
+                return False
+            try:
+                have, want = int(labels[self.key]), int(self.values[0])
+            except (ValueError, IndexError):
+                return False
+            return have > want if self.operator == "Gt" else have < want
+        return False
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """metav1.LabelSelector: every matchLabels pair and every expression must hold; empty matches all."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        return all(labels.get(k) == v for k, v in self.match_labels) and all(
+            r.matches(labels) for r in self.match_expressions
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+
+@dataclass(frozen=True)
+class NodeSelectorTerm:
+    """Terms are ORed; within a term, every expression (labels) and field (metadata.name) must hold."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True)
+class PreferredTerm:
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True)
+class NodeAffinity:
+    required: tuple[NodeSelectorTerm, ...] | None = None  # None: no required node affinity
+    preferred: tuple[PreferredTerm, ...] = ()
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty matches every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ToleratesTaint: effect, then key (empty key with Exists matches all), then value."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+@dataclass(frozen=True)
+class ContainerPort:
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass
+class Container:
+    name: str
+    requests: ResourceList = field(default_factory=dict)
+    limits: ResourceList = field(default_factory=dict)
+    ports: list[ContainerPort] = field(default_factory=list)
+    restart_policy: str = ""  # "Always" on an init container makes it a sidecar
+
+
+@dataclass
+class Pod:
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner: OwnerRef | None = None
+    containers: list[Container] = field(default_factory=list)
+    init_containers: list[Container] = field(default_factory=list)
+    overhead: ResourceList = field(default_factory=dict)
+    priority: int = 0
+    priority_set: bool = False  # spec.priority was written in the manifest
+    priority_class_name: str = ""
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    node_name: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    node_affinity: NodeAffinity | None = None
+    tolerations: list[Toleration] = field(default_factory=list)
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    nominated_node_name: str = ""
+    scheduling_gates: list[str] = field(default_factory=list)
+    # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
+    unsupported_features: list[str] = field(default_factory=list)
+    # Where the pod came from (file and document), for messages.
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def host_ports(self) -> list[ContainerPort]:
+        return [p for c in self.containers for p in c.ports if p.host_port > 0] + [
+            p
+            for c in self.init_containers
+            if c.restart_policy == "Always"
+            for p in c.ports
+            if p.host_port > 0
+        ]
+
+
+@dataclass
+class Node:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    capacity: ResourceList = field(default_factory=dict)
+    allocatable: ResourceList = field(default_factory=dict)
+    taints: list[Taint] = field(default_factory=list)
+    unschedulable: bool = False
+    source: str = ""
+
+
+@dataclass
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    description: str = ""
+
+
+@dataclass
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PodDisruptionBudget:
+    name: str
+    namespace: str
+    selector: LabelSelector
+    min_available: int | str | None = None  # an int or a percentage like "50%"
+    max_unavailable: int | str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def matches(self, pod: Pod) -> bool:
+        """A PDB's selector applies to pods of its own namespace; an empty selector selects none (as
+        kube-scheduler's preemption treats it)."""
+        return (
+            pod.namespace == self.namespace and not self.selector.empty and self.selector.matches(pod.labels)
+        )
+
+
+# Built-in priority classes every cluster has.
+SYSTEM_PRIORITY_CLASSES = (
+    PriorityClass("system-node-critical", 2000001000, description="built in"),
+    PriorityClass("system-cluster-critical", 2000000000, description="built in"),
+)

@@ -1,0 +1,294 @@
+"""Decoding pods (and pod templates) and computing their resource requests exactly as kube-scheduler does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packsched.api import schema
+from packsched.api.decode import Reader
+from packsched.api.objects import (
+    DEFAULT_SCHEDULER_NAME,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    TAINT_EFFECTS,
+    Container,
+    ContainerPort,
+    NodeAffinity,
+    NodeSelectorTerm,
+    Pod,
+    PreferredTerm,
+    Requirement,
+    Toleration,
+)
+from packsched.api.quantity import QuantityError, parse_quantity
+from packsched.api.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    ResourceList,
+    add_into,
+    is_extended_resource,
+    max_into,
+    parse_resource_list,
+)
+
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def decode_requirements(
+    r: Reader, raw: object, path: str, operators: tuple[str, ...], field_keys: bool = False
+) -> tuple[Requirement, ...]:
+    out: list[Requirement] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.REQUIREMENT)
+        key = r.str(data.get("key"), f"{p}.key")
+        if not key:
+            r.errors.add(f"{p}.key", "Required value")
+        if field_keys and key and key != "metadata.name":
+            r.errors.add(f"{p}.key", f'Unsupported value: "{key}": supported values: "metadata.name"')
+        op = r.one_of(data.get("operator"), f"{p}.operator", operators)
+        if data.get("operator") is None:
+            r.errors.add(f"{p}.operator", "Required value")
+        values = tuple(r.str_list(data.get("values"), f"{p}.values"))
+        if op in ("In", "NotIn") and not values:
+            r.errors.add(
+                f"{p}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'"
+            )
+        if op in ("Exists", "DoesNotExist") and values:
+            r.errors.add(
+                f"{p}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            )
+        if op in ("Gt", "Lt"):
+            if len(values) != 1:
+                r.errors.add(
+                    f"{p}.values",
+                    "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+                )
+            else:
+                try:
+                    int(values[0])
+                except ValueError:
+                    r.errors.add(f"{p}.values[0]", f"Invalid value: {values[0]!r}: must be an integer")
+        if field_keys and op in ("In", "NotIn") and len(values) != 1:
+            r.errors.add(
+                f"{p}.values",
+                "Required value: must be only one value when `operator` is 'In' or 'NotIn' "
+                "for node field selector",
+            )
+        out.append(Requirement(key, op, values))
+    return tuple(out)
+
+
+def decode_node_selector_term(r: Reader, raw: object, path: str) -> NodeSelectorTerm:
+    data = r.fields(raw, path, schema.NODE_SELECTOR_TERM)
+    return NodeSelectorTerm(
+        decode_requirements(
+            r, data.get("matchExpressions"), f"{path}.matchExpressions", NODE_SELECTOR_OPERATORS
+        ),
+        decode_requirements(
+            r, data.get("matchFields"), f"{path}.matchFields", ("In", "NotIn"), field_keys=True
+        ),
+    )
+
+
+def decode_node_affinity(r: Reader, raw: object, path: str) -> NodeAffinity | None:
+    if raw is None:
+        return None
+    data = r.fields(raw, path, schema.NODE_AFFINITY)
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    req_raw = data.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req_raw is not None:
+        rp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+        req = r.fields(req_raw, rp, schema.NODE_SELECTOR)
+        terms_raw = r.list(req.get("nodeSelectorTerms"), f"{rp}.nodeSelectorTerms")
+        if not terms_raw:
+            r.errors.add(
+                f"{rp}.nodeSelectorTerms", "Required value: must have at least one node selector term"
+            )
+        required = tuple(
+            decode_node_selector_term(r, t, f"{rp}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms_raw)
+        )
+    preferred: list[PreferredTerm] = []
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, item in enumerate(r.list(data.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
+        ip = f"{pp}[{i}]"
+        term = r.fields(item, ip, schema.PREFERRED_TERM)
+        weight = r.int(term.get("weight"), f"{ip}.weight", 0) or 0
+        if not 1 <= weight <= 100:
+            r.errors.add(f"{ip}.weight", f"Invalid value: {weight}: must be in the range 1-100")
+        preferred.append(
+            PreferredTerm(weight, decode_node_selector_term(r, term.get("preference"), f"{ip}.preference"))
+        )
+    return NodeAffinity(required, tuple(preferred))
+
+
+def decode_tolerations(r: Reader, raw: object, path: str) -> list[Toleration]:
+    out: list[Toleration] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.TOLERATION)
+        key = r.str(data.get("key"), f"{p}.key")
+        op = r.one_of(data.get("operator"), f"{p}.operator", ("Equal", "Exists"), "Equal")
+        value = r.str(data.get("value"), f"{p}.value")
+        effect = r.one_of(data.get("effect"), f"{p}.effect", ("", *TAINT_EFFECTS), "")
+        if op == "Exists" and value:
+            r.errors.add(f"{p}.operator", "Invalid value: value must be empty when `operator` is 'Exists'")
+        if not key and op != "Exists":
+            r.errors.add(f"{p}.operator", "Invalid value: operator must be Exists when `key` is empty")
+        out.append(Toleration(key, op, value, effect))
+    return out
+
+
+def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Container:
+    data = r.fields(raw, path, schema.CONTAINER)
+    name = r.str(data.get("name"), f"{path}.name")
+    if not name:
+        r.errors.add(f"{path}.name", "Required value")
+    res = r.fields(data.get("resources"), f"{path}.resources", schema.RESOURCE_REQUIREMENTS)
+    requests = parse_resource_list(res.get("requests"), f"{path}.resources.requests", r.errors)
+    limits = parse_resource_list(res.get("limits"), f"{path}.resources.limits", r.errors)
+    for rname in set(requests) | set(limits):
+        if is_extended_resource(rname):
+            for kind, lst in (("requests", res.get("requests")), ("limits", res.get("limits"))):
+                if isinstance(lst, dict) and rname in lst:
+                    try:
+                        if parse_quantity(lst[rname]).denominator != 1:
+                            r.errors.add(f"{path}.resources.{kind}[{rname}]", "must be an integer")
+                    except QuantityError:
+                        pass  # already reported
+            if rname in requests and rname in limits and requests[rname] != limits[rname]:
+                r.errors.add(f"{path}.resources.requests[{rname}]", f"must be equal to {rname} limit")
+        elif rname in requests and rname in limits and requests[rname] > limits[rname]:
+            r.errors.add(
+                f"{path}.resources.requests[{rname}]", f"must be less than or equal to {rname} limit"
+            )
+    # API-server defaulting: a limit without a request makes the request equal to the limit.
+    for rname, amount in limits.items():
+        requests.setdefault(rname, amount)
+    ports: list[ContainerPort] = []
+    for i, item in enumerate(r.list(data.get("ports"), f"{path}.ports")):
+        pp = f"{path}.ports[{i}]"
+        pd = r.fields(item, pp, schema.CONTAINER_PORT)
+        cport = r.int(pd.get("containerPort"), f"{pp}.containerPort", 0) or 0
+        hport = r.int(pd.get("hostPort"), f"{pp}.hostPort", 0) or 0
+        if not 1 <= cport <= 65535:
+            r.errors.add(
+                f"{pp}.containerPort", f"Invalid value: {cport}: must be between 1 and 65535, inclusive"
+            )
+        if hport and not 1 <= hport <= 65535:
+            r.errors.add(f"{pp}.hostPort", f"Invalid value: {hport}: must be between 1 and 65535, inclusive")
+        proto = r.one_of(pd.get("protocol"), f"{pp}.protocol", ("TCP", "UDP", "SCTP"), "TCP")
+        ports.append(ContainerPort(cport, hport, proto, r.str(pd.get("hostIP"), f"{pp}.hostIP")))
+    restart = ""
+    if init:
+        restart = r.one_of(data.get("restartPolicy"), f"{path}.restartPolicy", ("Always",), "")
+    elif data.get("restartPolicy") is not None:
+        r.errors.add(f"{path}.restartPolicy", "Forbidden: may not be set for non-init containers")
+    return Container(name, requests, limits, ports, restart)
+
+
+def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
+    """Fill ``pod`` from a PodSpec; problems go to ``r.errors`` with paths under ``path``."""
+    spec = r.fields(raw, path, schema.POD_SPEC)
+    containers_raw = r.list(spec.get("containers"), f"{path}.containers")
+    if not containers_raw:
+        r.errors.add(f"{path}.containers", "Required value")
+    pod.containers = [
+        _decode_container(r, c, f"{path}.containers[{i}]", False) for i, c in enumerate(containers_raw)
+    ]
+    pod.init_containers = [
+        _decode_container(r, c, f"{path}.initContainers[{i}]", True)
+        for i, c in enumerate(r.list(spec.get("initContainers"), f"{path}.initContainers"))
+    ]
+    pod.overhead = parse_resource_list(spec.get("overhead"), f"{path}.overhead", r.errors)
+    pod.node_name = r.str(spec.get("nodeName"), f"{path}.nodeName")
+    pod.node_selector = r.str_map(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    aff = r.fields(spec.get("affinity"), f"{path}.affinity", schema.AFFINITY)
+    pod.node_affinity = decode_node_affinity(r, aff.get("nodeAffinity"), f"{path}.affinity.nodeAffinity")
+    pod.tolerations = decode_tolerations(r, spec.get("tolerations"), f"{path}.tolerations")
+    pod.scheduler_name = r.str(spec.get("schedulerName"), f"{path}.schedulerName", DEFAULT_SCHEDULER_NAME)
+    pod.priority_class_name = r.str(spec.get("priorityClassName"), f"{path}.priorityClassName")
+    explicit_priority = r.int(spec.get("priority"), f"{path}.priority")
+    pod.priority = explicit_priority if explicit_priority is not None else 0
+    pod.priority_set = explicit_priority is not None
+    policy = spec.get("preemptionPolicy")
+    pod.preemption_policy = r.one_of(
+        policy, f"{path}.preemptionPolicy", (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER), ""
+    )
+    gates: list[str] = []
+    for i, g in enumerate(r.list(spec.get("schedulingGates"), f"{path}.schedulingGates")):
+        gd = r.fields(g, f"{path}.schedulingGates[{i}]", ("name",))
+        gates.append(r.str(gd.get("name"), f"{path}.schedulingGates[{i}].name"))
+    pod.scheduling_gates = gates
+    unsupported: list[str] = []
+    if spec.get("topologySpreadConstraints"):
+        unsupported.append("topologySpreadConstraints (PodTopologySpread)")
+    if aff.get("podAffinity") or aff.get("podAntiAffinity"):
+        unsupported.append("podAffinity/podAntiAffinity (InterPodAffinity)")
+    volumes = r.list(spec.get("volumes"), f"{path}.volumes")
+    if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
+        unsupported.append("persistent volume claims (VolumeBinding)")
+    if spec.get("resources"):
+        unsupported.append("pod-level resources (spec.resources)")
+    pod.unsupported_features = unsupported
+
+
+def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
+    """Upstream PodRequests: sidecars run beside the app containers, each plain init container runs alone
+    (with the sidecars started before it), the pod needs the per-resource maximum of those phases, plus
+    overhead.
+    With ``non_zero``, a container with no cpu (memory) entry counts as 100m (200Mi), as scoring does."""
+
+    def of(c: Container) -> ResourceList:
+        req = dict(c.requests)
+        if non_zero:
+            req.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+            req.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
+        return req
+
+    running: ResourceList = {}
+    for c in pod.containers:
+        add_into(running, of(c))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in pod.init_containers:
+        req = of(c)
+        if c.restart_policy == "Always":
+            add_into(running, req)
+            add_into(sidecars, req)
+            max_into(init_peak, sidecars)
+        else:
+            candidate = dict(sidecars)
+            add_into(candidate, req)
+            max_into(init_peak, candidate)
+    total = dict(running)
+    max_into(total, init_peak)
+    add_into(total, pod.overhead)
+    return total
+
+
+def pod_requests(pod: Pod) -> ResourceList:
+    """What the pod needs, as the NodeResourcesFit filter and quota checks count it (no defaults)."""
+    return {k: v for k, v in _sum_requests(pod, non_zero=False).items() if v != 0}
+
+
+def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
+    """cpu (millicores) and memory (bytes) with the per-container scoring defaults."""
+    total = _sum_requests(pod, non_zero=True)
+    return total.get(CPU, 0), total.get(MEMORY, 0)
+
+
+def template_pod(r: Reader, raw: object, path: str, namespace: str) -> tuple[Pod, dict[str, Any]]:
+    """Decode a PodTemplateSpec into a prototype pod (name filled in by the owner)."""
+    data = r.fields(raw, path, schema.POD_TEMPLATE)
+    meta = r.fields(data.get("metadata"), f"{path}.metadata", schema.OBJECT_META)
+    pod = Pod(name="", namespace=namespace)
+    pod.labels = r.str_map(meta.get("labels"), f"{path}.metadata.labels")
+    pod.annotations = r.str_map(meta.get("annotations"), f"{path}.metadata.annotations")
+    if data.get("spec") is None:
+        r.errors.add(f"{path}.spec", "Required value")
+    decode_pod_spec(r, data.get("spec"), f"{path}.spec", pod)
+    return pod, meta

@@ -1,0 +1,1 @@
+"""Scheduling queue (active / backoff / unschedulable), nominations and disruption budgets."""

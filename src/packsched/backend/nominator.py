@@ -1,0 +1,31 @@
+"""Nominations: pods that preemption promised a node to, not yet placed there."""
+
+from __future__ import annotations
+
+from packsched.framework.snapshot import PodInfo
+
+
+class Nominator:
+    def __init__(self) -> None:
+        self._by_node: dict[int, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, int] = {}
+
+    def nominate(self, pod: PodInfo, col: int) -> None:
+        self.clear(pod)
+        self._by_node.setdefault(col, {})[pod.key] = pod
+        self._node_of[pod.key] = col
+
+    def clear(self, pod: PodInfo) -> None:
+        col = self._node_of.pop(pod.key, None)
+        if col is not None:
+            self._by_node[col].pop(pod.key, None)
+
+    def on_node(self, col: int) -> list[PodInfo]:
+        return list(self._by_node.get(col, {}).values())
+
+    def nodes(self) -> list[int]:
+        """Node columns that have at least one nominated pod."""
+        return [col for col, pods in self._by_node.items() if pods]
+
+    def node_of(self, key: str) -> int | None:
+        return self._node_of.get(key)

@@ -1,0 +1,147 @@
+"""The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, a
+backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from packsched.framework.snapshot import PodInfo
+
+SortKey = Callable[[PodInfo], tuple[int, ...]]
+
+
+@dataclass
+class QueuedPod:
+    info: PodInfo
+    attempts: int = 0
+    backoff_until: float = 0.0
+    last_reason: str = ""
+    gated: bool = False
+
+
+@dataclass(order=True)
+class _Entry:
+    key: tuple[float | int, ...]
+    seq: int
+    item: QueuedPod = field(compare=False)
+
+
+class SchedulingQueue:
+    """``pop`` returns the next pod to try; failed pods wait in ``unschedulable`` until :meth:`move_all`
+    (a cluster event) sends them to backoff, then back to the active heap when their backoff expires."""
+
+    def __init__(self, sort_key: SortKey, initial_backoff: float = 1.0, max_backoff: float = 10.0) -> None:
+        self.sort_key = sort_key
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._active: list[_Entry] = []
+        self._backoff: list[_Entry] = []
+        self.unschedulable: dict[str, QueuedPod] = {}
+        self.gated: dict[str, QueuedPod] = {}
+        self._queued: dict[str, QueuedPod] = {}  # every pod in any sub-queue, by key
+        self._seq = itertools.count()
+        self._stamp = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._queued)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._queued
+
+    def pods(self) -> Iterator[QueuedPod]:
+        return iter(list(self._queued.values()))
+
+    def _push_active(self, qp: QueuedPod) -> None:
+        qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
+        heapq.heappush(self._active, _Entry(self.sort_key(qp.info), next(self._seq), qp))
+
+    def add(self, info: PodInfo, gate_reason: str = "") -> QueuedPod:
+        """A new pod. With ``gate_reason`` (a PreEnqueue plugin refused it) it waits without being tried."""
+        qp = QueuedPod(info)
+        self._queued[info.key] = qp
+        if gate_reason:
+            qp.gated = True
+            qp.last_reason = gate_reason
+            self.gated[info.key] = qp
+        else:
+            self._push_active(qp)
+        return qp
+
+    def backoff_duration(self, attempts: int) -> float:
+        duration = self.initial_backoff
+        for _ in range(1, attempts):
+            duration *= 2
+            if duration >= self.max_backoff:
+                return self.max_backoff
+        return min(duration, self.max_backoff)
+
+    def pop(self, now: float) -> QueuedPod | None:
+        self._flush_backoff(now)
+        while self._active:
+            entry = heapq.heappop(self._active)
+            qp = entry.item
+            if self._queued.get(qp.info.key) is qp:
+                del self._queued[qp.info.key]
+                qp.attempts += 1
+                return qp
+        return None
+
+    def _flush_backoff(self, now: float) -> None:
+        while self._backoff and self._backoff[0].key[0] <= now:
+            qp = heapq.heappop(self._backoff).item
+            if self._queued.get(qp.info.key) is qp:
+                self._push_active(qp)
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff:
+            head = self._backoff[0]
+            if self._queued.get(head.item.info.key) is head.item:
+                return float(head.key[0])
+            heapq.heappop(self._backoff)
+        return None
+
+    def has_active(self) -> bool:
+        return bool(self._active)
+
+    def add_unschedulable(self, qp: QueuedPod, now: float, reason: str) -> None:
+        """After a failed attempt: wait for a cluster change, then for the backoff."""
+        qp.last_reason = reason
+        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+        self._queued[qp.info.key] = qp
+        self.unschedulable[qp.info.key] = qp
+
+    def requeue_now(self, qp: QueuedPod, now: float) -> None:
+        """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
+        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+        self._queued[qp.info.key] = qp
+        self._to_backoff_or_active(qp, now)
+
+    def _to_backoff_or_active(self, qp: QueuedPod, now: float) -> None:
+        if qp.backoff_until <= now:
+            self._push_active(qp)
+        else:
+            heapq.heappush(self._backoff, _Entry((qp.backoff_until,), next(self._seq), qp))
+
+    def move_all(self, now: float) -> int:
+        """A cluster event that may make pods schedulable: every unschedulable pod goes back."""
+        moved = list(self.unschedulable.values())
+        self.unschedulable.clear()
+        for qp in moved:
+            self._to_backoff_or_active(qp, now)
+        return len(moved)
+
+    def ungate(self, key: str) -> None:
+        qp = self.gated.pop(key, None)
+        if qp is not None:
+            qp.gated = False
+            self._push_active(qp)
+
+    def remove(self, key: str) -> QueuedPod | None:
+        """Forget a pod (deleted); stale heap entries are skipped when popped."""
+        qp = self._queued.pop(key, None)
+        self.unschedulable.pop(key, None)
+        self.gated.pop(key, None)
+        return qp

@@ -1,0 +1,254 @@
+"""The ``packsched`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+import yaml
+from rich.console import Console
+
+from packsched.api.errors import InputError
+from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
+from packsched.config import default_config, load_config
+from packsched.config.lint import lint
+from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim import report
+from packsched.sim.engine import run_simulation
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Kubernetes scheduling simulator: kube-scheduler's bin packing and elastic quotas.",
+)
+out = Console()
+err = Console(stderr=True)
+EXIT_INPUT = 2
+T = TypeVar("T")
+
+OutputOpt = Annotated[str, typer.Option("--output", "-o", help="table or json")]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration or Policy file")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="seed for tie-breaks and preemption offsets")]
+SemanticsOpt = Annotated[
+    str,
+    typer.Option(
+        "--rtcr-semantics",
+        help="RequestedToCapacityRatio arithmetic: current (v1.22+), v1.17 (v1.17-v1.21) or v1.16 (0-10 scores)",
+    ),
+]
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Run ``fn``; bad input prints every problem (file: field path: message) and exits with code 2."""
+    try:
+        return fn()
+    except InputError as exc:
+        for e in exc.errors:
+            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+def _check_output(output: str) -> None:
+    if output not in ("table", "json"):
+        err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _check_semantics(semantics: str) -> None:
+    if semantics not in RTCR_SEMANTICS:
+        err.print(f"[red]error:[/red] --rtcr-semantics must be one of {', '.join(RTCR_SEMANTICS)}")
+        raise typer.Exit(EXIT_INPUT)
+
+
+def known_plugins() -> set[str]:
+    return set(in_tree_registry())
+
+
+def _config(path: Path | None, semantics: str) -> KubeSchedulerConfiguration:
+    if path is None:
+        return default_config(known_plugins())
+    return load_config(str(path), known_plugins(), rtcr_semantics=semantics)
+
+
+def _load(
+    paths: list[Path], config: Path | None, semantics: str
+) -> tuple[Cluster, KubeSchedulerConfiguration]:
+    def load() -> tuple[Cluster, KubeSchedulerConfiguration]:
+        errors = []
+        cluster = cfg = None
+        try:
+            cfg = _config(config, semantics)
+        except InputError as exc:
+            errors += exc.errors
+        try:
+            cluster = load_manifests([str(p) for p in paths])
+        except InputError as exc:
+            errors += exc.errors
+        if errors or cluster is None or cfg is None:
+            raise InputError(errors)
+        return cluster, cfg
+
+    return _guard(load)
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+@app.command()
+def simulate(
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    config: ConfigOpt = None,
+    seed: SeedOpt = 0,
+    output: OutputOpt = "table",
+    rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+    limit: Annotated[int, typer.Option(help="rows per table in table output")] = 200,
+) -> None:
+    """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
+    _check_output(output)
+    _check_semantics(rtcr_semantics)
+    cluster, cfg = _load(paths, config, rtcr_semantics)
+    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
+    if output == "json":
+        _emit_json(report.simulate_json(result, cfg, seed))
+    else:
+        _print_notes(cfg, cluster)
+        report.print_simulation(out, result, limit)
+
+
+@app.command()
+def explain(
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    pod: Annotated[str, typer.Option("--pod", help="namespace/name of the pod to explain")],
+    config: ConfigOpt = None,
+    seed: SeedOpt = 0,
+    output: OutputOpt = "table",
+    rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+) -> None:
+    """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
+    _check_output(output)
+    _check_semantics(rtcr_semantics)
+    cluster, cfg = _load(paths, config, rtcr_semantics)
+    key = pod if "/" in pod else f"default/{pod}"
+    target = cluster.pod(key)
+    if target is None:
+        err.print(f"[red]error:[/red] no pod {key} in the manifests")
+        raise typer.Exit(EXIT_INPUT)
+    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
+    cycles = result.captured.get(key, [])
+    data = report.explain_json(
+        key,
+        cycles[-1] if cycles else None,
+        result.snapshot,
+        len(cycles),
+        cfg,
+        bound_by_manifest=target.node_name or None,
+    )
+    if output == "json":
+        _emit_json(data)
+    else:
+        report.print_explain(out, data)
+
+
+def _is_config_file(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            docs = list(yaml.safe_load_all(fh))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    kinds = {d.get("kind") for d in docs if isinstance(d, dict)}
+    return bool(kinds & {"KubeSchedulerConfiguration", "Policy"})
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="configs and manifests (files or directories)")],
+    rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+) -> None:
+    """Check configs and manifests: every problem with its file and field path, and bin-packing traps."""
+    _check_semantics(rtcr_semantics)
+    problems: list[str] = []
+    warnings: list[str] = []
+    all_files = list(iter_manifest_files(str(f) for f in files))
+    configs = [f for f in all_files if _is_config_file(f)]
+    manifests = [f for f in all_files if f not in configs]
+    for path in configs:
+        try:
+            cfg = load_config(path, known_plugins(), rtcr_semantics=rtcr_semantics)
+        except InputError as exc:
+            problems += [str(e) for e in exc.errors]
+            continue
+        warnings += [f"{path}: {w}" for w in cfg.warnings + lint(cfg)]
+        for p in cfg.profiles:
+            if p.omitted_default_plugins:
+                warnings.append(
+                    f"{path}: profile {p.scheduler_name}: default plugins packsched does not simulate "
+                    f"yet (left out): {', '.join(p.omitted_default_plugins)}"
+                )
+    if manifests:
+        try:
+            cluster = load_manifests(manifests)
+            warnings += cluster.notes
+        except InputError as exc:
+            problems += [str(e) for e in exc.errors]
+    for w in warnings:
+        out.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+    for problem in problems:
+        err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(EXIT_INPUT)
+    out.print(
+        f"ok: {len(configs)} config file(s), {len(manifests)} manifest file(s)"
+        + (f", {len(warnings)} warning(s)" if warnings else "")
+    )
+
+
+def _print_notes(cfg: KubeSchedulerConfiguration, cluster: Cluster) -> None:
+    for p in cfg.profiles:
+        if p.omitted_default_plugins:
+            err.print(
+                f"note: profile {p.scheduler_name}: default plugins not simulated: "
+                f"{', '.join(p.omitted_default_plugins)}",
+                highlight=False,
+            )
+
+
+@app.command()
+def demo(
+    path: Annotated[Path, typer.Argument(help="the demo folder")] = Path("examples/gpu-demo"),
+    seed: SeedOpt = 0,
+    output: OutputOpt = "table",
+) -> None:
+    """The bundled GPU demo: the same cluster and pods under LeastAllocated and RequestedToCapacityRatio."""
+    _check_output(output)
+    from packsched.sim.compare import compare_configs, print_comparison
+
+    if not path.is_dir():
+        err.print(f"[red]error:[/red] demo folder {path} not found (run from the repository root)")
+        raise typer.Exit(EXIT_INPUT)
+    configs = sorted(path.glob("config-*.yaml"))
+    manifests = [p for p in sorted(path.glob("*.yaml")) if p not in configs]
+    rows = _guard(
+        lambda: compare_configs(
+            [str(m) for m in manifests], [str(c) for c in configs], known_plugins(), in_tree_registry(), seed
+        )
+    )
+    if output == "json":
+        _emit_json([r.as_json() for r in rows])
+    else:
+        print_comparison(out, rows)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,582 @@
+"""Plugin args: strict decoding, defaulting and validation of the typed args packsched understands.
+
+Current versions (v1beta2, v1beta3, v1) use upstream's field-error validators (``validation_pluginargs.go``):
+every problem is reported, each at its field path. v1beta1 (kube-scheduler v1.19-v1.21) and the legacy Policy
+use the older validators that return only the first problem as a plain sentence (spec §3.3).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from packsched.api.decode import Reader
+from packsched.api.errors import ErrorList, FieldError
+from packsched.api.pods import decode_node_affinity
+from packsched.config import catalog
+from packsched.config.fielderr import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    child,
+    duplicate,
+    index,
+    invalid,
+    required,
+    unsupported,
+)
+from packsched.config.types import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SCORING_STRATEGY_TYPES,
+    DefaultPreemptionArgs,
+    NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    RequestedToCapacityRatioParam,
+    ResourceSpec,
+    ScoreOnlyResourceArgs,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+
+MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are configured on 0..10
+MAX_SCORE = MAX_CUSTOM_PRIORITY_SCORE
+MIN_UTILIZATION, MAX_UTILIZATION = 0, 100
+MAX_RESOURCE_WEIGHT = 100
+
+TYPE_META = ("apiVersion", "kind")
+
+# v1beta1 score plugins that became NodeResourcesFit scoring strategies in v1.22.
+V1BETA1_SCORE_ONLY = {
+    "NodeResourcesLeastAllocated": LEAST_ALLOCATED,
+    "NodeResourcesMostAllocated": MOST_ALLOCATED,
+    "RequestedToCapacityRatio": REQUESTED_TO_CAPACITY_RATIO,
+}
+
+# Plugins whose args packsched decodes into typed args, per API version (upstream registers an <Name>Args kind
+# for each; args of other plugins are passed through as plain maps, as upstream passes runtime.Unknown).
+TYPED_ARGS: dict[str, frozenset[str]] = {
+    catalog.V1: frozenset(
+        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
+    ),
+    catalog.V1BETA3: frozenset(
+        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
+    ),
+    catalog.V1BETA2: frozenset(
+        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
+    ),
+    # BalancedAllocation had no args before v1beta2.
+    catalog.V1BETA1: frozenset(
+        {"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", *V1BETA1_SCORE_ONLY}
+    ),
+}
+
+
+def default_resources() -> list[ResourceSpec]:
+    return [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+
+
+# -- names (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------------------------
+
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character"
+)
+_DNS1123_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS1123_RE = re.compile(f"^{_DNS1123_FMT}$")
+_DNS1123_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character"
+)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _dns1123_subdomain(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_RE.match(value):
+        errs.append(_regex_error(_DNS1123_MSG, _DNS1123_FMT, "example.com"))
+    return errs
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Upstream IsQualifiedName: an optional DNS-subdomain prefix and '/', then a name of at most 63 chars."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in _dns1123_subdomain(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+# -- decoding ------------------------------------------------------------------------------------------------
+
+
+def read_int(r: Reader, raw: object, path: str, *, bits: int = 32) -> int | None:
+    """An integer that must fit the Go field's type (int32 or int64); None when absent or wrong."""
+    value = r.int(raw, path)
+    if value is None:
+        return None
+    lo, hi = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
+    if not lo <= value <= hi:
+        r.errors.add(path, invalid(value, f"must fit in a {bits}-bit integer"))
+        return None
+    return value
+
+
+def decode_resources(r: Reader, raw: object, path: str) -> list[ResourceSpec]:
+    out: list[ResourceSpec] = []
+    for i, item in enumerate(r.list(raw, path)):
+        ip = index(path, i)
+        data = r.fields(item, ip, ("name", "weight"))
+        name = r.str(data.get("name"), child(ip, "name"))
+        weight = read_int(r, data.get("weight"), child(ip, "weight"), bits=64)
+        out.append(ResourceSpec(name, weight or 0))
+    return out
+
+
+def decode_shape(r: Reader, raw: object, path: str) -> list[UtilizationShapePoint]:
+    out: list[UtilizationShapePoint] = []
+    for i, item in enumerate(r.list(raw, path)):
+        ip = index(path, i)
+        data = r.fields(item, ip, ("utilization", "score"))
+        util = read_int(r, data.get("utilization"), child(ip, "utilization"))
+        score = read_int(r, data.get("score"), child(ip, "score"))
+        out.append(UtilizationShapePoint(util or 0, score or 0))
+    return out
+
+
+def decode_scoring_strategy(r: Reader, raw: object, path: str) -> ScoringStrategy | None:
+    if raw is None:
+        return None
+    data = r.fields(raw, path, ("type", "resources", "requestedToCapacityRatio"))
+    strategy = ScoringStrategy(
+        type=r.str(data.get("type"), child(path, "type")),  # not defaulted when the strategy is given
+        resources=decode_resources(r, data.get("resources"), child(path, "resources")),
+    )
+    rtcr_raw = data.get("requestedToCapacityRatio")
+    if rtcr_raw is not None or "requestedToCapacityRatio" in data:
+        rp = child(path, "requestedToCapacityRatio")
+        rtcr = r.fields(rtcr_raw, rp, ("shape",))
+        strategy.requested_to_capacity_ratio = RequestedToCapacityRatioParam(
+            decode_shape(r, rtcr.get("shape"), child(rp, "shape"))
+        )
+    return strategy
+
+
+def decode_fit_args(r: Reader, raw: object, path: str, api_version: str) -> NodeResourcesFitArgs:
+    known = ["ignoredResources", "ignoredResourceGroups", *TYPE_META]
+    if api_version != catalog.V1BETA1:
+        known.append("scoringStrategy")
+    data = r.fields(raw, path, known)
+    return NodeResourcesFitArgs(
+        ignored_resources=r.str_list(data.get("ignoredResources"), child(path, "ignoredResources")),
+        ignored_resource_groups=r.str_list(
+            data.get("ignoredResourceGroups"), child(path, "ignoredResourceGroups")
+        ),
+        scoring_strategy=decode_scoring_strategy(
+            r, data.get("scoringStrategy"), child(path, "scoringStrategy")
+        )
+        if "scoringStrategy" in known
+        else None,
+    )
+
+
+def decode_balanced_allocation_args(r: Reader, raw: object, path: str) -> NodeResourcesBalancedAllocationArgs:
+    data = r.fields(raw, path, ("resources", *TYPE_META))
+    return NodeResourcesBalancedAllocationArgs(
+        decode_resources(r, data.get("resources"), child(path, "resources"))
+    )
+
+
+def decode_default_preemption_args(r: Reader, raw: object, path: str) -> DefaultPreemptionArgs:
+    data = r.fields(raw, path, ("minCandidateNodesPercentage", "minCandidateNodesAbsolute", *TYPE_META))
+    pct = read_int(r, data.get("minCandidateNodesPercentage"), child(path, "minCandidateNodesPercentage"))
+    absolute = read_int(r, data.get("minCandidateNodesAbsolute"), child(path, "minCandidateNodesAbsolute"))
+    return DefaultPreemptionArgs(
+        min_candidate_nodes_percentage=10
+        if pct is None
+        else pct,  # defaults applied with the pointer semantics
+        min_candidate_nodes_absolute=100 if absolute is None else absolute,
+    )
+
+
+def decode_node_affinity_args(r: Reader, raw: object, path: str) -> NodeAffinityArgs:
+    data = r.fields(raw, path, ("addedAffinity", *TYPE_META))
+    return NodeAffinityArgs(decode_node_affinity(r, data.get("addedAffinity"), child(path, "addedAffinity")))
+
+
+def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str) -> ScoreOnlyResourceArgs:
+    kind = V1BETA1_SCORE_ONLY[name]
+    known = ["resources", *TYPE_META]
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        known.append("shape")
+    data = r.fields(raw, path, known)
+    strategy = ScoringStrategy(
+        type=kind, resources=decode_resources(r, data.get("resources"), child(path, "resources"))
+    )
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        strategy.requested_to_capacity_ratio = RequestedToCapacityRatioParam(
+            decode_shape(r, data.get("shape"), child(path, "shape"))
+        )
+    return ScoreOnlyResourceArgs(strategy)
+
+
+def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version: str) -> object:
+    """Typed args for the plugins of ``TYPED_ARGS`` (strict: unknown fields are errors), else the raw map."""
+    if raw is not None and not isinstance(raw, Mapping):
+        return r.map(raw, path)  # records "must be a map"
+    if name not in TYPED_ARGS[api_version]:
+        return r.map(raw, path)
+    data = r.map(raw, path)
+    kind = data.get("kind")
+    if kind is not None and kind != f"{name}Args":
+        r.errors.add(
+            child(path, "kind"),
+            f"args for plugin {name} were not of type {name}Args.{catalog.GROUP}, got {kind}.{catalog.GROUP}",
+        )
+    if name == "NodeResourcesFit":
+        return decode_fit_args(r, raw, path, api_version)
+    if name == "NodeResourcesBalancedAllocation":
+        return decode_balanced_allocation_args(r, raw, path)
+    if name == "DefaultPreemption":
+        return decode_default_preemption_args(r, raw, path)
+    if name == "NodeAffinity":
+        return decode_node_affinity_args(r, raw, path)
+    return decode_v1beta1_score_only_args(r, name, raw, path)
+
+
+# -- defaulting ----------------------------------------------------------------------------------------------
+
+
+def default_fit_args(args: NodeResourcesFitArgs) -> None:
+    """SetDefaults_NodeResourcesFitArgs (v1beta2, v1beta3, v1): absent strategy -> LeastAllocated cpu/memory;
+    empty resources -> cpu/memory appended; weight 0 -> 1; a given strategy's type is left alone."""
+    if args.scoring_strategy is None:
+        args.scoring_strategy = ScoringStrategy(LEAST_ALLOCATED, default_resources())
+    if not args.scoring_strategy.resources:
+        args.scoring_strategy.resources.extend(default_resources())
+    for res in args.scoring_strategy.resources:
+        if res.weight == 0:
+            res.weight = 1
+
+
+def default_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs) -> None:
+    if not args.resources:
+        args.resources = default_resources()
+        return
+    for res in args.resources:
+        if res.weight == 0:
+            res.weight = 1
+
+
+def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
+    """v1.19-v1.21 SetDefaults_*Args: only an empty resource list is defaulted; a weight of 0 stays 0 (and
+    fails validation), as it did before v1.22."""
+    if not args.scoring_strategy.resources:
+        args.scoring_strategy.resources = default_resources()
+
+
+def default_args(name: str, api_version: str) -> object | None:
+    """Defaulted args for a plugin that has typed args and was given none; None for other plugins."""
+    if name == "NodeResourcesFit":
+        fit = NodeResourcesFitArgs()
+        default_fit_args(fit)
+        return fit
+    if name == "NodeResourcesBalancedAllocation":
+        return NodeResourcesBalancedAllocationArgs(default_resources())
+    if name == "DefaultPreemption":
+        return DefaultPreemptionArgs()
+    if name == "NodeAffinity":
+        return NodeAffinityArgs()
+    if api_version == catalog.V1BETA1 and name in (
+        "NodeResourcesLeastAllocated",
+        "NodeResourcesMostAllocated",
+    ):
+        return ScoreOnlyResourceArgs(ScoringStrategy(V1BETA1_SCORE_ONLY[name], default_resources()))
+    if api_version == catalog.V1BETA1 and name == "RequestedToCapacityRatio":
+        # Shape has no default: validation then reports "at least one point must be specified".
+        return ScoreOnlyResourceArgs(
+            ScoringStrategy(
+                REQUESTED_TO_CAPACITY_RATIO, default_resources(), RequestedToCapacityRatioParam([])
+            )
+        )
+    return None
+
+
+def apply_defaults(name: str, args: object, api_version: str) -> None:
+    if isinstance(args, NodeResourcesFitArgs):
+        default_fit_args(args)
+    elif isinstance(args, NodeResourcesBalancedAllocationArgs):
+        default_balanced_allocation_args(args)
+    elif isinstance(args, ScoreOnlyResourceArgs) and api_version == catalog.V1BETA1:
+        default_v1beta1_score_only_args(args)
+
+
+# -- validation: current versions (field errors) -------------------------------------------------------------
+
+
+def validate_function_shape(shape: Sequence[UtilizationShapePoint], path: str) -> list[FieldError]:
+    """Upstream validateFunctionShape: Required when empty; the first unsorted point (one error at most); then
+    range errors for every point, utilization before score."""
+    if not shape:
+        return [FieldError(path, required("at least one point must be specified"))]
+    errs: list[FieldError] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(
+                FieldError(
+                    child(index(path, i), "utilization"),
+                    invalid(shape[i].utilization, "values must be sorted in increasing order"),
+                )
+            )
+            break
+    for i, point in enumerate(shape):
+        if not MIN_UTILIZATION <= point.utilization <= MAX_UTILIZATION:
+            errs.append(
+                FieldError(
+                    child(index(path, i), "utilization"),
+                    invalid(point.utilization, f"not in valid range [{MIN_UTILIZATION}, {MAX_UTILIZATION}]"),
+                )
+            )
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(
+                FieldError(
+                    child(index(path, i), "score"),
+                    invalid(point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"),
+                )
+            )
+    return errs
+
+
+def validate_resources(resources: Sequence[ResourceSpec], path: str) -> list[FieldError]:
+    return [
+        FieldError(
+            child(index(path, i), "weight"),
+            invalid(
+                res.weight, f"resource weight of {res.name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]"
+            ),
+        )
+        for i, res in enumerate(resources)
+        if not 0 < res.weight <= MAX_RESOURCE_WEIGHT
+    ]
+
+
+def validate_node_resources_fit_args(args: NodeResourcesFitArgs, path: str = "") -> list[FieldError]:
+    """Upstream ValidateNodeResourcesFitArgs as of spec §3.1 (v1.22 to 2025, plus PR #132120's Required
+    check).
+
+    The shape is reported under ``scoringStrategy.shape`` (upstream's path quirk). Upstream runs this check in
+    the NodeResourcesFit constructor with an empty root path (validation.go registers it under the key
+    "NodeResourcesFitArgs", which never matches a plugin name); packsched runs it while loading, under the
+    args' full path. The newest main branch moved the shape path to
+    ``scoringStrategy.requestedToCapacityRatio.shape``, rejects a shape with another type and requires the
+    strategy; those changes are not followed here (see the spec).
+    """
+    errs: list[FieldError] = []
+    res_path = child(path, "ignoredResources")
+    for i, res in enumerate(args.ignored_resources):
+        errs.extend(FieldError(index(res_path, i), invalid(res, m)) for m in qualified_name_errors(res))
+    group_path = child(path, "ignoredResourceGroups")
+    for i, group in enumerate(args.ignored_resource_groups):
+        gp = index(group_path, i)
+        if "/" in group:
+            errs.append(FieldError(gp, invalid(group, "resource group name can't contain '/'")))
+        errs.extend(FieldError(gp, invalid(group, m)) for m in qualified_name_errors(group))
+    strategy = args.scoring_strategy
+    if strategy is None:
+        return errs  # defaulting always fills it (spec §3.1.3)
+    sp = child(path, "scoringStrategy")
+    if strategy.type not in SCORING_STRATEGY_TYPES:
+        errs.append(FieldError(child(sp, "type"), unsupported(strategy.type, sorted(SCORING_STRATEGY_TYPES))))
+    errs.extend(validate_resources(strategy.resources, child(sp, "resources")))
+    if strategy.requested_to_capacity_ratio is not None:
+        errs.extend(validate_function_shape(strategy.requested_to_capacity_ratio.shape, child(sp, "shape")))
+    elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        errs.append(
+            FieldError(
+                child(sp, "requestedToCapacityRatio"),
+                required("must be specified when type is RequestedToCapacityRatio"),
+            )
+        )
+    return errs
+
+
+def validate_balanced_allocation_args(
+    args: NodeResourcesBalancedAllocationArgs, path: str = ""
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    rp = child(path, "resources")
+    for i, res in enumerate(args.resources):
+        if res.name in seen:
+            errs.append(FieldError(child(index(rp, i), "name"), duplicate(res.name)))
+        seen.add(res.name)
+        if res.weight != 1:
+            errs.append(FieldError(child(index(rp, i), "weight"), invalid(res.weight, "must be 1")))
+    return errs
+
+
+def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = "") -> list[FieldError]:
+    errs: list[FieldError] = []
+    pp = child(path, "minCandidateNodesPercentage")
+    ap = child(path, "minCandidateNodesAbsolute")
+    pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+    if not 0 <= pct <= 100:
+        errs.append(FieldError(pp, invalid(pct, "not in valid range [0, 100]")))
+    if absolute < 0:
+        errs.append(FieldError(ap, invalid(absolute, "not in valid range [0, inf)")))
+    if pct == 0 and absolute == 0:
+        errs.append(
+            FieldError(pp, invalid(pct, "cannot be zero at the same time as minCandidateNodesAbsolute"))
+        )
+        errs.append(
+            FieldError(
+                ap, invalid(absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+            )
+        )
+    return errs
+
+
+# -- validation: v1beta1 and legacy (first error only, plain sentences) --------------------------------------
+
+
+def shape_first_error(shape: Sequence[UtilizationShapePoint], *, legacy_v116: bool = False) -> str | None:
+    """The v1.16 NewFunctionShape / v1.19-v1.21 validateFunctionShape checks: sorting over all points first,
+    then per point utilization below/above range and score below/above range."""
+    if not shape:
+        return "at least one point must be specified"
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            return (
+                f"utilization values must be sorted. Utilization[{i - 1}]=={shape[i - 1].utilization} "
+                f">= Utilization[{i}]=={shape[i].utilization}"
+            )
+    for i, point in enumerate(shape):
+        if point.utilization < MIN_UTILIZATION:
+            return (
+                f"utilization values must not be less than {MIN_UTILIZATION}. "
+                f"Utilization[{i}]=={point.utilization}"
+            )
+        if point.utilization > MAX_UTILIZATION:
+            return (
+                f"utilization values must not be greater than {MAX_UTILIZATION}. "
+                f"Utilization[{i}]=={point.utilization}"
+            )
+        if point.score < 0:
+            return f"score values must not be less than 0. Score[{i}]=={point.score}"
+        if point.score > MAX_CUSTOM_PRIORITY_SCORE:
+            if legacy_v116:  # upstream's typo, kept
+                return f"score valuses not be greater than {MAX_SCORE}. Score[{i}]=={point.score}"
+            return f"score values must not be greater than {MAX_SCORE}. Score[{i}]=={point.score}"
+    return None
+
+
+def rtcr_weights_first_error(resources: Sequence[ResourceSpec]) -> str | None:
+    """RequestedToCapacityRatioArgs weights in v1.19-v1.20 (and the v1.16 weight map): at least 1, no
+    maximum."""
+    for res in resources:
+        if res.weight < 1:
+            return f"resource {res.name} weight {res.weight} must not be less than 1"
+    return None
+
+
+def resource_weights_first_error(resources: Sequence[ResourceSpec]) -> str | None:
+    """NodeResourcesLeastAllocatedArgs / NodeResourcesMostAllocatedArgs in v1.19-v1.21: 1..100."""
+    for res in resources:
+        if res.weight <= 0:
+            return f"resource Weight of {res.name} should be a positive value, got {res.weight}"
+        if res.weight > MAX_RESOURCE_WEIGHT:
+            return (
+                f"resource Weight of {res.name} should be less than {MAX_RESOURCE_WEIGHT}, got {res.weight}"
+            )
+    return None
+
+
+def v1beta1_args_first_error(args: ScoreOnlyResourceArgs) -> str | None:
+    strategy = args.scoring_strategy
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
+        return shape_first_error(shape) or rtcr_weights_first_error(strategy.resources)
+    return resource_weights_first_error(strategy.resources)
+
+
+def weight_map_first_error(weights: Mapping[str, int]) -> str | None:
+    """v1.16 validateResourceWeightMap (only logged by the v1.16 scorer builder)."""
+    if not weights:
+        return "resourceToWeightMap cannot be nil"
+    for name, weight in weights.items():
+        if weight < 1:
+            return f"resource {name} weight {weight} must not be less than 1"
+    return None
+
+
+def validate_plugin_args(name: str, args: object, path: str, api_version: str) -> list[FieldError]:
+    """Every problem in one plugin's (defaulted) args, at ``path`` (the args' own path)."""
+    if isinstance(args, NodeResourcesFitArgs):
+        return validate_node_resources_fit_args(args, path)
+    if isinstance(args, NodeResourcesBalancedAllocationArgs):
+        return validate_balanced_allocation_args(args, path)
+    if isinstance(args, DefaultPreemptionArgs):
+        return validate_default_preemption_args(args, path)
+    if isinstance(args, ScoreOnlyResourceArgs):
+        msg = v1beta1_args_first_error(args)
+        return [FieldError(path, msg)] if msg else []
+    return []
+
+
+def shape_points(raw: Sequence[Mapping[str, Any]] | None) -> list[UtilizationShapePoint]:
+    """Shape points from plain maps ``{utilization, score}`` (for callers holding decoded JSON)."""
+    return [UtilizationShapePoint(int(p.get("utilization", 0)), int(p.get("score", 0))) for p in raw or []]
+
+
+def resource_specs(raw: Sequence[Mapping[str, Any]] | None) -> list[ResourceSpec]:
+    return [ResourceSpec(str(p.get("name", "")), int(p.get("weight", 0) or 0)) for p in raw or []]
+
+
+def v1beta1_first_error(plugin: str, raw: Mapping[str, Any]) -> str | None:
+    """The v1.19-v1.21 first-error check of a v1beta1 args map (RequestedToCapacityRatio,
+    NodeResourcesLeastAllocated or NodeResourcesMostAllocated), decoded without defaulting."""
+    errors = ErrorList()
+    args = decode_v1beta1_score_only_args(Reader(errors), plugin, raw, "")
+    if errors:
+        return str(errors.items[0])
+    return v1beta1_args_first_error(args)
+
+
+def legacy_v116_first_error(raw: Mapping[str, Any]) -> str | None:
+    """The v1.16 priority's checks on a map holding ``shape`` (NewFunctionShape) or ``resourceToWeightMap``
+    (validateResourceWeightMap, which v1.16 only logged)."""
+    if "resourceToWeightMap" in raw:
+        return weight_map_first_error(raw["resourceToWeightMap"])
+    return shape_first_error(shape_points(raw.get("shape")), legacy_v116=True)

@@ -1,0 +1,526 @@
+"""KubeSchedulerConfiguration v1, v1beta3, v1beta2 and v1beta1: strict decoding, upstream's per-version
+defaults and plugin merging, conversion to the internal types, and validation.
+
+Per version (kubernetes/kubernetes ``pkg/scheduler/apis/config/<version>/default_plugins.go`` and
+``defaults.go``):
+
+* v1, v1beta3: the default plugins are a ``multiPoint`` list; user sets are merged with ``mergePluginSet``
+  (disabled names and ``*`` drop defaults, a re-enabled default plugin replaces it in place, other custom
+  plugins are appended) and the disabled lists are kept so that the framework can skip multiPoint expansion.
+* v1beta2: per-extension-point defaults, the same in-place merge, disabled lists dropped.
+* v1beta1: per-extension-point defaults; custom plugins are only appended (re-enabling a default plugin
+  without disabling it registers it twice, which the framework rejects) - in-place replacement came with
+  v1beta2 (kubernetes#99582).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from packsched.api.decode import Reader
+from packsched.api.errors import ErrorList, FieldError
+from packsched.config import args as pluginargs
+from packsched.config import catalog
+from packsched.config.fielderr import child, duplicate, index, invalid, required, with_file
+from packsched.config.types import (
+    EXTENSION_POINTS,
+    KubeSchedulerConfiguration,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
+
+_COMMON_TOP = (
+    "apiVersion",
+    "kind",
+    "leaderElection",
+    "clientConnection",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "extenders",
+)
+TOP_FIELDS: dict[str, tuple[str, ...]] = {
+    catalog.V1: (
+        *_COMMON_TOP,
+        "parallelism",
+        "delayCacheUntilActive",
+        "percentageOfPlacementsToScore",  # newest main branch, pod-group scheduling only
+    ),
+    catalog.V1BETA3: (*_COMMON_TOP, "parallelism"),
+    catalog.V1BETA2: (*_COMMON_TOP, "parallelism", "healthzBindAddress", "metricsBindAddress"),
+    catalog.V1BETA1: (*_COMMON_TOP, "healthzBindAddress", "metricsBindAddress"),
+}
+# Fields some v1.19 v1beta1 files still carry; v1.20 dropped them from v1beta1.
+_V119_ONLY = {"disablePreemption", "featureGates"}
+
+PROFILE_FIELDS: dict[str, tuple[str, ...]] = {
+    catalog.V1: (
+        "schedulerName",
+        "percentageOfNodesToScore",
+        "percentageOfPlacementsToScore",
+        "plugins",
+        "pluginConfig",
+    ),
+    catalog.V1BETA3: ("schedulerName", "plugins", "pluginConfig"),
+    catalog.V1BETA2: ("schedulerName", "plugins", "pluginConfig"),
+    catalog.V1BETA1: ("schedulerName", "plugins", "pluginConfig"),
+}
+
+_POINTS_V1BETA1 = tuple(p for p in EXTENSION_POINTS if p != "preEnqueue")
+PLUGIN_POINTS: dict[str, tuple[str, ...]] = {
+    catalog.V1: (*EXTENSION_POINTS, "multiPoint"),
+    catalog.V1BETA3: (*EXTENSION_POINTS, "multiPoint"),
+    catalog.V1BETA2: EXTENSION_POINTS,
+    catalog.V1BETA1: _POINTS_V1BETA1,
+}
+# Pod-group extension points of the newest v1 API (TopologyAwareWorkloadScheduling): accepted, unsupported.
+_PLACEMENT_POINTS = ("placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter")
+
+LEADER_ELECTION_FIELDS = (
+    "leaderElect",
+    "leaseDuration",
+    "renewDeadline",
+    "retryPeriod",
+    "resourceLock",
+    "resourceName",
+    "resourceNamespace",
+)
+CLIENT_CONNECTION_FIELDS = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
+
+
+@dataclass
+class _UserSet:
+    enabled: list[PluginRef] = field(default_factory=list)
+    disabled: list[PluginRef] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    api_version: str
+    known: Collection[str]
+    errors: ErrorList
+    reader: Reader
+    warnings: list[str]
+
+    def add(self, path: str, message: str) -> None:
+        self.errors.add(path, message)
+
+    def extend(self, errs: list[FieldError]) -> None:
+        self.errors.items.extend(with_file(errs, self.errors.file))
+
+
+def convert(
+    data: Mapping[str, Any], api_version: str, known: Collection[str], errors: ErrorList
+) -> KubeSchedulerConfiguration:
+    """Decode, default, convert and validate one KubeSchedulerConfiguration document (problems go to
+    ``errors``; the caller raises)."""
+    ctx = _Context(api_version, known, errors, Reader(errors), [])
+    r = ctx.reader
+    top = dict(data)
+    for key in list(top):
+        if key in _V119_ONLY and api_version == catalog.V1BETA1 and key not in TOP_FIELDS[api_version]:
+            ctx.add(key, "unknown field (it was part of v1beta1 only in kube-scheduler v1.19)")
+            del top[key]
+    top = r.fields(top, "", TOP_FIELDS[api_version])
+    cfg = KubeSchedulerConfiguration(source_version=api_version)
+
+    _decode_live_only(ctx, top)
+    if "parallelism" in top:
+        value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
+        cfg.parallelism = 16 if value is None else value
+    pct = pluginargs.read_int(r, top.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
+    cfg.percentage_of_nodes_to_score = 0 if pct is None else pct  # upstream defaults the pointer to 0
+    initial = pluginargs.read_int(r, top.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", bits=64)
+    cfg.pod_initial_backoff_seconds = 1 if initial is None else initial
+    maximum = pluginargs.read_int(r, top.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", bits=64)
+    cfg.pod_max_backoff_seconds = 10 if maximum is None else maximum
+    if r.list(top.get("extenders"), "extenders"):
+        ctx.add("extenders", "extenders are not supported by packsched")
+    if top.get("percentageOfPlacementsToScore") is not None:
+        ctx.warnings.append(
+            "percentageOfPlacementsToScore applies to pod-group scheduling only; packsched ignores it"
+        )
+
+    raw_profiles = r.list(top.get("profiles"), "profiles")
+    if not raw_profiles:
+        raw_profiles = [{}]  # SetDefaults: one profile
+    single = len(raw_profiles) == 1
+    for i, raw in enumerate(raw_profiles):
+        cfg.profiles.append(_profile(ctx, raw, f"profiles[{i}]", single))
+
+    validate_configuration(cfg, ctx)
+    cfg.warnings.extend(ctx.warnings)
+    return cfg
+
+
+def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> None:
+    """Fields that matter only to a running kube-scheduler: type-checked, unknown sub-keys rejected, then
+    ignored."""
+    r = ctx.reader
+    le = r.fields(top.get("leaderElection"), "leaderElection", LEADER_ELECTION_FIELDS)
+    r.bool(le.get("leaderElect"), "leaderElection.leaderElect")
+    for key in LEADER_ELECTION_FIELDS[1:]:
+        r.str(le.get(key), f"leaderElection.{key}")
+    cc = r.fields(top.get("clientConnection"), "clientConnection", CLIENT_CONNECTION_FIELDS)
+    for key in ("kubeconfig", "acceptContentTypes", "contentType"):
+        r.str(cc.get(key), f"clientConnection.{key}")
+    qps = cc.get("qps")
+    if qps is not None and (isinstance(qps, bool) or not isinstance(qps, int | float)):
+        ctx.add("clientConnection.qps", f"must be a number, got {qps!r}")
+    pluginargs.read_int(r, cc.get("burst"), "clientConnection.burst")
+    for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
+        r.bool(top.get(key), key)
+    for key in ("healthzBindAddress", "metricsBindAddress"):
+        r.str(top.get(key), key)
+
+
+# -- profiles ------------------------------------------------------------------------------------------------
+
+
+def _decode_plugin_set(ctx: _Context, raw: object, path: str) -> _UserSet:
+    r = ctx.reader
+    data = r.fields(raw, path, ("enabled", "disabled"))
+    out = _UserSet()
+    for key, target in (("enabled", out.enabled), ("disabled", out.disabled)):
+        lp = child(path, key)
+        for k, item in enumerate(r.list(data.get(key), lp)):
+            ip = index(lp, k)
+            entry = r.fields(item, ip, ("name", "weight"))
+            name = r.str(entry.get("name"), child(ip, "name"))
+            if not name:
+                ctx.add(child(ip, "name"), required())
+            weight = pluginargs.read_int(r, entry.get("weight"), child(ip, "weight")) or 0
+            if key == "enabled" and weight < 0:
+                ctx.warnings.append(
+                    f'{child(ip, "weight")}: negative weight {weight} for plugin "{name}": '
+                    "kube-scheduler accepts it and subtracts that plugin's score"
+                )
+            target.append(PluginRef(name, weight))
+    return out
+
+
+def _check_user_plugin(ctx: _Context, name: str, path: str) -> bool:
+    """An explicitly enabled plugin must be allowed in this version and implemented by packsched."""
+    if not name:
+        return False
+    rejected = catalog.rejected_plugin(ctx.api_version, name)
+    if rejected:
+        ctx.add(path, invalid(name, rejected))
+        return False
+    if name in ctx.known:
+        return True
+    if name in catalog.UPSTREAM_PLUGINS:
+        ctx.add(path, f'plugin "{name}" is not implemented by packsched yet')
+    else:
+        ctx.add(path, f'plugin "{name}" does not exist')
+    return False
+
+
+def _defaults(api_version: str) -> tuple[dict[str, list[PluginRef]], list[PluginRef]]:
+    if api_version == catalog.V1:
+        return {}, [PluginRef(n, w) for n, w in catalog.V1_DEFAULT_MULTIPOINT]
+    if api_version == catalog.V1BETA3:
+        return {}, [PluginRef(n, w) for n, w in catalog.V1BETA3_DEFAULT_MULTIPOINT]
+    table = catalog.V1BETA2_DEFAULTS if api_version == catalog.V1BETA2 else catalog.V1BETA1_DEFAULTS
+    return {p: [PluginRef(n, w) for n, w in entries] for p, entries in table.items()}, []
+
+
+def merge_plugin_set(default: list[PluginRef], custom: _UserSet | None, api_version: str) -> PluginSet:
+    """Upstream mergePluginSet of the given API version (see the module docstring)."""
+    custom = custom or _UserSet()
+    disabled_names = {p.name for p in custom.disabled}
+    enabled: list[PluginRef] = []
+    if api_version == catalog.V1BETA1:
+        if "*" not in disabled_names:
+            enabled = [PluginRef(p.name, p.weight) for p in default if p.name not in disabled_names]
+        enabled += [PluginRef(p.name, p.weight) for p in custom.enabled]
+        return PluginSet(enabled=enabled)
+    by_name: dict[str, tuple[int, PluginRef]] = {}
+    for k, p in enumerate(custom.enabled):
+        by_name[p.name] = (k, p)  # a name given twice: the last one replaces the default
+    replaced: set[int] = set()
+    if "*" not in disabled_names:
+        for p in default:
+            if p.name in disabled_names:
+                continue
+            if p.name in by_name:
+                k, user = by_name[p.name]
+                enabled.append(PluginRef(user.name, user.weight))
+                replaced.add(k)
+            else:
+                enabled.append(PluginRef(p.name, p.weight))
+    enabled += [PluginRef(p.name, p.weight) for k, p in enumerate(custom.enabled) if k not in replaced]
+    if api_version == catalog.V1BETA2:
+        return PluginSet(enabled=enabled)
+    return PluginSet(enabled=enabled, disabled=[PluginRef(p.name) for p in custom.disabled])
+
+
+def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
+    r = ctx.reader
+    v = ctx.api_version
+    data = r.fields(raw, path, PROFILE_FIELDS[v])
+    name_raw = data.get("schedulerName")
+    # SetDefaults: only a single profile gets "default-scheduler"; validation requires the others' names.
+    default_name = "default-scheduler" if single and name_raw is None else ""
+    prof = Profile(scheduler_name=r.str(name_raw, child(path, "schedulerName"), default_name))
+    if v == catalog.V1:
+        prof.percentage_of_nodes_to_score = pluginargs.read_int(
+            r, data.get("percentageOfNodesToScore"), child(path, "percentageOfNodesToScore")
+        )
+        if data.get("percentageOfPlacementsToScore") is not None:
+            ctx.warnings.append(
+                f"{child(path, 'percentageOfPlacementsToScore')} applies to pod-group scheduling only; "
+                "packsched ignores it"
+            )
+
+    # Plugins the user names, per point, before merging.
+    points = PLUGIN_POINTS[v]
+    pp = child(path, "plugins")
+    known_points = points + (_PLACEMENT_POINTS if v == catalog.V1 else ())
+    plugins_raw = r.fields(data.get("plugins"), pp, known_points)
+    user: dict[str, _UserSet] = {}
+    user_enabled: set[str] = set()
+    for point in known_points:
+        if point not in plugins_raw:
+            continue
+        sp = child(pp, point)
+        uset = _decode_plugin_set(ctx, plugins_raw[point], sp)
+        if point in _PLACEMENT_POINTS:
+            if uset.enabled:
+                ctx.add(sp, f"extension point {point} (pod-group scheduling) is not supported by packsched")
+            continue
+        user[point] = uset
+        for k, ref in enumerate(uset.enabled):
+            user_enabled.add(ref.name)
+            ok = _check_user_plugin(ctx, ref.name, index(child(sp, "enabled"), k))
+            if ok and v == catalog.V1BETA1 and point == "score" and ref.name == "NodeResourcesFit":
+                ctx.add(
+                    index(child(sp, "enabled"), k),
+                    invalid(
+                        ref.name,
+                        "NodeResourcesFit is not a score plugin in v1beta1 (kube-scheduler v1.19-v1.21): use "
+                        "NodeResourcesLeastAllocated, NodeResourcesMostAllocated or RequestedToCapacityRatio",
+                    ),
+                )
+    # Upstream's v1beta2/v1beta3 mergePlugins never copies preEnqueue: what the user wrote there is lost.
+    pre_enqueue = user.pop("preEnqueue", None) if v in (catalog.V1BETA2, catalog.V1BETA3) else None
+    if pre_enqueue is not None and pre_enqueue.enabled:
+        version = v.rsplit("/", 1)[1]
+        ctx.warnings.append(
+            f"{child(pp, 'preEnqueue')}: kube-scheduler's {version} defaulting does not merge preEnqueue "
+            "(mergePlugins skips it), so these plugins are ignored, as upstream does; use v1"
+        )
+
+    # Merge with the version's defaults.
+    point_defaults, mp_default = _defaults(v)
+    merged = Plugins()
+    for point in EXTENSION_POINTS:
+        if point not in points and point not in point_defaults:
+            continue
+        pset = merge_plugin_set(point_defaults.get(point, []), user.get(point), v)
+        if pset.enabled or pset.disabled:
+            merged.sets[point] = pset
+    if "multiPoint" in points:
+        merged.multi_point = merge_plugin_set(mp_default, user.get("multiPoint"), v)
+
+    # Default plugins packsched does not implement are left out, and named.
+    omitted: list[str] = []
+
+    def keep(refs: list[PluginRef]) -> list[PluginRef]:
+        out = []
+        for ref in refs:
+            if ref.name in ctx.known:
+                out.append(ref)
+            elif ref.name not in user_enabled and ref.name not in omitted:
+                omitted.append(ref.name)
+        return out
+
+    for pset in merged.sets.values():
+        pset.enabled = keep(pset.enabled)
+    merged.sets = {p: s for p, s in merged.sets.items() if s.enabled or s.disabled}
+    merged.multi_point.enabled = keep(merged.multi_point.enabled)
+    prof.plugins = merged
+    prof.omitted_default_plugins = omitted
+    _check_duplicates(ctx, prof, pp)
+
+    _plugin_config(ctx, prof, data.get("pluginConfig"), path)
+    return prof
+
+
+def _check_duplicates(ctx: _Context, prof: Profile, path: str) -> None:
+    """A plugin registered twice at one point (possible after a v1beta1 merge, or a name given twice) makes
+    the framework fail upstream; report it here with the framework's words."""
+    for point, pset in prof.plugins.sets.items():
+        seen: set[str] = set()
+        for ref in pset.enabled:
+            if ref.name in seen:
+                ctx.add(
+                    child(path, point),
+                    f'plugin "{ref.name}" already registered as "{catalog.POINT_INTERFACE[point]}"',
+                )
+            seen.add(ref.name)
+    seen_mp: set[str] = set()
+    for ref in prof.plugins.multi_point.enabled:
+        if ref.name in seen_mp:
+            ctx.add(child(path, "multiPoint"), f'plugin "{ref.name}" already registered in multiPoint')
+        seen_mp.add(ref.name)
+
+
+def enabled_names(prof: Profile) -> list[str]:
+    """Every plugin enabled at some extension point or in multiPoint, in first-seen order."""
+    names: list[str] = []
+    for pset in prof.plugins.sets.values():
+        names += [p.name for p in pset.enabled]
+    names += [p.name for p in prof.plugins.multi_point.enabled]
+    return list(dict.fromkeys(names))
+
+
+def _plugin_config(ctx: _Context, prof: Profile, raw: object, path: str) -> None:
+    r = ctx.reader
+    v = ctx.api_version
+    enabled = set(enabled_names(prof))
+    seen: set[str] = set()
+    cp = child(path, "pluginConfig")
+    for j, item in enumerate(r.list(raw, cp)):
+        jp = index(cp, j)
+        entry = r.fields(item, jp, ("name", "args"))
+        name = r.str(entry.get("name"), child(jp, "name"))
+        if not name:
+            ctx.add(child(jp, "name"), required())
+            continue
+        if name in seen:
+            ctx.add(jp, duplicate(name))
+        seen.add(name)
+        rejected = catalog.rejected_plugin(v, name)
+        if rejected:
+            ctx.add(jp, invalid(name, rejected))
+            continue
+        ap = child(jp, "args")
+        typed = name in pluginargs.TYPED_ARGS[v]
+        if v == catalog.V1BETA1 and name == "NodeResourcesBalancedAllocation" and entry.get("args"):
+            ctx.warnings.append(
+                f"{ap}: NodeResourcesBalancedAllocation took no args before v1beta2; they are ignored "
+                "(cpu and memory are balanced)"
+            )
+        args = pluginargs.decode_plugin_args(r, name, entry.get("args"), ap, v)
+        if not typed:
+            if name not in enabled:
+                ctx.warnings.append(
+                    f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect'
+                )
+            continue  # untyped args (out-of-tree upstream, or a plugin packsched leaves out) are not used
+        if isinstance(args, dict):
+            continue  # the args were not a map: a decoding error was recorded
+        pluginargs.apply_defaults(name, args, v)
+        ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v))
+        if name not in enabled:
+            ctx.warnings.append(
+                f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect'
+            )
+        if name in ctx.known:
+            prof.plugin_config[name] = args
+    # Defaulted args for every enabled plugin that has typed args and was given none.
+    for name in sorted(enabled):
+        if name in prof.plugin_config:
+            continue
+        args = pluginargs.default_args(name, v)
+        if args is None:
+            continue
+        if v == catalog.V1BETA1 and name == "RequestedToCapacityRatio":
+            msg = pluginargs.validate_plugin_args(name, args, cp, v)
+            for e in msg:
+                ctx.add(cp, f"plugin RequestedToCapacityRatio needs args: {e.message}")
+        prof.plugin_config[name] = args
+
+
+# -- validation ----------------------------------------------------------------------------------------------
+
+
+def validate_configuration(cfg: KubeSchedulerConfiguration, ctx: _Context) -> None:
+    """ValidateKubeSchedulerConfiguration (the parts that matter off a live cluster)."""
+    v = ctx.api_version
+    if v != catalog.V1BETA1 and cfg.parallelism <= 0:
+        ctx.add("parallelism", invalid(cfg.parallelism, "should be an integer value greater than zero"))
+    if not cfg.profiles:
+        ctx.add("profiles", required())
+    names: dict[str, int] = {}
+    for i, prof in enumerate(cfg.profiles):
+        path = f"profiles[{i}]"
+        if not prof.scheduler_name:
+            ctx.add(child(path, "schedulerName"), required())
+        elif prof.scheduler_name in names:
+            # Upstream's bad value is the earlier profile's path; the name itself reads better.
+            ctx.add(child(path, "schedulerName"), duplicate(prof.scheduler_name))
+        else:
+            names[prof.scheduler_name] = i
+        _validate_percentage(ctx, child(path, "percentageOfNodesToScore"), prof.percentage_of_nodes_to_score)
+        _validate_score_weights(ctx, prof, child(path, "plugins"))
+    if cfg.profiles:
+        _validate_common_queue_sort(ctx, cfg.profiles)
+    _validate_percentage(ctx, "percentageOfNodesToScore", cfg.percentage_of_nodes_to_score)
+    if cfg.pod_initial_backoff_seconds <= 0:
+        ctx.add(
+            "podInitialBackoffSeconds", invalid(cfg.pod_initial_backoff_seconds, "must be greater than 0")
+        )
+    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
+        ctx.add(
+            "podMaxBackoffSeconds",
+            invalid(cfg.pod_max_backoff_seconds, "must be greater than or equal to PodInitialBackoffSeconds"),
+        )
+
+
+def _validate_percentage(ctx: _Context, path: str, value: int | None) -> None:
+    if value is not None and not 0 <= value <= 100:
+        ctx.add(path, invalid(value, "not in valid range [0-100]"))
+
+
+def _validate_score_weights(ctx: _Context, prof: Profile, path: str) -> None:
+    """The framework's overflow check: the sum over score plugins of weight x MaxNodeScore must fit in
+    int64."""
+    total = 0
+    seen: set[str] = set()
+    score = prof.plugins.sets.get("score", PluginSet())
+    for ref in [*score.enabled, *prof.plugins.multi_point.enabled]:
+        if ref.name in seen or ref.name not in catalog.SCORE_PLUGINS:
+            continue
+        seen.add(ref.name)
+        weight = ref.weight or 1
+        if weight * catalog.MAX_NODE_SCORE > catalog.MAX_TOTAL_SCORE - total:
+            ctx.add(path, "total score of Score plugins could overflow")
+            return
+        total += weight * catalog.MAX_NODE_SCORE
+
+
+def _describe(pset: PluginSet) -> str:
+    enabled = ", ".join(f"{p.name}" + (f"/{p.weight}" if p.weight else "") for p in pset.enabled)
+    disabled = ", ".join(p.name for p in pset.disabled)
+    return f"enabled=[{enabled}] disabled=[{disabled}]"
+
+
+def _validate_common_queue_sort(ctx: _Context, profiles: list[Profile]) -> None:
+    newest = ctx.api_version in (catalog.V1, catalog.V1BETA3)
+    set_msg = "must be the same for all profiles" if newest else "has to match for all profiles"
+    args_msg = "queueSort must be the same for all profiles" if newest else "has to match for all profiles"
+    canon = profiles[0].plugins.sets.get("queueSort", PluginSet())
+    name = canon.enabled[0].name if canon.enabled else ""
+    if len(canon.enabled) > 1:
+        ctx.add(
+            "profiles[0].plugins.queueSort.Enabled",
+            invalid(len(canon.enabled), "only one queue sort plugin can be enabled"),
+        )
+    canon_args = profiles[0].plugin_config.get(name) if name else None
+    for i in range(1, len(profiles)):
+        cur = profiles[i].plugins.sets.get("queueSort", PluginSet())
+        if _describe(cur) != _describe(canon):
+            ctx.add(f"profiles[{i}].plugins.queueSort", invalid(_describe(cur), set_msg))
+        if name and name in profiles[i].plugin_config and profiles[i].plugin_config[name] != canon_args:
+            ctx.add(
+                f"profiles[{i}].pluginConfig.args", invalid(str(profiles[i].plugin_config[name]), args_msg)
+            )

@@ -1,0 +1,150 @@
+"""Internal configuration types: what every config format (v1, v1beta3, v1beta2, v1beta1, legacy Policy) becomes
+after decoding, defaulting and conversion. The framework and the plugins read only these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from packsched.api.objects import NodeAffinity
+
+# Extension points, in the order a scheduling cycle visits them.
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+)
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+# How RequestedToCapacityRatio scores are computed (spec requested-to-capacity-ratio.md §1, §6).
+SEMANTICS_CURRENT = "current"  # v1.22+: 0..100, floor utilisation, skips (the default)
+SEMANTICS_V1_17 = "v1.17"  # v1.17-v1.21: shape x10, ceil utilisation, no skips
+SEMANTICS_V1_16 = "v1.16"  # v1.16: 0..10 unscaled shape, ceil utilisation, no skips
+RTCR_SEMANTICS = (SEMANTICS_CURRENT, SEMANTICS_V1_17, SEMANTICS_V1_16)
+
+
+@dataclass
+class ResourceSpec:
+    name: str
+    weight: int = 1
+
+
+@dataclass
+class UtilizationShapePoint:
+    utilization: int
+    score: int
+
+
+@dataclass
+class RequestedToCapacityRatioParam:
+    shape: list[UtilizationShapePoint] = field(default_factory=list)
+
+
+@dataclass
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: list[ResourceSpec] = field(default_factory=list)
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+    # Not an upstream field: which release's RequestedToCapacityRatio arithmetic to use (see SEMANTICS_*).
+    semantics: str = SEMANTICS_CURRENT
+
+
+@dataclass
+class NodeResourcesFitArgs:
+    ignored_resources: list[str] = field(default_factory=list)
+    ignored_resource_groups: list[str] = field(default_factory=list)
+    scoring_strategy: ScoringStrategy | None = None
+
+
+@dataclass
+class NodeResourcesBalancedAllocationArgs:
+    resources: list[ResourceSpec] = field(default_factory=list)
+
+
+@dataclass
+class DefaultPreemptionArgs:
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+
+@dataclass
+class NodeAffinityArgs:
+    added_affinity: NodeAffinity | None = None
+
+
+@dataclass
+class ScoreOnlyResourceArgs:
+    """v1beta1 NodeResourcesLeastAllocated / NodeResourcesMostAllocated / RequestedToCapacityRatio plugins:
+    converted to a scoring strategy that a score-only plugin of that name runs."""
+
+    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+
+
+PluginArgs = Any  # one of the *Args dataclasses above, or a plain dict for a plugin without typed args
+
+
+@dataclass
+class PluginRef:
+    name: str
+    weight: int = 0  # 0 = not set; the framework uses 1 for an enabled score plugin
+
+
+@dataclass
+class PluginSet:
+    enabled: list[PluginRef] = field(default_factory=list)
+    disabled: list[PluginRef] = field(default_factory=list)
+
+
+@dataclass
+class Plugins:
+    """Per extension point (``EXTENSION_POINTS``) plus ``multiPoint``."""
+
+    sets: dict[str, PluginSet] = field(default_factory=dict)
+    multi_point: PluginSet = field(default_factory=PluginSet)
+
+    def at(self, point: str) -> PluginSet:
+        return self.sets.setdefault(point, PluginSet())
+
+
+@dataclass
+class Profile:
+    scheduler_name: str = "default-scheduler"
+    plugins: Plugins = field(default_factory=Plugins)
+    plugin_config: dict[str, PluginArgs] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+    # Default plugins upstream enables that packsched does not implement; dropped from this profile and shown
+    # to the user (never silently) by validate and explain.
+    omitted_default_plugins: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KubeSchedulerConfiguration:
+    profiles: list[Profile] = field(default_factory=list)
+    percentage_of_nodes_to_score: int | None = None  # None/0 = adaptive
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
+    parallelism: int = 16
+    # Where it came from: "kubescheduler.config.k8s.io/v1", ..., "Policy", or "default".
+    source_version: str = "default"
+    source_file: str = ""
+    # Non-fatal findings (traps, notes) collected while loading; `validate` prints them.
+    warnings: list[str] = field(default_factory=list)
+
+    def profile(self, scheduler_name: str) -> Profile | None:
+        for p in self.profiles:
+            if p.scheduler_name == scheduler_name:
+                return p
+        return None

@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, Status codes, CycleState and the profile runtime."""

@@ -1,0 +1,31 @@
+"""CycleState: data plugins share during one scheduling cycle of one pod."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+class CycleState:
+    """A key/value store per scheduling cycle. Values that support ``clone()`` are cloned on :meth:`clone`,
+    so that preemption's dry runs can change them without touching the real cycle."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        return self._data.get(key)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def clone(self) -> CycleState:
+        out = CycleState()
+        for key, value in self._data.items():
+            clone = getattr(value, "clone", None)
+            out._data[key] = clone() if callable(clone) else copy.copy(value)
+        out.skip_filter = set(self.skip_filter)
+        out.skip_score = set(self.skip_score)
+        return out

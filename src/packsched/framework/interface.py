@@ -1,0 +1,221 @@
+"""Extension points. A plugin is any object with a ``name`` and the methods of the points it implements.
+
+The one deliberate difference from kube-scheduler: Filter and Score take *many nodes at once* (``sel``: a slice or
+an array of node columns of the snapshot) and answer with arrays, so that the work happens in numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from packsched.framework.diagnosis import Diagnosis
+    from packsched.framework.runtime import Framework
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+# Which nodes a Filter or Score call covers: every node (slice(None)) or some node columns.
+NodeSel = slice | npt.NDArray[np.intp]
+
+
+@dataclass
+class Rejection:
+    """Nodes (a mask aligned with the selection) that a filter rejects, for one reason."""
+
+    mask: BoolArray
+    reason: str
+    code: Code = Code.UNSCHEDULABLE
+
+
+@dataclass
+class PostFilterResult:
+    nominated_node: str | None = None
+    status: Status = field(default_factory=Status)
+
+
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    name: str
+
+    def pre_enqueue(self, pod: PodInfo) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Protocol):
+    name: str
+
+    def less(self, a: PodInfo, b: PodInfo) -> bool: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    name: str
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Keeps a PreFilter plugin's cycle state right when preemption (or nominated pods) adds/removes pods."""
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot
+    ) -> Status: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot
+    ) -> Status: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    name: str
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    name: str
+
+    def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    name: str
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    name: str
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    name: str
+
+    def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    name: str
+
+    def permit(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    name: str
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    name: str
+
+    def bind(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    name: str
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None: ...
+
+
+POINT_PROTOCOLS: dict[str, type] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+
+def implements(plugin: object, point: str) -> bool:
+    return isinstance(plugin, POINT_PROTOCOLS[point])
+
+
+class ClusterActions(Protocol):
+    """What plugins may do to the cluster beyond the snapshot: the simulator and the live adapter implement it."""
+
+    def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
+        """Evict ``victim`` so that ``preemptor`` can run."""
+
+    def bind(self, pod: PodInfo, node: str) -> Status:
+        """Bind the pod to the node (DefaultBinder's job)."""
+        ...
+
+
+class Handle(Protocol):
+    """What a plugin can reach: the snapshot, cluster objects, other pods' nominations, and cluster actions."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def actions(self) -> ClusterActions: ...
+
+    @property
+    def rng(self) -> np.random.Generator: ...
+
+    def nominated_pods(self, col: int) -> Sequence[PodInfo]:
+        """Pods nominated to run on node ``col`` that are not placed yet."""
+        ...
+
+    def nominated_nodes(self) -> Sequence[int]:
+        """Node columns with at least one nominated pod."""
+        ...
+
+    def pdbs(self) -> Sequence[BudgetView]:
+        """PodDisruptionBudgets with the disruptions each allows now."""
+        ...
+
+    def framework_for(self, pod: PodInfo) -> Framework | None:
+        """The profile runtime that schedules ``pod`` (by its schedulerName)."""
+        ...
+
+
+class BudgetView(Protocol):
+    """A PodDisruptionBudget and how many more pods it lets go now."""
+
+    @property
+    def disruptions_allowed(self) -> int: ...
+
+    def matches(self, pod: PodInfo) -> bool: ...

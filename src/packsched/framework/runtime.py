@@ -1,0 +1,411 @@
+"""The profile runtime: builds a profile's plugins and runs each extension point over arrays of nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from packsched.api.errors import FieldError, InputError
+from packsched.config.types import EXTENSION_POINTS, PluginArgs, PluginRef, Profile
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.diagnosis import Diagnosis, RejectGroup
+from packsched.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    FilterPlugin,
+    Handle,
+    NodeSel,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    implements,
+)
+from packsched.framework.snapshot import BoolArray, IntArray, PodInfo
+from packsched.framework.status import Code, Status
+
+PluginFactory = Callable[[PluginArgs | None, Handle], object]
+
+
+class FrameworkError(InputError):
+    """A profile that cannot be built (unknown plugin, a plugin at a point it does not implement, ...)."""
+
+
+@dataclass
+class WeightedScore:
+    plugin: ScorePlugin
+    weight: int
+    normalizes: bool = False
+
+
+@dataclass
+class ScoreResult:
+    cols: IntArray
+    per_plugin: dict[str, IntArray]  # normalized plugin score (0..100) per node, before the weight
+    weights: dict[str, int]
+    totals: IntArray
+
+
+def _expand(profile: Profile, point: str, plugins: Mapping[str, object]) -> list[PluginRef]:
+    """The plugins of one extension point after multiPoint expansion, in upstream's order: plugins the point
+    names that override a multiPoint entry, then multiPoint plugins, then the point's other plugins."""
+    pset = profile.plugins.at(point)
+    enabled = list(pset.enabled)
+    disabled = {p.name for p in pset.disabled}
+    if "*" in disabled:
+        return enabled  # upstream skips multiPoint expansion for this point entirely
+    mp_names = {p.name for p in profile.plugins.multi_point.enabled}
+    overrides = [p.name for p in enabled if p.name in mp_names]
+    from_mp: list[PluginRef] = []
+    if "*" not in disabled:
+        seen: set[str] = set()
+        for ref in profile.plugins.multi_point.enabled:
+            plugin = plugins.get(ref.name)
+            if plugin is None or not implements(plugin, point):
+                continue
+            if ref.name in disabled or ref.name in overrides:
+                continue
+            if ref.name in seen:
+                raise FrameworkError.single(
+                    f"plugin {ref.name!r} already registered as {point!r}",
+                    path=f"profiles[{profile.scheduler_name}].plugins.multiPoint",
+                )
+            seen.add(ref.name)
+            from_mp.append(ref)
+    first = [p for p in enabled if p.name in overrides]
+    rest = [p for p in enabled if p.name not in overrides]
+    return first + from_mp + rest
+
+
+class Framework:
+    """One profile: its plugins per extension point, their weights, and the code that runs them."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        handle: Handle,
+        source_file: str = "",
+        index: int = 0,
+    ) -> None:
+        self.profile = profile
+        self.name = profile.scheduler_name
+        self.handle = handle
+        where = f"profiles[{index}].plugins"
+        needed: list[str] = []
+        for point in EXTENSION_POINTS:
+            needed += [p.name for p in profile.plugins.at(point).enabled]
+        needed += [p.name for p in profile.plugins.multi_point.enabled]
+        instances: dict[str, object] = {}
+        errors: list[FieldError] = []
+        for name in dict.fromkeys(needed):
+            factory = registry.get(name)
+            if factory is None:
+                errors.append(
+                    FieldError(where, f"plugin {name!r} is not implemented by packsched", source_file)
+                )
+                continue
+            try:
+                instances[name] = factory(profile.plugin_config.get(name), handle)
+            except (ValueError, TypeError) as exc:
+                errors.append(
+                    FieldError(f"profiles[{index}].pluginConfig", f"plugin {name!r}: {exc}", source_file)
+                )
+        if errors:
+            raise FrameworkError(errors)
+        self.plugins = instances
+        self.points: dict[str, list[tuple[object, int]]] = {}
+        for point in EXTENSION_POINTS:
+            refs = _expand(profile, point, instances)
+            out: list[tuple[object, int]] = []
+            names: set[str] = set()
+            for ref in refs:
+                plugin = instances[ref.name]
+                if not implements(plugin, point):
+                    errors.append(
+                        FieldError(
+                            f"{where}.{point}",
+                            f"plugin {ref.name!r} does not extend {point} plugin",
+                            source_file,
+                        )
+                    )
+                    continue
+                if ref.name in names:
+                    errors.append(
+                        FieldError(
+                            f"{where}.{point}",
+                            f"plugin {ref.name!r} already registered as {point!r}",
+                            source_file,
+                        )
+                    )
+                    continue
+                names.add(ref.name)
+                out.append((plugin, ref.weight or 1))
+            self.points[point] = out
+        if len(self.points["queueSort"]) != 1:
+            errors.append(
+                FieldError(f"{where}.queueSort", "exactly one queue sort plugin must be enabled", source_file)
+            )
+        if not self.points["bind"]:
+            errors.append(FieldError(f"{where}.bind", "at least one bind plugin is needed", source_file))
+        total = sum(w * MAX_NODE_SCORE for _, w in self.points["score"])
+        if total > MAX_TOTAL_SCORE:
+            errors.append(
+                FieldError(f"{where}.score", "total score of Score plugins could overflow", source_file)
+            )
+        if errors:
+            raise FrameworkError(errors)
+        self.queue_sort: QueueSortPlugin = self.points["queueSort"][0][0]  # type: ignore[assignment]
+        self.pre_enqueue: list[PreEnqueuePlugin] = [p for p, _ in self.points["preEnqueue"]]  # type: ignore[misc]
+        self.pre_filter: list[PreFilterPlugin] = [p for p, _ in self.points["preFilter"]]  # type: ignore[misc]
+        self.filters: list[FilterPlugin] = [p for p, _ in self.points["filter"]]  # type: ignore[misc]
+        self.post_filters: list[PostFilterPlugin] = [p for p, _ in self.points["postFilter"]]  # type: ignore[misc]
+        self.pre_scores: list[PreScorePlugin] = [p for p, _ in self.points["preScore"]]  # type: ignore[misc]
+        self.scores = [
+            WeightedScore(p, w, isinstance(p, ScoreExtensions))  # type: ignore[arg-type]
+            for p, w in self.points["score"]
+        ]
+        self._extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
+        self.reserves: list[ReservePlugin] = [p for p, _ in self.points["reserve"]]  # type: ignore[misc]
+        self.permits: list[PermitPlugin] = [p for p, _ in self.points["permit"]]  # type: ignore[misc]
+        self.pre_binds: list[PreBindPlugin] = [p for p, _ in self.points["preBind"]]  # type: ignore[misc]
+        self.binds: list[BindPlugin] = [p for p, _ in self.points["bind"]]  # type: ignore[misc]
+        self.post_binds: list[PostBindPlugin] = [p for p, _ in self.points["postBind"]]  # type: ignore[misc]
+
+    def plugin_names(self, point: str) -> list[str]:
+        return [getattr(p, "name", "?") for p, _ in self.points[point]]
+
+    def weights(self) -> dict[str, int]:
+        return {s.plugin.name: s.weight for s in self.scores}
+
+    # -- queue --------------------------------------------------------------------------------------------
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        for p in self.pre_enqueue:
+            st = p.pre_enqueue(pod)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    # -- filtering ----------------------------------------------------------------------------------------
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
+        snap = self.handle.snapshot
+        for p in self.pre_filter:
+            st = p.pre_filter(state, pod, snap)
+            if st.code == Code.SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_filters(
+        self, state: CycleState, pod: PodInfo, sel: NodeSel
+    ) -> tuple[BoolArray, list[RejectGroup]]:
+        """Every filter over the selected nodes; a node keeps the reasons of the first plugin that rejects it."""
+        snap = self.handle.snapshot
+        size = snap.n if isinstance(sel, slice) else len(sel)
+        alive = np.ones(size, dtype=bool)
+        groups: list[RejectGroup] = []
+        for p in self.filters:
+            if p.name in state.skip_filter:
+                continue
+            rejections = p.filter(state, pod, snap, sel)
+            if not rejections:
+                continue
+            rejected = np.zeros(size, dtype=bool)
+            for r in rejections:
+                mask = r.mask & alive
+                if mask.any():
+                    groups.append(RejectGroup(p.name, mask, r.reason, r.code))
+                rejected |= r.mask
+            alive &= ~rejected
+            if not alive.any():
+                break
+        return alive, groups
+
+    def run_filters_with_nominated(
+        self, state: CycleState, pod: PodInfo, sel: NodeSel
+    ) -> tuple[BoolArray, list[RejectGroup]]:
+        """As kube-scheduler: on a node where pods of equal or higher priority are nominated, the pod must fit
+        with those pods added (and also without them)."""
+        feasible, groups = self.run_filters(state, pod, sel)
+        marked = self.handle.nominated_nodes()
+        if not marked:
+            return feasible, groups
+        snap = self.handle.snapshot
+        if isinstance(sel, slice):
+            positions = {col: col for col in marked}
+        else:
+            where = {int(c): i for i, c in enumerate(np.asarray(sel).tolist())}
+            positions = {col: where[col] for col in marked if col in where}
+        for col, i in sorted(positions.items()):
+            if not feasible[i] or col >= snap.n:
+                continue
+            nominated = [
+                p for p in self.handle.nominated_pods(col) if p.key != pod.key and p.priority >= pod.priority
+            ]
+            if not nominated:
+                continue
+            ok, sub_groups = self._filter_with_added(state, pod, col, nominated)
+            if not ok:
+                feasible[i] = False
+                for g in sub_groups:
+                    mask = np.zeros(len(feasible), dtype=bool)
+                    mask[i] = True
+                    groups.append(RejectGroup(g.plugin, mask, g.reason, g.code))
+        return feasible, groups
+
+    def _filter_with_added(
+        self, state: CycleState, pod: PodInfo, col: int, extra: Sequence[PodInfo]
+    ) -> tuple[bool, list[RejectGroup]]:
+        snap = self.handle.snapshot
+        trial = state.clone()
+        added: list[PodInfo] = []
+        try:
+            for other in extra:
+                if other.node >= 0:
+                    continue
+                snap.add_pod(other, col)
+                added.append(other)
+                st = self.run_add_pod(trial, pod, other, col)
+                if not st.ok:
+                    return False, [RejectGroup(st.plugin, np.ones(1, dtype=bool), st.message, st.code)]
+            feasible, groups = self.run_filters(trial, pod, np.array([col], dtype=np.intp))
+            return bool(feasible[0]), groups
+        finally:
+            for other in reversed(added):
+                snap.remove_pod(other)
+
+    def run_add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        for p in self._extensions:
+            if p.name in state.skip_filter:
+                continue
+            st = p.add_pod(state, pod, other, col, self.handle.snapshot)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        for p in self._extensions:
+            if p.name in state.skip_filter:
+                continue
+            st = p.remove_pod(state, pod, other, col, self.handle.snapshot)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
+        """PostFilter plugins in order until one succeeds (or one answers UnschedulableAndUnresolvable)."""
+        messages: list[str] = []
+        for p in self.post_filters:
+            res = p.post_filter(state, pod, diagnosis)
+            if res.status.ok:
+                return res
+            if res.status.message:
+                messages.append(res.status.message)
+            if res.status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
+                res.status.reasons = messages
+                return res
+        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, messages))
+
+    # -- scoring ------------------------------------------------------------------------------------------
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> Status:
+        snap = self.handle.snapshot
+        for p in self.pre_scores:
+            st = p.pre_score(state, pod, snap, cols)
+            if st.code == Code.SKIP:
+                state.skip_score.add(p.name)
+                continue
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> ScoreResult:
+        snap = self.handle.snapshot
+        totals = np.zeros(len(cols), dtype=np.int64)
+        per_plugin: dict[str, IntArray] = {}
+        weights: dict[str, int] = {}
+        active = [s for s in self.scores if s.plugin.name not in state.skip_score]
+        for entry in active:
+            plugin = entry.plugin
+            scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
+            if entry.normalizes:
+                scores = np.asarray(plugin.normalize_score(state, pod, scores), dtype=np.int64)  # type: ignore[attr-defined]
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                raise RuntimeError(
+                    f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            per_plugin[plugin.name] = scores
+            weights[plugin.name] = entry.weight
+            totals += scores * entry.weight
+        if not self.scores:
+            totals[:] = 1  # upstream: with no score plugins every node scores one
+        return ScoreResult(cols, per_plugin, weights, totals)
+
+    # -- reserve, permit, bind ----------------------------------------------------------------------------
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for i, p in enumerate(self.reserves):
+            st = p.reserve(state, pod, node)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                for q in reversed(self.reserves[: i + 1]):
+                    q.unreserve(state, pod, node)
+                return st
+        return Status()
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in reversed(self.reserves):
+            p.unreserve(state, pod, node)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.permits:
+            st = p.permit(state, pod, node)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.pre_binds:
+            st = p.pre_bind(state, pod, node)
+            if not st.ok:
+                st.plugin = st.plugin or p.name
+                return st
+        return Status()
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.binds:
+            st = p.bind(state, pod, node)
+            if st.code == Code.SKIP:
+                continue
+            st.plugin = st.plugin or p.name
+            return st
+        return Status(Code.ERROR, ["no bind plugin bound the pod"])
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in self.post_binds:
+            p.post_bind(state, pod, node)

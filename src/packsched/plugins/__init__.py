@@ -1,0 +1,1 @@
+"""Scheduler plugins, one folder per plugin, and the registry of those packsched implements."""

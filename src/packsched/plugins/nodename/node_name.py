@@ -1,0 +1,30 @@
+"""NodeName: a pod that names a node (spec.nodeName) fits only that node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packsched.config.types import PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.status import Code
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        wanted = pod.pod.node_name
+        if not wanted:
+            return []
+        cols = np.arange(snap.n)[sel]
+        mask = cols != snap.index.get(wanted, -1)
+        return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)] if mask.any() else []
+
+
+def new_node_name(args: PluginArgs | None, handle: Handle) -> NodeName:
+    return NodeName()

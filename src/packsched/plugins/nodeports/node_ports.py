@@ -1,0 +1,37 @@
+"""NodePorts: a pod's host ports must be free on the node (same protocol and port, overlapping host IP)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packsched.config.types import PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.status import Status
+
+NAME = "NodePorts"
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+_ANY_IP = "0.0.0.0"
+
+
+class NodePorts:
+    name = NAME
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        return Status() if pod.host_ports else Status.skip()
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        if not pod.host_ports:
+            return []
+        conflict = np.zeros(snap.n, dtype=bool)
+        for proto, ip, port in pod.host_ports:
+            for col, ips in snap.ports.get((proto, port), {}).items():
+                if ip == _ANY_IP or _ANY_IP in ips or ip in ips:
+                    conflict[col] = True
+        mask = conflict[sel]
+        return [Rejection(mask, ERR_REASON)] if mask.any() else []
+
+
+def new_node_ports(args: PluginArgs | None, handle: Handle) -> NodePorts:
+    return NodePorts()

@@ -1,0 +1,41 @@
+"""NodeResourcesBalancedAllocation: prefers nodes whose resource fractions stay close to each other."""
+
+from __future__ import annotations
+
+from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs, ResourceSpec
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.status import Status
+from packsched.plugins.noderesources.scoring import balanced_score, gather, pod_request_for
+
+NAME = "NodeResourcesBalancedAllocation"
+
+
+class BalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+        if args is None:
+            args = NodeResourcesBalancedAllocationArgs([ResourceSpec("cpu", 1), ResourceSpec("memory", 1)])
+        if not isinstance(args, NodeResourcesBalancedAllocationArgs):
+            raise TypeError(
+                f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args).__name__}"
+            )
+        self.resources = list(args.resources)
+        self.handle = handle
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
+        # A pod requesting none of the resources (best effort) is not scored by this plugin (kubernetes#129138).
+        if all(pod_request_for(pod, r.name, non_zero=False) == 0 for r in self.resources):
+            return Status.skip()
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        # Real requests on both sides (no 100m/200Mi defaults), unlike NodeResourcesFit's scoring.
+        columns = gather(snap, pod, self.resources, cols, non_zero=False)
+        return balanced_score(columns, len(cols))
+
+
+def new_balanced_allocation(args: PluginArgs | None, handle: Handle) -> BalancedAllocation:
+    return BalancedAllocation(args, handle)

@@ -1,0 +1,92 @@
+"""NodeResourcesFit: does the pod fit the node's free resources (Filter), and how full would the node be (Score)."""
+
+from __future__ import annotations
+
+from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource
+from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStrategy
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.status import Code, Status
+from packsched.plugins.noderesources.scoring import Scorer
+
+NAME = "NodeResourcesFit"
+TOO_MANY_PODS = "Too many pods"
+
+_FIRST_CLASS = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+class Fit:
+    """Filter on every requested resource (extended ones included) and on the pod count; score with the
+    configured strategy (LeastAllocated by default, MostAllocated, or RequestedToCapacityRatio)."""
+
+    name = NAME
+
+    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+        if args is None:
+            args = NodeResourcesFitArgs()
+        if not isinstance(args, NodeResourcesFitArgs):
+            raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
+        if args.scoring_strategy is None:
+            raise ValueError("scoring strategy not specified")
+        self.args = args
+        self.handle = handle
+        self.ignored = set(args.ignored_resources)
+        self.ignored_groups = set(args.ignored_resource_groups)
+        self.scorer = Scorer(args.scoring_strategy)
+
+    @property
+    def strategy(self) -> ScoringStrategy:
+        assert self.args.scoring_strategy is not None
+        return self.args.scoring_strategy
+
+    def _checked(self, pod: PodInfo) -> list[tuple[str, int]]:
+        """The (resource, amount) pairs the filter compares, in upstream's order: cpu, memory,
+        ephemeral-storage, then the scalar resources (extended ones can be ignored by the args)."""
+        out = [(r, pod.requests[r]) for r in _FIRST_CLASS if pod.requests.get(r, 0) > 0]
+        for name in sorted(pod.requests):
+            if name in _FIRST_CLASS or pod.requests[name] == 0:
+                continue
+            if is_extended_resource(name) and (
+                name in self.ignored or (self.ignored_groups and name.split("/")[0] in self.ignored_groups)
+            ):
+                continue
+            out.append((name, pod.requests[name]))
+        return out
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        state.write(NAME, self._checked(pod))
+        return Status()
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        checked: list[tuple[str, int]] | None = state.read(NAME)
+        if checked is None:
+            checked = self._checked(pod)
+        out: list[Rejection] = []
+        too_many = snap.pod_count[sel] + 1 > snap.allowed_pods[sel]
+        if too_many.any():
+            out.append(Rejection(too_many, TOO_MANY_PODS, Code.UNSCHEDULABLE))
+        for name, amount in checked:
+            row = snap.ensure_resource(name)
+            alloc = snap.alloc[row, sel]
+            short = amount > alloc - snap.requested[row, sel]
+            if not short.any():
+                continue
+            never = short & (amount > alloc)
+            reason = f"Insufficient {name}"
+            # A node too small even when empty cannot be helped by preemption (UnschedulableAndUnresolvable).
+            if never.any():
+                out.append(Rejection(never, reason, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+                short = short & ~never
+                if short.any():
+                    out.append(Rejection(short, reason, Code.UNSCHEDULABLE))
+            else:
+                out.append(Rejection(short, reason, Code.UNSCHEDULABLE))
+        return out
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        return self.scorer.score(snap, pod, cols)
+
+
+def new_fit(args: PluginArgs | None, handle: Handle) -> Fit:
+    return Fit(args, handle)

@@ -1,0 +1,233 @@
+"""Resource scoring strategies over arrays of nodes: LeastAllocated, MostAllocated, RequestedToCapacityRatio
+(and, for RequestedToCapacityRatio, the older releases' arithmetic), plus BalancedAllocation's fraction spread.
+
+Everything is integer arithmetic with upstream's rounding: truncation toward zero inside the shape,
+round-half-away-from-zero for the RequestedToCapacityRatio mean, floor for the other two means.
+See ``shared/spec/requested-to-capacity-ratio.md`` §4-§6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from packsched.api.resources import CPU, MEMORY, is_scalar_resource, is_scored_resource
+from packsched.config.types import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SEMANTICS_CURRENT,
+    SEMANTICS_V1_16,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+from packsched.framework.interface import MAX_NODE_SCORE
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.status import PluginError
+
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+LEGACY_MAX_PRIORITY = 10
+
+Points = Sequence[tuple[int, int]]
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Go's integer division: truncates toward zero (Python's // floors)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def broken_linear(points: Points, p: int) -> int:
+    """The piecewise-linear shape function at utilisation ``p`` (points already on the score scale)."""
+    for i, (u, s) in enumerate(points):
+        if p <= u:
+            if i == 0:
+                return points[0][1]
+            u0, s0 = points[i - 1]
+            return s0 + _trunc_div((s - s0) * (p - u0), u - u0)
+    return points[-1][1]
+
+
+def shape_table(points: Points) -> IntArray:
+    """f(p) for every integer utilisation 0..100: the shape becomes one array lookup per node."""
+    return np.array([broken_linear(points, p) for p in range(MAX_UTILIZATION + 1)], dtype=np.int64)
+
+
+def scaled_points(shape: Sequence[UtilizationShapePoint], semantics: str) -> list[tuple[int, int]]:
+    """Shape scores are configured on 0..10; since v1.17 they are multiplied by 10 (100 / 10, exact)."""
+    factor = 1 if semantics == SEMANTICS_V1_16 else MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    return [(p.utilization, p.score * factor) for p in shape]
+
+
+def scaled_utilization(requested: int, capacity: int, max_value: int = MAX_UTILIZATION) -> int:
+    """floor(requested * max / capacity) clamped to [0, max]; exact for any size (the overflow-safe helper)."""
+    if capacity <= 0 or requested <= 0:
+        return 0
+    if requested >= capacity:
+        return max_value
+    return requested * max_value // capacity
+
+
+def _as_exact(a: IntArray) -> IntArray:
+    """The same numbers as Python integers, so that ``x * 100`` cannot overflow."""
+    return a.astype(object)
+
+
+@dataclass
+class ResourceColumns:
+    """For one configured resource: its weight, and per node the allocatable and the requested total
+    including the incoming pod (``None`` when the resource is skipped for this pod entirely)."""
+
+    name: str
+    weight: int
+    alloc: IntArray
+    requested: IntArray
+
+
+def pod_request_for(pod: PodInfo, name: str, non_zero: bool) -> int:
+    if non_zero and name == CPU:
+        return pod.non_zero_cpu
+    if non_zero and name == MEMORY:
+        return pod.non_zero_memory
+    return pod.requests.get(name, 0)
+
+
+def gather(
+    snap: Snapshot,
+    pod: PodInfo,
+    resources: Sequence[ResourceSpec],
+    cols: IntArray,
+    *,
+    non_zero: bool,
+    legacy: bool = False,
+) -> list[ResourceColumns]:
+    """The per-resource (allocatable, requested + pod) columns a scorer combines, with upstream's skips:
+    a scalar resource the pod does not request is skipped (current versions only), a name that is not a
+    resource the scorer knows reads as allocatable 0 (skipped now, scored as full in v1.16-v1.21)."""
+    out: list[ResourceColumns] = []
+    for spec in resources:
+        name = spec.name
+        pod_req = pod_request_for(pod, name, non_zero)
+        if not legacy and pod_req == 0 and is_scalar_resource(name):
+            continue
+        row = snap.row.get(name)
+        if not is_scored_resource(name) or row is None:
+            if legacy:
+                zeros = np.zeros(len(cols), dtype=np.int64)
+                out.append(ResourceColumns(name, spec.weight, zeros, zeros + pod_req))
+            continue
+        alloc = snap.alloc[row, cols]
+        if non_zero and name == CPU:
+            node_req = snap.nonzero[0, cols]
+        elif non_zero and name == MEMORY:
+            node_req = snap.nonzero[1, cols]
+        else:
+            node_req = snap.requested[row, cols]
+        out.append(ResourceColumns(name, spec.weight, alloc, node_req + pod_req))
+    return out
+
+
+class Scorer:
+    """One configured strategy, evaluated for many nodes at once."""
+
+    def __init__(self, strategy: ScoringStrategy) -> None:
+        self.type = strategy.type
+        self.resources = list(strategy.resources)
+        self.semantics = strategy.semantics
+        self.table: IntArray | None = None
+        if self.type == REQUESTED_TO_CAPACITY_RATIO:
+            shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
+            if not shape:
+                raise ValueError("RequestedToCapacityRatio needs a shape with at least one point")
+            self.table = shape_table(scaled_points(shape, self.semantics))
+        elif self.type not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            raise ValueError(f"scoring strategy type {self.type!r} is not supported")
+
+    @property
+    def legacy(self) -> bool:
+        return self.type == REQUESTED_TO_CAPACITY_RATIO and self.semantics != SEMANTICS_CURRENT
+
+    def score(self, snap: Snapshot, pod: PodInfo, cols: IntArray) -> IntArray:
+        if not self.resources:
+            raise PluginError("resources not found")
+        columns = gather(snap, pod, self.resources, cols, non_zero=True, legacy=self.legacy)
+        return self.combine(columns, len(cols), exact=snap.big)
+
+    def combine(self, columns: Sequence[ResourceColumns], n: int, exact: bool = False) -> IntArray:
+        """The node scores from per-resource columns; ``exact`` computes with Python integers (huge amounts)."""
+        num = np.zeros(n, dtype=np.int64)
+        den = np.zeros(n, dtype=np.int64)
+        for c in columns:
+            per = self.resource_score(c, exact)
+            counted = (c.alloc > 0) if not self.legacy else np.ones(n, dtype=bool)
+            if self.type == REQUESTED_TO_CAPACITY_RATIO:
+                counted = counted & (per > 0)  # a resource scoring 0 is dropped from both sums
+            num += np.where(counted, per * c.weight, 0)
+            den += np.where(counted, c.weight, 0)
+        safe = np.where(den > 0, den, 1)
+        if self.type == REQUESTED_TO_CAPACITY_RATIO:
+            # math.Round(num / den), half away from zero; all values are >= 0
+            result = (2 * num + safe) // (2 * safe)
+        else:
+            result = num // safe
+        return np.where(den > 0, result, 0).astype(np.int64)
+
+    def resource_score(self, c: ResourceColumns, exact: bool) -> IntArray:
+        alloc = _as_exact(c.alloc) if exact else c.alloc
+        req = _as_exact(c.requested) if exact else c.requested
+        cap = np.where(alloc > 0, alloc, 1)
+        if self.type == LEAST_ALLOCATED:
+            per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // cap)
+        elif self.type == MOST_ALLOCATED:
+            per = np.minimum(req, alloc) * MAX_NODE_SCORE // cap
+        else:
+            assert self.table is not None
+            if self.legacy:
+                # v1.16-v1.21: utilisation = 100 - floor((cap - req) * 100 / cap); cap 0 or req > cap: 100
+                util = MAX_UTILIZATION - (alloc - req) * MAX_UTILIZATION // cap
+                util = np.where((alloc == 0) | (req > alloc), MAX_UTILIZATION, util)
+            else:
+                util = np.where(req > alloc, MAX_UTILIZATION, np.maximum(req, 0) * MAX_UTILIZATION // cap)
+            per = self.table[np.asarray(util, dtype=np.int64)]
+        # nodes without the resource get a meaningless value here; combine() does not count them
+        return np.asarray(per, dtype=np.int64)
+
+
+def balanced_score(columns: Sequence[ResourceColumns], n: int) -> IntArray:
+    """NodeResourcesBalancedAllocation: (1 - std of the capped fractions) * 100, truncated, in float64 as
+    upstream computes it (for two resources std is |f0 - f1| / 2; resources a node lacks are left out)."""
+    fractions: list[npt.NDArray[np.float64]] = []
+    valid: list[npt.NDArray[np.bool_]] = []
+    for c in columns:
+        ok = c.alloc > 0
+        frac = c.requested / np.where(ok, c.alloc, 1)
+        fractions.append(np.where(ok, np.minimum(frac, 1.0), 0.0))
+        valid.append(ok)
+    if not fractions:
+        return np.full(n, MAX_NODE_SCORE, dtype=np.int64)
+    if len(fractions) == 2 and bool(valid[0].all()) and bool(valid[1].all()):
+        std = np.abs((fractions[0] - fractions[1]) / 2)  # the common case: cpu and memory on every node
+    else:
+        f = np.vstack(fractions)
+        v = np.vstack(valid)
+        count = v.sum(axis=0)
+        safe = np.where(count > 0, count, 1)
+        mean = np.where(v, f, 0.0).sum(axis=0) / safe
+        var = np.where(v, (f - mean) ** 2, 0.0).sum(axis=0) / safe
+        std = np.where(count > 2, np.sqrt(var), 0.0)
+        if (count == 2).any():
+            std = np.where(count == 2, _first_two_valid(f, v), std)
+    return np.asarray(((1.0 - std) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)
+
+
+def _first_two_valid(f: npt.NDArray[np.float64], v: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """|a - b| / 2 for the first two valid fractions of each node (only used where exactly two are valid)."""
+    order = np.argsort(~v, axis=0, kind="stable")
+    a = np.take_along_axis(f, order[0:1], axis=0)[0]
+    b = np.take_along_axis(f, order[1:2], axis=0)[0]
+    return np.asarray(np.abs((a - b) / 2), dtype=np.float64)

@@ -1,0 +1,28 @@
+"""NodeUnschedulable: a cordoned node (spec.unschedulable) takes only pods that tolerate its taint."""
+
+from __future__ import annotations
+
+from packsched.api.objects import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Taint
+from packsched.config.types import PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.status import Code
+
+NAME = "NodeUnschedulable"
+ERR_REASON = "node(s) were unschedulable"
+_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        mask = snap.unschedulable[sel]
+        if not mask.any() or any(t.tolerates(_TAINT) for t in pod.pod.tolerations):
+            return []
+        return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)]
+
+
+def new_node_unschedulable(args: PluginArgs | None, handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()

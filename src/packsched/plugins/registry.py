@@ -1,0 +1,40 @@
+"""The plugins packsched implements, by the name a configuration uses."""
+
+from __future__ import annotations
+
+from packsched.framework.runtime import PluginFactory
+from packsched.plugins.defaultbinder.default_binder import new_default_binder
+from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
+from packsched.plugins.nodename.node_name import new_node_name
+from packsched.plugins.nodeports.node_ports import new_node_ports
+from packsched.plugins.nodepreferavoidpods.node_prefer_avoid_pods import new_node_prefer_avoid_pods
+from packsched.plugins.noderesources.balanced_allocation import new_balanced_allocation
+from packsched.plugins.noderesources.fit import new_fit
+from packsched.plugins.noderesources.legacy import (
+    new_least_allocated,
+    new_most_allocated,
+    new_requested_to_capacity_ratio,
+)
+from packsched.plugins.nodeunschedulable.node_unschedulable import new_node_unschedulable
+from packsched.plugins.queuesort.priority_sort import new_priority_sort
+from packsched.plugins.schedulinggates.scheduling_gates import new_scheduling_gates
+from packsched.plugins.tainttoleration.taint_toleration import new_taint_toleration
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    return {
+        "PrioritySort": new_priority_sort,
+        "SchedulingGates": new_scheduling_gates,
+        "NodeUnschedulable": new_node_unschedulable,
+        "NodeName": new_node_name,
+        "NodePorts": new_node_ports,
+        "TaintToleration": new_taint_toleration,
+        "NodeAffinity": new_node_affinity,
+        "NodeResourcesFit": new_fit,
+        "NodeResourcesBalancedAllocation": new_balanced_allocation,
+        "DefaultBinder": new_default_binder,
+        "NodeResourcesLeastAllocated": new_least_allocated,
+        "NodeResourcesMostAllocated": new_most_allocated,
+        "RequestedToCapacityRatio": new_requested_to_capacity_ratio,
+        "NodePreferAvoidPods": new_node_prefer_avoid_pods,
+    }

@@ -1,0 +1,26 @@
+"""SchedulingGates: a pod with spec.schedulingGates is not tried until every gate is removed."""
+
+from __future__ import annotations
+
+from packsched.config.types import PluginArgs
+from packsched.framework.interface import Handle
+from packsched.framework.snapshot import PodInfo
+from packsched.framework.status import Status
+
+NAME = "SchedulingGates"
+
+
+class SchedulingGates:
+    name = NAME
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        gates = pod.pod.scheduling_gates
+        if not gates:
+            return Status()
+        return Status.unschedulable(
+            f"waiting for scheduling gates: [{' '.join(gates)}]", plugin=NAME, unresolvable=True
+        )
+
+
+def new_scheduling_gates(args: PluginArgs | None, handle: Handle) -> SchedulingGates:
+    return SchedulingGates()

@@ -1,0 +1,73 @@
+"""TaintToleration: NoSchedule/NoExecute taints the pod does not tolerate rule the node out (Filter);
+untolerated PreferNoSchedule taints lower the node's score (Score, normalised and reversed)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packsched.api.objects import PREFER_NO_SCHEDULE, Toleration
+from packsched.config.types import PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.status import Code, Status
+from packsched.plugins.helper.normalize import default_normalize_score
+
+NAME = "TaintToleration"
+ERR_REASON = "node(s) had untolerated taint(s)"
+
+
+def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Toleration]) -> list[int]:
+    return [r for r in rows if not any(t.tolerates(snap.taints[r]) for t in tolerations)]
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, tuple[Toleration, ...]], BoolArray] = {}
+        self._cache_gen = -1
+
+    def _blocked(self, snap: Snapshot, tolerations: list[Toleration]) -> BoolArray:
+        """Nodes carrying at least one NoSchedule/NoExecute taint that no toleration matches (cached)."""
+        if self._cache_gen != snap.node_generation:
+            self._cache.clear()
+            self._cache_gen = snap.node_generation
+        key = (snap.node_generation, tuple(tolerations))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        rows = _untolerated_rows(snap, snap.hard_taint_rows, tolerations)
+        blocked: BoolArray = np.zeros(snap.n, dtype=bool)
+        if rows:
+            blocked = np.asarray((snap.taint_pos[rows] >= 0).any(axis=0), dtype=bool)
+        self._cache[key] = blocked
+        return blocked
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        if not snap.taints:
+            return []
+        mask = self._blocked(snap, pod.pod.tolerations)[sel]
+        return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)] if mask.any() else []
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
+        prefer = [t for t in pod.pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
+        state.write(NAME, prefer)
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        prefer = state.read(NAME)
+        if prefer is None:
+            prefer = [t for t in pod.pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
+        rows = _untolerated_rows(snap, snap.soft_taint_rows, prefer)
+        if not rows:
+            return np.zeros(len(cols), dtype=np.int64)
+        hits = snap.taint_pos[np.ix_(np.asarray(rows, dtype=np.int64), cols)] >= 0
+        return np.asarray(hits.sum(axis=0), dtype=np.int64)
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        return default_normalize_score(scores, reverse=True)
+
+
+def new_taint_toleration(args: PluginArgs | None, handle: Handle) -> TaintToleration:
+    return TaintToleration()

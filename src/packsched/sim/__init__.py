@@ -1,0 +1,1 @@
+"""Embedded simulator: runs the scheduler over manifests or traces, in virtual time."""

@@ -1,0 +1,247 @@
+"""Results as documented JSON (``docs/reference/json.md``) and as rich tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from packsched.api.quantity import format_quantity
+from packsched.api.resources import CPU, MEMORY
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.snapshot import Snapshot
+from packsched.scheduler import CycleResult
+from packsched.sim.engine import PENDING, RUNNING, PodRecord, SimResult
+
+SIMULATE_SCHEMA = "packsched.simulate/v1"
+EXPLAIN_SCHEMA = "packsched.explain/v1"
+
+
+def _pct(req: int, alloc: int) -> float | None:
+    return round(100.0 * req / alloc, 2) if alloc > 0 else None
+
+
+def node_usage(snap: Snapshot) -> list[dict[str, Any]]:
+    """Per node: allocatable, requested and utilisation (%) of every resource the node has."""
+    out: list[dict[str, Any]] = []
+    for col, node in enumerate(snap.nodes):
+        alloc: dict[str, int] = {}
+        req: dict[str, int] = {}
+        util: dict[str, float | None] = {}
+        for row, name in enumerate(snap.resources):
+            a = int(snap.alloc[row, col])
+            r = int(snap.requested[row, col])
+            if a == 0 and r == 0:
+                continue
+            alloc[name], req[name], util[name] = a, r, _pct(r, a)
+        out.append(
+            {
+                "node": node.name,
+                "pods": int(snap.pod_count[col]),
+                "allowed_pods": int(snap.allowed_pods[col]),
+                "allocatable": alloc,
+                "requested": req,
+                "utilization": util,
+            }
+        )
+    return out
+
+
+def summary(result: SimResult) -> dict[str, int]:
+    counts: dict[str, int] = {"pods": len(result.records)}
+    for rec in result.records:
+        counts[rec.phase.lower()] = counts.get(rec.phase.lower(), 0) + 1
+    return counts
+
+
+def placement(rec: PodRecord) -> dict[str, Any]:
+    return {
+        "pod": rec.pod.key,
+        "node": rec.node,
+        "phase": rec.phase,
+        "reason": rec.reason if rec.phase != RUNNING else None,
+        "priority": rec.pod.priority,
+        "attempts": rec.attempts,
+    }
+
+
+def config_summary(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
+    return {
+        "source": cfg.source_version,
+        "file": cfg.source_file or None,
+        "profiles": [
+            {"schedulerName": p.scheduler_name, "omitted_default_plugins": list(p.omitted_default_plugins)}
+            for p in cfg.profiles
+        ],
+    }
+
+
+def simulate_json(result: SimResult, cfg: KubeSchedulerConfiguration, seed: int) -> dict[str, Any]:
+    return {
+        "schema": SIMULATE_SCHEMA,
+        "seed": seed,
+        "config": config_summary(cfg),
+        "summary": summary(result),
+        "placements": [placement(r) for r in result.records],
+        "nodes": node_usage(result.snapshot),
+        "events": [
+            {"time": e.time, "kind": e.kind, "pod": e.pod, "node": e.node, "by": e.by, "reason": e.reason}
+            for e in result.events
+        ],
+        "warnings": list(result.warnings),
+    }
+
+
+def explain_json(
+    pod_key: str,
+    cycle: CycleResult | None,
+    snap: Snapshot,
+    attempts: int,
+    cfg: KubeSchedulerConfiguration,
+    bound_by_manifest: str | None = None,
+) -> dict[str, Any]:
+    """Every node's filter verdict and reasons, each score plugin's score (raw and weighted) and the total."""
+    out: dict[str, Any] = {"schema": EXPLAIN_SCHEMA, "pod": pod_key, "attempts": attempts}
+    if bound_by_manifest is not None:
+        out.update(
+            {
+                "selected": bound_by_manifest,
+                "reason": "bound by its manifest (spec.nodeName); the scheduler does not place it",
+                "nodes": [],
+            }
+        )
+        return out
+    if cycle is None:
+        out.update(
+            {
+                "selected": None,
+                "reason": "the pod was never tried (no profile for its schedulerName, "
+                "or a scheduling gate holds it)",
+                "nodes": [],
+            }
+        )
+        return out
+    fwk_profile = cfg.profile(cycle.profile)
+    out["profile"] = cycle.profile
+    out["selected"] = cycle.node
+    out["reason"] = None if cycle.scheduled else cycle.message
+    out["nominated_node"] = cycle.nominated_node
+    out["used_nominated_node"] = cycle.used_nominated_node
+    if fwk_profile is not None:
+        out["omitted_default_plugins"] = list(fwk_profile.omitted_default_plugins)
+    weights = cycle.scores.weights if cycle.scores is not None else {}
+    out["weights"] = weights
+    score_at: dict[int, int] = {}
+    if cycle.scores is not None:
+        score_at = {int(c): i for i, c in enumerate(cycle.scores.cols.tolist())}
+    sampled = set(cycle.sampled.tolist()) if cycle.sampled is not None else set()
+    nodes: list[dict[str, Any]] = []
+    diag = cycle.diagnosis
+    for col, node in enumerate(snap.nodes):
+        status = diag.node_status(col) if diag is not None else None
+        feasible = bool(diag.feasible[col]) if diag is not None else False
+        entry: dict[str, Any] = {
+            "node": node.name,
+            "feasible": feasible,
+            "reasons": [] if feasible or status is None else list(status.reasons),
+            "rejected_by": None if feasible or status is None else (status.plugin or None),
+            "code": None if feasible or status is None else status.code.label,
+            "scored": col in sampled,
+            "scores": {},
+            "weighted": {},
+            "total": None,
+        }
+        i = score_at.get(col)
+        if i is not None and cycle.scores is not None:
+            for name, arr in cycle.scores.per_plugin.items():
+                entry["scores"][name] = int(arr[i])
+                entry["weighted"][name] = int(arr[i]) * weights[name]
+            entry["total"] = int(cycle.scores.totals[i])
+        nodes.append(entry)
+    out["nodes"] = nodes
+    return out
+
+
+# -- tables --------------------------------------------------------------------------------------------------
+
+
+def _fmt(name: str, amount: int) -> str:
+    return format_quantity(name, amount)
+
+
+def print_simulation(console: Console, result: SimResult, limit: int = 200) -> None:
+    recs = result.records
+    table = Table(title=f"Placements ({len(recs)} pods)")
+    for col in ("pod", "node", "phase", "reason"):
+        table.add_column(col, overflow="fold")
+    for rec in recs[:limit]:
+        table.add_row(
+            rec.pod.key, rec.node or "-", rec.phase, "" if rec.phase == RUNNING else (rec.reason or "")
+        )
+    console.print(table)
+    if len(recs) > limit:
+        console.print(f"... {len(recs) - limit} more pods (use -o json, or --limit)")
+    print_usage(console, result.snapshot, limit)
+    pending = [r for r in recs if r.phase == PENDING]
+    if pending:
+        pt = Table(title=f"Pending pods ({len(pending)})")
+        pt.add_column("pod")
+        pt.add_column("reason", overflow="fold")
+        for rec in pending:
+            pt.add_row(rec.pod.key, rec.reason or "")
+        console.print(pt)
+    s = summary(result)
+    console.print("Summary: " + ", ".join(f"{k} {v}" for k, v in s.items()))
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def print_usage(console: Console, snap: Snapshot, limit: int = 200) -> None:
+    names = [r for r, row in snap.row.items() if bool(np.any(snap.alloc[row] > 0))]
+    names = [CPU, MEMORY] + [n for n in names if n not in (CPU, MEMORY)]
+    table = Table(title="Per-node utilisation (requested / allocatable)")
+    table.add_column("node")
+    table.add_column("pods", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for col, node in enumerate(snap.nodes[:limit]):
+        cells = [node.name, f"{int(snap.pod_count[col])}/{int(snap.allowed_pods[col])}"]
+        for name in names:
+            row = snap.row[name]
+            a, r = int(snap.alloc[row, col]), int(snap.requested[row, col])
+            cells.append(
+                "-" if a == 0 and r == 0 else f"{_fmt(name, r)}/{_fmt(name, a)} ({_pct(r, a) or 0:.0f}%)"
+            )
+        table.add_row(*cells)
+    console.print(table)
+    if snap.n > limit:
+        console.print(f"... {snap.n - limit} more nodes")
+
+
+def print_explain(console: Console, data: dict[str, Any]) -> None:
+    console.print(f"Pod [bold]{data['pod']}[/bold] (attempts: {data['attempts']})")
+    if data.get("omitted_default_plugins"):
+        console.print("Default plugins not simulated: " + ", ".join(data["omitted_default_plugins"]))
+    plugins = list(data.get("weights", {}))
+    table = Table(title="Nodes")
+    table.add_column("node")
+    table.add_column("feasible")
+    table.add_column("reasons", overflow="fold")
+    for p in plugins:
+        table.add_column(f"{p} (x{data['weights'][p]})", justify="right")
+    table.add_column("total", justify="right")
+    for n in data["nodes"]:
+        cells = [n["node"], "yes" if n["feasible"] else "no", ", ".join(n["reasons"])]
+        for p in plugins:
+            cells.append(str(n["scores"].get(p, "")) if p in n["scores"] else "")
+        cells.append("" if n["total"] is None else str(n["total"]))
+        table.add_row(*cells)
+    console.print(table)
+    if data.get("selected"):
+        console.print(f"Selected node: [bold green]{data['selected']}[/bold green]")
+    else:
+        console.print(f"[bold red]Not scheduled[/bold red]: {data.get('reason')}")
+    if data.get("nominated_node"):
+        console.print(f"Nominated node (preemption): {data['nominated_node']}")

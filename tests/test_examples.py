@@ -1,0 +1,86 @@
+"""Every example under examples/ run through the command line, as a user runs it (golden tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from packsched.cli.main import app
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples"
+runner = CliRunner()
+
+
+def _json(*args: str) -> Any:
+    result = runner.invoke(app, [*args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _scores(data: dict[str, Any], plugin: str = "NodeResourcesFit") -> dict[str, int]:
+    return {n["node"]: n["scores"][plugin] for n in data["nodes"]}
+
+
+def test_docs_example_today_scores_60_and_69() -> None:
+    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
+                 "--config", str(EX / "docs-two-node" / "config.yaml"))
+    assert _scores(data) == {"node1": 60, "node2": 69}
+    assert {n["node"]: n["total"] for n in data["nodes"]} == {"node1": 60, "node2": 69}
+    assert data["selected"] == "node2"
+
+
+def test_docs_example_with_v116_semantics_scores_5_and_7() -> None:
+    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
+                 "--config", str(EX / "docs-two-node" / "config.yaml"), "--rtcr-semantics", "v1.16")
+    assert _scores(data) == {"node1": 5, "node2": 7}
+    assert data["selected"] == "node2"
+
+
+def test_docs_example_with_v117_semantics_scores_60_and_69() -> None:
+    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
+                 "--config", str(EX / "docs-two-node" / "config.yaml"), "--rtcr-semantics", "v1.17")
+    assert _scores(data) == {"node1": 60, "node2": 69}
+
+
+def test_docs_example_as_legacy_policy() -> None:
+    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
+                 "--config", str(EX / "docs-two-node" / "policy.json"))
+    assert _scores(data, "RequestedToCapacityRatio") == {"node1": 60, "node2": 69}
+    assert data["selected"] == "node2"
+    legacy = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
+                   "--config", str(EX / "docs-two-node" / "policy.json"), "--rtcr-semantics", "v1.16")
+    assert _scores(legacy, "RequestedToCapacityRatio") == {"node1": 5, "node2": 7}
+
+
+def _phases(data: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    return {p["pod"]: (p["phase"], p["node"]) for p in data["placements"]}
+
+
+def test_kep_964_story_default_spreading_leaves_the_two_device_pod_pending() -> None:
+    data = _json("simulate", str(EX / "kep-964-story" / "cluster.yaml"))
+    phases = _phases(data)
+    assert phases["default/needs-two-fpgas"] == ("Pending", None)
+    assert phases["default/small-0"][1] != phases["default/small-1"][1]  # spread over both nodes
+    reason = next(p["reason"] for p in data["placements"] if p["pod"] == "default/needs-two-fpgas")
+    assert reason.startswith("0/2 nodes are available: 2 Insufficient example.com/fpga.")
+
+
+def test_kep_964_story_bin_packing_places_every_pod() -> None:
+    data = _json("simulate", str(EX / "kep-964-story" / "cluster.yaml"),
+                 "--config", str(EX / "kep-964-story" / "config-binpack.yaml"))
+    phases = _phases(data)
+    assert all(phase == "Running" for phase, _ in phases.values()), phases
+    assert phases["default/small-0"][1] == phases["default/small-1"][1]  # packed on one node
+
+
+def test_gpu_demo_bin_packing_beats_least_allocated() -> None:
+    rows = {r["config"]: r for r in _json("demo", str(EX / "gpu-demo"))}
+    least, packed = rows["least-allocated"], rows["rtcr-binpack"]
+    assert least["pending_by_gpus"].get("8", 0) > 0  # the 8-GPU training pods do not fit when spread
+    assert packed["pending"] == 0
+    assert packed["fully_free_gpu_nodes"] > least["fully_free_gpu_nodes"]
+    assert packed["gpu_allocated"] == 152 and packed["gpu_total"] == 192

@@ -1,0 +1,144 @@
+"""The scheduling cycle: sampling, node order, host selection, messages, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import make_config, make_profile, node, pod
+from packsched.api.manifests import Cluster
+from packsched.api.objects import Taint
+from packsched.backend.queue import SchedulingQueue
+from packsched.config.types import PluginRef, PluginSet, Profile
+from packsched.framework.runtime import Framework, FrameworkError
+from packsched.framework.snapshot import Snapshot
+from packsched.plugins.registry import in_tree_registry
+from packsched.scheduler import num_feasible_nodes_to_find, zone_interleaved_order
+from packsched.sim.engine import Simulation
+
+
+@pytest.mark.parametrize(
+    ("percentage", "n", "expected"),
+    [
+        (None, 50, 50),  # small clusters: every node
+        (0, 99, 99),
+        (None, 100, 100),  # 49% of 100 is below the floor of 100 nodes
+        (None, 1000, 420),  # adaptive: 50 - 1000/125 = 42%
+        (None, 5000, 500),  # 50 - 40 = 10%
+        (None, 6000, 300),  # 50 - 48 = 2% -> floor of 5%
+        (30, 1000, 300),
+        (1, 1000, 100),  # never fewer than 100
+        (100, 5000, 5000),
+    ],
+)
+def test_num_feasible_nodes_to_find(percentage: int | None, n: int, expected: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, n) == expected
+
+
+def test_zone_interleaved_order() -> None:
+    nodes = [node(f"n{i}") for i in range(5)]
+    for nd, zone in zip(nodes, ["a", "a", "a", "b", "b"], strict=True):
+        nd.labels["topology.kubernetes.io/zone"] = zone
+    assert zone_interleaved_order(Snapshot(nodes)).tolist() == [0, 3, 1, 4, 2]
+
+
+def test_first_failing_plugin_owns_the_node_and_message_format() -> None:
+    nodes = [node("a", cpu=1000), node("b", cpu=1000), node("c", cpu=1000)]
+    nodes[1].taints = [Taint("k", "v", "NoSchedule")]
+    nodes[2].taints = [Taint("k", "v", "NoSchedule")]
+    sim = Simulation(Cluster(nodes=nodes, pods=[pod("big", cpu=2000)]), make_config(), in_tree_registry())
+    rec = sim.run().records[0]
+    assert rec.phase == "Pending"
+    # tainted nodes are rejected by TaintToleration (before NodeResourcesFit), so they do not count as cpu
+    assert rec.reason == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+
+
+def test_same_seed_same_placements_and_ties_use_the_seed() -> None:
+    def run(seed: int) -> list[str | None]:
+        nodes = [node(f"n{i}") for i in range(20)]
+        pods = [pod(f"p{i}", cpu=100) for i in range(20)]
+        result = Simulation(Cluster(nodes=nodes, pods=pods), make_config(), in_tree_registry(), seed=seed).run()
+        return [r.node for r in result.records]
+
+    assert run(1) == run(1)
+    assert len({tuple(run(s)) for s in range(5)}) > 1  # equal nodes: the tie-break depends on the seed
+
+
+def test_rotating_window_with_percentage_of_nodes_to_score() -> None:
+    """With sampling, kube-scheduler scores only part of the feasible nodes, starting where the last cycle
+    stopped: identical pods land on nodes spread across the window (kubernetes#95709)."""
+    nodes = [node(f"n{i:03d}", cpu=64000) for i in range(300)]
+    pods = [pod(f"p{i}", cpu=1000) for i in range(3)]
+    sim = Simulation(Cluster(nodes=nodes, pods=pods), make_config(percentage=34), in_tree_registry())
+    cols: list[int] = []
+    sim.scheduler.schedule_one  # noqa: B018 - the attribute exists
+    result = sim.run()
+    for rec in result.records:
+        assert rec.node is not None
+        cols.append(int(rec.node[1:]))
+    # each cycle looks at 102 nodes starting where the previous one stopped
+    assert sim.scheduler.next_start_node_index == (3 * 102) % 300
+    assert cols[0] < 102 <= cols[1] < 204 <= cols[2]
+
+
+def test_backoff_durations_double_up_to_the_max() -> None:
+    q = SchedulingQueue(lambda p: (0,), 1.0, 10.0)
+    assert [q.backoff_duration(a) for a in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+def test_multipoint_expansion_order_and_overrides() -> None:
+    prof = make_profile()
+    prof.plugins.multi_point = PluginSet([PluginRef("TaintToleration", 3), PluginRef("NodeName")])
+    prof.plugins.at("filter").enabled = [PluginRef("NodeResourcesFit"), PluginRef("NodeName")]
+    prof.plugins.at("score").enabled = [PluginRef("NodeResourcesFit", 2)]
+    fwk = Framework(prof, in_tree_registry(), _handle())
+    # NodeName is named at filter too (an override, first), then the multiPoint ones, then the rest
+    assert fwk.plugin_names("filter") == ["NodeName", "TaintToleration", "NodeResourcesFit"]
+    assert fwk.weights() == {"TaintToleration": 3, "NodeResourcesFit": 2}
+    prof.plugins.at("filter").disabled = [PluginRef("*")]
+    fwk = Framework(prof, in_tree_registry(), _handle())
+    assert fwk.plugin_names("filter") == ["NodeResourcesFit", "NodeName"]
+
+
+def test_unknown_plugin_and_wrong_extension_point_are_errors() -> None:
+    prof = make_profile()
+    prof.plugins.at("filter").enabled.append(PluginRef("NoSuchPlugin"))
+    with pytest.raises(FrameworkError, match="NoSuchPlugin"):
+        Framework(prof, in_tree_registry(), _handle())
+    prof = make_profile()
+    prof.plugins.at("filter").enabled.append(PluginRef("PrioritySort"))
+    with pytest.raises(FrameworkError, match="does not extend filter plugin"):
+        Framework(prof, in_tree_registry(), _handle())
+
+
+def test_no_score_plugins_means_every_node_scores_one() -> None:
+    prof = make_profile(score={})
+    sim = Simulation(Cluster(nodes=[node("a"), node("b")], pods=[pod("p")]), make_config(prof), in_tree_registry(),
+                     capture={"default/p"})
+    result = sim.run()
+    cycle = result.captured["default/p"][-1]
+    assert cycle.scores is not None and cycle.scores.totals.tolist() == [1, 1]
+
+
+def test_empty_profile_list_is_rejected_by_framework_build() -> None:
+    prof = Profile()
+    with pytest.raises(FrameworkError):
+        Framework(prof, in_tree_registry(), _handle())
+
+
+def _handle() -> Simulation:
+    sim = Simulation(Cluster(nodes=[node("x")]), make_config(), in_tree_registry())
+    return sim.scheduler  # type: ignore[return-value]
+
+
+def test_overflowing_amounts_score_exactly() -> None:
+    huge = 2**62
+    nodes = [node("a", memory=huge), node("b", memory=huge)]
+    sim = Simulation(Cluster(nodes=nodes, pods=[pod("p", memory=huge // 2)]), make_config(), in_tree_registry(),
+                     capture={"default/p"})
+    result = sim.run()
+    assert result.records[0].phase == "Running"
+    assert sim.snapshot.big
+    cycle = result.captured["default/p"][-1]
+    assert cycle.scores is not None
+    assert np.all(cycle.scores.per_plugin["NodeResourcesFit"] >= 0)
