@@ -174,6 +174,9 @@ class _Builder:
                 f"{path}{' ' + label if label else ''}: {kind} ignored (no effect on scheduling)"
             )
             return
+        if kind in ("KubeSchedulerConfiguration", "Policy"):
+            r.errors.add(at("kind"), f"{kind} is a scheduler configuration, not a manifest: pass it with --config")
+            return
         if kind not in _API_VERSIONS:
             known = ", ".join(sorted(_API_VERSIONS))
             r.errors.add(at("kind"), f'unknown kind "{kind}" (packsched reads {known})')

@@ -316,6 +316,7 @@ class Framework:
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """PostFilter plugins in order until one succeeds (or one answers UnschedulableAndUnresolvable)."""
         messages: list[str] = []
+        nominated: str | None = None  # a rejecting plugin's word on the nomination ("" clears it) is kept
         for p in self.post_filters:
             res = p.post_filter(state, pod, diagnosis)
             if res.status.ok:
@@ -325,7 +326,9 @@ class Framework:
             if res.status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
                 res.status.reasons = messages
                 return res
-        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, messages))
+            if res.nominated_node is not None:
+                nominated = res.nominated_node
+        return PostFilterResult(nominated, Status(Code.UNSCHEDULABLE, messages))
 
     # -- scoring ------------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from packsched.framework.runtime import PluginFactory
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
+from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
 from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
 from packsched.plugins.nodename.node_name import new_node_name
 from packsched.plugins.nodeports.node_ports import new_node_ports
@@ -32,6 +33,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeAffinity": new_node_affinity,
         "NodeResourcesFit": new_fit,
         "NodeResourcesBalancedAllocation": new_balanced_allocation,
+        "DefaultPreemption": new_default_preemption,
         "DefaultBinder": new_default_binder,
         "NodeResourcesLeastAllocated": new_least_allocated,
         "NodeResourcesMostAllocated": new_most_allocated,

@@ -399,7 +399,6 @@ def test_message_when_every_potential_node_is_too_full() -> None:
     assert sim.snapshot.pods_on[0].keys() == {"default/h1", "default/p1"}
 
 
-@pytest.mark.xfail(reason="Framework.run_post_filter drops a PostFilterResult's nominated_node='' (reported)")
 def test_no_candidate_clears_the_preemptors_nomination_in_the_simulator() -> None:
     nodes = [node("n1", cpu=1000)]
     hi = pod("hi", 500, HIGH)
