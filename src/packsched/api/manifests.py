@@ -19,10 +19,12 @@ from packsched.api import schema
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError, InputError
 from packsched.api.objects import (
+    ELASTIC_QUOTA_API_VERSIONS,
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
     SYSTEM_PRIORITY_CLASSES,
     TAINT_EFFECTS,
+    ElasticQuota,
     LabelSelector,
     Namespace,
     Node,
@@ -64,6 +66,7 @@ class Cluster:
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -139,6 +142,7 @@ _API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),
     "Job": ("batch/v1",),
+    "ElasticQuota": ELASTIC_QUOTA_API_VERSIONS,
 }
 
 
@@ -359,6 +363,33 @@ class _Builder:
             r.errors.add("spec", "minAvailable and maxUnavailable cannot be both set")
         selector = decode_label_selector(r, spec.get("selector"), "spec.selector")
         self.cluster.pdbs.append(PodDisruptionBudget(name, ns, selector, min_av, max_un))
+
+    def _elasticquota(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        ns: str,
+        where: str,
+        _label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", schema.ELASTIC_QUOTA_SPEC)
+        status = r.fields(data.get("status"), "status", schema.ELASTIC_QUOTA_STATUS)
+
+        def listed(raw: dict[str, Any], key: str, path: str) -> dict[str, int] | None:
+            # absent and present-but-empty differ upstream (defaults apply only to an absent list)
+            return None if raw.get(key) is None else parse_resource_list(raw.get(key), path, r.errors)
+
+        quota = ElasticQuota(
+            name,
+            ns,
+            listed(spec, "min", "spec.min"),
+            listed(spec, "max", "spec.max"),
+            listed(status, "used", "status.used"),
+            where,
+        )
+        self.cluster.elastic_quotas.append(quota)
 
     def _deployment(self, *args: Any) -> None:
         self._workload("Deployment", schema.DEPLOYMENT_SPEC, *args)

@@ -162,6 +162,7 @@ class Pod:
     tolerations: list[Toleration] = field(default_factory=list)
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     nominated_node_name: str = ""
+    phase: str = "Pending"  # status.phase: Pending, Running, Succeeded, Failed
     scheduling_gates: list[str] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
@@ -227,6 +228,28 @@ class PodDisruptionBudget:
         return (
             pod.namespace == self.namespace and not self.selector.empty and self.selector.matches(pod.labels)
         )
+
+
+ELASTIC_QUOTA_API_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")
+
+
+@dataclass
+class ElasticQuota:
+    """scheduler-plugins' ElasticQuota: a namespace's guaranteed ``min`` and its borrowing cap ``max``.
+
+    ``None`` means the list is absent from the manifest (upstream then defaults it); ``{}`` is a present, empty
+    list. ``used`` is ``status.used`` as written (informational; the scheduler keeps its own count)."""
+
+    name: str
+    namespace: str
+    min: ResourceList | None = None
+    max: ResourceList | None = None
+    used: ResourceList | None = None
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 # Built-in priority classes every cluster has.

@@ -14,6 +14,7 @@ from packsched.api.objects import Pod
 from packsched.backend.disruption import BudgetStatus, budget_status
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Status
@@ -75,6 +76,9 @@ class _Actions:
         rec.node = node
         rec.reason = None
         pod.start_time = self.sim.now
+        pod.pod.phase = RUNNING
+        # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
+        self.sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
         return Status()
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
@@ -110,6 +114,8 @@ class Simulation:
         self.queue = SchedulingQueue(
             sort_key, float(config.pod_initial_backoff_seconds), float(config.pod_max_backoff_seconds)
         )
+        for quota in cluster.elastic_quotas:
+            self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
         self._load_pods()
 
     def _load_pods(self) -> None:
@@ -129,6 +135,8 @@ class Simulation:
                 # Already bound: it holds its node's resources, whatever the scheduler would have said.
                 self.snapshot.add_pod(info, self.snapshot.index[pod.node_name])
                 rec.phase, rec.node = RUNNING, pod.node_name
+                pod.phase = RUNNING
+                self.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod))
                 continue
             fwk = self.scheduler.framework_for(info)
             if fwk is None:
@@ -162,6 +170,7 @@ class Simulation:
         self.scheduler.nominator.clear(victim)
         self.queue.remove(victim.key)
         rec.phase, rec.node, rec.preempted_by = PREEMPTED, None, preemptor.key
+        self.scheduler.dispatch(ClusterEvent(POD, DELETE, victim.pod, None))
         rec.reason = f"preempted by {preemptor.key}"
         self.events.append(Event(self.now, PREEMPTED_EVENT, victim.key, node, preemptor.key))
         self.queue.move_all(self.now)  # a pod left a node: pods that did not fit may fit now
