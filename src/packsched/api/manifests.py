@@ -284,6 +284,7 @@ class _Builder:
         pod.uid = r.str(meta.get("uid"), "metadata.uid")
         pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
         pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
+        pod.terminating = meta.get("deletionTimestamp") is not None
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
         decode_pod_spec(r, data.get("spec"), "spec", pod)

@@ -163,6 +163,7 @@ class Pod:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     nominated_node_name: str = ""
     phase: str = "Pending"  # status.phase: Pending, Running, Succeeded, Failed
+    terminating: bool = False  # metadata.deletionTimestamp is set: the pod is on its way out
     scheduling_gates: list[str] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
