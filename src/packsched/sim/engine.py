@@ -76,6 +76,7 @@ class _Actions:
         rec.node = node
         rec.reason = None
         pod.start_time = self.sim.now
+        pod.start_seq = self.sim.next_start_seq()
         pod.pod.phase = RUNNING
         # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
         self.sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
@@ -103,6 +104,9 @@ class Simulation:
         self.snapshot = Snapshot()
         self.snapshot.add_nodes(cluster.nodes)
         self.records: dict[str, PodRecord] = {}
+        # binding order: the tie-break between pods the simulator started at the same virtual time (pods bound
+        # by their manifests all count as started together, before any other)
+        self._start_seq = 0
         self.capture = capture or set()
         self.captured: dict[str, list[CycleResult]] = {}
         self.on_cycle = on_cycle
@@ -154,6 +158,10 @@ class Simulation:
                 rec.reason = gate.message
 
     # -- cluster changes ----------------------------------------------------------------------------------
+
+    def next_start_seq(self) -> int:
+        self._start_seq += 1
+        return self._start_seq
 
     def budgets(self) -> list[BudgetStatus]:
         if not self.cluster.pdbs:

@@ -443,3 +443,115 @@ def test_end_to_end(case: dict[str, Any]) -> None:
     derived = exp.get("derived", {})
     assert sorted(n for n, ph in phase.items() if ph == PREEMPTED) == sorted(derived.get("evicted", []))
     assert sorted(n for n, ph in phase.items() if ph == PENDING) == sorted(derived.get("pending", []))
+
+
+# -- the documentation's scenarios ---------------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def run_example(folder: str, *files: str) -> Simulation:
+    from packsched.api.manifests import load_manifests
+    from packsched.config.loader import load_config
+
+    registry = in_tree_registry()
+    cfg = load_config(str(EXAMPLES / folder / "config.yaml"), set(registry))
+    sim = Simulation(load_manifests([str(EXAMPLES / folder / f) for f in files]), cfg, registry)
+    sim.run()
+    return sim
+
+
+def _doc_demo(case: dict[str, Any]) -> None:
+    # The case's 8-CPU "cluster total" is two 4-CPU nodes in the example (the README does not say).
+    sim = run_example("capacity-scheduling-demo", "cluster.yaml", "workloads.yaml")
+    used = plugin_of(sim).quotas
+    for ns, want in case["expected"]["final"].items():
+        assert same(used[ns].used, want["used"]), ns
+
+
+def _doc_cross_vs_single(case: dict[str, Any]) -> None:
+    big = {"cpu": 64_000, "memory": 256 * 2**30, "pods": 110}
+
+    def run(*pods: Pod) -> dict[str, str]:
+        cluster = Cluster(
+            nodes=[Node("n", {}, {}, dict(big), dict(big))],
+            pods=list(pods),
+            elastic_quotas=[mk_quota(q) for q in case["quotas"]],
+        )
+        sim = Simulation(cluster, capacity_config(), in_tree_registry())
+        sim.run()
+        return {r.pod.key: r.phase for r in sim.records.values()}
+
+    def low(on: str = "") -> Pod:
+        return Pod("nginx", "quota1", uid="q1", containers=[Container("c", {"cpu": 1000})], node_name=on)
+
+    high = Pod("nginx", "quota2", uid="q2", containers=[Container("c", {"cpu": 1000})], priority=1_000_000)
+    # Step 1: quota1's pod runs by borrowing quota3's unused min (Σused 1 <= Σmin 1).
+    assert run(low()) == {"quota1/nginx": RUNNING}
+    # Step 2 (quota1's pod running): quota2's high-priority pod would take quota2 over its min (0), so it may only
+    # preempt lower-priority pods of its own namespace: there are none, and quota1's pod is left alone.
+    assert run(low(on="n"), high) == {"quota1/nginx": RUNNING, "quota2/nginx": PENDING}
+    assert case["expected"]["final"] == {"quota2/nginx": "Pending"}
+
+
+def _doc_cross_node(case: dict[str, Any]) -> None:
+    sim = simulation({**case, "nodes": [{**n, "allocatable": {**n["allocatable"], "pods": 110}}
+                                        for n in case["nodes"]]}, quotas_from_crd=True)
+    pod = mk_pod(case["pod"])
+    info = make_pod_info(pod)
+    state = CycleState()
+    plugin = plugin_of(sim)
+    st = plugin.pre_filter(state, info, sim.snapshot)
+    assert st.code == Code.UNSCHEDULABLE
+    result = plugin.post_filter(state, info, Diagnosis.all_rejected(sim.snapshot.n, st))
+    assert result.status.code.label == case["expected"]["status"]
+    assert result.status.message == "0/2 nodes are available: 2 global quota max exceeded."
+    assert not any(r.phase == PREEMPTED for r in sim.records.values())
+
+
+def _doc_story_1(case: dict[str, Any]) -> None:
+    sim = run_example("kep-9-story-1", "cluster.yaml")
+    used = plugin_of(sim).quotas
+    for ns, want in case["expected"]["final"].items():
+        assert used[ns].used["nvidia.com/gpu"] == want["nvidia.com/gpu"], ns
+
+
+def _doc_story_2(case: dict[str, Any]) -> None:
+    # Part 1 (the example): B within its min reclaims from A (over its min), not from C (at its min).
+    sim = run_example("kep-9-story-2", "cluster.yaml")
+    used = {ns: info.used["nvidia.com/gpu"] for ns, info in plugin_of(sim).quotas.items()}
+    assert used == {"A": 3, "B": 4, "C": 3}
+    assert [r.pod.key for r in sim.records.values() if r.phase == PREEMPTED] == ["A/a-4"]
+    # Part 2: A = 2, C = 3, B runs 5 GPUs in two pods; B's next pod takes B over its min, so it may only evict
+    # its own lower-priority pod.
+    gpu = {"cpu": 64_000, "memory": 512 * 2**30, "nvidia.com/gpu": 10, "pods": 110}
+
+    def p(name: str, ns: str, n: int, prio: int = 0, on: str = "") -> Pod:
+        return Pod(name, ns, uid=name, containers=[Container("c", {"nvidia.com/gpu": n})], priority=prio,
+                   node_name=on)
+
+    pods = [p("a", "A", 2, on="g"), p("c", "C", 3, on="g"), p("pod-a", "B", 2, 0, "g"), p("pod-b", "B", 3, 10, "g"),
+            p("pod-c", "B", 1, 10)]
+    quotas = [ElasticQuota(ns.lower(), ns, {"nvidia.com/gpu": mn}, {"nvidia.com/gpu": mx})
+              for ns, mn, mx in (("A", 3, 4), ("B", 4, 6), ("C", 3, 4))]
+    sim = Simulation(Cluster(nodes=[Node("g", {}, {}, dict(gpu), dict(gpu))], pods=pods, elastic_quotas=quotas),
+                     capacity_config(), in_tree_registry())
+    sim.run()
+    phase = {r.pod.name: r.phase for r in sim.records.values()}
+    assert phase == {"a": RUNNING, "c": RUNNING, "pod-a": PREEMPTED, "pod-b": RUNNING, "pod-c": RUNNING}
+
+
+DOC_SCENARIOS = {
+    "Demo": _doc_demo,
+    "'Cross-namespace vs. single-namespace preemption' example": _doc_cross_vs_single,
+    "'Cross Node Preemption is not supported' example": _doc_cross_node,
+    "User Story 1 (GPU)": _doc_story_1,
+    "User Story 2 (GPU)": _doc_story_2,
+}
+
+
+@pytest.mark.parametrize("case", cases("EndToEnd-doc"))
+def test_documentation_scenarios(case: dict[str, Any]) -> None:
+    name = case["source"].split("::")[1]
+    key = next(k for k in DOC_SCENARIOS if name.startswith(k))
+    DOC_SCENARIOS[key](case)

@@ -414,8 +414,8 @@ class _QuotaPreemption(DefaultPreemption):
             restore_order(on_node, order)
 
 
-def _least_important_first(p: PodInfo) -> tuple[int, float]:
-    return (p.priority, -p.start_time)
+def _least_important_first(p: PodInfo) -> tuple[int, float, int]:
+    return (p.priority, -p.start_time, -p.start_seq)
 
 
 def new_capacity_scheduling(args: PluginArgs | None, handle: Handle) -> CapacityScheduling:

@@ -88,12 +88,12 @@ def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
     """Upstream util.MoreImportantPod: higher priority, then the one that started earlier."""
     if a.priority != b.priority:
         return a.priority > b.priority
-    return a.start_time < b.start_time
+    return a.start_key < b.start_key
 
 
-def importance_key(p: PodInfo) -> tuple[int, float]:
+def importance_key(p: PodInfo) -> tuple[int, tuple[float, int]]:
     """A sort key that puts the more important pod first (the order ``more_important_pod`` defines)."""
-    return (-p.priority, p.start_time)
+    return (-p.priority, p.start_key)
 
 
 def pod_terminating_by_preemption(info: PodInfo) -> bool:
@@ -130,16 +130,16 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
-def _earliest_start_of_highest_priority(victims: Sequence[PodInfo]) -> float:
+def _earliest_start_of_highest_priority(victims: Sequence[PodInfo]) -> tuple[float, int]:
     """Upstream util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
-    earliest = victims[0].start_time
+    earliest = victims[0].start_key
     top = victims[0].priority
     for p in victims:
         if p.priority == top:
-            earliest = min(earliest, p.start_time)
+            earliest = min(earliest, p.start_key)
         elif p.priority > top:
             top = p.priority
-            earliest = p.start_time
+            earliest = p.start_key
     return earliest
 
 
@@ -151,7 +151,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
     the dry run's order, which starts at the seeded random offset)."""
     if not candidates:
         return None
-    score_funcs: list[Callable[[Candidate], float]] = [
+    score_funcs: list[Callable[[Candidate], float | tuple[float, int]]] = [
         lambda c: -c.num_pdb_violations,
         lambda c: -c.victims[0].priority,
         lambda c: -sum(p.priority + _PRIORITY_SHIFT for p in c.victims),
