@@ -155,9 +155,12 @@ class _Builder:
         self._seen: dict[tuple[str, str, str], str] = {}
         # Every pod added, with where it was written (file, document label) and the path of its pod spec.
         self._pending_priority: list[tuple[Pod, str, str, str]] = []
+        self._named = True
 
-    def add_file(self, path: str) -> None:
+    def add_file(self, path: str, named: bool = True) -> None:
+        """``named``: the user named this file (not found in a directory), so a wrong kind in it is an error."""
         errors = ErrorList(file=path)
+        self._named = named
         for label, doc in read_documents(path, errors):
             self._add_document(doc, label, Reader(errors), path)
         self.all_errors.extend(errors.items)
@@ -179,7 +182,10 @@ class _Builder:
             )
             return
         if kind in ("KubeSchedulerConfiguration", "Policy"):
-            r.errors.add(at("kind"), f"{kind} is a scheduler configuration, not a manifest: pass it with --config")
+            if self._named:
+                r.errors.add(at("kind"), f"{kind} is a scheduler configuration, not a manifest: pass it with --config")
+            else:  # found in a folder of manifests: leave it for --config
+                self.cluster.notes.append(f"{path}: {kind} skipped (a scheduler configuration: pass it with --config)")
             return
         if kind not in _API_VERSIONS:
             known = ", ".join(sorted(_API_VERSIONS))
@@ -582,9 +588,11 @@ def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
 def load_manifests(paths: Iterable[str]) -> Cluster:
     """Read every manifest under ``paths``. Raises InputError listing every problem in every file."""
     builder = _Builder()
+    paths = list(paths)
+    named = {p for p in paths if not os.path.isdir(p)}
     files = list(iter_manifest_files(paths))
     if not files:
         raise InputError.single("no manifest files found (expected *.yaml, *.yml or *.json)")
     for path in files:
-        builder.add_file(path)
+        builder.add_file(path, named=path in named)
     return builder.finish()
