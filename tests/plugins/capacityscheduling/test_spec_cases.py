@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from helpers import make_profile
+from helpers import capacity_config
 from packsched.api.manifests import Cluster
 from packsched.api.objects import PREEMPT_NEVER, Container, ElasticQuota, Node, Pod
 from packsched.api.quantity import MAX_INT64
-from packsched.config.types import KubeSchedulerConfiguration, PluginRef
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
@@ -100,15 +99,6 @@ def direct(d: dict[str, Any]) -> QuotaInfo:
 def same(actual: dict[str, int], expected: dict[str, int]) -> bool:
     """Semantic equality of two resource lists: a missing entry equals zero."""
     return all(actual.get(k, 0) == expected.get(k, 0) for k in set(actual) | set(expected))
-
-
-def capacity_config() -> KubeSchedulerConfiguration:
-    """The profile upstream's tests use: the default plugins, CapacityScheduling in PreFilter and Reserve, and
-    CapacityScheduling as the only PostFilter plugin."""
-    prof = make_profile(post_filter=[NAME])
-    prof.plugins.at("preFilter").enabled.append(PluginRef(NAME))
-    prof.plugins.at("reserve").enabled = [PluginRef(NAME)]
-    return KubeSchedulerConfiguration(profiles=[prof])
 
 
 def simulation(c: dict[str, Any], *, quotas_from_crd: bool, incoming: list[Pod] = ()) -> Simulation:  # type: ignore[assignment]
