@@ -34,9 +34,10 @@ from packsched.framework.interface import (
     ClusterEvent,
     Handle,
     PostFilterResult,
+    PreFilterExtensions,
 )
 from packsched.framework.runtime import Framework
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,
@@ -47,7 +48,9 @@ from packsched.plugins.capacityscheduling.elastic_quota import (
 from packsched.plugins.defaultpreemption.default_preemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
+    CandidateCollector,
     DefaultPreemption,
+    DryRunResult,
     filter_pods_with_pdb_violation,
     importance_key,
     restore_order,
@@ -152,7 +155,7 @@ class CapacityScheduling:
             if info is not None:
                 self._uncount(info, event.old)
 
-    def _request(self, pod: Pod) -> Res:
+    def request(self, pod: Pod) -> Res:
         uid = pod_uid(pod)
         req = self._requests.get(uid)
         if req is None:
@@ -160,10 +163,10 @@ class CapacityScheduling:
         return req
 
     def _count(self, info: QuotaInfo, pod: Pod) -> None:
-        info.add_pod_if_absent(pod_uid(pod), self._request(pod))
+        info.add_pod_if_absent(pod_uid(pod), self.request(pod))
 
     def _uncount(self, info: QuotaInfo, pod: Pod) -> None:
-        info.delete_pod_if_present(pod_uid(pod), self._request(pod))
+        info.delete_pod_if_present(pod_uid(pod), self.request(pod))
 
     # -- PreFilter ------------------------------------------------------------------------------------------
 
@@ -217,7 +220,7 @@ class CapacityScheduling:
             return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
         info = snapshot.get(other.pod.namespace)
         if info is not None:
-            info.add_pod_if_absent(pod_uid(other.pod), self._request(other.pod))
+            info.add_pod_if_absent(pod_uid(other.pod), self.request(other.pod))
         return Status()
 
     def remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
@@ -226,7 +229,7 @@ class CapacityScheduling:
             return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
         info = snapshot.get(other.pod.namespace)
         if info is not None:
-            info.delete_pod_if_present(pod_uid(other.pod), self._request(other.pod))
+            info.delete_pod_if_present(pod_uid(other.pod), self.request(other.pod))
         return Status()
 
     # -- PostFilter -----------------------------------------------------------------------------------------
@@ -303,6 +306,96 @@ class _QuotaPreemption(DefaultPreemption):
                     return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
+    def potential_victims(
+        self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo, col: int
+    ) -> list[PodInfo]:
+        """The pods of node ``col`` that preemption may evict for ``pod``, in the order upstream removes them
+        (spec §7.3 step 2). Pure: the re-evaluation of "over min" after each removal runs on private copies of
+        the quotas it touches, exactly as the RemovePod extension then changes the node's own snapshot."""
+        on_node = self.handle.snapshot.pods_on[col].values()
+        ns = pod.pod.namespace
+        own = quotas.get(ns)
+        out: list[PodInfo] = []
+        if own is None:  # a preemptor without quota: lower-priority pods of namespaces without quota
+            return [p for p in sorted(on_node, key=_least_important_first)
+                    if p.pod.namespace not in quotas and p.priority < pod.priority]
+        if own.over_min_with(pfs.in_quota_req):  # over its min: lower-priority pods of its own namespace
+            return [p for p in sorted(on_node, key=_least_important_first)
+                    if p.pod.namespace == ns and p.priority < pod.priority]
+        # within its min: pods of other quotas while they are over their min, whatever their priority
+        candidates = [p for p in on_node if p.pod.namespace != ns and p.pod.namespace in quotas]
+        if not candidates:
+            return out
+        local: dict[str, QuotaInfo] = {}
+        for p in sorted(candidates, key=_least_important_first):
+            theirs = local.get(p.pod.namespace)
+            if theirs is None:
+                theirs = local[p.pod.namespace] = quotas[p.pod.namespace].clone()
+            if theirs.over_min():
+                out.append(p)
+                theirs.delete_pod_if_present(pod_uid(p.pod), self.plugin.request(p.pod))
+        return out
+
+    def dry_run_preemption(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        potential: IntArray,
+        pdbs: Sequence[BudgetView],
+        offset: int,
+        num_candidates: int,
+        batched: bool | None = None,
+    ) -> DryRunResult:
+        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but the two
+        cheap verdicts are reached for all nodes at once: a node without potential victims, and a node where
+        the pod does not fit even without all of them (one filter call over those nodes, with their potential
+        victims taken out of the snapshot). Only the remaining nodes get the full per-node walk."""
+        quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
+        others = [p.name for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name != NAME
+                  and p.name not in state.skip_filter]
+        if batched is False or others or not isinstance(quotas, QuotaInfos) or not isinstance(pfs, PreFilterState):
+            # another plugin's filter may depend on its AddPod/RemovePod: node by node, as upstream
+            return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
+        snap = self.handle.snapshot
+        order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
+        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order}
+        busy = [col for col in order if plans[col]]
+        verdict: dict[int, Status] = {}
+        if busy:
+            orders = {col: list(snap.pods_on[col]) for col in busy}
+            taken = [(p, col) for col in busy for p in plans[col]]
+            try:
+                for p, _ in taken:
+                    snap.remove_pod(p)
+                fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
+                for j, col in enumerate(busy):
+                    if not fits[j]:
+                        verdict[col] = status_from_groups([g for g in groups if g.mask[j]])
+            finally:
+                for p, col in taken:
+                    snap.add_pod(p, col)
+                for col, names in orders.items():
+                    restore_order(snap.pods_on[col], names)
+        found = CandidateCollector(snap.nodes, num_candidates)
+        for col in order:
+            if not plans[col]:
+                st = self.no_victims(snap.nodes[col].name, pod)
+                if found.add(col, [], 0, st):
+                    break
+            elif col in verdict:
+                if found.add(col, [], 0, verdict[col]):
+                    break
+            elif found.add(col, *self.select_victims_on_node(fwk, state.clone(), pod, col, pdbs)):
+                break
+        return found.result()
+
+    @staticmethod
+    def no_victims(node: str, pod: PodInfo) -> Status:
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f"No victims found on node {node} for preemptor pod {pod.pod.name}"]
+        )
+
     def select_victims_on_node(
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
     ) -> tuple[list[PodInfo], int, Status]:
@@ -330,40 +423,14 @@ class _QuotaPreemption(DefaultPreemption):
             return fwk.run_add_pod(state, pod, p, col)
 
         own = quotas.get(pod.pod.namespace)
-        ns = pod.pod.namespace
-        # the node's pods, least important first (upstream sorts them so before walking)
-        walk = sorted(on_node.values(), key=_least_important_first)
         try:
-            potential: list[PodInfo] = []
-            if own is not None:
-                over_min = own.over_min_with(pfs.in_quota_req)  # decided once, before the walk
-                for p in walk:
-                    theirs = quotas.get(p.pod.namespace)
-                    if theirs is None:
-                        continue
-                    if over_min:
-                        eligible = p.pod.namespace == ns and p.priority < pod.priority
-                    else:  # re-evaluated after each removal: a quota stops giving once back at its min
-                        eligible = p.pod.namespace != ns and theirs.over_min()
-                    if eligible:
-                        potential.append(p)
-                        st = remove(p)
-                        if not st.ok:
-                            return [], 0, Status(Code.ERROR, [st.message])
-            else:
-                for p in walk:
-                    if p.pod.namespace in quotas or p.priority >= pod.priority:
-                        continue
-                    potential.append(p)
-                    st = remove(p)
-                    if not st.ok:
-                        return [], 0, Status(Code.ERROR, [st.message])
+            potential = self.potential_victims(quotas, pfs, pod, col)
             if not potential:
-                node = snap.nodes[col].name
-                return [], 0, Status(
-                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    [f"No victims found on node {node} for preemptor pod {pod.pod.name}"],
-                )
+                return [], 0, self.no_victims(snap.nodes[col].name, pod)
+            for p in potential:
+                st = remove(p)
+                if not st.ok:
+                    return [], 0, Status(Code.ERROR, [st.message])
             feasible, groups = fwk.run_filters_with_nominated(state, pod, sel)
             if not feasible[0]:
                 return [], 0, status_from_groups(groups)

@@ -223,7 +223,7 @@ def _active_extensions(fwk: Framework, state: CycleState) -> bool:
     return any(isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter for p in fwk.pre_filter)
 
 
-class _CandidateCollector:
+class CandidateCollector:
     """DryRunPreemption's bookkeeping: two bounded candidate lists, the statuses of the nodes that are no
     candidates, and the errors; ``add`` answers whether the dry run can stop."""
 
@@ -401,7 +401,7 @@ class DefaultPreemption:
         if batched is None:
             batched = not _active_extensions(fwk, state)
         order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
-        found = _CandidateCollector(self.handle.snapshot.nodes, num_candidates)
+        found = CandidateCollector(self.handle.snapshot.nodes, num_candidates)
         if not batched:
             for col in order:
                 victims, num_violations, st = self.select_victims_on_node(fwk, state.clone(), pod, col, pdbs)
