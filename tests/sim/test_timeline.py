@@ -383,3 +383,16 @@ def test_simulate_table_shows_the_events(tmp_path: Path) -> None:
     assert "... 2 more events" in result.output
     full = runner.invoke(app, ["simulate", str(path)])
     assert "1m30s" in full.output and "completed" in full.output
+
+
+def test_explain_a_pod_created_during_the_simulation(tmp_path: Path) -> None:
+    path = manifest(tmp_path, node("n1", "4"),
+                    workload("Deployment", "web", "2", "replicas: 2", prio="low"),
+                    pod("urgent", "2", arrive="10s", prio="high"))
+    result = runner.invoke(app, ["explain", str(path), "--pod", "default/web-2", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["selected"] is None and data["reason"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    missing = runner.invoke(app, ["explain", str(path), "--pod", "default/web-3"])
+    assert missing.exit_code == 2
+    assert "no pod default/web-3 in the manifests or the simulation" in missing.output

@@ -219,7 +219,7 @@ def print_events(console: Console, events: list[Event], limit: int = 200) -> Non
         table.add_column(col, overflow="fold")
     table.add_column("by / reason", overflow="fold")
     for e in events[:limit]:
-        detail = " - ".join(x for x in (e.by, e.reason) if x)
+        detail = "; ".join(x for x in (f"by {e.by}" if e.by else None, e.reason) if x)
         table.add_row(format_duration(e.time), e.kind, e.pod, e.node or "-", detail)
     console.print(table)
     if len(events) > limit:
