@@ -356,6 +356,9 @@ def test_bad_annotations_are_input_errors_with_field_paths(tmp_path: Path) -> No
         "Invalid value: '-1m': must not be negative",
     ]
     assert "Traceback" not in result.output
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 2
+    assert [line for line in checked.output.splitlines() if line.startswith("error:")] == lines
 
 
 def test_simulate_json_has_events_and_final_phases(tmp_path: Path) -> None:
