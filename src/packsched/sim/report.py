@@ -98,6 +98,7 @@ def simulate_json(result: SimResult, cfg: KubeSchedulerConfiguration, seed: int)
         "placements": [placement(r) for r in result.records],
         "nodes": node_usage(result.snapshot),
         "events": [event_json(e) for e in result.events],
+        "end_time": result.end_time,
         "warnings": list(result.warnings),
     }
 
