@@ -288,10 +288,10 @@ class _Builder:
         pod.uid = r.str(meta.get("uid"), "metadata.uid")
         pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
         pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
-        read_timing(r, pod, "metadata.annotations")
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
         decode_pod_spec(r, data.get("spec"), "spec", pod)
+        read_timing(r, pod, "metadata.annotations")
         status = r.map(data.get("status"), "status")
         phase = status.get("phase")
         if phase in ("Succeeded", "Failed"):
