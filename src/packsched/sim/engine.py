@@ -275,6 +275,7 @@ class Simulation:
         self.queue.remove(victim.key)
         rec.phase, rec.node, rec.preempted_by, rec.finished = PREEMPTED, None, preemptor.key, self.now
         self.scheduler.dispatch(ClusterEvent(POD, DELETE, victim.pod, None))
+        victim.pod.phase = "Failed"  # what the kubelet reports for a pod deleted while running
         rec.reason = f"preempted by {preemptor.key}"
         created = self.controllers.preempted(victim.pod, self._taken)
         why = None
