@@ -98,13 +98,15 @@ def test_quotas_reports_min_used_max_and_borrowing() -> None:
     assert data["schema"] == "packsched.quotas/v1"
     rows = {q["namespace"]: q for q in data["quotas"]}
     research, prod = rows["research"], rows["prod"]
-    assert (research["min"]["nvidia.com/gpu"], research["used"]["nvidia.com/gpu"]) == (16, 18)
+    # spreading: prod's second 8-GPU pod finds no node to empty, and the Deployment replaces research's three
+    # preempted pods on the GPUs left free, so research ends at its max while prod stays under its min
+    assert (research["min"]["nvidia.com/gpu"], research["used"]["nvidia.com/gpu"]) == (16, 24)
     assert research["max"]["nvidia.com/gpu"] == 24
-    assert research["borrowed"] == {"nvidia.com/gpu": 2}
+    assert research["borrowed"] == {"nvidia.com/gpu": 8}
     assert prod["unused_min"]["nvidia.com/gpu"] == 8
-    assert (research["running"], research["preempted"]) == (9, 3)
+    assert (research["running"], research["pending"], research["preempted"]) == (12, 0, 3)
     assert (prod["running"], prod["pending"]) == (1, 1)
-    assert research["status_used"]["nvidia.com/gpu"] == 18
+    assert research["status_used"]["nvidia.com/gpu"] == 24
 
 
 def test_quotas_defaults_to_capacity_schedulings_profile_and_reads_folders() -> None:

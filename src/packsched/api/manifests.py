@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from packsched.api import schema
+from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError, InputError
 from packsched.api.objects import (
@@ -55,6 +56,9 @@ class Workload:
     replicas: int
     template: Pod
     source: str = ""
+    # Job only: spec.completions (None: absent) and the pods it runs at once (0 when suspended).
+    completions: int | None = None
+    parallelism: int = 0
 
 
 @dataclass
@@ -294,6 +298,7 @@ class _Builder:
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
         decode_pod_spec(r, data.get("spec"), "spec", pod)
+        read_timing(r, pod, "metadata.annotations")
         status = r.map(data.get("status"), "status")
         phase = status.get("phase")
         if phase in ("Succeeded", "Failed"):
@@ -424,6 +429,9 @@ class _Builder:
     ) -> None:
         spec = r.fields(data.get("spec"), "spec", keys)
         template, _ = template_pod(r, spec.get("template"), "spec.template", ns)
+        read_timing(r, template, "spec.template.metadata.annotations")
+        completions: int | None = None
+        parallelism = 0
         if kind == "Job":
             # The Job controller runs min(parallelism, completions) pods at once (parallelism alone without
             # completions); a suspended Job runs none.
@@ -434,7 +442,7 @@ class _Builder:
                 completions = 0
             count = parallelism if completions is None else min(parallelism, completions)
             if r.bool(spec.get("suspend"), "spec.suspend"):
-                count = 0
+                count = parallelism = 0
         else:
             count = r.int(spec.get("replicas"), "spec.replicas", 1) or 0
         if count < 0:
@@ -454,7 +462,9 @@ class _Builder:
                     "spec.template.metadata.labels",
                     "Invalid value: `selector` does not match template `labels`",
                 )
-        self.cluster.workloads.append(Workload(kind, name, ns, count, template, where))
+        self.cluster.workloads.append(
+            Workload(kind, name, ns, count, template, where, completions, max(parallelism, 0))
+        )
         for i in range(count):
             pod = instantiate(template, kind, name, i)
             pod.source = where

@@ -167,6 +167,10 @@ class Pod:
     scheduling_gates: list[str] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
+    # From packsched's annotations (packsched.api.annotations), in virtual seconds: when the pod is created,
+    # and how long it runs once bound (None: until the simulation ends).
+    arrival_time: float = 0.0
+    run_duration: float | None = None
     # Where the pod came from (file and document), for messages.
     source: str = ""
 

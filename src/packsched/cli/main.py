@@ -196,10 +196,11 @@ def explain(
     cluster, cfg = _load(paths, config, rtcr_semantics)
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
-    if target is None:
-        err.print(f"[red]error:[/red] no pod {key} in the manifests")
-        raise typer.Exit(EXIT_INPUT)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
+    if target is None and not any(r.pod.key == key for r in result.records):
+        # not in the manifests, nor created during the simulation (a replacement, a Job's next pod)
+        err.print(f"[red]error:[/red] no pod {key} in the manifests or the simulation")
+        raise typer.Exit(EXIT_INPUT)
     cycles = result.captured.get(key, [])
     data = report.explain_json(
         key,
@@ -207,7 +208,7 @@ def explain(
         result.snapshot,
         len(cycles),
         cfg,
-        bound_by_manifest=target.node_name or None,
+        bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
     if output == "json":
         _emit_json(data)
