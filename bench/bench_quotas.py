@@ -22,6 +22,7 @@ import numpy as np
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, ElasticQuota, Node, OwnerRef, Pod
 from packsched.config.loader import load_config_data
+from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.engine import PENDING, PREEMPTED, RUNNING, Simulation
 
@@ -34,11 +35,7 @@ CONFIG: dict[str, Any] = {
     "profiles": [
         {
             "schedulerName": "default-scheduler",
-            "plugins": {
-                "multiPoint": {"enabled": [{"name": "CapacityScheduling"}]},
-                "postFilter": {"enabled": [{"name": "CapacityScheduling"}], "disabled": [{"name": "*"}]},
-                "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]},
-            },
+            "plugins": {**recommended_plugins(), "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]}},
             "pluginConfig": [
                 {
                     "name": "NodeResourcesFit",

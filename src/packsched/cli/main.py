@@ -18,6 +18,7 @@ from packsched.config import default_config, load_config
 from packsched.config.lint import lint
 from packsched.config.loader import load_config_data
 from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
+from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
 from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim import quotas as quota_report
@@ -129,20 +130,11 @@ def simulate(
         report.print_simulation(out, result, limit)
 
 
-# The profile scheduler-plugins' manifests give CapacityScheduling: every point it implements, and the only
-# PostFilter plugin (in place of DefaultPreemption).
+# kube-scheduler's defaults plus CapacityScheduling as scheduler-plugins configures it.
 CAPACITY_SCHEDULING_CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "plugins": {
-                "multiPoint": {"enabled": [{"name": "CapacityScheduling"}]},
-                "postFilter": {"enabled": [{"name": "CapacityScheduling"}], "disabled": [{"name": "*"}]},
-            },
-        }
-    ],
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": recommended_plugins()}],
 }
 
 

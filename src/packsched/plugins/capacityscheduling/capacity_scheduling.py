@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -483,6 +484,15 @@ class _QuotaPreemption(DefaultPreemption):
 
 def _least_important_first(p: PodInfo) -> tuple[int, float, int]:
     return (p.priority, -p.start_time, -p.start_seq)
+
+
+def recommended_plugins() -> dict[str, Any]:
+    """The ``plugins`` section scheduler-plugins' manifests give CapacityScheduling: every extension point it
+    implements (multiPoint), and the only PostFilter plugin, in place of DefaultPreemption."""
+    return {
+        "multiPoint": {"enabled": [{"name": NAME}]},
+        "postFilter": {"enabled": [{"name": NAME}], "disabled": [{"name": "*"}]},
+    }
 
 
 def new_capacity_scheduling(args: PluginArgs | None, handle: Handle) -> CapacityScheduling:
