@@ -347,48 +347,134 @@ class _QuotaPreemption(DefaultPreemption):
         num_candidates: int,
         batched: bool | None = None,
     ) -> DryRunResult:
-        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but the two
-        cheap verdicts are reached for all nodes at once: a node without potential victims, and a node where
-        the pod does not fit even without all of them (one filter call over those nodes, with their potential
-        victims taken out of the snapshot). Only the remaining nodes get the full per-node walk."""
+        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but with
+        all nodes in play at once: every node's potential victims leave the snapshot together, one filter call
+        judges all those nodes, and each reprieve step adds back the next pod of every node still in play and
+        judges them all with one filter call. Each node keeps its own copy of the quotas, changed exactly as
+        the RemovePod / AddPod extensions would change the node's clone of the cycle state; the filters never
+        read the quotas, so one shared cycle state serves them all."""
         quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
         others = [p.name for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name != NAME
                   and p.name not in state.skip_filter]
-        if batched is False or others or not isinstance(quotas, QuotaInfos) or not isinstance(pfs, PreFilterState):
-            # another plugin's filter may depend on its AddPod/RemovePod: node by node, as upstream
+        if (batched is False or others or NAME in state.skip_filter or not isinstance(quotas, QuotaInfos)
+                or not isinstance(pfs, PreFilterState)):
+            # another plugin's filter may depend on its AddPod/RemovePod (or this plugin's are not run): node
+            # by node, as upstream
             return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
         snap = self.handle.snapshot
         order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
         plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order}
         busy = [col for col in order if plans[col]]
-        verdict: dict[int, Status] = {}
+        results: dict[int, tuple[list[PodInfo], int, Status]] = {}
         if busy:
-            orders = {col: list(snap.pods_on[col]) for col in busy}
-            taken = [(p, col) for col in busy for p in plans[col]]
-            try:
-                for p, _ in taken:
-                    snap.remove_pod(p)
-                fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
-                for j, col in enumerate(busy):
-                    if not fits[j]:
-                        verdict[col] = status_from_groups([g for g in groups if g.mask[j]])
-            finally:
-                for p, col in taken:
-                    snap.add_pod(p, col)
-                for col, names in orders.items():
-                    restore_order(snap.pods_on[col], names)
+            results = self._select_victims_on_nodes(fwk, state, pod, busy, plans, quotas, pfs, pdbs)
         found = CandidateCollector(snap.nodes, num_candidates)
         for col in order:
-            if not plans[col]:
-                st = self.no_victims(snap.nodes[col].name, pod)
-                if found.add(col, [], 0, st):
-                    break
-            elif col in verdict:
-                if found.add(col, [], 0, verdict[col]):
-                    break
-            elif found.add(col, *self.select_victims_on_node(fwk, state.clone(), pod, col, pdbs)):
+            res = results.get(col)
+            if res is None:
+                res = ([], 0, self.no_victims(snap.nodes[col].name, pod))
+            if found.add(col, *res):
                 break
         return found.result()
+
+    def _select_victims_on_nodes(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        busy: list[int],
+        plans: dict[int, list[PodInfo]],
+        quotas: QuotaInfos,
+        pfs: PreFilterState,
+        pdbs: Sequence[BudgetView],
+    ) -> dict[int, tuple[list[PodInfo], int, Status]]:
+        """``select_victims_on_node`` for every node of ``busy`` (each with potential victims ``plans[col]``),
+        step by step over all of them. The snapshot is restored before returning."""
+        snap = self.handle.snapshot
+        request = self.plugin.request
+        ns = pod.pod.namespace
+        out: dict[int, tuple[list[PodInfo], int, Status]] = {}
+        orders = {col: list(snap.pods_on[col]) for col in busy}
+        removed: dict[int, tuple[PodInfo, int]] = {}  # by id(): the pods now out of the snapshot, and where
+        try:
+            for col in busy:
+                for p in plans[col]:
+                    snap.remove_pod(p)
+                    removed[id(p)] = (p, col)
+            fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
+            live: list[int] = []
+            for j, col in enumerate(busy):
+                if fits[j]:
+                    live.append(col)
+                else:
+                    out[col] = ([], 0, status_from_groups([g for g in groups if g.mask[j]]))
+            # each node's own quotas, after RemovePod of its potential victims
+            local: dict[int, QuotaInfos] = {}
+            sequences: dict[int, list[PodInfo]] = {}
+            num_violating_first: dict[int, int] = {}
+            playing: list[int] = []
+            own_quota = ns in quotas
+            for col in live:
+                qs = quotas.clone()
+                for p in plans[col]:
+                    info = qs.get(p.pod.namespace)
+                    if info is not None:
+                        info.delete_pod_if_present(pod_uid(p.pod), request(p.pod))
+                own = qs.get(ns)
+                if own is not None and (own.over_max_with(pfs.pod_req) or qs.aggregated_over_min_with(pfs.pod_req)):
+                    out[col] = ([], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED]))
+                    continue
+                local[col] = qs
+                pot = sorted(plans[col], key=importance_key)
+                violating, non_violating = filter_pods_with_pdb_violation(pot, pdbs)
+                sequences[col] = violating + non_violating
+                num_violating_first[col] = len(violating)
+                out[col] = ([], 0, Status())
+                playing.append(col)
+            victims: dict[int, list[PodInfo]] = {col: [] for col in playing}
+            violations = dict.fromkeys(playing, 0)
+            step = 0
+            while True:
+                now = [col for col in playing if step < len(sequences[col])]
+                if not now:
+                    break
+                for col in now:
+                    p = sequences[col][step]
+                    snap.add_pod(p, col)
+                    del removed[id(p)]
+                    info = local[col].get(p.pod.namespace)
+                    if info is not None:
+                        info.add_pod_if_absent(pod_uid(p.pod), request(p.pod))
+                fits, _ = fwk.run_filters_with_nominated(state, pod, np.array(now, dtype=np.intp))
+                for col, ok in zip(now, fits.tolist(), strict=True):
+                    qs = local[col]
+                    # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
+                    # and then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
+                    if ok and not (own_quota and (qs[ns].over_max_with(pfs.in_quota_req)
+                                                  or qs.aggregated_over_min_with(pfs.all_req))):
+                        continue
+                    p = sequences[col][step]
+                    snap.remove_pod(p)
+                    removed[id(p)] = (p, col)
+                    info = qs.get(p.pod.namespace)
+                    if info is not None:
+                        info.delete_pod_if_present(pod_uid(p.pod), request(p.pod))
+                    victims[col].append(p)
+                    if not ok and step < num_violating_first[col]:
+                        violations[col] += 1
+                step += 1
+            for col in playing:
+                vs = victims[col]
+                n_violating = num_violating_first[col]
+                if 0 < n_violating < len(sequences[col]):
+                    vs.sort(key=importance_key)
+                out[col] = (vs, violations[col], Status())
+            return out
+        finally:
+            for p, col in removed.values():
+                snap.add_pod(p, col)
+            for col, names in orders.items():
+                restore_order(snap.pods_on[col], names)
 
     @staticmethod
     def no_victims(node: str, pod: PodInfo) -> Status:
