@@ -118,6 +118,13 @@ class Snapshot:
         self.generation = 0  # bumped on every change, for caches
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
+        # How many placed pods of each (namespace, priority) each node holds: row per group, column per node.
+        # Preemption asks "which nodes hold a pod it may evict" of these few rows instead of walking every
+        # node's pods in Python.
+        self.groups: list[tuple[str, int]] = []
+        self.group_row: dict[tuple[str, int], int] = {}
+        self.group_count: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self._group_of: dict[str, int] = {}  # each placed pod's row (its priority could change meanwhile)
         for node in nodes:
             self.add_node(node)
 
@@ -156,6 +163,7 @@ class Snapshot:
         self.allowed_pods = np.append(self.allowed_pods, 0)
         self.unschedulable = np.append(self.unschedulable, False)
         self.taint_pos = np.hstack([self.taint_pos, np.full((len(self.taints), 1), -1, dtype=np.int32)])
+        self.group_count = np.hstack([self.group_count, np.zeros((len(self.groups), 1), dtype=np.int64)])
         self.pods_on.append({})
         self.labels.grow(n)
         self._set_node_fields(col, node)
@@ -179,6 +187,7 @@ class Snapshot:
         self.taint_pos = np.hstack(
             [self.taint_pos, np.full((len(self.taints), len(batch)), -1, dtype=np.int32)]
         )
+        self.group_count = np.hstack([self.group_count, np.zeros((len(self.groups), len(batch)), dtype=np.int64)])
         self.labels.grow(total)
         for i, node in enumerate(batch):
             if node.name in self.index:
@@ -240,6 +249,14 @@ class Snapshot:
                 f"pod {info.key} is already placed on {self.nodes[self.pods[info.key].node].name}"
             )
         self._account(info, col, +1)
+        group = (info.pod.namespace, info.pod.priority)
+        row = self.group_row.get(group)
+        if row is None:
+            row = self.group_row[group] = len(self.groups)
+            self.groups.append(group)
+            self.group_count = np.vstack([self.group_count, np.zeros((1, self.n), dtype=np.int64)])
+        self.group_count[row, col] += 1
+        self._group_of[info.key] = row
         info.node = col
         self.pods_on[col][info.key] = info
         self.pods[info.key] = info
@@ -251,6 +268,7 @@ class Snapshot:
         if col < 0 or self.pods.get(info.key) is not info:
             raise ValueError(f"pod {info.key} is not placed")
         self._account(info, col, -1)
+        self.group_count[self._group_of.pop(info.key), col] -= 1
         del self.pods_on[col][info.key]
         del self.pods[info.key]
         for proto, ip, port in info.host_ports:
@@ -274,6 +292,14 @@ class Snapshot:
             self.big = True
         self.pod_count[col] += sign
         self.generation += 1
+
+    def nodes_holding(self, groups: Iterable[tuple[str, int]]) -> BoolArray:
+        """The nodes holding at least one placed pod of the given (namespace, priority) groups."""
+        rows = [self.group_row[g] for g in groups if g in self.group_row]
+        if not rows:
+            return np.zeros(self.n, dtype=bool)
+        out: BoolArray = np.asarray(self.group_count[rows].any(axis=0), dtype=bool)
+        return out
 
     def free(self, row: int) -> IntArray:
         """Allocatable minus requested for one resource, over all nodes."""

@@ -336,6 +336,22 @@ class _QuotaPreemption(DefaultPreemption):
                 theirs.delete_pod_if_present(pod_uid(p.pod), self.plugin.request(p.pod))
         return out
 
+    def victim_groups(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo) -> list[tuple[str, int]]:
+        """The (namespace, priority) groups of placed pods among which ``potential_victims`` finds at least
+        one pod on every node that holds one (and none on a node that holds none). In the within-min mode,
+        the walk makes the first pod of a namespace that is over its min a victim before anything changes
+        that namespace's count, and pods of namespaces within their min never change any count: so a node
+        has victims exactly when it holds a pod of another quota'd namespace that is over its min now."""
+        ns = pod.pod.namespace
+        own = quotas.get(ns)
+        groups = self.handle.snapshot.groups
+        if own is None:
+            return [(n, prio) for n, prio in groups if n not in quotas and prio < pod.priority]
+        if own.over_min_with(pfs.in_quota_req):
+            return [(n, prio) for n, prio in groups if n == ns and prio < pod.priority]
+        over = {n for n, info in quotas.items() if n != ns and info.over_min()}
+        return [(n, prio) for n, prio in groups if n in over]
+
     def dry_run_preemption(
         self,
         fwk: Framework,
@@ -363,8 +379,11 @@ class _QuotaPreemption(DefaultPreemption):
             return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
         snap = self.handle.snapshot
         order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
-        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order}
-        busy = [col for col in order if plans[col]]
+        # Only nodes holding a pod of a group that may lose pods can have potential victims: one numpy
+        # look-up instead of walking every node's pods.
+        maybe = snap.nodes_holding(self.victim_groups(quotas, pfs, pod)).tolist()
+        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order if maybe[col]}
+        busy = [col for col in order if plans.get(col)]
         results: dict[int, tuple[list[PodInfo], int, Status]] = {}
         if busy:
             results = self._select_victims_on_nodes(fwk, state, pod, busy, plans, quotas, pfs, pdbs)
