@@ -43,6 +43,8 @@ from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,
     QuotaInfos,
     Res,
+    add_to,
+    aggregated_over,
     pod_quota_request,
 )
 from packsched.plugins.defaultpreemption.default_preemption import (
@@ -326,14 +328,18 @@ class _QuotaPreemption(DefaultPreemption):
         candidates = [p for p in on_node if p.pod.namespace != ns and p.pod.namespace in quotas]
         if not candidates:
             return out
-        local: dict[str, QuotaInfo] = {}
+        # Each pod is visited once, so un-counting it from a copy of its namespace's usage is what
+        # delete_pod_if_present on a clone of the record would do: subtract it if the record counts it.
+        local: dict[str, Res] = {}
         for p in sorted(candidates, key=_least_important_first):
-            theirs = local.get(p.pod.namespace)
-            if theirs is None:
-                theirs = local[p.pod.namespace] = quotas[p.pod.namespace].clone()
-            if theirs.over_min():
+            info = quotas[p.pod.namespace]
+            used = local.get(p.pod.namespace)
+            if used is None:
+                used = local[p.pod.namespace] = dict(info.used)
+            if info.over_min(used):
                 out.append(p)
-                theirs.delete_pod_if_present(pod_uid(p.pod), self.plugin.request(p.pod))
+                if info.tracks(pod_uid(p.pod)):
+                    add_to(used, self.plugin.request(p.pod), -1)
         return out
 
     def victim_groups(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo) -> list[tuple[str, int]]:
@@ -428,17 +434,16 @@ class _QuotaPreemption(DefaultPreemption):
                 else:
                     out[col] = ([], 0, status_from_groups([g for g in groups if g.mask[j]]))
             # each node's own quotas, after RemovePod of its potential victims
-            local: dict[int, QuotaInfos] = {}
+            used_sum, min_sum = quotas.sums()
+            local: dict[int, _NodeQuotas] = {}
             sequences: dict[int, list[PodInfo]] = {}
             num_violating_first: dict[int, int] = {}
             playing: list[int] = []
             own_quota = ns in quotas
             for col in live:
-                qs = quotas.clone()
+                qs = _NodeQuotas(quotas, used_sum, min_sum)
                 for p in plans[col]:
-                    info = qs.get(p.pod.namespace)
-                    if info is not None:
-                        info.delete_pod_if_present(pod_uid(p.pod), request(p.pod))
+                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
                 own = qs.get(ns)
                 if own is not None and (own.over_max_with(pfs.pod_req) or qs.aggregated_over_min_with(pfs.pod_req)):
                     out[col] = ([], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED]))
@@ -461,23 +466,19 @@ class _QuotaPreemption(DefaultPreemption):
                     p = sequences[col][step]
                     snap.add_pod(p, col)
                     del removed[id(p)]
-                    info = local[col].get(p.pod.namespace)
-                    if info is not None:
-                        info.add_pod_if_absent(pod_uid(p.pod), request(p.pod))
+                    local[col].count(p.pod.namespace, pod_uid(p.pod), request(p.pod))
                 fits, _ = fwk.run_filters_with_nominated(state, pod, np.array(now, dtype=np.intp))
                 for col, ok in zip(now, fits.tolist(), strict=True):
                     qs = local[col]
                     # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
                     # and then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
-                    if ok and not (own_quota and (qs[ns].over_max_with(pfs.in_quota_req)
+                    if ok and not (own_quota and (qs.own(ns).over_max_with(pfs.in_quota_req)
                                                   or qs.aggregated_over_min_with(pfs.all_req))):
                         continue
                     p = sequences[col][step]
                     snap.remove_pod(p)
                     removed[id(p)] = (p, col)
-                    info = qs.get(p.pod.namespace)
-                    if info is not None:
-                        info.delete_pod_if_present(pod_uid(p.pod), request(p.pod))
+                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
                     victims[col].append(p)
                     if not ok and step < num_violating_first[col]:
                         violations[col] += 1
@@ -584,6 +585,54 @@ class _QuotaPreemption(DefaultPreemption):
             for p in list(removed.values()):
                 snap.add_pod(p, col)
             restore_order(on_node, order)
+
+
+class _NodeQuotas:
+    """One node's quotas in the batched dry run: what the node's clone of the cycle state holds after the
+    RemovePod / AddPod calls of its dry run. A namespace's record is copied the first time the node counts one
+    of its pods in or out (the others are the cycle's, unchanged), and the usage summed over all records is
+    kept up to date alongside, so that the Σmin check does not add up every record at every step."""
+
+    def __init__(self, base: QuotaInfos, used_sum: Res, min_sum: Res) -> None:
+        self.base = base
+        self.copies: dict[str, QuotaInfo] = {}
+        self.used_sum = dict(used_sum)
+        self.min_sum = min_sum
+
+    def get(self, ns: str) -> QuotaInfo | None:
+        info = self.copies.get(ns)
+        return info if info is not None else self.base.get(ns)
+
+    def own(self, ns: str) -> QuotaInfo:
+        info = self.get(ns)
+        assert info is not None
+        return info
+
+    def _copy(self, ns: str) -> QuotaInfo | None:
+        info = self.copies.get(ns)
+        if info is None:
+            base = self.base.get(ns)
+            if base is None:
+                return None
+            info = self.copies[ns] = base.clone()
+        return info
+
+    def count(self, ns: str, uid: str, request: Res) -> None:
+        """The AddPod extension: count the pod in if its namespace has a record that does not count it."""
+        info = self._copy(ns)
+        if info is not None and not info.tracks(uid):
+            info.add_pod_if_absent(uid, request)
+            add_to(self.used_sum, request)
+
+    def uncount(self, ns: str, uid: str, request: Res) -> None:
+        """The RemovePod extension: count the pod out if its namespace's record counts it."""
+        info = self._copy(ns)
+        if info is not None and info.tracks(uid):
+            info.delete_pod_if_present(uid, request)
+            add_to(self.used_sum, request, -1)
+
+    def aggregated_over_min_with(self, request: Res) -> bool:
+        return aggregated_over(self.used_sum, self.min_sum, request)
 
 
 def _least_important_first(p: PodInfo) -> tuple[int, float, int]:
