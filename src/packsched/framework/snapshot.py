@@ -38,10 +38,18 @@ class PodInfo:
     node: int = -1  # column of the node it is placed on, -1 when not placed
     start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
     start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
+    # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
+    # pods is preemption's inner loop; looking the rows up by name each time dominated it).
+    account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> str:
-        return self.pod.key
+        # cached: preemption's dry run asks for it millions of times (a pod's namespace and name never change
+        # once the scheduler knows it)
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = self.pod.key
+        return key
 
     @property
     def priority(self) -> int:
@@ -281,15 +289,24 @@ class Snapshot:
         info.node = -1
 
     def _account(self, info: PodInfo, col: int, sign: int) -> None:
-        for name, amount in info.requests.items():
-            row = self.ensure_resource(name)
-            self.requested[row, col] += sign * amount
-            if amount > BIG_AMOUNT or self.requested[row, col] > BIG_AMOUNT:
+        rows = info.account_rows
+        if rows is None or rows[0] is not self:
+            rows = info.account_rows = (self, tuple((self.ensure_resource(n), a) for n, a in info.requests.items()))
+        requested = self.requested
+        if sign > 0:
+            for row, amount in rows[1]:
+                requested[row, col] += amount
+                if amount > BIG_AMOUNT or requested[row, col] > BIG_AMOUNT:
+                    self.big = True
+            if max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT:
                 self.big = True
+        else:
+            # Taking a pod out makes nothing larger: whatever is large now was already large when it was added,
+            # and ``big`` never goes back to False.
+            for row, amount in rows[1]:
+                requested[row, col] -= amount
         self.nonzero[0, col] += sign * info.non_zero_cpu
         self.nonzero[1, col] += sign * info.non_zero_memory
-        if max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT:
-            self.big = True
         self.pod_count[col] += sign
         self.generation += 1
 
