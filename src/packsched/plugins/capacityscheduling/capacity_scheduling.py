@@ -105,6 +105,7 @@ class CapacityScheduling:
         self.quotas = QuotaInfos()  # the live cache, by namespace
         self._objects: dict[str, ElasticQuota] = {}  # what the ElasticQuota lister would list, by ns/name
         self._requests: dict[str, Res] = {}  # request of each counted pod, by uid (requests never change)
+        self._by_object: dict[int, tuple[Pod, Res]] = {}  # request of each nominated pod seen, by id()
         self.preemption = _QuotaPreemption(self, handle)
 
     # -- cluster events (the plugin's informers) ----------------------------------------------------------
@@ -164,6 +165,14 @@ class CapacityScheduling:
             req = self._requests[uid] = pod_quota_request(pod)
         return req
 
+    def _nominated_request(self, pod: Pod) -> Res:
+        """A nominated pod's request, computed once per Pod object (every PreFilter adds up all nominated pods;
+        keyed by the object, not the uid, so that a pod object never borrows another's request)."""
+        hit = self._by_object.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            hit = self._by_object[id(pod)] = (pod, pod_quota_request(pod))
+        return hit[1]
+
     def _count(self, info: QuotaInfo, pod: Pod) -> None:
         info.add_pod_if_absent(pod_uid(pod), self.request(pod))
 
@@ -191,7 +200,7 @@ class CapacityScheduling:
                 live = self.quotas.get(ns)  # upstream reads the live cache here, not the snapshot
                 if live is None:
                     continue
-                req = pod_quota_request(other.pod)
+                req = self._nominated_request(other.pod)
                 if ns == pod.pod.namespace and other.priority >= pod.priority:
                     in_quota.append(req)
                     everything.append(req)
