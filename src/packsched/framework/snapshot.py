@@ -7,7 +7,7 @@ updates one column. Labels, taints and host ports have their own indexes, built 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +23,10 @@ BoolArray = npt.NDArray[np.bool_]
 BIG_AMOUNT = (2**63 - 1) // 128
 
 FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+# From this many pods on, add_pods / remove_pods update the arrays with one numpy call each instead of one
+# scalar update per pod and resource.
+_BULK = 8
 
 
 @dataclass(eq=False)
@@ -252,31 +256,48 @@ class Snapshot:
 
     def add_pod(self, info: PodInfo, col: int) -> None:
         """Account a pod on node column ``col`` (bound or assumed)."""
+        self._check_absent(info)
+        self._account(info, col, +1)
+        row = self._place(info, col)  # first: it may grow group_count
+        self.group_count[row, col] += 1
+
+    def _check_absent(self, info: PodInfo) -> None:
         if info.key in self.pods:
             raise ValueError(
                 f"pod {info.key} is already placed on {self.nodes[self.pods[info.key].node].name}"
             )
-        self._account(info, col, +1)
+
+    def _place(self, info: PodInfo, col: int) -> int:
+        """Everything of add_pod but the arrays; answers the pod's row in ``group_count``."""
         group = (info.pod.namespace, info.pod.priority)
         row = self.group_row.get(group)
         if row is None:
             row = self.group_row[group] = len(self.groups)
             self.groups.append(group)
             self.group_count = np.vstack([self.group_count, np.zeros((1, self.n), dtype=np.int64)])
-        self.group_count[row, col] += 1
         self._group_of[info.key] = row
         info.node = col
         self.pods_on[col][info.key] = info
         self.pods[info.key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
+        return row
 
     def remove_pod(self, info: PodInfo) -> None:
+        self._check_placed(info)
         col = info.node
-        if col < 0 or self.pods.get(info.key) is not info:
-            raise ValueError(f"pod {info.key} is not placed")
         self._account(info, col, -1)
-        self.group_count[self._group_of.pop(info.key), col] -= 1
+        row = self._unplace(info)
+        self.group_count[row, col] -= 1
+
+    def _check_placed(self, info: PodInfo) -> None:
+        if info.node < 0 or self.pods.get(info.key) is not info:
+            raise ValueError(f"pod {info.key} is not placed")
+
+    def _unplace(self, info: PodInfo) -> int:
+        """Everything of remove_pod but the arrays; answers the pod's row in ``group_count``."""
+        col = info.node
+        row = self._group_of.pop(info.key)
         del self.pods_on[col][info.key]
         del self.pods[info.key]
         for proto, ip, port in info.host_ports:
@@ -287,11 +308,79 @@ class Snapshot:
             if not users:
                 del self.ports[(proto, port)]
         info.node = -1
+        return row
 
-    def _account(self, info: PodInfo, col: int, sign: int) -> None:
+    def add_pods(self, placements: Sequence[tuple[PodInfo, int]]) -> None:
+        """``add_pod`` for each (pod, column), in order; the arrays are updated once for all of them (preemption's
+        dry run puts back one pod on each of many nodes at every step). Nothing changes if one cannot be added."""
+        keys = {info.key for info, _ in placements}
+        if len(keys) < len(placements):
+            raise ValueError("a pod is placed twice")
+        for info, _ in placements:
+            self._check_absent(info)
+        rows, amounts, cols = self._cells(placements)
+        if len(placements) < _BULK or any(a < 0 for a in amounts):
+            # few pods, or a negative amount (then the size check must see every intermediate sum): one by one
+            for info, col in placements:
+                self.add_pod(info, col)
+            return
+        where = (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
+        amount = np.array(amounts, dtype=np.int64)
+        np.add.at(self.requested, where, amount)
+        # The amounts are not negative, so a sum above the limit at some point is above it at the end.
+        if len(amounts) and (amount.max() > BIG_AMOUNT or self.requested[where].max() > BIG_AMOUNT):
+            self.big = True
+        self._bulk_common(placements, +1)
+        if any(max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT for info, _ in placements):
+            self.big = True
+        group_rows = [self._place(info, col) for info, col in placements]
+        np.add.at(self.group_count, (group_rows, [col for _, col in placements]), 1)
+
+    def remove_pods(self, infos: Sequence[PodInfo]) -> None:
+        """``remove_pod`` for each pod, in order; the arrays are updated once for all of them. Nothing changes
+        if one is not placed."""
+        if len({id(info) for info in infos}) < len(infos):
+            raise ValueError("a pod is removed twice")
+        for info in infos:
+            self._check_placed(info)
+        if len(infos) < _BULK:
+            for info in infos:
+                self.remove_pod(info)
+            return
+        placements = [(info, info.node) for info in infos]
+        rows, amounts, cols = self._cells(placements)
+        np.subtract.at(self.requested, (rows, cols), amounts)  # taking pods out makes nothing larger
+        self._bulk_common(placements, -1)
+        group_rows = [self._unplace(info) for info in infos]
+        np.subtract.at(self.group_count, (group_rows, [col for _, col in placements]), 1)
+
+    def _cells(self, placements: Sequence[tuple[PodInfo, int]]) -> tuple[list[int], list[int], list[int]]:
+        rows: list[int] = []
+        amounts: list[int] = []
+        cols: list[int] = []
+        for info, col in placements:
+            for row, amount in self._rows(info):
+                rows.append(row)
+                amounts.append(amount)
+                cols.append(col)
+        return rows, amounts, cols
+
+    def _bulk_common(self, placements: Sequence[tuple[PodInfo, int]], sign: int) -> None:
+        cols = np.array([col for _, col in placements], dtype=np.intp)
+        np.add.at(self.nonzero[0], cols, [sign * info.non_zero_cpu for info, _ in placements])
+        np.add.at(self.nonzero[1], cols, [sign * info.non_zero_memory for info, _ in placements])
+        np.add.at(self.pod_count, cols, sign)
+        self.generation += len(placements)
+
+    def _rows(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
+        """The pod's (row, amount) pairs in this snapshot."""
         rows = info.account_rows
         if rows is None or rows[0] is not self:
             rows = info.account_rows = (self, tuple((self.ensure_resource(n), a) for n, a in info.requests.items()))
+        return rows[1]
+
+    def _account(self, info: PodInfo, col: int, sign: int) -> None:
+        rows = (self, self._rows(info))
         requested = self.requested
         if sign > 0:
             for row, amount in rows[1]:

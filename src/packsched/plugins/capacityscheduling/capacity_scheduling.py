@@ -431,9 +431,10 @@ class _QuotaPreemption(DefaultPreemption):
         orders = {col: list(snap.pods_on[col]) for col in busy}
         removed: dict[int, tuple[PodInfo, int]] = {}  # by id(): the pods now out of the snapshot, and where
         try:
+            taken = [p for col in busy for p in plans[col]]
+            snap.remove_pods(taken)
             for col in busy:
                 for p in plans[col]:
-                    snap.remove_pod(p)
                     removed[id(p)] = (p, col)
             fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
             live: list[int] = []
@@ -471,12 +472,13 @@ class _QuotaPreemption(DefaultPreemption):
                 now = [col for col in playing if step < len(sequences[col])]
                 if not now:
                     break
-                for col in now:
-                    p = sequences[col][step]
-                    snap.add_pod(p, col)
+                back = [(sequences[col][step], col) for col in now]
+                snap.add_pods(back)
+                for p, col in back:
                     del removed[id(p)]
                     local[col].count(p.pod.namespace, pod_uid(p.pod), request(p.pod))
                 fits, _ = fwk.run_filters_with_nominated(state, pod, np.array(now, dtype=np.intp))
+                out_again: list[PodInfo] = []
                 for col, ok in zip(now, fits.tolist(), strict=True):
                     qs = local[col]
                     # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
@@ -485,12 +487,13 @@ class _QuotaPreemption(DefaultPreemption):
                                                   or qs.aggregated_over_min_with(pfs.all_req))):
                         continue
                     p = sequences[col][step]
-                    snap.remove_pod(p)
+                    out_again.append(p)
                     removed[id(p)] = (p, col)
                     qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
                     victims[col].append(p)
                     if not ok and step < num_violating_first[col]:
                         violations[col] += 1
+                snap.remove_pods(out_again)  # nodes are independent: all of this step's victims at once
                 step += 1
             for col in playing:
                 vs = victims[col]
@@ -500,8 +503,7 @@ class _QuotaPreemption(DefaultPreemption):
                 out[col] = (vs, violations[col], Status())
             return out
         finally:
-            for p, col in removed.values():
-                snap.add_pod(p, col)
+            snap.add_pods(list(removed.values()))
             for col, names in orders.items():
                 restore_order(snap.pods_on[col], names)
 
