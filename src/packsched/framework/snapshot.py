@@ -7,7 +7,7 @@ updates one column. Labels, taints and host ports have their own indexes, built 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +24,10 @@ BIG_AMOUNT = (2**63 - 1) // 128
 
 FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
+# From this many pods on, add_pods / remove_pods update the arrays with one numpy call each instead of one
+# scalar update per pod and resource.
+_BULK = 8
+
 
 @dataclass(eq=False)
 class PodInfo:
@@ -38,10 +42,18 @@ class PodInfo:
     node: int = -1  # column of the node it is placed on, -1 when not placed
     start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
     start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
+    # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
+    # pods is preemption's inner loop; looking the rows up by name each time dominated it).
+    account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> str:
-        return self.pod.key
+        # cached: preemption's dry run asks for it millions of times (a pod's namespace and name never change
+        # once the scheduler knows it)
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = self.pod.key
+        return key
 
     @property
     def priority(self) -> int:
@@ -118,6 +130,13 @@ class Snapshot:
         self.generation = 0  # bumped on every change, for caches
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
+        # How many placed pods of each (namespace, priority) each node holds: row per group, column per node.
+        # Preemption asks "which nodes hold a pod it may evict" of these few rows instead of walking every
+        # node's pods in Python.
+        self.groups: list[tuple[str, int]] = []
+        self.group_row: dict[tuple[str, int], int] = {}
+        self.group_count: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self._group_of: dict[str, int] = {}  # each placed pod's row (its priority could change meanwhile)
         for node in nodes:
             self.add_node(node)
 
@@ -156,6 +175,7 @@ class Snapshot:
         self.allowed_pods = np.append(self.allowed_pods, 0)
         self.unschedulable = np.append(self.unschedulable, False)
         self.taint_pos = np.hstack([self.taint_pos, np.full((len(self.taints), 1), -1, dtype=np.int32)])
+        self.group_count = np.hstack([self.group_count, np.zeros((len(self.groups), 1), dtype=np.int64)])
         self.pods_on.append({})
         self.labels.grow(n)
         self._set_node_fields(col, node)
@@ -179,6 +199,7 @@ class Snapshot:
         self.taint_pos = np.hstack(
             [self.taint_pos, np.full((len(self.taints), len(batch)), -1, dtype=np.int32)]
         )
+        self.group_count = np.hstack([self.group_count, np.zeros((len(self.groups), len(batch)), dtype=np.int64)])
         self.labels.grow(total)
         for i, node in enumerate(batch):
             if node.name in self.index:
@@ -235,22 +256,48 @@ class Snapshot:
 
     def add_pod(self, info: PodInfo, col: int) -> None:
         """Account a pod on node column ``col`` (bound or assumed)."""
+        self._check_absent(info)
+        self._account(info, col, +1)
+        row = self._place(info, col)  # first: it may grow group_count
+        self.group_count[row, col] += 1
+
+    def _check_absent(self, info: PodInfo) -> None:
         if info.key in self.pods:
             raise ValueError(
                 f"pod {info.key} is already placed on {self.nodes[self.pods[info.key].node].name}"
             )
-        self._account(info, col, +1)
+
+    def _place(self, info: PodInfo, col: int) -> int:
+        """Everything of add_pod but the arrays; answers the pod's row in ``group_count``."""
+        group = (info.pod.namespace, info.pod.priority)
+        row = self.group_row.get(group)
+        if row is None:
+            row = self.group_row[group] = len(self.groups)
+            self.groups.append(group)
+            self.group_count = np.vstack([self.group_count, np.zeros((1, self.n), dtype=np.int64)])
+        self._group_of[info.key] = row
         info.node = col
         self.pods_on[col][info.key] = info
         self.pods[info.key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
+        return row
 
     def remove_pod(self, info: PodInfo) -> None:
+        self._check_placed(info)
         col = info.node
-        if col < 0 or self.pods.get(info.key) is not info:
-            raise ValueError(f"pod {info.key} is not placed")
         self._account(info, col, -1)
+        row = self._unplace(info)
+        self.group_count[row, col] -= 1
+
+    def _check_placed(self, info: PodInfo) -> None:
+        if info.node < 0 or self.pods.get(info.key) is not info:
+            raise ValueError(f"pod {info.key} is not placed")
+
+    def _unplace(self, info: PodInfo) -> int:
+        """Everything of remove_pod but the arrays; answers the pod's row in ``group_count``."""
+        col = info.node
+        row = self._group_of.pop(info.key)
         del self.pods_on[col][info.key]
         del self.pods[info.key]
         for proto, ip, port in info.host_ports:
@@ -261,19 +308,104 @@ class Snapshot:
             if not users:
                 del self.ports[(proto, port)]
         info.node = -1
+        return row
+
+    def add_pods(self, placements: Sequence[tuple[PodInfo, int]]) -> None:
+        """``add_pod`` for each (pod, column), in order; the arrays are updated once for all of them (preemption's
+        dry run puts back one pod on each of many nodes at every step). Nothing changes if one cannot be added."""
+        keys = {info.key for info, _ in placements}
+        if len(keys) < len(placements):
+            raise ValueError("a pod is placed twice")
+        for info, _ in placements:
+            self._check_absent(info)
+        rows, amounts, cols = self._cells(placements)
+        if len(placements) < _BULK or any(a < 0 for a in amounts):
+            # few pods, or a negative amount (then the size check must see every intermediate sum): one by one
+            for info, col in placements:
+                self.add_pod(info, col)
+            return
+        where = (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
+        amount = np.array(amounts, dtype=np.int64)
+        np.add.at(self.requested, where, amount)
+        # The amounts are not negative, so a sum above the limit at some point is above it at the end.
+        if len(amounts) and (amount.max() > BIG_AMOUNT or self.requested[where].max() > BIG_AMOUNT):
+            self.big = True
+        self._bulk_common(placements, +1)
+        if any(max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT for info, _ in placements):
+            self.big = True
+        group_rows = [self._place(info, col) for info, col in placements]
+        np.add.at(self.group_count, (group_rows, [col for _, col in placements]), 1)
+
+    def remove_pods(self, infos: Sequence[PodInfo]) -> None:
+        """``remove_pod`` for each pod, in order; the arrays are updated once for all of them. Nothing changes
+        if one is not placed."""
+        if len({id(info) for info in infos}) < len(infos):
+            raise ValueError("a pod is removed twice")
+        for info in infos:
+            self._check_placed(info)
+        if len(infos) < _BULK:
+            for info in infos:
+                self.remove_pod(info)
+            return
+        placements = [(info, info.node) for info in infos]
+        rows, amounts, cols = self._cells(placements)
+        np.subtract.at(self.requested, (rows, cols), amounts)  # taking pods out makes nothing larger
+        self._bulk_common(placements, -1)
+        group_rows = [self._unplace(info) for info in infos]
+        np.subtract.at(self.group_count, (group_rows, [col for _, col in placements]), 1)
+
+    def _cells(self, placements: Sequence[tuple[PodInfo, int]]) -> tuple[list[int], list[int], list[int]]:
+        rows: list[int] = []
+        amounts: list[int] = []
+        cols: list[int] = []
+        for info, col in placements:
+            for row, amount in self._rows(info):
+                rows.append(row)
+                amounts.append(amount)
+                cols.append(col)
+        return rows, amounts, cols
+
+    def _bulk_common(self, placements: Sequence[tuple[PodInfo, int]], sign: int) -> None:
+        cols = np.array([col for _, col in placements], dtype=np.intp)
+        np.add.at(self.nonzero[0], cols, [sign * info.non_zero_cpu for info, _ in placements])
+        np.add.at(self.nonzero[1], cols, [sign * info.non_zero_memory for info, _ in placements])
+        np.add.at(self.pod_count, cols, sign)
+        self.generation += len(placements)
+
+    def _rows(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
+        """The pod's (row, amount) pairs in this snapshot."""
+        rows = info.account_rows
+        if rows is None or rows[0] is not self:
+            rows = info.account_rows = (self, tuple((self.ensure_resource(n), a) for n, a in info.requests.items()))
+        return rows[1]
 
     def _account(self, info: PodInfo, col: int, sign: int) -> None:
-        for name, amount in info.requests.items():
-            row = self.ensure_resource(name)
-            self.requested[row, col] += sign * amount
-            if amount > BIG_AMOUNT or self.requested[row, col] > BIG_AMOUNT:
+        rows = (self, self._rows(info))
+        requested = self.requested
+        if sign > 0:
+            for row, amount in rows[1]:
+                requested[row, col] += amount
+                if amount > BIG_AMOUNT or requested[row, col] > BIG_AMOUNT:
+                    self.big = True
+            if max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT:
                 self.big = True
+        else:
+            # Taking a pod out makes nothing larger: whatever is large now was already large when it was added,
+            # and ``big`` never goes back to False.
+            for row, amount in rows[1]:
+                requested[row, col] -= amount
         self.nonzero[0, col] += sign * info.non_zero_cpu
         self.nonzero[1, col] += sign * info.non_zero_memory
-        if max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT:
-            self.big = True
         self.pod_count[col] += sign
         self.generation += 1
+
+    def nodes_holding(self, groups: Iterable[tuple[str, int]]) -> BoolArray:
+        """The nodes holding at least one placed pod of the given (namespace, priority) groups."""
+        rows = [self.group_row[g] for g in groups if g in self.group_row]
+        if not rows:
+            return np.zeros(self.n, dtype=bool)
+        out: BoolArray = np.asarray(self.group_count[rows].any(axis=0), dtype=bool)
+        return out
 
     def free(self, row: int) -> IntArray:
         """Allocatable minus requested for one resource, over all nodes."""

@@ -44,6 +44,8 @@ from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,
     QuotaInfos,
     Res,
+    add_to,
+    aggregated_over,
     pod_quota_request,
 )
 from packsched.plugins.defaultpreemption.default_preemption import (
@@ -104,6 +106,7 @@ class CapacityScheduling:
         self.quotas = QuotaInfos()  # the live cache, by namespace
         self._objects: dict[str, ElasticQuota] = {}  # what the ElasticQuota lister would list, by ns/name
         self._requests: dict[str, Res] = {}  # request of each counted pod, by uid (requests never change)
+        self._by_object: dict[int, tuple[Pod, Res]] = {}  # request of each nominated pod seen, by id()
         self.preemption = _QuotaPreemption(self, handle)
 
     # -- cluster events (the plugin's informers) ----------------------------------------------------------
@@ -163,6 +166,14 @@ class CapacityScheduling:
             req = self._requests[uid] = pod_quota_request(pod)
         return req
 
+    def _nominated_request(self, pod: Pod) -> Res:
+        """A nominated pod's request, computed once per Pod object (every PreFilter adds up all nominated pods;
+        keyed by the object, not the uid, so that a pod object never borrows another's request)."""
+        hit = self._by_object.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            hit = self._by_object[id(pod)] = (pod, pod_quota_request(pod))
+        return hit[1]
+
     def _count(self, info: QuotaInfo, pod: Pod) -> None:
         info.add_pod_if_absent(pod_uid(pod), self.request(pod))
 
@@ -190,7 +201,7 @@ class CapacityScheduling:
                 live = self.quotas.get(ns)  # upstream reads the live cache here, not the snapshot
                 if live is None:
                     continue
-                req = pod_quota_request(other.pod)
+                req = self._nominated_request(other.pod)
                 if ns == pod.pod.namespace and other.priority >= pod.priority:
                     in_quota.append(req)
                     everything.append(req)
@@ -327,15 +338,35 @@ class _QuotaPreemption(DefaultPreemption):
         candidates = [p for p in on_node if p.pod.namespace != ns and p.pod.namespace in quotas]
         if not candidates:
             return out
-        local: dict[str, QuotaInfo] = {}
+        # Each pod is visited once, so un-counting it from a copy of its namespace's usage is what
+        # delete_pod_if_present on a clone of the record would do: subtract it if the record counts it.
+        local: dict[str, Res] = {}
         for p in sorted(candidates, key=_least_important_first):
-            theirs = local.get(p.pod.namespace)
-            if theirs is None:
-                theirs = local[p.pod.namespace] = quotas[p.pod.namespace].clone()
-            if theirs.over_min():
+            info = quotas[p.pod.namespace]
+            used = local.get(p.pod.namespace)
+            if used is None:
+                used = local[p.pod.namespace] = dict(info.used)
+            if info.over_min(used):
                 out.append(p)
-                theirs.delete_pod_if_present(pod_uid(p.pod), self.plugin.request(p.pod))
+                if info.tracks(pod_uid(p.pod)):
+                    add_to(used, self.plugin.request(p.pod), -1)
         return out
+
+    def victim_groups(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo) -> list[tuple[str, int]]:
+        """The (namespace, priority) groups of placed pods among which ``potential_victims`` finds at least
+        one pod on every node that holds one (and none on a node that holds none). In the within-min mode,
+        the walk makes the first pod of a namespace that is over its min a victim before anything changes
+        that namespace's count, and pods of namespaces within their min never change any count: so a node
+        has victims exactly when it holds a pod of another quota'd namespace that is over its min now."""
+        ns = pod.pod.namespace
+        own = quotas.get(ns)
+        groups = self.handle.snapshot.groups
+        if own is None:
+            return [(n, prio) for n, prio in groups if n not in quotas and prio < pod.priority]
+        if own.over_min_with(pfs.in_quota_req):
+            return [(n, prio) for n, prio in groups if n == ns and prio < pod.priority]
+        over = {n for n, info in quotas.items() if n != ns and info.over_min()}
+        return [(n, prio) for n, prio in groups if n in over]
 
     def dry_run_preemption(
         self,
@@ -348,48 +379,134 @@ class _QuotaPreemption(DefaultPreemption):
         num_candidates: int,
         batched: bool | None = None,
     ) -> DryRunResult:
-        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but the two
-        cheap verdicts are reached for all nodes at once: a node without potential victims, and a node where
-        the pod does not fit even without all of them (one filter call over those nodes, with their potential
-        victims taken out of the snapshot). Only the remaining nodes get the full per-node walk."""
+        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but with
+        all nodes in play at once: every node's potential victims leave the snapshot together, one filter call
+        judges all those nodes, and each reprieve step adds back the next pod of every node still in play and
+        judges them all with one filter call. Each node keeps its own copy of the quotas, changed exactly as
+        the RemovePod / AddPod extensions would change the node's clone of the cycle state; the filters never
+        read the quotas, so one shared cycle state serves them all."""
         quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
         others = [p.name for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name != NAME
                   and p.name not in state.skip_filter]
-        if batched is False or others or not isinstance(quotas, QuotaInfos) or not isinstance(pfs, PreFilterState):
-            # another plugin's filter may depend on its AddPod/RemovePod: node by node, as upstream
+        if (batched is False or others or NAME in state.skip_filter or not isinstance(quotas, QuotaInfos)
+                or not isinstance(pfs, PreFilterState)):
+            # another plugin's filter may depend on its AddPod/RemovePod (or this plugin's are not run): node
+            # by node, as upstream
             return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
         snap = self.handle.snapshot
         order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
-        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order}
-        busy = [col for col in order if plans[col]]
-        verdict: dict[int, Status] = {}
+        # Only nodes holding a pod of a group that may lose pods can have potential victims: one numpy
+        # look-up instead of walking every node's pods.
+        maybe = snap.nodes_holding(self.victim_groups(quotas, pfs, pod)).tolist()
+        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order if maybe[col]}
+        busy = [col for col in order if plans.get(col)]
+        results: dict[int, tuple[list[PodInfo], int, Status]] = {}
         if busy:
-            orders = {col: list(snap.pods_on[col]) for col in busy}
-            taken = [(p, col) for col in busy for p in plans[col]]
-            try:
-                for p, _ in taken:
-                    snap.remove_pod(p)
-                fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
-                for j, col in enumerate(busy):
-                    if not fits[j]:
-                        verdict[col] = status_from_groups([g for g in groups if g.mask[j]])
-            finally:
-                for p, col in taken:
-                    snap.add_pod(p, col)
-                for col, names in orders.items():
-                    restore_order(snap.pods_on[col], names)
+            results = self._select_victims_on_nodes(fwk, state, pod, busy, plans, quotas, pfs, pdbs)
         found = CandidateCollector(snap.nodes, num_candidates)
         for col in order:
-            if not plans[col]:
-                st = self.no_victims(snap.nodes[col].name, pod)
-                if found.add(col, [], 0, st):
-                    break
-            elif col in verdict:
-                if found.add(col, [], 0, verdict[col]):
-                    break
-            elif found.add(col, *self.select_victims_on_node(fwk, state.clone(), pod, col, pdbs)):
+            res = results.get(col)
+            if res is None:
+                res = ([], 0, self.no_victims(snap.nodes[col].name, pod))
+            if found.add(col, *res):
                 break
         return found.result()
+
+    def _select_victims_on_nodes(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        busy: list[int],
+        plans: dict[int, list[PodInfo]],
+        quotas: QuotaInfos,
+        pfs: PreFilterState,
+        pdbs: Sequence[BudgetView],
+    ) -> dict[int, tuple[list[PodInfo], int, Status]]:
+        """``select_victims_on_node`` for every node of ``busy`` (each with potential victims ``plans[col]``),
+        step by step over all of them. The snapshot is restored before returning."""
+        snap = self.handle.snapshot
+        request = self.plugin.request
+        ns = pod.pod.namespace
+        out: dict[int, tuple[list[PodInfo], int, Status]] = {}
+        orders = {col: list(snap.pods_on[col]) for col in busy}
+        removed: dict[int, tuple[PodInfo, int]] = {}  # by id(): the pods now out of the snapshot, and where
+        try:
+            taken = [p for col in busy for p in plans[col]]
+            snap.remove_pods(taken)
+            for col in busy:
+                for p in plans[col]:
+                    removed[id(p)] = (p, col)
+            fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
+            live: list[int] = []
+            for j, col in enumerate(busy):
+                if fits[j]:
+                    live.append(col)
+                else:
+                    out[col] = ([], 0, status_from_groups([g for g in groups if g.mask[j]]))
+            # each node's own quotas, after RemovePod of its potential victims
+            used_sum, min_sum = quotas.sums()
+            local: dict[int, _NodeQuotas] = {}
+            sequences: dict[int, list[PodInfo]] = {}
+            num_violating_first: dict[int, int] = {}
+            playing: list[int] = []
+            own_quota = ns in quotas
+            for col in live:
+                qs = _NodeQuotas(quotas, used_sum, min_sum)
+                for p in plans[col]:
+                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
+                own = qs.get(ns)
+                if own is not None and (own.over_max_with(pfs.pod_req) or qs.aggregated_over_min_with(pfs.pod_req)):
+                    out[col] = ([], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED]))
+                    continue
+                local[col] = qs
+                pot = sorted(plans[col], key=importance_key)
+                violating, non_violating = filter_pods_with_pdb_violation(pot, pdbs)
+                sequences[col] = violating + non_violating
+                num_violating_first[col] = len(violating)
+                out[col] = ([], 0, Status())
+                playing.append(col)
+            victims: dict[int, list[PodInfo]] = {col: [] for col in playing}
+            violations = dict.fromkeys(playing, 0)
+            step = 0
+            while True:
+                now = [col for col in playing if step < len(sequences[col])]
+                if not now:
+                    break
+                back = [(sequences[col][step], col) for col in now]
+                snap.add_pods(back)
+                for p, col in back:
+                    del removed[id(p)]
+                    local[col].count(p.pod.namespace, pod_uid(p.pod), request(p.pod))
+                fits, _ = fwk.run_filters_with_nominated(state, pod, np.array(now, dtype=np.intp))
+                out_again: list[PodInfo] = []
+                for col, ok in zip(now, fits.tolist(), strict=True):
+                    qs = local[col]
+                    # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
+                    # and then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
+                    if ok and not (own_quota and (qs.own(ns).over_max_with(pfs.in_quota_req)
+                                                  or qs.aggregated_over_min_with(pfs.all_req))):
+                        continue
+                    p = sequences[col][step]
+                    out_again.append(p)
+                    removed[id(p)] = (p, col)
+                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
+                    victims[col].append(p)
+                    if not ok and step < num_violating_first[col]:
+                        violations[col] += 1
+                snap.remove_pods(out_again)  # nodes are independent: all of this step's victims at once
+                step += 1
+            for col in playing:
+                vs = victims[col]
+                n_violating = num_violating_first[col]
+                if 0 < n_violating < len(sequences[col]):
+                    vs.sort(key=importance_key)
+                out[col] = (vs, violations[col], Status())
+            return out
+        finally:
+            snap.add_pods(list(removed.values()))
+            for col, names in orders.items():
+                restore_order(snap.pods_on[col], names)
 
     @staticmethod
     def no_victims(node: str, pod: PodInfo) -> Status:
@@ -480,6 +597,54 @@ class _QuotaPreemption(DefaultPreemption):
             for p in list(removed.values()):
                 snap.add_pod(p, col)
             restore_order(on_node, order)
+
+
+class _NodeQuotas:
+    """One node's quotas in the batched dry run: what the node's clone of the cycle state holds after the
+    RemovePod / AddPod calls of its dry run. A namespace's record is copied the first time the node counts one
+    of its pods in or out (the others are the cycle's, unchanged), and the usage summed over all records is
+    kept up to date alongside, so that the Σmin check does not add up every record at every step."""
+
+    def __init__(self, base: QuotaInfos, used_sum: Res, min_sum: Res) -> None:
+        self.base = base
+        self.copies: dict[str, QuotaInfo] = {}
+        self.used_sum = dict(used_sum)
+        self.min_sum = min_sum
+
+    def get(self, ns: str) -> QuotaInfo | None:
+        info = self.copies.get(ns)
+        return info if info is not None else self.base.get(ns)
+
+    def own(self, ns: str) -> QuotaInfo:
+        info = self.get(ns)
+        assert info is not None
+        return info
+
+    def _copy(self, ns: str) -> QuotaInfo | None:
+        info = self.copies.get(ns)
+        if info is None:
+            base = self.base.get(ns)
+            if base is None:
+                return None
+            info = self.copies[ns] = base.clone()
+        return info
+
+    def count(self, ns: str, uid: str, request: Res) -> None:
+        """The AddPod extension: count the pod in if its namespace has a record that does not count it."""
+        info = self._copy(ns)
+        if info is not None and not info.tracks(uid):
+            info.add_pod_if_absent(uid, request)
+            add_to(self.used_sum, request)
+
+    def uncount(self, ns: str, uid: str, request: Res) -> None:
+        """The RemovePod extension: count the pod out if its namespace's record counts it."""
+        info = self._copy(ns)
+        if info is not None and info.tracks(uid):
+            info.delete_pod_if_present(uid, request)
+            add_to(self.used_sum, request, -1)
+
+    def aggregated_over_min_with(self, request: Res) -> bool:
+        return aggregated_over(self.used_sum, self.min_sum, request)
 
 
 def _least_important_first(p: PodInfo) -> tuple[int, float, int]:

@@ -27,7 +27,8 @@ def counted(name: str) -> bool:
     return name in FIRST_CLASS or (name != PODS and is_scalar_resource(name))
 
 
-def _add(total: Res, other: Mapping[str, int], sign: int = 1) -> None:
+def add_to(total: Res, other: Mapping[str, int], sign: int = 1) -> None:
+    """total += sign * other, dimension by dimension (a dimension of ``other`` is added to ``total`` even at zero)."""
     for name, amount in other.items():
         total[name] = total.get(name, 0) + sign * amount
 
@@ -38,14 +39,14 @@ def pod_quota_request(pod: Pod) -> Res:
     Zero entries a container lists are kept (``nvidia.com/gpu: 0`` shows up in ``used``, as upstream)."""
     out: Res = {}
     for c in pod.containers:
-        _add(out, {k: v for k, v in c.requests.items() if counted(k)})
+        add_to(out, {k: v for k, v in c.requests.items() if counted(k)})
     for c in pod.init_containers:
         for name, amount in c.requests.items():
             if counted(name) and amount > out.get(name, 0):
                 out[name] = amount
             elif counted(name):
                 out.setdefault(name, 0)
-    _add(out, {k: v for k, v in pod.overhead.items() if counted(k)})
+    add_to(out, {k: v for k, v in pod.overhead.items() if counted(k)})
     return out
 
 
@@ -78,10 +79,16 @@ def _over(x: Mapping[str, int], y: Mapping[str, int], scalars: Iterable[str], mi
     return any(name not in FIRST_CLASS and x.get(name, 0) > y.get(name, missing_scalar) for name in scalars)
 
 
-def _plus(a: Mapping[str, int], b: Mapping[str, int]) -> Res:
-    out = dict(a)
-    _add(out, b)
-    return out
+def _over_with(used: Mapping[str, int], request: Mapping[str, int], bound: Mapping[str, int], missing: int) -> bool:
+    """``_over(used + request, bound, request, missing)`` without building the sum (this runs for every
+    reprieve step of every node in preemption's dry run)."""
+    for name in FIRST_CLASS:
+        if used.get(name, 0) + request.get(name, 0) > bound.get(name, 0):
+            return True
+    for name, amount in request.items():
+        if name not in FIRST_CLASS and used.get(name, 0) + amount > bound.get(name, missing):
+            return True
+    return False
 
 
 @dataclass
@@ -120,7 +127,7 @@ class QuotaInfo:
             self._removed.discard(uid)
         elif uid not in self._base:
             self._added.add(uid)
-        _add(self.used, request)
+        add_to(self.used, request)
 
     def delete_pod_if_present(self, uid: str, request: Mapping[str, int]) -> None:
         if not self.tracks(uid):
@@ -129,7 +136,7 @@ class QuotaInfo:
             self._added.discard(uid)
         else:
             self._removed.add(uid)
-        _add(self.used, request, -1)
+        add_to(self.used, request, -1)
 
     # -- copies ------------------------------------------------------------------------------------------
 
@@ -162,20 +169,23 @@ class QuotaInfo:
         that ``max`` does not list being unbounded. A nil max is never exceeded."""
         if self.max is None:
             return False
-        return _over(_plus(self.used, request), self.max, request, MAX_INT64)
+        return _over_with(self.used, request, self.max, MAX_INT64)
 
     def over_min_with(self, request: Mapping[str, int]) -> bool:
         """used + request > min in any dimension; scalars from the request, missing in min = 0. A nil min is
         always exceeded."""
         if self.min is None:
             return True
-        return _over(_plus(self.used, request), self.min, request, 0)
+        return _over_with(self.used, request, self.min, 0)
 
-    def over_min(self) -> bool:
-        """used > min in any dimension; scalars from ``used``, missing in min = 0. A nil min: always over."""
+    def over_min(self, used: Mapping[str, int] | None = None) -> bool:
+        """used > min in any dimension; scalars from ``used``, missing in min = 0. A nil min: always over.
+        ``used``: judge that usage against this record's min instead of its own."""
         if self.min is None:
             return True
-        return _over(self.used, self.min, self.used, 0)
+        if used is None:
+            used = self.used
+        return _over(used, self.min, used, 0)
 
 
 class QuotaInfos(dict[str, QuotaInfo]):
@@ -187,16 +197,28 @@ class QuotaInfos(dict[str, QuotaInfo]):
     def clone(self) -> QuotaInfos:
         return QuotaInfos({ns: info.clone() for ns, info in self.items()})
 
+    def sums(self) -> tuple[Res, Res]:
+        """Σused and Σmin of every record."""
+        used: Res = {}
+        minimum: Res = {}
+        for info in self.values():
+            add_to(used, info.used)
+            if info.min is not None:
+                add_to(minimum, info.min)
+        return used, minimum
+
     def aggregated_over_min_with(self, request: Mapping[str, int]) -> bool:
         """Σused of every record + request > Σmin of every record, in any dimension (scalars from the summed
         usage, missing in the summed min = 0)."""
-        used: Res = dict(request)
-        minimum: Res = {}
-        for info in self.values():
-            _add(used, info.used)
-            if info.min is not None:
-                _add(minimum, info.min)
-        return _over(used, minimum, used, 0)
+        used, minimum = self.sums()
+        return aggregated_over(used, minimum, request)
+
+
+def aggregated_over(used_sum: Mapping[str, int], min_sum: Mapping[str, int], request: Mapping[str, int]) -> bool:
+    """``aggregated_over_min_with`` from the sums of the records' usage and mins."""
+    total = dict(used_sum)
+    add_to(total, request)
+    return _over(total, min_sum, total, 0)
 
 
 def status_used(quota: ElasticQuota, pods: Iterable[Pod]) -> Res:
@@ -211,9 +233,9 @@ def status_used(quota: ElasticQuota, pods: Iterable[Pod]) -> Res:
             continue
         req: Res = {}
         for c in pod.containers:
-            _add(req, c.requests)
+            add_to(req, c.requests)
         for c in pod.init_containers:
             for name, amount in c.requests.items():
                 req[name] = max(req.get(name, 0), amount)
-        _add(used, req)
+        add_to(used, req)
     return used

@@ -511,7 +511,14 @@ class DefaultPreemption:
         ]
         busy: list[int] = []  # positions in cols of nodes with lower-priority pods
         potentials: list[list[PodInfo]] = []
+        maybe: list[bool] | None = None
+        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
+            # the plain priority rule: only nodes holding a lower-priority pod need their pods walked
+            lower = [g for g in snap.groups if g[1] < pod.priority]
+            maybe = snap.nodes_holding(lower).tolist()
         for i, col in enumerate(cols):
+            if maybe is not None and not maybe[col]:
+                continue
             pot = [p for p in snap.pods_on[col].values() if self.is_preemption_allowed(col, p, pod)]
             if pot:
                 busy.append(i)
