@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +52,15 @@ def make_pod_info(pod: Pod, arrival: int = 0) -> PodInfo:
     cpu, mem = pod_non_zero_requests(pod)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
     return PodInfo(pod, pod_requests(pod), cpu, mem, ports, arrival)
+
+
+class PodListener(Protocol):
+    """Told when a pod is accounted on or taken off a node (binding, preemption, dry runs): plugins that keep
+    their own per-node state (the GPU device table) follow the snapshot this way."""
+
+    def pod_added(self, info: PodInfo, col: int) -> None: ...
+
+    def pod_removed(self, info: PodInfo, col: int) -> None: ...
 
 
 @dataclass
@@ -112,6 +122,7 @@ class Snapshot:
         self.generation = 0  # bumped on every change, for caches
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
+        self.listeners: list[PodListener] = []
         for node in nodes:
             self.add_node(node)
 
@@ -239,6 +250,8 @@ class Snapshot:
         self.pods[info.key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
+        for listener in self.listeners:
+            listener.pod_added(info, col)
 
     def remove_pod(self, info: PodInfo) -> None:
         col = info.node
@@ -255,6 +268,8 @@ class Snapshot:
             if not users:
                 del self.ports[(proto, port)]
         info.node = -1
+        for listener in self.listeners:
+            listener.pod_removed(info, col)
 
     def _account(self, info: PodInfo, col: int, sign: int) -> None:
         for name, amount in info.requests.items():
