@@ -84,3 +84,30 @@ def test_gpu_demo_bin_packing_beats_least_allocated() -> None:
     assert packed["pending"] == 0
     assert packed["fully_free_gpu_nodes"] > least["fully_free_gpu_nodes"]
     assert packed["gpu_allocated"] == 152 and packed["gpu_total"] == 192
+
+
+def test_gpu_share_example_fits_shares_inside_one_gpu() -> None:
+    data = _json("simulate", str(EX / "gpu-share" / "cluster.yaml"),
+                 "--config", str(EX / "gpu-share" / "config-bestfit.yaml"))
+    got = {p["pod"]: (p["phase"], p["node"], p["gpu_index"]) for p in data["placements"]}
+    assert got == {
+        "default/notebook-a": ("Running", "t4-node", "0"),
+        "default/notebook-b": ("Running", "t4-node", "1"),
+        "default/train-v100": ("Running", "v100-node", "0-1"),
+        "default/half-gpu-t4": ("Pending", None, None),
+        "default/small-infer-t4": ("Running", "t4-node", "0"),
+    }
+    reason = next(p["reason"] for p in data["placements"] if p["pod"] == "default/half-gpu-t4")
+    assert reason.startswith("0/2 nodes are available: 1 GPU model not accepted by the pod, "
+                             "1 no GPU with enough free share.")
+
+
+def test_gpu_share_bad_annotation_is_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "pod.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                   "  annotations: {alibabacloud.com/gpu-milli: lots}\n"
+                   "spec:\n  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}: default/p: metadata.annotations[alibabacloud.com/gpu-milli]" in result.output
+    assert "Traceback" not in result.output

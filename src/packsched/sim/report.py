@@ -8,6 +8,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from packsched.api.gpushare import GPU_INDEX
 from packsched.api.quantity import format_quantity
 from packsched.api.resources import CPU, MEMORY
 from packsched.config.types import KubeSchedulerConfiguration
@@ -64,6 +65,8 @@ def placement(rec: PodRecord) -> dict[str, Any]:
         "reason": rec.reason if rec.phase != RUNNING else None,
         "priority": rec.pod.priority,
         "attempts": rec.attempts,
+        # the GPUs GPUShare reserved ("0" or "0-1"), from the pod's alibabacloud.com/gpu-index annotation
+        "gpu_index": rec.pod.annotations.get(GPU_INDEX) if rec.phase == RUNNING else None,
     }
 
 
