@@ -175,3 +175,14 @@ def test_replay_is_deterministic_and_reports_both_levels() -> None:
     assert a.scheduled + a.failed == a.pods == a.originals + a.copies
     s = summarize([a, b])
     assert s["sd"]["100"] == 0.0 and s["mean"]["100"] == pytest.approx(a.unallocated(100), abs=1e-4)
+
+
+def test_nodes_get_a_seeded_name_prefix_that_decides_ties() -> None:
+    from packsched.sim.replay import seeded_nodes
+
+    trace = small_trace()
+    a = [n.name for n in seeded_nodes(trace, np.random.default_rng(42))]
+    b = [n.name for n in seeded_nodes(trace, np.random.default_rng(43))]
+    assert [n.split("-", 1)[1] for n in a] == sorted(n.name for n in trace.nodes)
+    assert sorted(int(n[:4]) for n in a) == list(range(len(a)))
+    assert a != b

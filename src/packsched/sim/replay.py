@@ -1,6 +1,7 @@
 """The published GPU-trace protocol (Weng et al., USENIX ATC '23; ``shared/spec/gpu-trace-evaluation.md`` §3):
 
-1. every node of the node list, in a seeded random order (it decides tie-breaks);
+1. every node of the node list, renamed with a seeded random 4-digit prefix (ties between equal scores go to the
+   smallest name, so this order decides tie-breaks);
 2. the pods sorted by name, then shuffled with the run's seed;
 3. inflation: copies drawn at random, with replacement, from the original pods are appended until the total GPU
    request reaches ``tune`` (1.3) x the cluster's GPU capacity (a larger trace loses pods drawn at random instead);
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from packsched.api.objects import Node
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.framework.status import Status
@@ -43,8 +45,19 @@ def target_workload(trace: Trace) -> TargetWorkload:
     return TargetWorkload.from_shapes(Shape.of(p.cpu, p.demand) for p in trace.pods)
 
 
-def node_order(trace: Trace, rng: np.random.Generator) -> list[int]:
-    return [int(i) for i in rng.permutation(len(trace.nodes))]
+def seeded_nodes(trace: Trace, rng: np.random.Generator) -> list[Node]:
+    """The nodes, sorted by name, each renamed ``NNNN-<name>`` with NNNN from a seeded permutation.
+
+    The paper's simulator does this, and its scheduler breaks score ties by the smallest node name: ties thus go
+    to a random but seed-fixed node order (``--tie-break name``)."""
+    by_name = sorted(trace.nodes, key=lambda n: n.name)
+    perm = rng.permutation(len(by_name))
+    out = []
+    for i, tn in enumerate(by_name):
+        node = tn.to_node()
+        node.name = f"{int(perm[i]):04d}-{tn.name}"
+        out.append(node)
+    return out
 
 
 def pod_order(trace: Trace, rng: np.random.Generator, tune: float = DEFAULT_TUNE) -> tuple[list[int], int]:
@@ -152,10 +165,10 @@ def replay(
     """One run of the protocol with one seed."""
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    order = node_order(trace, rng)
+    nodes = seeded_nodes(trace, rng)
     seq, copies = pod_order(trace, rng, tune)
     snap = Snapshot()
-    snap.add_nodes(trace.nodes[i].to_node() for i in order)
+    snap.add_nodes(nodes)
     device_table(snap)
     frag = FragState(snap, target or target_workload(trace))
     sched = Scheduler(config, in_tree_registry(), _Actions(), snap, seed, tie_break=tie_break)
