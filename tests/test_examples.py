@@ -111,3 +111,15 @@ def test_gpu_share_bad_annotation_is_an_input_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"{bad}: default/p: metadata.annotations[alibabacloud.com/gpu-milli]" in result.output
     assert "Traceback" not in result.output
+
+
+def test_fgd_args_from_a_config_file_reach_the_plugin(tmp_path: Path) -> None:
+    cfg = tmp_path / "fgd.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins:\n    multiPoint: {enabled: [{name: GPUShare}]}\n    score:\n      disabled: [{name: '*'}]\n"
+        "      enabled: [{name: FGDScore}]\n  pluginConfig:\n  - name: FGDScore\n    args:\n"
+        "      targetWorkload: [{cpuMilli: 1000, gpuMilli: 5000, gpuCount: 1}]\n", encoding="utf-8")
+    result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), "--config", str(cfg)])
+    assert result.exit_code == 2  # the args were read (and 5000 milli rejected), not silently dropped
+    assert "targetWorkload[0].gpuMilli must be at most 1000" in result.output

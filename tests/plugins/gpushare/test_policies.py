@@ -101,3 +101,20 @@ def test_fgd_prefers_the_gpu_and_node_that_fragment_least(snap: Snapshot) -> Non
     choose = state.read(CHOICE_KEY)
     assert choose(0) == (0,) and choose(3) == (1,)
     assert sigmoid_score(np.array([0.0, -1e9, 1e9])).tolist() == [50, 0, 100]
+
+
+def test_fgd_without_target_learns_the_workload_it_sees(snap: Snapshot) -> None:
+    fgd = FGDScore(None, None)  # type: ignore[arg-type]
+    listeners = len(snap.listeners)
+    for i, milli in enumerate([300, 500, 300, 1000]):
+        pod = make_pod_info(TracePod(f"p{i}", 1000, 64, 1, milli).to_pod(), 100 + i)
+        assert len(fgd.score(CycleState(), pod, snap, COLS)) == 4
+    assert len(snap.listeners) == listeners + 1  # one fragment tracker, re-targeted as shapes appear
+    assert fgd._learned is not None and len(fgd._learned.shapes) == 3
+
+
+def test_fgd_args_are_checked() -> None:
+    with pytest.raises(ValueError, match="unknown field"):
+        FGDScore({"target": []}, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"targetWorkload\[0\].gpuMilli must be at most 1000"):
+        FGDScore({"targetWorkload": [{"gpuMilli": 2000, "gpuCount": 1}]}, None)  # type: ignore[arg-type]

@@ -60,9 +60,11 @@ class FGDScore:
     def _frag(self, snap: Snapshot) -> FragState:
         target = self.fixed or self._learned
         assert target is not None
-        if self._state is None or self._snap is not snap or self._state.shapes.target is not target:
+        if self._state is None or self._snap is not snap:
             self._state = FragState(snap, target)
             self._snap = snap
+        elif self._state.shapes.target is not target:
+            self._state.set_target(target)  # the learned workload changed: same listener, new shapes
         self._state.refresh()
         return self._state
 

@@ -203,6 +203,11 @@ class FragState:
         snap.listeners.append(self)
         self.table.on_change.append(self._mark)
 
+    def set_target(self, target: TargetWorkload) -> None:
+        """Measure against another target workload from now on (every node is recomputed)."""
+        self.shapes = ShapeArrays(target, self.table)
+        self._all = True
+
     def _mark(self, col: int) -> None:
         self._dirty.add(col)
 
