@@ -123,6 +123,8 @@ class Snapshot:
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
         self.listeners: list[PodListener] = []
+        # per-snapshot state that plugins own (e.g. the GPU device table), by plugin-chosen key
+        self.extensions: dict[str, object] = {}
         for node in nodes:
             self.add_node(node)
 

@@ -8,7 +8,6 @@ preemption dry run) takes its GPUs again; a pod that leaves frees them. New pods
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -195,15 +194,16 @@ class DeviceTable:
         return int(self.free.sum())
 
 
-_TABLES: weakref.WeakKeyDictionary[Snapshot, DeviceTable] = weakref.WeakKeyDictionary()
+TABLE_KEY = "GPUShare/device-table"
 
 
 def device_table(snap: Snapshot) -> DeviceTable:
-    """The snapshot's device table (created, and filled from the pods already placed, on first use)."""
-    table = _TABLES.get(snap)
-    if table is None:
+    """The snapshot's device table (created, and filled from the pods already placed, on first use). It lives
+    in the snapshot's ``extensions``, so it goes away with the snapshot."""
+    table = snap.extensions.get(TABLE_KEY)
+    if not isinstance(table, DeviceTable):
         table = DeviceTable(snap)
-        _TABLES[snap] = table
+        snap.extensions[TABLE_KEY] = table
     else:
         table.sync()
     return table
