@@ -110,3 +110,41 @@ def test_timeline_urgent_job_preempts_then_etl_finishes() -> None:
     assert placements["default/etl-7"]["owner"] == "Job/etl"
     assert data["summary"] == {"pods": 12, "running": 2, "preempted": 2, "succeeded": 8}
     assert data["end_time"] == 3001.0
+
+def test_gpu_share_example_fits_shares_inside_one_gpu() -> None:
+    data = _json("simulate", str(EX / "gpu-share" / "cluster.yaml"),
+                 "--config", str(EX / "gpu-share" / "config-bestfit.yaml"))
+    got = {p["pod"]: (p["phase"], p["node"], p["gpu_index"]) for p in data["placements"]}
+    assert got == {
+        "default/notebook-a": ("Running", "t4-node", "0"),
+        "default/notebook-b": ("Running", "t4-node", "1"),
+        "default/train-v100": ("Running", "v100-node", "0-1"),
+        "default/half-gpu-t4": ("Pending", None, None),
+        "default/small-infer-t4": ("Running", "t4-node", "0"),
+    }
+    reason = next(p["reason"] for p in data["placements"] if p["pod"] == "default/half-gpu-t4")
+    assert reason.startswith("0/2 nodes are available: 1 GPU model not accepted by the pod, "
+                             "1 no GPU with enough free share.")
+
+
+def test_gpu_share_bad_annotation_is_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "pod.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                   "  annotations: {alibabacloud.com/gpu-milli: lots}\n"
+                   "spec:\n  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}: default/p: metadata.annotations[alibabacloud.com/gpu-milli]" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_fgd_args_from_a_config_file_reach_the_plugin(tmp_path: Path) -> None:
+    cfg = tmp_path / "fgd.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins:\n    multiPoint: {enabled: [{name: GPUShare}]}\n    score:\n      disabled: [{name: '*'}]\n"
+        "      enabled: [{name: FGDScore}]\n  pluginConfig:\n  - name: FGDScore\n    args:\n"
+        "      targetWorkload: [{cpuMilli: 1000, gpuMilli: 5000, gpuCount: 1}]\n", encoding="utf-8")
+    result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), "--config", str(cfg)])
+    assert result.exit_code == 2  # the args were read (and 5000 milli rejected), not silently dropped
+    assert "targetWorkload[0].gpuMilli must be at most 1000" in result.output

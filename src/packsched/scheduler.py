@@ -27,6 +27,11 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_BASE = 50
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+# How selectHost breaks ties between the best-scored nodes: uniformly at random (kube-scheduler), or the node
+# whose name sorts first (the vendored scheduler of the FGD paper's simulator does this, for reproducibility).
+TIE_RANDOM = "random"
+TIE_NAME = "name"
+TIE_BREAKS = (TIE_RANDOM, TIE_NAME)
 
 
 @dataclass
@@ -93,8 +98,14 @@ class Scheduler:
         snapshot: Snapshot,
         seed: int = 0,
         pdb_source: Callable[[], Sequence[BudgetStatus]] | None = None,
+        tie_break: str = TIE_RANDOM,
     ) -> None:
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
         self.config = config
+        self.tie_break = tie_break
+        self._name_rank: IntArray | None = None
+        self._rank_gen = -1
         self._snapshot = snapshot
         self._actions = actions
         self._rng = np.random.default_rng(seed)
@@ -247,8 +258,23 @@ class Scheduler:
             totals = np.where(np.isin(scores.cols, candidates), scores.totals, np.iinfo(np.int64).min)
         best = totals.max()
         tied = np.flatnonzero(totals == best)
-        pick = int(tied[0]) if len(tied) == 1 else int(tied[int(self._rng.integers(len(tied)))])
+        if len(tied) == 1:
+            pick = int(tied[0])
+        elif self.tie_break == TIE_NAME:
+            pick = int(tied[int(np.argmin(self._name_ranks()[scores.cols[tied]]))])
+        else:
+            pick = int(tied[int(self._rng.integers(len(tied)))])
         return int(scores.cols[pick])
+
+    def _name_ranks(self) -> IntArray:
+        snap = self._snapshot
+        if self._name_rank is None or self._rank_gen != snap.node_generation:
+            names = [n.name for n in snap.nodes]
+            rank = np.empty(len(names), dtype=np.int64)
+            rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+            self._name_rank = rank
+            self._rank_gen = snap.node_generation
+        return self._name_rank
 
     def _reserve_and_bind(
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, result: CycleResult

@@ -11,8 +11,10 @@ from typing import Annotated, Any, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 
 from packsched.api.errors import InputError
+from packsched.api.gpushare import gpu_annotation_errors
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
@@ -55,7 +57,7 @@ def _guard(fn: Callable[[], T]) -> T:
         return fn()
     except InputError as exc:
         for e in exc.errors:
-            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -93,6 +95,7 @@ def _load(
             errors += exc.errors
         try:
             cluster = load_manifests([str(p) for p in paths])
+            errors += gpu_annotation_errors(cluster.pods)
         except InputError as exc:
             errors += exc.errors
         if errors or cluster is None or cfg is None:
@@ -301,6 +304,11 @@ def demo(
         _emit_json([r.as_json() for r in rows])
     else:
         print_comparison(out, rows)
+
+
+from packsched.cli.trace_cmds import register as _register_trace_commands  # noqa: E402
+
+_register_trace_commands(app)
 
 
 def main() -> None:

@@ -415,7 +415,10 @@ def _plugin_config(ctx: _Context, prof: Profile, raw: object, path: str) -> None
                 ctx.warnings.append(
                     f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect'
                 )
-            continue  # untyped args (out-of-tree upstream, or a plugin packsched leaves out) are not used
+            if name in ctx.known and name not in catalog.UPSTREAM_PLUGINS and isinstance(args, dict) and args:
+                # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
+                prof.plugin_config[name] = args
+            continue  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
         if isinstance(args, dict):
             continue  # the args were not a map: a decoding error was recorded
         pluginargs.apply_defaults(name, args, v)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +70,15 @@ def make_pod_info(pod: Pod, arrival: int = 0) -> PodInfo:
     cpu, mem = pod_non_zero_requests(pod)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
     return PodInfo(pod, pod_requests(pod), cpu, mem, ports, arrival)
+
+
+class PodListener(Protocol):
+    """Told when a pod is accounted on or taken off a node (binding, preemption, dry runs): plugins that keep
+    their own per-node state (the GPU device table) follow the snapshot this way."""
+
+    def pod_added(self, info: PodInfo, col: int) -> None: ...
+
+    def pod_removed(self, info: PodInfo, col: int) -> None: ...
 
 
 @dataclass
@@ -137,6 +147,9 @@ class Snapshot:
         self.group_row: dict[tuple[str, int], int] = {}
         self.group_count: IntArray = np.zeros((0, 0), dtype=np.int64)
         self._group_of: dict[str, int] = {}  # each placed pod's row (its priority could change meanwhile)
+        self.listeners: list[PodListener] = []
+        # per-snapshot state that plugins own (e.g. the GPU device table), by plugin-chosen key
+        self.extensions: dict[str, object] = {}
         for node in nodes:
             self.add_node(node)
 
@@ -281,6 +294,8 @@ class Snapshot:
         self.pods[info.key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
+        for listener in self.listeners:
+            listener.pod_added(info, col)
         return row
 
     def remove_pod(self, info: PodInfo) -> None:
@@ -308,6 +323,8 @@ class Snapshot:
             if not users:
                 del self.ports[(proto, port)]
         info.node = -1
+        for listener in self.listeners:
+            listener.pod_removed(info, col)
         return row
 
     def add_pods(self, placements: Sequence[tuple[PodInfo, int]]) -> None:

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from packsched.framework.runtime import PluginFactory
+from packsched.plugins.bestfit.best_fit import new_best_fit
 from packsched.plugins.capacityscheduling.capacity_scheduling import new_capacity_scheduling
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
+from packsched.plugins.dotproduct.dot_product import new_dot_product
+from packsched.plugins.fgd.fgd import new_fgd
+from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
+from packsched.plugins.gpupacking.gpu_packing import new_gpu_packing
+from packsched.plugins.gpushare.gpu_share import new_gpu_share
 from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
 from packsched.plugins.nodename.node_name import new_node_name
 from packsched.plugins.nodeports.node_ports import new_node_ports
@@ -19,6 +25,7 @@ from packsched.plugins.noderesources.legacy import (
 )
 from packsched.plugins.nodeunschedulable.node_unschedulable import new_node_unschedulable
 from packsched.plugins.queuesort.priority_sort import new_priority_sort
+from packsched.plugins.randomscore.random_score import new_random_score
 from packsched.plugins.schedulinggates.scheduling_gates import new_scheduling_gates
 from packsched.plugins.tainttoleration.taint_toleration import new_taint_toleration
 
@@ -42,4 +49,12 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodePreferAvoidPods": new_node_prefer_avoid_pods,
         # scheduler-plugins (out of tree upstream)
         "CapacityScheduling": new_capacity_scheduling,
+        # shared GPUs and the GPU policies of Weng et al. (USENIX ATC '23); see docs/guides/gpu-trace-replay.md
+        "GPUShare": new_gpu_share,
+        "RandomScore": new_random_score,
+        "DotProductScore": new_dot_product,
+        "GpuClusteringScore": new_gpu_clustering,
+        "GpuPackingScore": new_gpu_packing,
+        "BestFitScore": new_best_fit,
+        "FGDScore": new_fgd,
     }

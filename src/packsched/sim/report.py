@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from packsched.api.annotations import format_duration
+from packsched.api.gpushare import GPU_INDEX
 from packsched.api.quantity import format_quantity
 from packsched.api.resources import CPU, MEMORY
 from packsched.config.types import KubeSchedulerConfiguration
@@ -71,6 +72,8 @@ def placement(rec: PodRecord) -> dict[str, Any]:
         "created": rec.created,
         "started": rec.started,
         "finished": rec.finished,
+        # the GPUs GPUShare reserved ("0" or "0-1"), from the pod's alibabacloud.com/gpu-index annotation
+        "gpu_index": rec.pod.annotations.get(GPU_INDEX) if rec.phase == RUNNING else None,
     }
 
 

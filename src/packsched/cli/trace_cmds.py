@@ -1,0 +1,294 @@
+"""``packsched replay`` and ``packsched compare``: the published GPU-trace protocol on any config or policy."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from packsched.api.errors import InputError
+from packsched.scheduler import TIE_BREAKS, TIE_NAME
+from packsched.sim.policies import PAPER_POLICIES, POLICIES
+from packsched.sim.replay import DEFAULT_TUNE, RunResult
+from packsched.sim.sweep import (
+    RunSpec,
+    check_specs,
+    default_workers,
+    group_summary,
+    published,
+    run_local,
+    run_ray,
+    write_csv,
+    write_json,
+)
+from packsched.sim.trace import DEFAULT_NODES
+
+EXIT_INPUT = 2
+MAX_SEEDS = 1000
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+
+DataArg = Annotated[Path, typer.Argument(help="folder with the openb_*.csv files")]
+PodsOpt = Annotated[str, typer.Option("--pods", help="pod list: default, cpu050, gpushare40, ... or a .csv")]
+NodesOpt = Annotated[str, typer.Option("--nodes", help="node list: gpu_node (the paper's), all_node, or a .csv")]
+SeedsOpt = Annotated[str, typer.Option("--seeds", help="seeds: 42-51, 42,43 or 42")]
+TuneOpt = Annotated[float, typer.Option("--tune", help="inflate the GPU request to this multiple of capacity")]
+TieOpt = Annotated[str, typer.Option("--tie-break", help="name (the paper's simulator) or random (kube-scheduler)")]
+WorkersOpt = Annotated[int, typer.Option("--workers", help="worker processes (0: one per core, at most 8)")]
+OutDirOpt = Annotated[Path | None, typer.Option("--out-dir", help="write runs.csv, summary.json and PNG plots here")]
+OutputOpt = Annotated[str, typer.Option("--output", "-o", help="table or json")]
+
+
+def _fail(messages: Sequence[str]) -> typer.Exit:
+    for m in messages:
+        err.print(f"[red]error:[/red] {escape(m)}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_INPUT)
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except InputError as exc:
+        raise _fail([str(e) for e in exc.errors]) from None
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``42-51`` -> 42..51, ``1,5,9`` -> [1, 5, 9]; raises InputError naming --seeds."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise InputError.single(f"{text!r}: expected a seed (42), a range (42-51) or a list (42,43)",
+                                    path="--seeds") from None
+        if a < 0 or b < a:
+            raise InputError.single(f"{text!r}: a range must go up from a non-negative seed", path="--seeds")
+        seeds.extend(range(a, b + 1))
+        if len(seeds) > MAX_SEEDS:
+            raise InputError.single(f"{text!r}: at most {MAX_SEEDS} seeds", path="--seeds")
+    if len(set(seeds)) != len(seeds):
+        raise InputError.single(f"{text!r}: a seed appears twice", path="--seeds")
+    return seeds
+
+
+def _check_common(output: str, tie_break: str, tune: float, workers: int) -> None:
+    problems = []
+    if output not in ("table", "json"):
+        problems.append(f"--output must be table or json, got {output!r}")
+    if tie_break not in TIE_BREAKS:
+        problems.append(f"--tie-break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    if not 0 < tune <= 10:
+        problems.append(f"--tune must be above 0 and at most 10, got {tune}")
+    if workers < 0:
+        problems.append(f"--workers must be 0 or more, got {workers}")
+    if problems:
+        raise _fail(problems)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True, disable=not err.is_terminal,
+    )
+
+
+def _run(specs: list[RunSpec], workers: int, use_ray: bool, ray_address: str | None) -> list[RunResult]:
+    _guard(lambda: check_specs(specs))
+    n = workers or default_workers()
+    with _progress() as bar:
+        runs_task = bar.add_task("runs", total=len(specs))
+        pod_tasks: dict[RunSpec, Any] = {}
+
+        def on_done(_: RunResult) -> None:
+            bar.advance(runs_task)
+
+        def on_pods(spec: RunSpec, done: int, total: int) -> None:
+            task = pod_tasks.get(spec)
+            if task is None:
+                task = pod_tasks[spec] = bar.add_task(f"{spec.label} seed {spec.seed}: pods", total=total)
+            bar.update(task, completed=done)
+            if done >= total:
+                bar.remove_task(task)
+
+        if use_ray:
+            return _guard(lambda: run_ray(specs, ray_address, on_done))
+        return run_local(specs, n, on_done, on_pods)
+
+
+def _trace_info(data_dir: Path, pods: str, nodes: str, tune: float, tie_break: str) -> dict[str, Any]:
+    return {"data_dir": str(data_dir), "pods": pods, "nodes": nodes, "tune": tune, "tie_break": tie_break}
+
+
+def _workload(pods: str) -> str:
+    return Path(pods).stem if pods.endswith(".csv") else f"openb_pod_list_{pods}"
+
+
+def _fmt(x: float | None, sd: float | None = None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.2f}" if sd is None else f"{x:.2f} ± {sd:.2f}"
+
+
+def _write_outputs(out_dir: Path | None, groups: dict[str, list[RunResult]], summary: dict[str, Any],
+                   summaries: dict[str, dict[str, Any]], pubs: dict[str, Any]) -> dict[str, Any]:
+    if out_dir is None:
+        return {}
+    from packsched.sim import plots
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail([f"{out_dir}: cannot create the folder: {exc}"]) from None
+    all_runs = [r for rs in groups.values() for r in rs]
+    files = {"csv": str(out_dir / "runs.csv"), "json": str(out_dir / "summary.json")}
+    write_csv(all_runs, out_dir / "runs.csv")
+    pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
+    files["allocation_png"] = str(plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves))
+    files["fragmentation_png"] = str(plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png"))
+    if len(groups) > 1:
+        files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png"))
+    summary["outputs"] = files
+    write_json(summary, out_dir / "summary.json")
+    return files
+
+
+def replay(
+    data_dir: DataArg,
+    pods: PodsOpt = "default",
+    nodes: NodesOpt = DEFAULT_NODES,
+    policy: Annotated[str | None, typer.Option("--policy", help=f"one of {', '.join(POLICIES)}")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="a KubeSchedulerConfiguration")] = None,
+    seeds: SeedsOpt = "42",
+    tune: TuneOpt = DEFAULT_TUNE,
+    tie_break: TieOpt = TIE_NAME,
+    workers: WorkersOpt = 1,
+    output: OutputOpt = "table",
+    out_dir: OutDirOpt = None,
+) -> None:
+    """Replay a GPU trace with the published protocol (Weng et al., ATC '23): unallocated GPUs and fragmentation."""
+    _check_common(output, tie_break, tune, workers)
+    if (policy is None) == (config is None):
+        raise _fail(["give exactly one of --policy NAME or --config FILE"])
+    if policy is not None and policy not in POLICIES:
+        raise _fail([f"--policy: unknown policy {policy!r}; one of {', '.join(POLICIES)}"])
+    seed_list = _guard(lambda: parse_seeds(seeds))
+    label = policy or (config.stem if config else "config")
+    specs = [RunSpec(label, s, str(data_dir), pods, nodes, policy, str(config) if config else None, tune, tie_break)
+             for s in seed_list]
+    runs = _run(specs, workers, False, None)
+    pub = published(str(data_dir), _workload(pods), policy)
+    summary_group = group_summary(label, runs, pub)
+    data: dict[str, Any] = {
+        "trace": _trace_info(data_dir, pods, nodes, tune, tie_break),
+        "policy": policy,
+        "config": str(config) if config else None,
+        "runs": summary_group["runs"],
+        "mean": summary_group["mean"],
+        "sd": summary_group["sd"],
+        "published": summary_group["published"],
+        "seconds_per_run": summary_group["seconds_per_run"],
+    }
+    files = _write_outputs(out_dir, {label: runs}, data, {label: summary_group}, {label: pub})
+    data["outputs"] = files
+    if output == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    table = Table(title=f"{label} on {_workload(pods)}: unallocated GPU % (lower is better)")
+    for col in ("seed", "@100% arrived", "@130% arrived", "frag rate @80%", "placed", "dropped", "seconds"):
+        table.add_column(col, justify="right")
+    for r in runs:
+        j = r.as_json()
+        table.add_row(str(r.seed), _fmt(r.unallocated(100)), _fmt(r.unallocated(130)),
+                      _fmt(j["frag_rate_pct"]["80"]), str(r.scheduled), str(r.failed), f"{r.seconds:.1f}")
+    table.add_row("mean ± SD", _fmt(data["mean"]["100"], data["sd"]["100"]),
+                  _fmt(data["mean"]["130"], data["sd"]["130"]), "", "", "", "")
+    if pub:
+        table.add_row("published", _fmt(pub["mean"]["100"], pub["sd"]["100"]),
+                      _fmt(pub["mean"]["130"], pub["sd"]["130"]), "", "", "", "")
+    out.print(table)
+    for name, path in files.items():
+        out.print(f"{name}: {path}", highlight=False)
+
+
+def compare(
+    data_dir: DataArg,
+    policies: Annotated[str, typer.Option("--policies", help="comma-separated policy names ('' for none)")] = ",".join(
+        PAPER_POLICIES),
+    config: Annotated[list[Path] | None, typer.Option("--config", "-c", help="config files (repeat)")] = None,
+    pods: PodsOpt = "default",
+    nodes: NodesOpt = DEFAULT_NODES,
+    seeds: SeedsOpt = "42-51",
+    tune: TuneOpt = DEFAULT_TUNE,
+    tie_break: TieOpt = TIE_NAME,
+    workers: WorkersOpt = 0,
+    use_ray: Annotated[bool, typer.Option("--ray", help="run on a Ray cluster (pip install 'packsched[ray]')")] = False,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address (ray.init)")] = None,
+    output: OutputOpt = "table",
+    out_dir: OutDirOpt = None,
+) -> None:
+    """Several policies and configs x seeds in parallel: mean ± SD beside the published figures, one plot."""
+    _check_common(output, tie_break, tune, workers)
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    bad = [p for p in names if p not in POLICIES]
+    problems = [f"--policies: unknown policy {p!r}; one of {', '.join(POLICIES)}" for p in bad]
+    configs = list(config or [])
+    if not names and not configs:
+        problems.append("nothing to compare: give --policies and/or --config")
+    labels = names + [c.stem for c in configs]
+    if len(set(labels)) != len(labels):
+        problems.append(f"two entries share a label: {labels}")
+    if problems:
+        raise _fail(problems)
+    seed_list = _guard(lambda: parse_seeds(seeds))
+    specs = [RunSpec(p, s, str(data_dir), pods, nodes, p, None, tune, tie_break) for p in names for s in seed_list]
+    specs += [RunSpec(c.stem, s, str(data_dir), pods, nodes, None, str(c), tune, tie_break)
+              for c in configs for s in seed_list]
+    runs = _run(specs, workers, use_ray, ray_address)
+    groups: dict[str, list[RunResult]] = {}
+    for r in runs:
+        groups.setdefault(r.label, []).append(r)
+    pubs = {label: published(str(data_dir), _workload(pods), label) for label in groups}
+    summaries = {label: group_summary(label, rs, pubs[label]) for label, rs in groups.items()}
+    data: dict[str, Any] = {
+        "trace": _trace_info(data_dir, pods, nodes, tune, tie_break),
+        "seeds": seed_list,
+        "policies": list(summaries.values()),
+    }
+    data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs)
+    if output == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s) (lower is better)")
+    for col in ("policy", "@100% (mean ± SD)", "published @100%", "diff", "@130%", "published @130%",
+                "frag rate @80%", "s/run"):
+        table.add_column(col, justify="right" if col != "policy" else "left")
+    for label, s in summaries.items():
+        p = s["published"]
+        m100 = s["mean"]["100"]
+        diff = "-" if not p or m100 is None else f"{m100 - p['mean']['100']:+.2f}"
+        table.add_row(label, _fmt(m100, s["sd"]["100"]), _fmt(p["mean"]["100"], p["sd"]["100"]) if p else "-", diff,
+                      _fmt(s["mean"]["130"], s["sd"]["130"]), _fmt(p["mean"]["130"], p["sd"]["130"]) if p else "-",
+                      _fmt(s["frag_rate_pct_80"]["mean"]), f"{s['seconds_per_run']:.1f}")
+    out.print(table)
+    for name, path in data["outputs"].items():
+        out.print(f"{name}: {path}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay")(replay)
+    app.command("compare")(compare)
+
+
+

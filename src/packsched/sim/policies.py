@@ -1,0 +1,91 @@
+"""Named scheduling policies for trace replays: the paper's six (each one score plugin) and our
+NodeResourcesFit strategies, as ordinary KubeSchedulerConfiguration documents.
+
+Every policy runs the default filters plus GPUShare (per-GPU fit, GPU assignment) and exactly one score plugin;
+the default score plugins and preemption are off (a pod that fits nowhere is dropped), and every feasible node
+is scored (percentageOfNodesToScore: 100).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from packsched.api.errors import InputError
+from packsched.api.gpushare import GPU_MILLI
+from packsched.config.loader import load_config, load_config_data
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.plugins.gpushare.frag import TargetWorkload
+
+API = "kubescheduler.config.k8s.io/v1"
+
+# The paper's policies: our name -> score plugin (and the name of the policy in the authors' result files).
+PAPER_POLICIES: dict[str, tuple[str, str]] = {
+    "Random": ("RandomScore", "01-Random"),
+    "DotProd": ("DotProductScore", "02-DotProd"),
+    "Clustering": ("GpuClusteringScore", "03-GpuClustering"),
+    "Packing": ("GpuPackingScore", "04-GpuPacking"),
+    "BestFit": ("BestFitScore", "05-BestFit"),
+    "FGD": ("FGDScore", "06-FGD"),
+}
+FIT_POLICIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+POLICIES = (*PAPER_POLICIES, *FIT_POLICIES)
+# Like-for-like with BestFit (spec §5): CPU and GPU milli, weights 1:1, no memory.
+FIT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": GPU_MILLI, "weight": 1}]
+RTCR_SHAPE = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+
+
+def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str, Any]:
+    if name not in POLICIES:
+        raise InputError.single(
+            f"unknown policy {name!r}; one of {', '.join(POLICIES)} (or give --config FILE)", path="--policy"
+        )
+    plugin_config: list[dict[str, Any]] = []
+    if name in PAPER_POLICIES:
+        score = PAPER_POLICIES[name][0]
+        if score == "FGDScore" and target is not None:
+            plugin_config.append({"name": score, "args": {"targetWorkload": target.as_args()}})
+    else:
+        score = "NodeResourcesFit"
+        strategy: dict[str, Any] = {"type": name, "resources": FIT_RESOURCES}
+        if name == "RequestedToCapacityRatio":
+            strategy["requestedToCapacityRatio"] = {"shape": RTCR_SHAPE}
+        plugin_config.append({"name": score, "args": {"scoringStrategy": strategy}})
+    return {
+        "apiVersion": API,
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"enabled": [{"name": "GPUShare"}]},
+                    "score": {"disabled": [{"name": "*"}], "enabled": [{"name": score, "weight": 1}]},
+                    "postFilter": {"disabled": [{"name": "*"}]},
+                },
+                "pluginConfig": plugin_config,
+            }
+        ],
+    }
+
+
+def policy_config(
+    name: str, known: Collection[str], target: TargetWorkload | None = None
+) -> KubeSchedulerConfiguration:
+    return load_config_data(policy_document(name, target), f"<policy {name}>", known)
+
+
+def file_config(
+    path: str, known: Collection[str], target: TargetWorkload | None = None
+) -> KubeSchedulerConfiguration:
+    """A user's config for a replay: FGDScore without a targetWorkload gets the trace's; an unset
+    percentageOfNodesToScore becomes 100 (every feasible node scored, as the published protocol)."""
+    cfg = load_config(path, known)
+    if not cfg.percentage_of_nodes_to_score:
+        cfg.percentage_of_nodes_to_score = 100
+    if target is not None:
+        for profile in cfg.profiles:
+            args = profile.plugin_config.get("FGDScore")
+            if not args:
+                profile.plugin_config["FGDScore"] = {"targetWorkload": target.as_args()}
+    return cfg

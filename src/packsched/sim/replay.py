@@ -1,0 +1,222 @@
+"""The published GPU-trace protocol (Weng et al., USENIX ATC '23; ``shared/spec/gpu-trace-evaluation.md`` §3):
+
+1. every node of the node list, renamed with a seeded random 4-digit prefix (ties between equal scores go to the
+   smallest name, so this order decides tie-breaks);
+2. the pods sorted by name, then shuffled with the run's seed;
+3. inflation: copies drawn at random, with replacement, from the original pods are appended until the total GPU
+   request reaches ``tune`` (1.3) x the cluster's GPU capacity (a larger trace loses pods drawn at random instead);
+4. one pod at a time through the scheduler, no departures; a pod that fits nowhere is dropped;
+5. after every pod: allocated GPU milli, arrived GPU milli (failed pods included), the cluster fragment (FGD's
+   measure over the original trace's target workload), CPU and memory allocated.
+
+Samples are binned by arrived workload rounded to whole percent (0..130) and averaged per bin; an empty bin takes
+the samples of its neighbours (+-1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from packsched.api.objects import Node
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.status import Status
+from packsched.plugins.gpushare.frag import FragState, Shape, TargetWorkload
+from packsched.plugins.gpushare.table import device_table
+from packsched.plugins.registry import in_tree_registry
+from packsched.scheduler import TIE_NAME, Scheduler
+from packsched.sim.trace import Trace
+
+FloatArray = npt.NDArray[np.float64]
+DEFAULT_TUNE = 1.3
+MAX_BIN = 130
+CURVES = ("gpu_alloc_pct", "frag_rate_pct", "frag_total_pct", "cpu_alloc_pct", "mem_alloc_pct")
+Progress = Callable[[int, int], None]
+
+
+def target_workload(trace: Trace) -> TargetWorkload:
+    """The fragmentation measure's target workload: the original pods' popular shapes (95%)."""
+    return TargetWorkload.from_shapes(Shape.of(p.cpu, p.demand) for p in trace.pods)
+
+
+def seeded_nodes(trace: Trace, rng: np.random.Generator) -> list[Node]:
+    """The nodes, sorted by name, each renamed ``NNNN-<name>`` with NNNN from a seeded permutation.
+
+    The paper's simulator does this, and its scheduler breaks score ties by the smallest node name: ties thus go
+    to a random but seed-fixed node order (``--tie-break name``)."""
+    by_name = sorted(trace.nodes, key=lambda n: n.name)
+    perm = rng.permutation(len(by_name))
+    out = []
+    for i, tn in enumerate(by_name):
+        node = tn.to_node()
+        node.name = f"{int(perm[i]):04d}-{tn.name}"
+        out.append(node)
+    return out
+
+
+def pod_order(trace: Trace, rng: np.random.Generator, tune: float = DEFAULT_TUNE) -> tuple[list[int], int]:
+    """Indexes into ``trace.pods`` in submission order, and how many of them are resampled copies.
+
+    Sorted by name, shuffled, then inflated (or thinned) to ``tune`` x GPU capacity of GPU request."""
+    by_name = sorted(range(len(trace.pods)), key=lambda i: trace.pods[i].name)
+    seq = [by_name[int(i)] for i in rng.permutation(len(by_name))]
+    milli = [p.total_milli for p in trace.pods]
+    target = tune * trace.gpu_capacity_milli
+    total = sum(milli)
+    copies = 0
+    if total == 0 or tune <= 0:
+        return seq, 0
+    while total < target:
+        j = int(rng.integers(len(trace.pods)))
+        seq.append(j)
+        total += milli[j]
+        copies += 1
+    while total > target and any(milli[i] for i in seq):
+        k = int(rng.integers(len(seq)))
+        if total - milli[seq[k]] < target and milli[seq[k]]:
+            break  # removing this one would go below the target: stop at the first pod that crosses
+        total -= milli[seq.pop(k)]
+    return seq, copies
+
+
+def bin_curve(arrived_pct: FloatArray, values: FloatArray, max_bin: int = MAX_BIN) -> list[float | None]:
+    """Mean of ``values`` per whole-percent bin of ``arrived_pct`` (0..max_bin); an empty bin uses +-1."""
+    bins = np.rint(arrived_pct).astype(np.int64)
+    keep = (bins >= 0) & (bins <= max_bin)
+    bins, vals = bins[keep], values[keep]
+    sums = np.bincount(bins, weights=vals, minlength=max_bin + 1)
+    counts = np.bincount(bins, minlength=max_bin + 1)
+    out: list[float | None] = []
+    for b in range(max_bin + 1):
+        if counts[b]:
+            out.append(float(sums[b] / counts[b]))
+            continue
+        lo, hi = max(0, b - 1), min(max_bin, b + 1)
+        c = counts[lo : hi + 1].sum()
+        out.append(float(sums[lo : hi + 1].sum() / c) if c else None)
+    return out
+
+
+@dataclass
+class RunResult:
+    label: str
+    seed: int
+    pods: int
+    originals: int
+    copies: int
+    scheduled: int
+    failed: int
+    seconds: float
+    curves: dict[str, list[float | None]] = field(default_factory=dict)
+
+    def at(self, curve: str, pct: int) -> float | None:
+        return self.curves[curve][pct]
+
+    def unallocated(self, pct: int) -> float | None:
+        alloc = self.at("gpu_alloc_pct", pct)
+        return None if alloc is None else 100.0 - alloc
+
+    def as_json(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {
+            "seed": self.seed,
+            "unallocated_gpu_pct": {"100": r(self.unallocated(100)), "130": r(self.unallocated(130))},
+            "gpu_alloc_pct": {str(p): r(self.at("gpu_alloc_pct", p)) for p in (50, 80, 90, 95, 100, 110, 120, 130)},
+            "frag_rate_pct": {str(p): r(self.at("frag_rate_pct", p)) for p in (50, 70, 80, 90)},
+            "frag_total_pct": {str(p): r(self.at("frag_total_pct", p)) for p in (50, 80, 90)},
+            "cpu_alloc_pct": {"100": r(self.at("cpu_alloc_pct", 100)), "130": r(self.at("cpu_alloc_pct", 130))},
+            "mem_alloc_pct": {"100": r(self.at("mem_alloc_pct", 100)), "130": r(self.at("mem_alloc_pct", 130))},
+            "pods": self.pods,
+            "originals": self.originals,
+            "copies": self.copies,
+            "scheduled": self.scheduled,
+            "failed": self.failed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _Actions:
+    def bind(self, pod: Any, node: str) -> Status:
+        return Status()
+
+    def preempt(self, victim: Any, preemptor: Any) -> None:  # pragma: no cover - preemption is off
+        raise RuntimeError("the replay protocol does not preempt")
+
+
+def replay(
+    trace: Trace,
+    config: KubeSchedulerConfiguration,
+    seed: int,
+    *,
+    label: str = "",
+    tune: float = DEFAULT_TUNE,
+    progress: Progress | None = None,
+    target: TargetWorkload | None = None,
+    tie_break: str = TIE_NAME,
+) -> RunResult:
+    """One run of the protocol with one seed."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    nodes = seeded_nodes(trace, rng)
+    seq, copies = pod_order(trace, rng, tune)
+    snap = Snapshot()
+    snap.add_nodes(nodes)
+    device_table(snap)
+    frag = FragState(snap, target or target_workload(trace))
+    sched = Scheduler(config, in_tree_registry(), _Actions(), snap, seed, tie_break=tie_break)
+    n = len(seq)
+    arrived = np.zeros(n, dtype=np.float64)
+    used = np.zeros(n, dtype=np.float64)
+    frag_amount = np.zeros(n, dtype=np.float64)
+    cpu_used = np.zeros(n, dtype=np.float64)
+    mem_used = np.zeros(n, dtype=np.float64)
+    a = u = c = m = 0
+    scheduled = 0
+    step = max(1, n // 200)
+    for i, idx in enumerate(seq):
+        tp = trace.pods[idx]
+        name = tp.name if i < n - copies else f"{tp.name}-copy-{i}"
+        info = make_pod_info(tp.to_pod(name), i)
+        a += tp.total_milli
+        result = sched.schedule_one(info)
+        if result.scheduled:
+            scheduled += 1
+            u += tp.total_milli
+            c += tp.cpu
+            m += tp.memory_mib
+        arrived[i], used[i], cpu_used[i], mem_used[i] = a, u, c, m
+        frag_amount[i] = frag.cluster_fragment()
+        if progress is not None and (i % step == 0 or i == n - 1):
+            progress(i + 1, n)
+    cap = float(trace.gpu_capacity_milli)
+    pct = arrived / cap * 100.0
+    idle = cap - used
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(idle > 0, frag_amount / np.where(idle > 0, idle, 1.0) * 100.0, 0.0)
+    curves = {
+        "gpu_alloc_pct": bin_curve(pct, used / cap * 100.0),
+        "frag_rate_pct": bin_curve(pct, rate),
+        "frag_total_pct": bin_curve(pct, frag_amount / cap * 100.0),
+        "cpu_alloc_pct": bin_curve(pct, cpu_used / max(1, trace.cpu_capacity) * 100.0),
+        "mem_alloc_pct": bin_curve(pct, mem_used / max(1, trace.memory_capacity_mib) * 100.0),
+    }
+    return RunResult(label, seed, n, n - copies, copies, scheduled, n - scheduled, time.perf_counter() - start, curves)
+
+
+def summarize(runs: Sequence[RunResult], pcts: Sequence[int] = (100, 130)) -> dict[str, dict[str, float | None]]:
+    """Mean and population SD of unallocated GPU % over the runs, per arrived level."""
+    mean: dict[str, float | None] = {}
+    sd: dict[str, float | None] = {}
+    for p in pcts:
+        vals = [v for v in (r.unallocated(p) for r in runs) if v is not None]
+        mean[str(p)] = round(float(np.mean(vals)), 4) if vals else None
+        sd[str(p)] = round(float(np.std(vals)), 4) if vals else None
+    return {"mean": mean, "sd": sd}

@@ -1,0 +1,191 @@
+"""Many replays (configs or policies x seeds): in parallel worker processes on this machine, or on a Ray cluster
+with the optional ``packsched[ray]`` extra. Every run is independent and seeded, so the results do not depend on
+where or in which order the runs execute."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from packsched.api.errors import InputError
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.plugins.registry import in_tree_registry
+from packsched.scheduler import TIE_NAME
+from packsched.sim.policies import PAPER_POLICIES, file_config, policy_config
+from packsched.sim.replay import CURVES, DEFAULT_TUNE, RunResult, replay, summarize, target_workload
+from packsched.sim.trace import Trace, load_trace
+
+EXPECTED_DIR = "fgd-expected-results"
+ALLOC_FILE = "analysis_allo_discrete.csv"
+FRAG_RATE_FILE = "analysis_frag_ratio_discrete.csv"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One replay: a named policy or a config file, one seed."""
+
+    label: str
+    seed: int
+    data_dir: str
+    pods: str = "default"
+    nodes: str = "gpu_node"
+    policy: str | None = None
+    config: str | None = None
+    tune: float = DEFAULT_TUNE
+    tie_break: str = TIE_NAME
+
+
+@lru_cache(maxsize=4)
+def _trace(data_dir: str, pods: str, nodes: str) -> Trace:
+    return load_trace(Path(data_dir), pods, nodes)
+
+
+def build_config(spec: RunSpec, trace: Trace) -> KubeSchedulerConfiguration:
+    known = set(in_tree_registry())
+    target = target_workload(trace)
+    if spec.config is not None:
+        return file_config(spec.config, known, target)
+    assert spec.policy is not None
+    return policy_config(spec.policy, known, target)
+
+
+def run_spec(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
+    trace = _trace(spec.data_dir, spec.pods, spec.nodes)
+    cfg = build_config(spec, trace)
+    return replay(trace, cfg, spec.seed, label=spec.label, tune=spec.tune, progress=progress,
+                  target=target_workload(trace), tie_break=spec.tie_break)
+
+
+def check_specs(specs: Sequence[RunSpec]) -> None:
+    """Load the trace and every config once, so that bad input fails before any worker starts."""
+    seen: set[tuple[str | None, str | None]] = set()
+    for spec in specs:
+        trace = _trace(spec.data_dir, spec.pods, spec.nodes)
+        key = (spec.policy, spec.config)
+        if key not in seen:
+            seen.add(key)
+            build_config(spec, trace)
+
+
+def run_local(
+    specs: Sequence[RunSpec], workers: int, on_done: Callable[[RunResult], None] | None = None,
+    on_pods: Callable[[RunSpec, int, int], None] | None = None,
+) -> list[RunResult]:
+    """Run every spec; ``workers`` > 1 uses a process pool. Results come back in the order of ``specs``."""
+    results: dict[int, RunResult] = {}
+    if workers <= 1 or len(specs) == 1:
+        for i, spec in enumerate(specs):
+            cb = (lambda done, total, s=spec: on_pods(s, done, total)) if on_pods else None
+            results[i] = run_spec(spec, cb)
+            if on_done:
+                on_done(results[i])
+        return [results[i] for i in range(len(specs))]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: dict[Future[RunResult], int] = {pool.submit(run_spec, s): i for i, s in enumerate(specs)}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = pending.pop(fut)
+                results[i] = fut.result()
+                if on_done:
+                    on_done(results[i])
+    return [results[i] for i in range(len(specs))]
+
+
+def run_ray(specs: Sequence[RunSpec], address: str | None,
+            on_done: Callable[[RunResult], None] | None = None) -> list[RunResult]:  # pragma: no cover - optional
+    """The same runs as Ray tasks (``pip install 'packsched[ray]'``); ``address`` as for ``ray.init``."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError.single("Ray is not installed: pip install 'packsched[ray]'", path="--ray") from None
+    ray.init(address=address, ignore_reinit_error=True)
+    remote = ray.remote(run_spec)
+    refs = {remote.remote(s): i for i, s in enumerate(specs)}
+    results: dict[int, RunResult] = {}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            results[refs[ref]] = ray.get(ref)
+            if on_done:
+                on_done(results[refs[ref]])
+    return [results[i] for i in range(len(specs))]
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+# -- published figures ---------------------------------------------------------------------------------------
+
+
+def published(data_dir: str, workload: str, policy: str | None) -> dict[str, Any] | None:
+    """The authors' results for this trace and policy (``fgd-expected-results``): mean and population SD of
+    unallocated GPU % at 100% and 130% arrived, and the mean allocation curve. None when not available."""
+    if policy not in PAPER_POLICIES:
+        return None
+    path = Path(data_dir) / EXPECTED_DIR / ALLOC_FILE
+    if not path.is_file():
+        return None
+    name = PAPER_POLICIES[policy][1]
+    rows: list[list[float]] = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        for row in reader:
+            if row.get("workload") == workload and row.get("sc_policy") == name:
+                rows.append([float(row[str(p)]) for p in range(131)])
+    if not rows:
+        return None
+    alloc = np.array(rows)
+    out: dict[str, Any] = {"seeds": len(rows), "mean": {}, "sd": {}}
+    for p in (100, 130):
+        un = 100.0 - alloc[:, p]
+        out["mean"][str(p)] = round(float(un.mean()), 2)
+        out["sd"][str(p)] = round(float(un.std()), 2)
+    out["gpu_alloc_pct"] = [round(float(v), 4) for v in alloc.mean(axis=0)]
+    return out
+
+
+# -- outputs -------------------------------------------------------------------------------------------------
+
+
+def write_csv(runs: Sequence[RunResult], path: Path) -> None:
+    """One row per run and arrived-workload level (0..130)."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["label", "seed", "arrived_pct", "unallocated_gpu_pct", *CURVES])
+        for r in runs:
+            for p in range(len(r.curves["gpu_alloc_pct"])):
+                alloc = r.curves["gpu_alloc_pct"][p]
+                vals = [r.curves[c][p] for c in CURVES]
+                w.writerow([r.label, r.seed, p, "" if alloc is None else round(100.0 - alloc, 4),
+                            *["" if v is None else round(v, 4) for v in vals]])
+
+
+def group_summary(label: str, runs: Sequence[RunResult], pub: dict[str, Any] | None) -> dict[str, Any]:
+    s = summarize(runs)
+    frag = [r.at("frag_rate_pct", 80) for r in runs]
+    frag_vals = [f for f in frag if f is not None]
+    return {
+        "label": label,
+        "runs": [r.as_json() for r in runs],
+        "mean": s["mean"],
+        "sd": s["sd"],
+        "frag_rate_pct_80": {"mean": round(float(np.mean(frag_vals)), 4) if frag_vals else None},
+        "seconds_per_run": round(float(np.mean([r.seconds for r in runs])), 3),
+        "published": None if pub is None else {k: pub[k] for k in ("seeds", "mean", "sd")},
+    }
+
+
+def write_json(data: Any, path: Path) -> None:
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,119 @@
+"""``packsched replay`` and ``packsched compare`` end to end on a small synthetic trace folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from packsched.cli.main import app
+from packsched.cli.trace_cmds import parse_seeds
+
+runner = CliRunner()
+
+
+def _no_time(runs: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in runs]
+NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
+    f"openb-node-{i:04d},32000,131072,{g},T4\n" for i, g in enumerate([1, 2, 4, 8, 2, 1])
+)
+
+
+@pytest.fixture
+def trace_dir(tmp_path: Path) -> Path:
+    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
+    for i in range(100):
+        gpus = 1 if i % 5 else 0
+        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpus},{(100 + 40 * (i % 5)) if gpus else 0}")
+    (tmp_path / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text(NODES, encoding="utf-8")
+    return tmp_path
+
+
+def test_replay_json_has_runs_mean_sd(trace_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["replay", str(trace_dir), "--pods", "default", "--policy", "FGD", "--seeds",
+                                 "42-44", "-o", "json", "--out-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["seed"] for r in data["runs"]] == [42, 43, 44]
+    for run in data["runs"]:
+        assert set(run["unallocated_gpu_pct"]) == {"100", "130"}
+    assert set(data["mean"]) == {"100", "130"} and set(data["sd"]) == {"100", "130"}
+    vals = [r["unallocated_gpu_pct"]["100"] for r in data["runs"]]
+    assert data["mean"]["100"] == pytest.approx(sum(vals) / 3, abs=1e-3)
+    assert data["published"] is None  # no fgd-expected-results in this folder
+    for name in ("runs.csv", "summary.json", "allocation.png", "fragmentation.png"):
+        assert (out / name).stat().st_size > 0
+    lines = (out / "runs.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("label,seed,arrived_pct,unallocated_gpu_pct,gpu_alloc_pct,frag_rate_pct")
+    assert len(lines) == 1 + 3 * 131
+    again = runner.invoke(app, ["replay", str(trace_dir), "--policy", "FGD", "--seeds", "42-44", "-o", "json"])
+    assert _no_time(json.loads(again.stdout)["runs"]) == _no_time(data["runs"])  # same seeds, same results
+
+
+def test_compare_runs_policies_and_configs_in_parallel(trace_dir: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "most.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins:\n    multiPoint: {enabled: [{name: GPUShare}]}\n    score:\n      disabled: [{name: '*'}]\n"
+        "      enabled: [{name: NodeResourcesFit}]\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+        "      scoringStrategy:\n        type: MostAllocated\n"
+        "        resources: [{name: cpu, weight: 1}, {name: alibabacloud.com/gpu-milli, weight: 1}]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "cmp"
+    result = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit,Random", "--config", str(cfg),
+                                 "--seeds", "1-2", "--workers", "2", "-o", "json", "--out-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [p["label"] for p in data["policies"]] == ["BestFit", "Random", "most"]
+    assert all(len(p["runs"]) == 2 for p in data["policies"])
+    assert (out / "comparison.png").stat().st_size > 0
+    serial = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit,Random", "--config", str(cfg),
+                                 "--seeds", "1-2", "--workers", "1", "-o", "json"])
+    assert [_no_time(p["runs"]) for p in json.loads(serial.stdout)["policies"]] == [
+        _no_time(p["runs"]) for p in data["policies"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--policy", "Nope"], "unknown policy 'Nope'"),
+        (["--policy", "FGD", "--seeds", "51-42"], "--seeds: '51-42'"),
+        (["--policy", "FGD", "--seeds", "x"], "--seeds: 'x'"),
+        (["--policy", "FGD", "--pods", "missing"], "openb_pod_list_missing.csv: no such file"),
+        ([], "give exactly one of --policy NAME or --config FILE"),
+        (["--policy", "FGD", "--tie-break", "coin"], "--tie-break must be one of"),
+    ],
+)
+def test_replay_bad_input_exits_2(trace_dir: Path, args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["replay", str(trace_dir), *args])
+    assert result.exit_code == 2
+    assert needle in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_csv_row_names_file_row_and_column(trace_dir: Path) -> None:
+    path = trace_dir / "openb_pod_list_bad.csv"
+    path.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,one,100\n", encoding="utf-8")
+    result = runner.invoke(app, ["replay", str(trace_dir), "--pods", "bad", "--policy", "BestFit"])
+    assert result.exit_code == 2
+    assert f"{path}: row 2, column num_gpu: must be a whole number, got 'one'" in result.output
+
+
+def test_compare_bad_config_is_an_input_error(trace_dir: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+                   "- plugins:\n    score:\n      enabled: [{name: NoSuchPlugin}]\n", encoding="utf-8")
+    result = runner.invoke(app, ["compare", str(trace_dir), "--config", str(cfg), "--policies", "", "--seeds", "1"])
+    assert result.exit_code == 2
+    assert "NoSuchPlugin" in result.output and str(cfg) in result.output
+
+
+def test_parse_seeds() -> None:
+    assert parse_seeds("42-51") == list(range(42, 52))
+    assert parse_seeds("1,5,7-8") == [1, 5, 7, 8]
