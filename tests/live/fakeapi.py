@@ -152,7 +152,7 @@ class FakeApiServer:
         self.bookmark_interval_s = bookmark_interval_s
         self.max_watch_s = max_watch_s
         self.lock = threading.Condition()
-        self.rv = 0
+        self.rv = 1000  # never "0", which a watch reads as "from any version"
         self.store: dict[str, dict[tuple[str, str], Obj]] = {p: {} for p in KINDS}
         self.history: list[_Event] = []
         self.history_rvs: list[int] = []
@@ -160,6 +160,7 @@ class FakeApiServer:
         self.max_history = 200_000
         self.faults: list[Fault] = []
         self.watch_epoch = 0
+        self.bind_latency_s = 0.0  # every binding takes this long (a slow API server)
         self.stats = Stats()
         self.closed = False
         server = self
@@ -167,7 +168,7 @@ class FakeApiServer:
         class Handler(_Handler):
             api = server
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="fakeapi", daemon=True)
 
@@ -445,6 +446,11 @@ def _pdb_selects(pdb: Obj, pod: Obj) -> bool:
     return bool(sel) and all(labels.get(k) == v for k, v in (sel.get("matchLabels") or {}).items())
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # clients that hang up (timeouts, dropped watches) are part of the tests
+
+
 class _Handler(BaseHTTPRequestHandler):
     api: FakeApiServer
     protocol_version = "HTTP/1.1"
@@ -500,6 +506,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, ApiFailure(404, "NotFound", f"the server could not find {url.path}").status())
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        if api.bind_latency_s and url.path.endswith("/binding"):
+            time.sleep(api.bind_latency_s)
         if fault is not None and not fault.apply_first:
             self._hang(fault)
             return
@@ -597,14 +605,15 @@ class _Handler(BaseHTTPRequestHandler):
                 with api.lock:
                     i = bisect.bisect_right(api.history_rvs, cursor)
                     events = [e for e in api.history[i:] if e.plural == plural and (not ns or e.namespace == ns)]
-                    if api.history_rvs:
-                        cursor = max(cursor, api.history_rvs[-1])
+                    # Every change up to here has been looked at: a bookmark may carry this version (not one
+                    # read after the wait below, which could skip changes made during it).
+                    cursor = max(cursor, api.rv)
+                    current = cursor
                     if not events:
                         left = deadline - time.monotonic()
                         if left > 0 and api.watch_epoch == epoch:
                             api.lock.wait(min(left, api.bookmark_interval_s))
                     dropped = api.watch_epoch != epoch
-                    current = api.rv
                 if dropped:
                     self.close_connection = True
                     return  # no final chunk: the client sees the stream break

@@ -88,6 +88,9 @@ class Running:
     thread: threading.Thread
     result: list[int]
 
+    def wait_ready(self, timeout_s: float = 10.0) -> None:
+        assert wait(lambda: self.server.synced(), timeout_s), "informers did not sync"
+
     def stop(self, timeout_s: float = 10.0) -> int:
         self.server.stop.set()
         self.thread.join(timeout_s)
