@@ -97,6 +97,7 @@ class Stats:
     evictions: int = 0
     evictions_refused: int = 0
     watches: int = 0
+    log: list[tuple[str, str, bool]] = field(default_factory=list)  # (method, path, watch) of each request
     gone: int = 0
     faults_fired: int = 0
 
@@ -490,10 +491,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, method: str) -> None:
         api = self.api
-        with api.lock:
-            api.stats.requests += 1
         body = self._body()
         url = urlsplit(self.path)
+        with api.lock:
+            api.stats.requests += 1
+            api.stats.log.append((method, url.path, "watch=true" in url.query or "watch=1" in url.query))
         if self.headers.get("Authorization") != f"Bearer {api.token}":
             self._send(401, ApiFailure(401, "Unauthorized", "Unauthorized").status())
             return
