@@ -162,6 +162,8 @@ class FakeApiServer:
         self.faults: list[Fault] = []
         self.watch_epoch = 0
         self.bind_latency_s = 0.0  # every binding takes this long (a slow API server)
+        self.first_bind = 0.0  # monotonic time of the first and the last successful binding
+        self.last_bind = 0.0
         self.stats = Stats()
         self.closed = False
         server = self
@@ -171,7 +173,7 @@ class FakeApiServer:
 
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="fakeapi", daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -368,6 +370,8 @@ class FakeApiServer:
         self._record("pods", "MODIFIED", pod)
         key = f"{ns}/{name}"
         self.stats.bindings[key] = self.stats.bindings.get(key, 0) + 1
+        self.last_bind = time.monotonic()
+        self.first_bind = self.first_bind or self.last_bind
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     def _evict(self, ns: str, name: str, body: Obj) -> Obj:
@@ -455,6 +459,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     api: FakeApiServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stalls
 
     def log_message(self, format: str, *args: object) -> None:
         return

@@ -123,3 +123,28 @@ def test_scheduler_restarts_mid_run(api: FakeApiServer, tmp_path: Path) -> None:
         second.stop()
     check_cluster(api, expect_bound=30)
     assert first.server.controller.stats.bound + second.server.controller.stats.bound == 30
+
+
+def test_several_hundred_pods_under_every_fault_at_once(api: FakeApiServer, tmp_path: Path) -> None:
+    for i in range(20):
+        api.create("nodes", node(f"n{i:02d}", cpu="8", memory="16Gi", pods=30))  # room for 320 pods of 500m
+    names = [f"p{i:03d}" for i in range(400)]
+    api.inject("POST", r"/binding$", status=500, count=4)
+    api.inject("POST", r"/binding$", count=1, hang_s=1.0, apply_first=True)
+    api.inject("PATCH", r"/status$", status=500, count=4)
+    run = start(api, tmp_path, timeout_s=0.5)
+    try:
+        run.wait_ready()
+        for batch in range(4):
+            _pods(api, names[batch * 100 : (batch + 1) * 100])
+            api.drop_watches()
+            if batch == 2:
+                with api.lock:
+                    api.drop_watches()
+                    api.compact()
+        ctl = run.server.controller
+        assert wait(lambda: len(api.stats.bindings) == 320 and len(ctl.queue.unschedulable) == 80, 30)
+    finally:
+        run.stop()
+    placed = check_cluster(api, expect_bound=320)
+    assert len(placed) == 320  # the node's room, and not one pod more

@@ -53,7 +53,7 @@ class HealthServer:
         h.wfile.write(body)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="health", daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.1,), name="health", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -118,6 +119,8 @@ class KubernetesPort:
         self._host = str(configuration.host).rstrip("/")
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
+        self._streams: set[Any] = set()  # open watch responses, cut by close()
+        self._lock = threading.Lock()
 
     @classmethod
     def connect(cls, kubeconfig: str | None, timeout_s: float = 30.0) -> KubernetesPort:
@@ -215,6 +218,8 @@ class KubernetesPort:
         if resource_version:
             query["resourceVersion"] = resource_version
         resp = self._open("GET", res.collection(), query, read_timeout=timeout_s + 30.0)
+        with self._lock:
+            self._streams.add(resp)
         buf = b""
         try:
             for chunk in resp.stream(65536, decode_content=True):
@@ -228,6 +233,8 @@ class KubernetesPort:
         except urllib3.exceptions.HTTPError as exc:
             raise ApiError(0, type(exc).__name__, f"watch stream broke: {exc}") from None
         finally:
+            with self._lock:
+                self._streams.discard(resp)
             resp.release_conn()
 
     @staticmethod
@@ -289,6 +296,18 @@ class KubernetesPort:
         self._request("DELETE", res.item(namespace, name), body=body)
 
     def close(self) -> None:
+        """Cut open watches (their readers get an error at once) and close idle connections."""
+        with self._lock:
+            streams = list(self._streams)
+        for resp in streams:
+            cut = getattr(resp, "shutdown", None)  # urllib3 >= 2.3 interrupts a blocked read
+            try:
+                if callable(cut):
+                    cut()
+                else:
+                    resp.close()
+            except OSError:
+                pass
         self._pool.clear()
 
 

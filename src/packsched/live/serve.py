@@ -143,11 +143,11 @@ class Server:
         if self.elector is not None and not self.elector.lost.is_set():
             self.elector.release()
         self.recorder.stop()
+        self.port.close()  # cuts the informers' watches
         for inf in self.informers:
-            inf.join(0.5)
+            inf.join(2.0)
         if self.health is not None:
             self.health.stop()
-        self.port.close()
         LOG.info(
             "stopped",
             extra={"bound": self.controller.stats.bound, "attempts": self.controller.stats.attempts},
