@@ -72,6 +72,16 @@ def test_bad_leader_election_config_is_exit_2(tmp_path: Path) -> None:
     )
 
 
+def test_no_kubeconfig_outside_a_cluster_is_exit_2(monkeypatch: object) -> None:
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    result = runner.invoke(app, ["serve", "--config", str(DEPLOY / "packsched-config.yaml")])
+    assert result.exit_code == 2
+    assert "no --kubeconfig given and not running in a cluster" in result.output
+
+
 def test_bad_option_is_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["serve", "--preemption-removal", "kill"])
     assert result.exit_code == 2

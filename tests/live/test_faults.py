@@ -86,6 +86,7 @@ def test_watch_history_compacted_forces_relist(api: FakeApiServer, tmp_path: Pat
     check_cluster(api, expect_bound=20)
     assert api.stats.gone >= 1
     assert all(i.relists >= 2 for i in run.server.informers if i.res.plural in ("pods", "nodes"))
+    assert 'packsched_informer_relists_total{resource="pods"}' in run.server.metrics.exposition().decode()
 
 
 def test_more_pods_than_room_nothing_over_committed(api: FakeApiServer, tmp_path: Path) -> None:

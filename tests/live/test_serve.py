@@ -92,6 +92,55 @@ def test_health_ready_and_metrics(api: FakeApiServer, tmp_path: Path) -> None:
         run.stop()
 
 
+def test_deleted_pods_free_room_and_deleted_nodes_leave_the_snapshot(api: FakeApiServer, tmp_path: Path) -> None:
+    api.create("nodes", node("n0", cpu="1"))
+    api.create("nodes", node("n1", cpu="1"))
+    for n in ("a", "b", "c", "d", "e"):
+        api.create("pods", pod(n, cpu="500m"))
+    run = start(api, tmp_path)
+    ctl = run.server.controller
+    try:
+        assert wait(lambda: len(api.stats.bindings) == 4 and len(ctl.queue.unschedulable) == 1, 10)
+        (waiting,) = [k.split("/")[1] for k in ctl.queue.unschedulable]
+        bound = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in api.objects("pods") if p["spec"].get("nodeName")}
+        victim = next(n for n, where in bound.items() if where == "n0")
+        api.delete("pods", "default", victim)  # room on n0: the waiting pod goes there
+        assert api.wait_for(all_bound([waiting]), 10)
+        assert api.get("pods", "default", waiting)["spec"]["nodeName"] == "n0"
+        # n1 goes away: its pods leave the snapshot, the columns are renumbered, n0 is still full
+        api.delete("nodes", "", "n1")
+        assert wait(lambda: ctl.snapshot.n == 1, 5)
+        assert ctl.snapshot.nodes[0].name == "n0" and int(ctl.snapshot.pod_count[0]) == 2
+        assert int(ctl.snapshot.requested[ctl.snapshot.row["cpu"], 0]) == 1000
+        api.create("pods", pod("f", cpu="500m"))
+        assert wait(lambda: "default/f" in ctl.queue.unschedulable, 10)
+        api.create("nodes", node("n2", cpu="1"))
+        assert api.wait_for(all_bound(["f"]), 10)
+        assert api.get("pods", "default", "f")["spec"]["nodeName"] == "n2"
+    finally:
+        run.stop()
+    check_cluster(api)
+
+
+def test_an_unreadable_pod_is_reported_not_scheduled(api: FakeApiServer, tmp_path: Path) -> None:
+    api.create("nodes", node("n0"))
+    api.create("pods", pod("bad", cpu="lots"))
+    api.create("pods", pod("good"))
+    run = start(api, tmp_path)
+    try:
+        assert api.wait_for(all_bound(["good"]), 10)
+        assert wait(lambda: any(e["regarding"]["name"] == "bad" for e in api.objects("events")), 5)
+    finally:
+        run.stop()
+    ev = next(e for e in api.objects("events") if e["regarding"]["name"] == "bad")
+    assert ev["reason"] == "FailedScheduling" and ev["type"] == "Warning"
+    assert ev["note"] == (
+        "cannot read the pod: Pod default/bad: spec.containers[0].resources.requests.cpu: "
+        "quantity 'lots' must start with a number (digits, optionally with one '.')"
+    )
+    assert not api.get("pods", "default", "bad")["spec"].get("nodeName")
+
+
 def _get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from packsched.api.errors import FieldError
 from packsched.api.objects import (
     PREEMPT_LOWER_PRIORITY,
     SYSTEM_PRIORITY_CLASSES,
@@ -300,12 +301,15 @@ class Controller:
         if etype == DELETED:
             self._forget(key)
             return
-        pod = self._decode(PODS, obj)
-        if pod is None:  # Succeeded, Failed, or unreadable: holds nothing, is not scheduled
+        decoded = decode(PODS, obj)
+        if decoded.problems:
+            self._unreadable_pod(obj, decoded.problems)
             self._forget(key)
             return
-        if not isinstance(pod, Pod):
+        if not decoded.pods:  # Succeeded or Failed: holds nothing, is not scheduled
+            self._forget(key)
             return
+        pod = decoded.pods[0]
         terminating = bool(meta.get("deletionTimestamp"))
         node = pod.node_name
         if node:
@@ -339,6 +343,18 @@ class Controller:
         if terminating or self.scheduler.framework_for(make_pod_info(pod)) is None:
             return  # another scheduler's pod, or one on its way out
         self._enqueue(pod, uid)
+
+    def _unreadable_pod(self, obj: Obj, problems: list[FieldError]) -> None:
+        """Logged; and for a pending pod of ours, a FailedScheduling event says why it is not scheduled."""
+        self.stats.decode_errors += 1
+        meta = obj.get("metadata", {})
+        spec = obj.get("spec") or {}
+        text = "; ".join(str(p) for p in problems)
+        LOG.warning("cannot read pod; left out", extra={"pod": key_of(obj), "problems": text})
+        if not spec.get("nodeName") and spec.get("schedulerName") in self.scheduler.frameworks:
+            pod = Pod(name=str(meta.get("name", "")), namespace=str(meta.get("namespace", "")))
+            pod.uid = str(meta.get("uid", ""))
+            self.recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", f"cannot read the pod: {text}")
 
     def _next_arrival(self) -> int:
         self._arrival += 1

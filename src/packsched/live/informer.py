@@ -30,6 +30,7 @@ class Informer:
         watch_timeout_s: int = 300,
         min_backoff_s: float = 0.05,
         max_backoff_s: float = 10.0,
+        on_relist: Callable[[Resource], None] | None = None,
     ) -> None:
         self.port = port
         self.res = res
@@ -38,6 +39,7 @@ class Informer:
         self.watch_timeout_s = watch_timeout_s
         self.min_backoff_s = min_backoff_s
         self.max_backoff_s = max_backoff_s
+        self.on_relist = on_relist
         self.synced = threading.Event()
         self.resource_version = ""
         self.relists = 0
@@ -75,6 +77,8 @@ class Informer:
                         extra={"resource": self.res.plural, "resourceVersion": self.resource_version},
                     )
                     self.resource_version = ""
+                    if self.on_relist is not None:
+                        self.on_relist(self.res)
                     continue
                 self.errors += 1
                 LOG.warning(

@@ -12,7 +12,6 @@ second, lossy decoding.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -310,11 +309,3 @@ class KubernetesPort:
                 pass
         self._pool.clear()
 
-
-def in_cluster_namespace(default: str = "kube-system") -> str:
-    """The namespace of the pod we run in (its service account's), for defaults."""
-    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().strip() or default
-    return default

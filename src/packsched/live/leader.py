@@ -135,13 +135,23 @@ class LeaderElector:
                 self.on_change(False)
         self.lost.set()
 
-    def acquire(self, stop: threading.Event) -> bool:
-        """Block until this candidate leads (True) or ``stop`` is set (False)."""
+    def acquire(self, stop: threading.Event, idle: Callable[[float], object] | None = None) -> bool:
+        """Block until this candidate leads (True) or ``stop`` is set (False). Between tries (every
+        ``retryPeriod``, jittered) ``idle(seconds)`` runs, or the candidate just waits: a standby uses it to keep
+        its cache warm."""
         LOG.info("attempting to acquire leader lease", extra={"lease": self._where(), "identity": self.identity})
+        next_try = self.clock()
         while not stop.is_set():
-            if self.try_acquire_or_renew():
-                return True
-            stop.wait(self.cfg.retry_period_s * random.uniform(1.0, JITTER))
+            now = self.clock()
+            if now >= next_try:
+                if self.try_acquire_or_renew():
+                    return True
+                next_try = now + self.cfg.retry_period_s * random.uniform(1.0, JITTER)
+            left = max(next_try - self.clock(), 0.0)
+            if idle is not None:
+                idle(min(left, 0.2))
+            else:
+                stop.wait(left)
         return False
 
     def renew_loop(self, stop: threading.Event) -> None:

@@ -114,13 +114,21 @@ class Server:
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
         for res in WATCHED:
-            inf = Informer(self.port, res, self.controller.sink, self.stop, self.options.watch_timeout_s)
+            inf = Informer(
+                self.port,
+                res,
+                self.controller.sink,
+                self.stop,
+                self.options.watch_timeout_s,
+                on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+            )
             self.informers.append(inf)
             inf.start()
         code = EXIT_OK
         try:
             if self.elector is not None:
-                if not self.elector.acquire(self.stop):
+                # a standby applies the informers' events meanwhile (a warm cache, and no backlog)
+                if not self.elector.acquire(self.stop, self.controller.drain):
                     return EXIT_OK
                 self.elector.start_renewing(self.stop)
                 lost = self.elector.lost
