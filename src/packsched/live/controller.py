@@ -542,9 +542,9 @@ class Controller:
         bind_error = self.bind_errors.pop(key, None)
         if bind_error is not None:
             return self._bind_failed(qp, tr, bind_error, result, elapsed)
-        unresolvable = result.status.code == Code.ERROR
-        self._observe(ERROR if unresolvable else UNSCHEDULABLE, profile, elapsed)
-        if not unresolvable and fwk.post_filters:
+        is_error = result.status.code == Code.ERROR
+        self._observe(ERROR if is_error else UNSCHEDULABLE, profile, elapsed)
+        if not is_error and fwk.post_filters:
             self.metrics.preemption_attempts.inc()
         if self._victims_now:
             self.metrics.preemption_victims.observe(self._victims_now)
@@ -557,9 +557,9 @@ class Controller:
         elif result.nominated_node == "":
             info.pod.nominated_node_name = ""
             nominator.clear(info)
-        reason = "SchedulerError" if unresolvable else "Unschedulable"
+        reason = "SchedulerError" if is_error else "Unschedulable"
         self._report_failure(tr, reason, message)
-        if unresolvable:
+        if is_error:
             self.queue.requeue_now(qp, now)
         else:
             self.queue.add_unschedulable(qp, now, message)
@@ -569,6 +569,8 @@ class Controller:
         self, qp: QueuedPod, tr: Tracked, exc: ApiError, result: CycleResult, elapsed: float
     ) -> CycleResult:
         key = tr.info.key
+        # The assumed pod was forgotten: its room is free again for the pods that did not fit.
+        self.queue.move_all(self.clock())
         if exc.conflict:
             # Someone else (or an earlier bind of ours whose answer was lost) bound it: not ours to place.
             self.stats.conflicts += 1
