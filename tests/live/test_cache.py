@@ -143,3 +143,23 @@ def test_pods_bound_to_a_node_not_seen_yet_are_counted_when_it_arrives(tmp_path:
     assert "n9" not in _cpu(ctl)
     ctl.handle(NODES, ADDED, _obj(node("n9", cpu="2"), "n9", 4))
     assert _cpu(ctl)["n9"] == 1000
+
+
+def test_gated_pod_waits_with_the_scheduling_gated_condition_then_runs_when_ungated(tmp_path: Path) -> None:
+    ctl, port = _controller(tmp_path)
+    raw = pod("g")
+    raw["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    gated = _obj(raw, "uid-g", 3)
+    ctl.handle(PODS, ADDED, gated)
+    assert not ctl.step() and "default/g" in ctl.queue.gated
+    ((kind, patch),) = port.writes
+    cond = patch["status"]["conditions"][0]
+    assert (kind, cond["reason"], cond["message"]) == (
+        "patch",
+        "SchedulingGated",
+        "Scheduling is blocked due to non-empty scheduling gates",
+    )
+    ungated = copy.deepcopy(gated)
+    ungated["spec"]["schedulingGates"] = []
+    ctl.handle(PODS, MODIFIED, ungated)
+    assert ctl.step() and port.binds and port.binds[0][0] == "g"

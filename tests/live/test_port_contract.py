@@ -163,3 +163,31 @@ def test_missing_kubeconfig(tmp_path: Path) -> None:
     assert "cannot read kubeconfig" in str(err.value)
 
 
+
+
+def test_an_informer_lists_and_watches_a_custom_resource(api: FakeApiServer, tmp_path: Path) -> None:
+    """Any kind is one Resource away: the ElasticQuota path, the way serve will watch it."""
+    import threading
+
+    from packsched.live.informer import Informer
+    from packsched.live.port import ELASTIC_QUOTAS
+
+    port = connect(api, tmp_path)
+    eq = {"metadata": {"name": "team-a", "namespace": "team-a"}, "spec": {"min": {"cpu": "4"}, "max": {"cpu": "8"}}}
+    api.create("elasticquotas", eq)
+    seen: list[tuple[str, str]] = []
+    stop = threading.Event()
+    inf = Informer(port, ELASTIC_QUOTAS, lambda res, t, o: seen.append((t, o["metadata"]["name"])), stop, 2)
+    inf.start()
+    try:
+        assert inf.synced.wait(5)
+        api.create("elasticquotas", {**eq, "metadata": {"name": "team-b", "namespace": "team-b"}})
+        api.delete("elasticquotas", "team-a", "team-a")
+        assert api.wait_for(lambda _s: len(seen) == 3, 5)
+    finally:
+        stop.set()
+        port.close()
+        inf.join(5)
+    assert seen == [("ADDED", "team-a"), ("ADDED", "team-b"), ("DELETED", "team-a")]
+    port.patch_status(ELASTIC_QUOTAS, "team-b", "team-b", {"status": {"used": {"cpu": "2"}}})
+    assert api.get("elasticquotas", "team-b", "team-b")["status"] == {"used": {"cpu": "2"}}

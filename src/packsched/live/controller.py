@@ -378,6 +378,9 @@ class Controller:
             self.scheduler.nominator.nominate(info, self.snapshot.index[pod.nominated_node_name])
         gate = fwk.run_pre_enqueue(info)
         self.queue.add(info, gate_reason="" if gate.ok else gate.message)
+        if not gate.ok and gate.plugin == "SchedulingGates":
+            # as kube-scheduler reports a gated pod
+            self._write_condition(tr, "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
 
     def _on_pdb(self, etype: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -534,6 +537,7 @@ class Controller:
             tr.node = result.node
             tr.assumed = True
             self.stats.bound += 1
+            LOG.debug("bound", extra={"pod": key, "node": result.node, "profile": profile})
             self._observe(SCHEDULED, profile, elapsed)
             self.recorder.event(
                 info.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {result.node}"
@@ -595,8 +599,11 @@ class Controller:
     def _report_failure(self, tr: Tracked, reason: str, message: str) -> None:
         """FailedScheduling event every attempt; the PodScheduled=False condition (and nominatedNodeName)
         only when they change, as kube-scheduler does."""
+        self.recorder.event(tr.info.pod, "Warning", "FailedScheduling", "Scheduling", message)
+        self._write_condition(tr, reason, message)
+
+    def _write_condition(self, tr: Tracked, reason: str, message: str) -> None:
         pod = tr.info.pod
-        self.recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", message)
         nominated = pod.nominated_node_name
         state = (reason, message, nominated)
         if tr.last_status == state:
