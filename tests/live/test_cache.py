@@ -163,3 +163,28 @@ def test_gated_pod_waits_with_the_scheduling_gated_condition_then_runs_when_unga
     ungated["spec"]["schedulingGates"] = []
     ctl.handle(PODS, MODIFIED, ungated)
     assert ctl.step() and port.binds and port.binds[0][0] == "g"
+
+
+def test_an_internal_error_on_one_pod_is_reported_and_retried_not_fatal(tmp_path: Path) -> None:
+    now = [1000.0]
+    port = StubPort()
+    ctl = Controller(port, load(write_config(tmp_path)), in_tree_registry(), clock=lambda: now[0])
+    ctl.handle(NODES, ADDED, _obj(node("n0", cpu="2"), "n0", 1))
+    ctl.handle(PODS, ADDED, _obj(pod("a", cpu="1"), "uid-a", 3))
+    real = ctl.scheduler.schedule_one
+    calls = []
+
+    def broken(info: Any, **kw: Any) -> Any:
+        calls.append(info.key)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return real(info, **kw)
+
+    ctl.scheduler.schedule_one = broken  # type: ignore[method-assign]
+    assert ctl.step()
+    assert sum(_cpu(ctl).values()) == 0 and "default/a" in ctl.queue
+    cond = next(w[1] for w in port.writes if w[0] == "patch")["status"]["conditions"][0]
+    assert (cond["reason"], cond["message"]) == ("SchedulerError", "internal error: boom")
+    assert not ctl.step()  # backing off
+    now[0] += 2  # past podInitialBackoffSeconds
+    assert ctl.step() and [name for name, _ in port.binds] == ["a"]

@@ -529,7 +529,17 @@ class Controller:
         self.bind_errors.pop(key, None)
         self._victims_now = 0
         start = time.perf_counter()
-        result = self.scheduler.schedule_one(info)
+        try:
+            result = self.scheduler.schedule_one(info)
+        except Exception as exc:  # a bug on one pod's path must not stop the scheduler for every pod
+            LOG.exception("scheduling attempt failed", extra={"pod": key})
+            if info.node >= 0:
+                self.snapshot.remove_pod(info)  # an assumption the failed attempt left behind
+            self.bind_errors.pop(key, None)
+            self._observe(ERROR, info.pod.scheduler_name, time.perf_counter() - start)
+            self._report_failure(tr, "SchedulerError", f"internal error: {exc}")
+            self.queue.requeue_now(qp, self.clock())
+            return None
         elapsed = time.perf_counter() - start
         profile = result.profile
         fwk = self.scheduler.frameworks[profile]
