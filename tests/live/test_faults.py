@@ -32,6 +32,7 @@ def test_watch_dropped_mid_stream(api: FakeApiServer, tmp_path: Path) -> None:
         run.stop()
     check_cluster(api, expect_bound=30)
     assert sum(i.errors for i in run.server.informers) >= 1  # the drops were seen, and survived
+    assert all(i.relists == 1 for i in run.server.informers)  # by resuming from the last version, not relisting
 
 
 def test_server_errors_on_binding_listing_and_events(api: FakeApiServer, tmp_path: Path) -> None:

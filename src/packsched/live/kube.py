@@ -163,12 +163,12 @@ class KubernetesPort:
                 retries=False,
                 preload_content=False,
             )
-        except urllib3.exceptions.HTTPError as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, type(exc).__name__, str(exc)) from None
         if not 200 <= resp.status <= 299:
             try:
                 payload = resp.read()
-            except urllib3.exceptions.HTTPError:
+            except (urllib3.exceptions.HTTPError, OSError):
                 payload = b""
             finally:
                 resp.release_conn()
@@ -186,7 +186,7 @@ class KubernetesPort:
         resp = self._open(method, path, query, body, content_type)
         try:
             payload = resp.read()
-        except urllib3.exceptions.HTTPError as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, type(exc).__name__, str(exc)) from None
         finally:
             resp.release_conn()
@@ -229,7 +229,7 @@ class KubernetesPort:
                         yield self._event(line)
             if buf.strip():
                 yield self._event(buf)
-        except urllib3.exceptions.HTTPError as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, type(exc).__name__, f"watch stream broke: {exc}") from None
         finally:
             with self._lock:
