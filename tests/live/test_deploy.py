@@ -63,6 +63,49 @@ def test_every_manifest_is_a_valid_object() -> None:
             assert "namespace" not in meta, f"{name}: {kind} is cluster-scoped"
 
 
+def _schema_problems(doc: dict[str, Any]) -> list[str]:
+    """Decode ``doc`` with the official client's model of its kind (the Kubernetes OpenAPI schema: types and
+    required fields) and encode it back: a field the schema does not define is lost on the way, and reported."""
+    from kubernetes import client
+
+    models = {
+        "Deployment": client.V1Deployment,
+        "ConfigMap": client.V1ConfigMap,
+        "Namespace": client.V1Namespace,
+        "ServiceAccount": client.V1ServiceAccount,
+        "ClusterRole": client.V1ClusterRole,
+        "ClusterRoleBinding": client.V1ClusterRoleBinding,
+        "Role": client.V1Role,
+        "RoleBinding": client.V1RoleBinding,
+        "Pod": client.V1Pod,
+        "CustomResourceDefinition": client.V1CustomResourceDefinition,
+    }
+    back = client.ApiClient().sanitize_for_serialization(models[doc["kind"]].from_dict(doc))
+
+    def lost(a: Any, b: Any, path: str) -> list[str]:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return [p for k in a for p in (lost(a[k], b[k], f"{path}.{k}") if k in b else [f"{path}.{k}"])]
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in lost(x, y, f"{path}[{i}]")]
+        return [] if a == b else [f"{path}: {a!r} became {b!r}"]
+
+    return lost(doc, back, "")
+
+
+def test_every_manifest_matches_the_kubernetes_schema() -> None:
+    for name, doc in _objects():
+        assert _schema_problems(doc) == [], f"{name}: {doc['kind']} {doc['metadata']['name']}"
+
+
+def test_the_schema_check_catches_a_typo() -> None:
+    (dep,) = _by_kind("Deployment")
+    dep["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    assert _schema_problems(dep) == [".spec.template.spec.containers[0].imagePullPolicyy"]
+    del dep["spec"]["template"]["spec"]["containers"][0]["name"]  # a required field
+    with pytest.raises(ValueError, match="name"):
+        _schema_problems(dep)
+
+
 def test_configmap_holds_a_config_packsched_loads() -> None:
     cfg = load_config_data(yaml.safe_load(deploy_config_text()), "configmap.yaml", set(in_tree_registry()))
     (profile,) = cfg.profiles
