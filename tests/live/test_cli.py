@@ -45,6 +45,7 @@ def test_the_guides_serve_command_schedules_the_example_pod_and_stops_on_sigterm
     assert any(rec["msg"] == "scheduling" and rec["profiles"] == ["packsched"] for rec in logs)
     assert logs[-1]["msg"] == "stopped" and logs[-1]["bound"] == 1
     assert all({"ts", "level", "logger", "msg"} <= rec.keys() for rec in logs)
+    assert [r for r in logs if r["level"] != "info"] == []  # a clean run, a clean shutdown
     assert api.get("pods", "default", "hello-packsched")["spec"]["nodeName"] == "worker-1"
 
 

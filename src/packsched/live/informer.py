@@ -71,6 +71,8 @@ class Informer:
                         self.resource_version = rv
                 backoff = self.min_backoff_s  # a clean end (the server's timeoutSeconds): resume at once
             except ApiError as exc:
+                if self.stop.is_set():
+                    return  # shutting down: the watch was cut on purpose
                 if exc.gone:
                     LOG.info(
                         "watch expired, relisting",
