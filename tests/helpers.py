@@ -63,3 +63,12 @@ def pod(name: str, cpu: int = 0, memory: int = 0, namespace: str = "default", pr
     req = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
     req.update(extra or {})
     return Pod(name, namespace, containers=[Container("c", req)], priority=priority)
+
+
+def capacity_config() -> KubeSchedulerConfiguration:
+    """The profile upstream's CapacityScheduling tests use: the default plugins, CapacityScheduling in PreFilter and
+    Reserve, and CapacityScheduling as the only PostFilter plugin."""
+    prof = make_profile(post_filter=["CapacityScheduling"])
+    prof.plugins.at("preFilter").enabled.append(PluginRef("CapacityScheduling"))
+    prof.plugins.at("reserve").enabled = [PluginRef("CapacityScheduling")]
+    return KubeSchedulerConfiguration(profiles=[prof])

@@ -84,3 +84,29 @@ def test_gpu_demo_bin_packing_beats_least_allocated() -> None:
     assert packed["pending"] == 0
     assert packed["fully_free_gpu_nodes"] > least["fully_free_gpu_nodes"]
     assert packed["gpu_allocated"] == 152 and packed["gpu_total"] == 192
+
+
+def test_timeline_urgent_job_preempts_then_etl_finishes() -> None:
+    data = _json("simulate", str(EX / "timeline"))
+    events = [(e["time"], e["kind"], e["pod"], e["by"]) for e in data["events"] if e["kind"] != "unschedulable"]
+    preempted = [e for e in events if e[1] == "preempted"]
+    assert preempted == [(300.0, "preempted", "default/etl-1", "default/train-0"),
+                         (300.0, "preempted", "default/etl-0", "default/train-1")]
+    assert [e["reason"] for e in data["events"] if e["kind"] == "preempted"] == [
+        "Job default/etl creates default/etl-3", "Job default/etl creates default/etl-4"]
+    assert [(t, p) for t, k, p, _ in events if k == "scheduled" and p.startswith("default/train")] == [
+        (301.0, "default/train-0"), (301.0, "default/train-1")]  # after their 1 s backoff
+    assert [(t, p) for t, k, p, _ in events if k == "completed"] == [
+        (1201.0, "default/train-0"), (1201.0, "default/train-1"),
+        (1801.0, "default/etl-2"), (1801.0, "default/etl-3"),
+        (2401.0, "default/etl-4"), (2401.0, "default/etl-5"),
+        (3001.0, "default/etl-6"), (3001.0, "default/etl-7"),
+    ]
+    placements = {p["pod"]: p for p in data["placements"]}
+    assert {k: (p["phase"], p["node"]) for k, p in placements.items() if k.startswith("default/web")} == {
+        "default/web-0": ("Running", "node-b"), "default/web-1": ("Running", "node-a")}
+    assert (placements["default/etl-0"]["phase"], placements["default/etl-0"]["node"]) == ("Preempted", None)
+    assert placements["default/etl-3"]["replaces"] == "default/etl-1"
+    assert placements["default/etl-7"]["owner"] == "Job/etl"
+    assert data["summary"] == {"pods": 12, "running": 2, "preempted": 2, "succeeded": 8}
+    assert data["end_time"] == 3001.0

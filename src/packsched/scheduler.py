@@ -17,7 +17,7 @@ from packsched.backend.nominator import Nominator
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import ClusterActions
+from packsched.framework.interface import ClusterActions, ClusterEvent
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, PluginError, Status
@@ -134,6 +134,12 @@ class Scheduler:
 
     def pdb_objects(self) -> list[PodDisruptionBudget]:
         return [b.pdb for b in self.pdbs()]
+
+    def dispatch(self, event: ClusterEvent) -> None:
+        """A cluster change (a pod bound, deleted or finished; a quota added, ...), for every profile's plugins.
+        The simulator and the live adapter call it as kube-scheduler's informers would."""
+        for fwk in self.frameworks.values():
+            fwk.dispatch(event)
 
     # -- the cycle ----------------------------------------------------------------------------------------
 

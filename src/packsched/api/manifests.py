@@ -16,13 +16,16 @@ from typing import Any
 import yaml
 
 from packsched.api import schema
+from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError, InputError
 from packsched.api.objects import (
+    ELASTIC_QUOTA_API_VERSIONS,
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
     SYSTEM_PRIORITY_CLASSES,
     TAINT_EFFECTS,
+    ElasticQuota,
     LabelSelector,
     Namespace,
     Node,
@@ -53,6 +56,9 @@ class Workload:
     replicas: int
     template: Pod
     source: str = ""
+    # Job only: spec.completions (None: absent) and the pods it runs at once (0 when suspended).
+    completions: int | None = None
+    parallelism: int = 0
 
 
 @dataclass
@@ -64,6 +70,7 @@ class Cluster:
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -139,6 +146,7 @@ _API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),
     "Job": ("batch/v1",),
+    "ElasticQuota": ELASTIC_QUOTA_API_VERSIONS,
 }
 
 
@@ -151,9 +159,12 @@ class _Builder:
         self._seen: dict[tuple[str, str, str], str] = {}
         # Every pod added, with where it was written (file, document label) and the path of its pod spec.
         self._pending_priority: list[tuple[Pod, str, str, str]] = []
+        self._named = True
 
-    def add_file(self, path: str) -> None:
+    def add_file(self, path: str, named: bool = True) -> None:
+        """``named``: the user named this file (not found in a directory), so a wrong kind in it is an error."""
         errors = ErrorList(file=path)
+        self._named = named
         for label, doc in read_documents(path, errors):
             self._add_document(doc, label, Reader(errors), path)
         self.all_errors.extend(errors.items)
@@ -175,7 +186,10 @@ class _Builder:
             )
             return
         if kind in ("KubeSchedulerConfiguration", "Policy"):
-            r.errors.add(at("kind"), f"{kind} is a scheduler configuration, not a manifest: pass it with --config")
+            if self._named:
+                r.errors.add(at("kind"), f"{kind} is a scheduler configuration, not a manifest: pass it with --config")
+            else:  # found in a folder of manifests: leave it for --config
+                self.cluster.notes.append(f"{path}: {kind} skipped (a scheduler configuration: pass it with --config)")
             return
         if kind not in _API_VERSIONS:
             known = ", ".join(sorted(_API_VERSIONS))
@@ -280,9 +294,11 @@ class _Builder:
         pod.uid = r.str(meta.get("uid"), "metadata.uid")
         pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
         pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
+        pod.terminating = meta.get("deletionTimestamp") is not None
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
         decode_pod_spec(r, data.get("spec"), "spec", pod)
+        read_timing(r, pod, "metadata.annotations")
         status = r.map(data.get("status"), "status")
         phase = status.get("phase")
         if phase in ("Succeeded", "Failed"):
@@ -360,6 +376,33 @@ class _Builder:
         selector = decode_label_selector(r, spec.get("selector"), "spec.selector")
         self.cluster.pdbs.append(PodDisruptionBudget(name, ns, selector, min_av, max_un))
 
+    def _elasticquota(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        ns: str,
+        where: str,
+        _label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", schema.ELASTIC_QUOTA_SPEC)
+        status = r.fields(data.get("status"), "status", schema.ELASTIC_QUOTA_STATUS)
+
+        def listed(raw: dict[str, Any], key: str, path: str) -> dict[str, int] | None:
+            # absent and present-but-empty differ upstream (defaults apply only to an absent list)
+            return None if raw.get(key) is None else parse_resource_list(raw.get(key), path, r.errors)
+
+        quota = ElasticQuota(
+            name,
+            ns,
+            listed(spec, "min", "spec.min"),
+            listed(spec, "max", "spec.max"),
+            listed(status, "used", "status.used"),
+            where,
+        )
+        self.cluster.elastic_quotas.append(quota)
+
     def _deployment(self, *args: Any) -> None:
         self._workload("Deployment", schema.DEPLOYMENT_SPEC, *args)
 
@@ -386,6 +429,9 @@ class _Builder:
     ) -> None:
         spec = r.fields(data.get("spec"), "spec", keys)
         template, _ = template_pod(r, spec.get("template"), "spec.template", ns)
+        read_timing(r, template, "spec.template.metadata.annotations")
+        completions: int | None = None
+        parallelism = 0
         if kind == "Job":
             # The Job controller runs min(parallelism, completions) pods at once (parallelism alone without
             # completions); a suspended Job runs none.
@@ -396,7 +442,7 @@ class _Builder:
                 completions = 0
             count = parallelism if completions is None else min(parallelism, completions)
             if r.bool(spec.get("suspend"), "spec.suspend"):
-                count = 0
+                count = parallelism = 0
         else:
             count = r.int(spec.get("replicas"), "spec.replicas", 1) or 0
         if count < 0:
@@ -416,7 +462,9 @@ class _Builder:
                     "spec.template.metadata.labels",
                     "Invalid value: `selector` does not match template `labels`",
                 )
-        self.cluster.workloads.append(Workload(kind, name, ns, count, template, where))
+        self.cluster.workloads.append(
+            Workload(kind, name, ns, count, template, where, completions, max(parallelism, 0))
+        )
         for i in range(count):
             pod = instantiate(template, kind, name, i)
             pod.source = where
@@ -550,9 +598,11 @@ def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
 def load_manifests(paths: Iterable[str]) -> Cluster:
     """Read every manifest under ``paths``. Raises InputError listing every problem in every file."""
     builder = _Builder()
+    paths = list(paths)
+    named = {p for p in paths if not os.path.isdir(p)}
     files = list(iter_manifest_files(paths))
     if not files:
         raise InputError.single("no manifest files found (expected *.yaml, *.yml or *.json)")
     for path in files:
-        builder.add_file(path)
+        builder.add_file(path, named=path in named)
     return builder.finish()

@@ -162,9 +162,15 @@ class Pod:
     tolerations: list[Toleration] = field(default_factory=list)
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     nominated_node_name: str = ""
+    phase: str = "Pending"  # status.phase: Pending, Running, Succeeded, Failed
+    terminating: bool = False  # metadata.deletionTimestamp is set: the pod is on its way out
     scheduling_gates: list[str] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
+    # From packsched's annotations (packsched.api.annotations), in virtual seconds: when the pod is created,
+    # and how long it runs once bound (None: until the simulation ends).
+    arrival_time: float = 0.0
+    run_duration: float | None = None
     # Where the pod came from (file and document), for messages.
     source: str = ""
 
@@ -227,6 +233,28 @@ class PodDisruptionBudget:
         return (
             pod.namespace == self.namespace and not self.selector.empty and self.selector.matches(pod.labels)
         )
+
+
+ELASTIC_QUOTA_API_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")
+
+
+@dataclass
+class ElasticQuota:
+    """scheduler-plugins' ElasticQuota: a namespace's guaranteed ``min`` and its borrowing cap ``max``.
+
+    ``None`` means the list is absent from the manifest (upstream then defaults it); ``{}`` is a present, empty
+    list. ``used`` is ``status.used`` as written (informational; the scheduler keeps its own count)."""
+
+    name: str
+    namespace: str
+    min: ResourceList | None = None
+    max: ResourceList | None = None
+    used: ResourceList | None = None
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 # Built-in priority classes every cluster has.

@@ -74,6 +74,10 @@ PDB_SPEC = ("minAvailable", "maxUnavailable", "selector", "unhealthyPodEvictionP
 
 POD_TEMPLATE = ("metadata", "spec")
 
+ELASTIC_QUOTA_SPEC = ("min", "max")
+
+ELASTIC_QUOTA_STATUS = ("used",)
+
 DEPLOYMENT_SPEC = (
     "replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit", "paused",
     "progressDeadlineSeconds",

@@ -16,8 +16,12 @@ from packsched.api.errors import InputError
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
+from packsched.config.loader import load_config_data
 from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
+from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
+from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
+from packsched.sim import quotas as quota_report
 from packsched.sim import report
 from packsched.sim.engine import run_simulation
 
@@ -116,11 +120,57 @@ def simulate(
     _check_semantics(rtcr_semantics)
     cluster, cfg = _load(paths, config, rtcr_semantics)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
+    unenforced = not_enforced_warning(cluster, cfg)
+    if unenforced:
+        result.warnings.append(unenforced)
     if output == "json":
         _emit_json(report.simulate_json(result, cfg, seed))
     else:
         _print_notes(cfg, cluster)
         report.print_simulation(out, result, limit)
+
+
+# kube-scheduler's defaults plus CapacityScheduling as scheduler-plugins configures it.
+CAPACITY_SCHEDULING_CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": recommended_plugins()}],
+}
+
+
+@app.command()
+def quotas(
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="scheduler configuration (default: CapacityScheduling's profile)"),
+    ] = None,
+    seed: SeedOpt = 0,
+    output: OutputOpt = "table",
+) -> None:
+    """Per ElasticQuota after the simulation: min / used / max per resource, what it borrows beyond its min
+    (and so could lose to reclaim), and what of its min it leaves to others."""
+    _check_output(output)
+    if config is None:
+        cluster = _guard(lambda: load_manifests([str(p) for p in paths]))
+        cfg = _guard(lambda: load_config_data(CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins()))
+    else:
+        cluster, cfg = _load(paths, config, SEMANTICS_CURRENT)
+    if not cluster.elastic_quotas:
+        err.print("[red]error:[/red] the manifests define no ElasticQuota")
+        raise typer.Exit(EXIT_INPUT)
+    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
+    warnings = quota_warnings(cluster)
+    unenforced = not_enforced_warning(cluster, cfg)
+    if unenforced:
+        warnings.insert(0, unenforced)
+    rows = quota_report.quota_rows(cluster, result)
+    if output == "json":
+        _emit_json(quota_report.quotas_json(rows, warnings))
+        return
+    for w in warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+    quota_report.print_quotas(out, rows)
 
 
 @app.command()
@@ -138,10 +188,11 @@ def explain(
     cluster, cfg = _load(paths, config, rtcr_semantics)
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
-    if target is None:
-        err.print(f"[red]error:[/red] no pod {key} in the manifests")
-        raise typer.Exit(EXIT_INPUT)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
+    if target is None and not any(r.pod.key == key for r in result.records):
+        # not in the manifests, nor created during the simulation (a replacement, a Job's next pod)
+        err.print(f"[red]error:[/red] no pod {key} in the manifests or the simulation")
+        raise typer.Exit(EXIT_INPUT)
     cycles = result.captured.get(key, [])
     data = report.explain_json(
         key,
@@ -149,7 +200,7 @@ def explain(
         result.snapshot,
         len(cycles),
         cfg,
-        bound_by_manifest=target.node_name or None,
+        bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
     if output == "json":
         _emit_json(data)
@@ -179,12 +230,14 @@ def validate(
     all_files = list(iter_manifest_files(str(f) for f in files))
     configs = [f for f in all_files if _is_config_file(f)]
     manifests = [f for f in all_files if f not in configs]
+    loaded: list[KubeSchedulerConfiguration] = []
     for path in configs:
         try:
             cfg = load_config(path, known_plugins(), rtcr_semantics=rtcr_semantics)
         except InputError as exc:
             problems += [str(e) for e in exc.errors]
             continue
+        loaded.append(cfg)
         warnings += [f"{path}: {w}" for w in cfg.warnings + lint(cfg)]
         for p in cfg.profiles:
             if p.omitted_default_plugins:
@@ -196,6 +249,10 @@ def validate(
         try:
             cluster = load_manifests(manifests)
             warnings += cluster.notes
+            warnings += quota_warnings(cluster)
+            if loaded and cluster.elastic_quotas:
+                unenforced = [c for c in loaded if not_enforced_warning(cluster, c)]
+                warnings += [f"{c.source_file}: {not_enforced_warning(cluster, c)}" for c in unenforced]
         except InputError as exc:
             problems += [str(e) for e in exc.errors]
     for w in warnings:

@@ -48,6 +48,34 @@ class Plugin(Protocol):
     name: str
 
 
+# Cluster events (what kube-scheduler's informers deliver to plugins' event handlers).
+POD = "Pod"  # only assigned pods (spec.nodeName set, or bound by the scheduler), as upstream's filtered informer
+ELASTIC_QUOTA = "ElasticQuota"
+ADD, UPDATE, DELETE = "Add", "Update", "Delete"
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    """A change to the cluster: ``resource`` (POD, ELASTIC_QUOTA, ...) and ``action`` (ADD, UPDATE, DELETE).
+    ``old`` is set for UPDATE and DELETE, ``new`` for ADD and UPDATE: the api objects (``Pod``,
+    ``ElasticQuota``) as they were and as they are."""
+
+    resource: str
+    action: str
+    old: object | None = None
+    new: object | None = None
+
+
+@runtime_checkable
+class ClusterEventPlugin(Protocol):
+    """A plugin that keeps its own view of the cluster from events (as upstream plugins register informer
+    handlers). The simulator and the live adapter deliver every event through ``Scheduler.dispatch``."""
+
+    name: str
+
+    def on_cluster_event(self, event: ClusterEvent) -> None: ...
+
+
 @runtime_checkable
 class PreEnqueuePlugin(Protocol):
     name: str

@@ -16,6 +16,8 @@ from packsched.framework.interface import (
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
+    ClusterEvent,
+    ClusterEventPlugin,
     FilterPlugin,
     Handle,
     NodeSel,
@@ -184,12 +186,20 @@ class Framework:
         self.pre_binds: list[PreBindPlugin] = [p for p, _ in self.points["preBind"]]  # type: ignore[misc]
         self.binds: list[BindPlugin] = [p for p, _ in self.points["bind"]]  # type: ignore[misc]
         self.post_binds: list[PostBindPlugin] = [p for p, _ in self.points["postBind"]]  # type: ignore[misc]
+        self.event_handlers: list[ClusterEventPlugin] = [
+            p for p in instances.values() if isinstance(p, ClusterEventPlugin)
+        ]
 
     def plugin_names(self, point: str) -> list[str]:
         return [getattr(p, "name", "?") for p, _ in self.points[point]]
 
     def weights(self) -> dict[str, int]:
         return {s.plugin.name: s.weight for s in self.scores}
+
+    def dispatch(self, event: ClusterEvent) -> None:
+        """Deliver a cluster event to every plugin of this profile that keeps a view of the cluster."""
+        for p in self.event_handlers:
+            p.on_cluster_event(event)
 
     # -- queue --------------------------------------------------------------------------------------------
 

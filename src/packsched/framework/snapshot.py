@@ -37,6 +37,7 @@ class PodInfo:
     arrival: int = 0  # order in which the pod entered the queue
     node: int = -1  # column of the node it is placed on, -1 when not placed
     start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
+    start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
 
     @property
     def key(self) -> str:
@@ -45,6 +46,11 @@ class PodInfo:
     @property
     def priority(self) -> int:
         return self.pod.priority
+
+    @property
+    def start_key(self) -> tuple[float, int]:
+        """When the pod started, for "more important pod" comparisons: time, then binding order."""
+        return (self.start_time, self.start_seq)
 
 
 def make_pod_info(pod: Pod, arrival: int = 0) -> PodInfo:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from packsched.framework.runtime import PluginFactory
+from packsched.plugins.capacityscheduling.capacity_scheduling import new_capacity_scheduling
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
 from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
@@ -39,4 +40,6 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeResourcesMostAllocated": new_most_allocated,
         "RequestedToCapacityRatio": new_requested_to_capacity_ratio,
         "NodePreferAvoidPods": new_node_prefer_avoid_pods,
+        # scheduler-plugins (out of tree upstream)
+        "CapacityScheduling": new_capacity_scheduling,
     }

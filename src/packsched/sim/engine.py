@@ -1,35 +1,49 @@
-"""The embedded simulator: pods enter kube-scheduler's queue, cycles run one pod at a time, preempted pods
-leave, and pods that did not fit are retried (with backoff) when something in the cluster changes.
+"""The embedded simulator: pods arrive over virtual time, enter kube-scheduler's queue, are scheduled one at a
+time, run (for their run duration, or until the end), and leave when they complete or are preempted; workload
+controllers replace the pods they lose.
 
-Time is virtual: a scheduling cycle takes no time; only backoff moves the clock (seconds).
+Time is virtual (seconds). A heap of timed events, ordered by (time, priority, sequence), moves the clock: pod
+arrivals (``packsched.io/arrival-time``), pod completions (``packsched.io/run-duration`` after binding) and the
+queue's backoff expiries. A scheduling cycle takes no time. Nothing is random except the scheduler's own seeded
+choices, so the same input and seed give the same history.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Pod
 from packsched.backend.disruption import BudgetStatus, budget_status
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Status
 from packsched.scheduler import CycleResult, Scheduler
+from packsched.sim.controllers import RESTARTING_KINDS, Controllers
 
 PENDING = "Pending"
 RUNNING = "Running"
 PREEMPTED = "Preempted"
+SUCCEEDED = "Succeeded"
+PHASES = (PENDING, RUNNING, PREEMPTED, SUCCEEDED)
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 PREEMPTED_EVENT = "preempted"
 NOMINATED = "nominated"
+COMPLETED = "completed"
 
 # A safety net against a configuration that keeps preempting in a circle.
 MAX_ATTEMPTS_PER_POD = 1000
+
+# Timed events at the same instant: pods that finish leave first (their room is free for the pods that arrive).
+_COMPLETE, _ARRIVE = 0, 1
 
 
 @dataclass
@@ -44,13 +58,29 @@ class Event:
 
 @dataclass
 class PodRecord:
+    """One pod's life. A StatefulSet pod re-created under the same name gets a record of its own."""
+
     pod: Pod
     info: PodInfo
     phase: str = PENDING
-    node: str | None = None
+    node: str | None = None  # the node it runs (or, once Succeeded, ran) on
     reason: str | None = None
     attempts: int = 0
     preempted_by: str | None = None
+    created: float = 0.0  # when it enters the cluster
+    started: float | None = None  # when it was bound
+    finished: float | None = None  # when it completed or was preempted
+    run_duration: float | None = None  # None: runs until the end
+    replaces: str | None = None  # the preempted pod this one replaces
+    arrived: bool = False
+
+
+@dataclass(order=True)
+class _Timed:
+    time: float
+    priority: int
+    seq: int
+    rec: PodRecord = field(compare=False)
 
 
 @dataclass
@@ -70,15 +100,27 @@ class _Actions:
         self.sim = sim
 
     def bind(self, pod: PodInfo, node: str) -> Status:
-        rec = self.sim.records[pod.key]
+        sim = self.sim
+        rec = sim.records[pod.key]
         rec.phase = RUNNING
         rec.node = node
         rec.reason = None
-        pod.start_time = self.sim.now
+        rec.started = sim.now
+        pod.start_time = sim.now
+        pod.start_seq = sim.next_start_seq()
+        pod.pod.phase = RUNNING
+        # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
+        sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
+        sim.schedule_completion(rec)
         return Status()
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         self.sim.evict(victim, preemptor)
+
+
+def _round_time(t: float) -> float:
+    """Virtual times are kept to the nanosecond (as Go durations), so sums such as 0.1 + 0.2 stay exact."""
+    return round(t, 9)
 
 
 class Simulation:
@@ -98,10 +140,18 @@ class Simulation:
         self.warnings: list[str] = []
         self.snapshot = Snapshot()
         self.snapshot.add_nodes(cluster.nodes)
-        self.records: dict[str, PodRecord] = {}
+        self.history: list[PodRecord] = []  # every pod, in the order it was written or created
+        self.records: dict[str, PodRecord] = {}  # the latest pod of each name
+        # binding order: the tie-break between pods the simulator started at the same virtual time (pods bound
+        # by their manifests all count as started together, before any other)
+        self._start_seq = 0
         self.capture = capture or set()
         self.captured: dict[str, list[CycleResult]] = {}
         self.on_cycle = on_cycle
+        self.controllers = Controllers(cluster.workloads, cluster.pods)
+        self._timeline: list[_Timed] = []
+        self._seq = itertools.count()
+        self._warned: set[str] = set()
         self.scheduler = Scheduler(config, registry, _Actions(self), self.snapshot, seed, self.budgets)
         first = next(iter(self.scheduler.frameworks.values()))
         sort_key = getattr(first.queue_sort, "sort_key", None)
@@ -110,48 +160,118 @@ class Simulation:
         self.queue = SchedulingQueue(
             sort_key, float(config.pod_initial_backoff_seconds), float(config.pod_max_backoff_seconds)
         )
+        for quota in cluster.elastic_quotas:
+            self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
         self._load_pods()
 
     def _load_pods(self) -> None:
-        warned: set[str] = set()
-        for i, pod in enumerate(self.cluster.pods):
-            info = make_pod_info(pod, i)
-            rec = PodRecord(pod, info)
+        for pod in self.cluster.pods:
+            rec = self._new_record(pod, max(0.0, pod.arrival_time))
             self.records[pod.key] = rec
-            for feature in pod.unsupported_features:
-                if feature not in warned:
-                    warned.add(feature)
-                    self.warnings.append(
-                        f"pod {pod.key} (and maybe others) uses {feature}, which packsched does "
-                        "not simulate yet: it was scheduled as if that field were absent"
-                    )
-            if pod.node_name:
-                # Already bound: it holds its node's resources, whatever the scheduler would have said.
-                self.snapshot.add_pod(info, self.snapshot.index[pod.node_name])
-                rec.phase, rec.node = RUNNING, pod.node_name
-                continue
-            fwk = self.scheduler.framework_for(info)
-            if fwk is None:
-                rec.reason = (
-                    f"no profile has schedulerName {pod.scheduler_name!r}: "
-                    "another scheduler would place this pod"
-                )
-                continue
-            if pod.nominated_node_name in self.snapshot.index:
-                # a nomination from an earlier preemption (status.nominatedNodeName) is honoured
-                self.scheduler.nominator.nominate(info, self.snapshot.index[pod.nominated_node_name])
-            gate = fwk.run_pre_enqueue(info)
-            self.queue.add(info, gate_reason="" if gate.ok else gate.message)
-            if not gate.ok:
-                rec.reason = gate.message
+            if rec.created <= 0.0:
+                self._arrive(rec)  # created with the cluster, in manifest order
+            else:
+                self._push(rec.created, _ARRIVE, rec)
+
+    def _new_record(self, pod: Pod, created: float, replaces: str | None = None) -> PodRecord:
+        info = make_pod_info(pod, len(self.history))
+        rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
+        self.history.append(rec)
+        for feature in pod.unsupported_features:
+            self._warn_once(
+                feature,
+                f"pod {pod.key} (and maybe others) uses {feature}, which packsched does "
+                "not simulate yet: it was scheduled as if that field were absent",
+            )
+        if pod.run_duration is not None and pod.owner is not None and pod.owner.kind in RESTARTING_KINDS:
+            rec.run_duration = None
+            owner = f"{pod.owner.kind} {pod.namespace}/{pod.owner.name}"
+            self._warn_once(
+                f"run-duration {owner}",
+                f"{owner}: packsched.io/run-duration ignored: its pods restart (restartPolicy Always) "
+                "and never complete; they run until preempted or until the simulation ends",
+            )
+        return rec
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warnings.append(message)
+
+    def _push(self, time: float, priority: int, rec: PodRecord) -> None:
+        heapq.heappush(self._timeline, _Timed(_round_time(time), priority, next(self._seq), rec))
 
     # -- cluster changes ----------------------------------------------------------------------------------
+
+    def next_start_seq(self) -> int:
+        self._start_seq += 1
+        return self._start_seq
+
+    def _arrive(self, rec: PodRecord) -> None:
+        """The pod is created: bound already (spec.nodeName), or handed to the scheduling queue."""
+        pod, info = rec.pod, rec.info
+        rec.arrived = True
+        rec.created = self.now
+        self.records[pod.key] = rec
+        if pod.node_name:
+            # Already bound: it holds its node's resources, whatever the scheduler would have said.
+            self.snapshot.add_pod(info, self.snapshot.index[pod.node_name])
+            rec.phase, rec.node, rec.started = RUNNING, pod.node_name, self.now
+            info.start_time = self.now
+            pod.phase = RUNNING
+            self.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod))
+            self.schedule_completion(rec)
+            return
+        fwk = self.scheduler.framework_for(info)
+        if fwk is None:
+            rec.reason = (
+                f"no profile has schedulerName {pod.scheduler_name!r}: another scheduler would place this pod"
+            )
+            return
+        if pod.nominated_node_name in self.snapshot.index:
+            # a nomination from an earlier preemption (status.nominatedNodeName) is honoured
+            self.scheduler.nominator.nominate(info, self.snapshot.index[pod.nominated_node_name])
+        gate = fwk.run_pre_enqueue(info)
+        self.queue.add(info, gate_reason="" if gate.ok else gate.message)
+        if not gate.ok:
+            rec.reason = gate.message
+
+    def schedule_completion(self, rec: PodRecord) -> None:
+        if rec.run_duration is not None:
+            self._push(self.now + rec.run_duration, _COMPLETE, rec)
+
+    def _complete(self, rec: PodRecord) -> None:
+        """The pod's run duration elapsed: it succeeds and frees its resources; a Job may start its next pod."""
+        if rec.phase != RUNNING:
+            return  # preempted before it could finish
+        pod, info = rec.pod, rec.info
+        old = replace(pod)  # as it was: Running
+        if info.node >= 0:
+            self.snapshot.remove_pod(info)
+        pod.phase = SUCCEEDED
+        rec.phase, rec.finished = SUCCEEDED, self.now
+        self.scheduler.dispatch(ClusterEvent(POD, UPDATE, old, pod))
+        self.events.append(Event(self.now, COMPLETED, pod.key, rec.node))
+        self.queue.move_all(self.now)  # a pod left a node: pods that did not fit may fit now
+        self._create(self.controllers.completed(pod, self._taken), None)
+
+    def _taken(self, key: str) -> bool:
+        return key in self.records
+
+    def _create(self, pods: list[Pod], replaces: str | None) -> None:
+        """Pods a controller creates now; they arrive through the timeline, before the next cycle."""
+        for pod in pods:
+            pod.arrival_time = self.now
+            rec = self._new_record(pod, self.now, replaces)
+            if pod.key not in self.records:  # a re-created StatefulSet pod takes its name over on arrival
+                self.records[pod.key] = rec
+            self._push(self.now, _ARRIVE, rec)
 
     def budgets(self) -> list[BudgetStatus]:
         if not self.cluster.pdbs:
             return []
-        running = [r.pod for r in self.records.values() if r.phase == RUNNING]
-        alive = [r.pod for r in self.records.values() if r.phase in (RUNNING, PENDING)]
+        running = [r.pod for r in self.history if r.phase == RUNNING]
+        alive = [r.pod for r in self.history if r.phase == RUNNING or (r.phase == PENDING and r.arrived)]
         return [budget_status(pdb, running, alive) for pdb in self.cluster.pdbs]
 
     def evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
@@ -161,26 +281,50 @@ class Simulation:
             self.snapshot.remove_pod(victim)
         self.scheduler.nominator.clear(victim)
         self.queue.remove(victim.key)
-        rec.phase, rec.node, rec.preempted_by = PREEMPTED, None, preemptor.key
+        rec.phase, rec.node, rec.preempted_by, rec.finished = PREEMPTED, None, preemptor.key, self.now
+        self.scheduler.dispatch(ClusterEvent(POD, DELETE, victim.pod, None))
+        victim.pod.phase = "Failed"  # what the kubelet reports for a pod deleted while running
         rec.reason = f"preempted by {preemptor.key}"
-        self.events.append(Event(self.now, PREEMPTED_EVENT, victim.key, node, preemptor.key))
+        created = self.controllers.preempted(victim.pod, self._taken)
+        why = None
+        if created:
+            st = self.controllers.state_of(victim.pod)
+            owner = st.label if st is not None else "its owner"
+            why = f"{owner} creates {', '.join(p.key for p in created)}"
+        self.events.append(Event(self.now, PREEMPTED_EVENT, victim.key, node, preemptor.key, why))
         self.queue.move_all(self.now)  # a pod left a node: pods that did not fit may fit now
+        self._create(created, victim.key)
 
     # -- the loop -----------------------------------------------------------------------------------------
 
+    def _fire_due(self) -> None:
+        timeline = self._timeline
+        while timeline and timeline[0].time <= self.now:
+            item = heapq.heappop(timeline)
+            if item.priority == _COMPLETE:
+                self._complete(item.rec)
+            else:
+                self._arrive(item.rec)
+
+    def _next_time(self) -> float | None:
+        expiry = self.queue.next_backoff_expiry()
+        if self._timeline and (expiry is None or self._timeline[0].time < expiry):
+            return self._timeline[0].time
+        return expiry
+
     def run(self) -> SimResult:
         while True:
+            if self._timeline and self._timeline[0].time <= self.now:
+                self._fire_due()
             qp = self.queue.pop(self.now)
             if qp is None:
-                expiry = self.queue.next_backoff_expiry()
-                if expiry is None:
+                nxt = self._next_time()
+                if nxt is None:
                     break
-                self.now = max(self.now, expiry)
+                self.now = max(self.now, nxt)
                 continue
             self._attempt(qp)
-        return SimResult(
-            list(self.records.values()), self.events, self.snapshot, self.warnings, self.captured, self.now
-        )
+        return SimResult(self.history, self.events, self.snapshot, self.warnings, self.captured, self.now)
 
     def _attempt(self, qp: QueuedPod) -> None:
         info = qp.info

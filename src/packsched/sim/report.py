@@ -8,12 +8,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from packsched.api.annotations import format_duration
 from packsched.api.quantity import format_quantity
 from packsched.api.resources import CPU, MEMORY
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.snapshot import Snapshot
 from packsched.scheduler import CycleResult
-from packsched.sim.engine import PENDING, RUNNING, PodRecord, SimResult
+from packsched.sim.engine import PENDING, RUNNING, SUCCEEDED, Event, PodRecord, SimResult
 
 SIMULATE_SCHEMA = "packsched.simulate/v1"
 EXPLAIN_SCHEMA = "packsched.explain/v1"
@@ -57,14 +58,24 @@ def summary(result: SimResult) -> dict[str, int]:
 
 
 def placement(rec: PodRecord) -> dict[str, Any]:
+    owner = rec.pod.owner
     return {
         "pod": rec.pod.key,
         "node": rec.node,
         "phase": rec.phase,
-        "reason": rec.reason if rec.phase != RUNNING else None,
+        "reason": rec.reason if rec.phase not in (RUNNING, SUCCEEDED) else None,
         "priority": rec.pod.priority,
         "attempts": rec.attempts,
+        "owner": f"{owner.kind}/{owner.name}" if owner is not None else None,
+        "replaces": rec.replaces,
+        "created": rec.created,
+        "started": rec.started,
+        "finished": rec.finished,
     }
+
+
+def event_json(e: Event) -> dict[str, Any]:
+    return {"time": e.time, "kind": e.kind, "pod": e.pod, "node": e.node, "by": e.by, "reason": e.reason}
 
 
 def config_summary(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
@@ -86,10 +97,8 @@ def simulate_json(result: SimResult, cfg: KubeSchedulerConfiguration, seed: int)
         "summary": summary(result),
         "placements": [placement(r) for r in result.records],
         "nodes": node_usage(result.snapshot),
-        "events": [
-            {"time": e.time, "kind": e.kind, "pod": e.pod, "node": e.node, "by": e.by, "reason": e.reason}
-            for e in result.events
-        ],
+        "events": [event_json(e) for e in result.events],
+        "end_time": result.end_time,
         "warnings": list(result.warnings),
     }
 
@@ -178,11 +187,15 @@ def print_simulation(console: Console, result: SimResult, limit: int = 200) -> N
         table.add_column(col, overflow="fold")
     for rec in recs[:limit]:
         table.add_row(
-            rec.pod.key, rec.node or "-", rec.phase, "" if rec.phase == RUNNING else (rec.reason or "")
+            rec.pod.key,
+            rec.node or "-",
+            rec.phase,
+            "" if rec.phase in (RUNNING, SUCCEEDED) else (rec.reason or ""),
         )
     console.print(table)
     if len(recs) > limit:
         console.print(f"... {len(recs) - limit} more pods (use -o json, or --limit)")
+    print_events(console, result.events, limit)
     print_usage(console, result.snapshot, limit)
     pending = [r for r in recs if r.phase == PENDING]
     if pending:
@@ -196,6 +209,22 @@ def print_simulation(console: Console, result: SimResult, limit: int = 200) -> N
     console.print("Summary: " + ", ".join(f"{k} {v}" for k, v in s.items()))
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def print_events(console: Console, events: list[Event], limit: int = 200) -> None:
+    """The simulation's history: one row per event, in order (time in virtual seconds, as a Go duration)."""
+    table = Table(title=f"Events ({len(events)})")
+    table.add_column("time", justify="right")
+    table.add_column("kind")
+    for col in ("pod", "node"):
+        table.add_column(col, overflow="fold")
+    table.add_column("by / reason", overflow="fold")
+    for e in events[:limit]:
+        detail = "; ".join(x for x in (f"by {e.by}" if e.by else None, e.reason) if x)
+        table.add_row(format_duration(e.time), e.kind, e.pod, e.node or "-", detail)
+    console.print(table)
+    if len(events) > limit:
+        console.print(f"... {len(events) - limit} more events (use -o json, or --limit)")
 
 
 def print_usage(console: Console, snap: Snapshot, limit: int = 200) -> None:

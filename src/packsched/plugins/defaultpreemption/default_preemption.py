@@ -88,12 +88,12 @@ def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
     """Upstream util.MoreImportantPod: higher priority, then the one that started earlier."""
     if a.priority != b.priority:
         return a.priority > b.priority
-    return a.start_time < b.start_time
+    return a.start_key < b.start_key
 
 
-def _importance_key(p: PodInfo) -> tuple[int, float]:
+def importance_key(p: PodInfo) -> tuple[int, tuple[float, int]]:
     """A sort key that puts the more important pod first (the order ``more_important_pod`` defines)."""
-    return (-p.priority, p.start_time)
+    return (-p.priority, p.start_key)
 
 
 def pod_terminating_by_preemption(info: PodInfo) -> bool:
@@ -130,16 +130,16 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
-def _earliest_start_of_highest_priority(victims: Sequence[PodInfo]) -> float:
+def _earliest_start_of_highest_priority(victims: Sequence[PodInfo]) -> tuple[float, int]:
     """Upstream util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
-    earliest = victims[0].start_time
+    earliest = victims[0].start_key
     top = victims[0].priority
     for p in victims:
         if p.priority == top:
-            earliest = min(earliest, p.start_time)
+            earliest = min(earliest, p.start_key)
         elif p.priority > top:
             top = p.priority
-            earliest = p.start_time
+            earliest = p.start_key
     return earliest
 
 
@@ -151,7 +151,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate |
     the dry run's order, which starts at the seeded random offset)."""
     if not candidates:
         return None
-    score_funcs: list[Callable[[Candidate], float]] = [
+    score_funcs: list[Callable[[Candidate], float | tuple[float, int]]] = [
         lambda c: -c.num_pdb_violations,
         lambda c: -c.victims[0].priority,
         lambda c: -sum(p.priority + _PRIORITY_SHIFT for p in c.victims),
@@ -200,7 +200,7 @@ def _go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
-def _status_from_groups(groups: Sequence[RejectGroup]) -> Status:
+def status_from_groups(groups: Sequence[RejectGroup]) -> Status:
     """The status of one node from the reject groups of a one-node filter run (the first plugin that rejected
     it, as upstream's RunFilterPlugins returns)."""
     if not groups:
@@ -209,7 +209,7 @@ def _status_from_groups(groups: Sequence[RejectGroup]) -> Status:
     return Status(code, [g.reason for g in groups], groups[0].plugin)
 
 
-def _restore_order(on_node: dict[str, PodInfo], order: list[str]) -> None:
+def restore_order(on_node: dict[str, PodInfo], order: list[str]) -> None:
     """Put a node's pods back in their order (removing and adding a pod moves it to the end)."""
     if list(on_node) != order:
         items = [(k, on_node[k]) for k in order]
@@ -223,7 +223,7 @@ def _active_extensions(fwk: Framework, state: CycleState) -> bool:
     return any(isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter for p in fwk.pre_filter)
 
 
-class _CandidateCollector:
+class CandidateCollector:
     """DryRunPreemption's bookkeeping: two bounded candidate lists, the statuses of the nodes that are no
     candidates, and the errors; ``add`` answers whether the dry run can stop."""
 
@@ -298,7 +298,7 @@ class DefaultPreemption:
         """Upstream Evaluator.Preempt, without the ``preemption: `` prefix. ``nominated_node`` is None where
         upstream returns a nil result (the pod's nomination stays), "" to clear it, or the chosen node."""
         # 1) Is the pod eligible to preempt?
-        ok, why = self.pod_eligible_to_preempt_others(pod, diagnosis)
+        ok, why = self.pod_eligible_to_preempt_others(pod, diagnosis, state)
         if not ok:
             return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [why]))
 
@@ -340,8 +340,10 @@ class DefaultPreemption:
 
     # -- eligibility ------------------------------------------------------------------------------------
 
-    def pod_eligible_to_preempt_others(self, pod: PodInfo, diagnosis: Diagnosis) -> tuple[bool, str]:
-        """Upstream PodEligibleToPreemptOthers."""
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, diagnosis: Diagnosis, state: CycleState | None = None
+    ) -> tuple[bool, str]:
+        """Upstream PodEligibleToPreemptOthers (``state``: the cycle's, for plugins whose rules need it)."""
         if pod.pod.preemption_policy == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER
         snap = self.handle.snapshot
@@ -399,7 +401,7 @@ class DefaultPreemption:
         if batched is None:
             batched = not _active_extensions(fwk, state)
         order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
-        found = _CandidateCollector(self.handle.snapshot.nodes, num_candidates)
+        found = CandidateCollector(self.handle.snapshot.nodes, num_candidates)
         if not batched:
             for col in order:
                 victims, num_violations, st = self.select_victims_on_node(fwk, state.clone(), pod, col, pdbs)
@@ -460,8 +462,8 @@ class DefaultPreemption:
             if not feasible[0]:
                 # Even without every lower-priority pod the pod does not fit (inter-pod affinity to a victim
                 # is not considered, as upstream).
-                return [], 0, _status_from_groups(groups)
-            potential.sort(key=_importance_key)
+                return [], 0, status_from_groups(groups)
+            potential.sort(key=importance_key)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
             victims: list[PodInfo] = []
             num_violating = 0
@@ -489,12 +491,12 @@ class DefaultPreemption:
                 if not st.ok:
                     return [], 0, st
             if violating and non_violating:
-                victims.sort(key=_importance_key)
+                victims.sort(key=importance_key)
             return victims, num_violating, Status()
         finally:
             for p in removed.values():
                 snap.add_pod(p, col)
-            _restore_order(on_node, order)
+            restore_order(on_node, order)
 
     def select_victims_on_nodes(
         self, fwk: Framework, state: CycleState, pod: PodInfo, cols: Sequence[int], pdbs: Sequence[BudgetView]
@@ -530,13 +532,13 @@ class DefaultPreemption:
                 if ok:
                     live.append(j)
                 else:
-                    out[busy[j]] = ([], 0, _status_from_groups([g for g in groups if g.mask[j]]))
+                    out[busy[j]] = ([], 0, status_from_groups([g for g in groups if g.mask[j]]))
             sequences: list[list[PodInfo]] = []
             num_violating_first: list[int] = []
             split: list[bool] = []
             for j in live:
                 pot = potentials[j]
-                pot.sort(key=_importance_key)
+                pot.sort(key=importance_key)
                 violating, non_violating = filter_pods_with_pdb_violation(pot, pdbs)
                 sequences.append(violating + non_violating)
                 num_violating_first.append(len(violating))
@@ -567,14 +569,14 @@ class DefaultPreemption:
                 step += 1
             for t, j in enumerate(live):
                 if split[t]:
-                    victims[t].sort(key=_importance_key)
+                    victims[t].sort(key=importance_key)
                 out[busy[j]] = (victims[t], violations[t], Status())
             return out
         finally:
             for p, col in removed.values():
                 snap.add_pod(p, col)
             for col, order in orders.items():
-                _restore_order(snap.pods_on[col], order)
+                restore_order(snap.pods_on[col], order)
 
     # -- choosing and preparing -------------------------------------------------------------------------
 

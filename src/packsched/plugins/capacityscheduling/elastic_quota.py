@@ -1,0 +1,219 @@
+"""ElasticQuota arithmetic as scheduler-plugins' CapacityScheduling does it (``../shared/spec/capacity-scheduling.md``
+§1-§4): quota records built from ElasticQuota specs, pod requests as the plugin counts them, and the strict
+"over max" / "over min" comparisons.
+
+A resource vector is a ``dict`` from resource name to an integer (cpu in millicores, everything else in units).
+The first-class dimensions (cpu, memory, ephemeral-storage) are always compared; a scalar dimension (an extended
+resource, hugepages, ...) is compared only where the rules below say so. Resources that are neither (an
+unprefixed unknown name) are ignored, as upstream ignores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from packsched.api.objects import ElasticQuota, Pod
+from packsched.api.quantity import MAX_INT64
+from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
+
+FIRST_CLASS = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+Res = dict[str, int]
+
+
+def counted(name: str) -> bool:
+    """Whether the plugin tracks this resource at all (pods is first-class too, but no pod requests it)."""
+    return name in FIRST_CLASS or (name != PODS and is_scalar_resource(name))
+
+
+def _add(total: Res, other: Mapping[str, int], sign: int = 1) -> None:
+    for name, amount in other.items():
+        total[name] = total.get(name, 0) + sign * amount
+
+
+def pod_quota_request(pod: Pod) -> Res:
+    """Upstream computePodResourceRequest: the containers' requests summed, then raised to any single init
+    container's request (sidecars are not special here), then the overhead added. Only requests count.
+    Zero entries a container lists are kept (``nvidia.com/gpu: 0`` shows up in ``used``, as upstream)."""
+    out: Res = {}
+    for c in pod.containers:
+        _add(out, {k: v for k, v in c.requests.items() if counted(k)})
+    for c in pod.init_containers:
+        for name, amount in c.requests.items():
+            if counted(name) and amount > out.get(name, 0):
+                out[name] = amount
+            elif counted(name):
+                out.setdefault(name, 0)
+    _add(out, {k: v for k, v in pod.overhead.items() if counted(k)})
+    return out
+
+
+def min_from_spec(raw: Mapping[str, int] | None) -> Res:
+    """An absent ``min`` is zero in cpu, memory and ephemeral-storage; a present list lists what it has (a
+    first-class resource it omits is zero)."""
+    if raw is None:
+        return {name: 0 for name in FIRST_CLASS}
+    out = {name: 0 for name in FIRST_CLASS}
+    out.update({k: v for k, v in raw.items() if counted(k)})
+    return out
+
+
+def max_from_spec(raw: Mapping[str, int] | None) -> Res:
+    """An absent ``max`` is unbounded (MaxInt64) in cpu, memory and ephemeral-storage. A present list bounds a
+    first-class resource it omits at ZERO, and leaves an omitted scalar resource unbounded (spec §1.6)."""
+    if raw is None:
+        return {name: MAX_INT64 for name in FIRST_CLASS}
+    out = {name: 0 for name in FIRST_CLASS}
+    out.update({k: v for k, v in raw.items() if counted(k)})
+    return out
+
+
+def _over(x: Mapping[str, int], y: Mapping[str, int], scalars: Iterable[str], missing_scalar: int) -> bool:
+    """Any first-class dimension with x > y (missing = 0), or any of ``scalars`` with x > y (missing in y =
+    ``missing_scalar``)."""
+    for name in FIRST_CLASS:
+        if x.get(name, 0) > y.get(name, 0):
+            return True
+    return any(name not in FIRST_CLASS and x.get(name, 0) > y.get(name, missing_scalar) for name in scalars)
+
+
+def _plus(a: Mapping[str, int], b: Mapping[str, int]) -> Res:
+    out = dict(a)
+    _add(out, b)
+    return out
+
+
+@dataclass
+class QuotaInfo:
+    """One namespace's quota record: ``min`` and ``max`` (``None``: nil, only when built directly), what its
+    pods use, and the pods already counted in ``used``.
+
+    The counted pods are a shared base set plus a private overlay (``_added`` / ``_removed``), so that the
+    per-node copies preemption's dry run makes are cheap; :meth:`snapshot` makes a fully private copy."""
+
+    namespace: str
+    min: Res | None
+    max: Res | None
+    used: Res = field(default_factory=dict)
+    _base: set[str] = field(default_factory=set)
+    _added: set[str] = field(default_factory=set)
+    _removed: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_quota(cls, quota: ElasticQuota) -> QuotaInfo:
+        return cls(quota.namespace, min_from_spec(quota.min), max_from_spec(quota.max), {})
+
+    # -- counted pods ------------------------------------------------------------------------------------
+
+    def tracks(self, uid: str) -> bool:
+        return uid in self._added or (uid in self._base and uid not in self._removed)
+
+    @property
+    def tracked(self) -> set[str]:
+        return (self._base - self._removed) | self._added
+
+    def add_pod_if_absent(self, uid: str, request: Mapping[str, int]) -> None:
+        if self.tracks(uid):
+            return
+        if uid in self._removed:
+            self._removed.discard(uid)
+        elif uid not in self._base:
+            self._added.add(uid)
+        _add(self.used, request)
+
+    def delete_pod_if_present(self, uid: str, request: Mapping[str, int]) -> None:
+        if not self.tracks(uid):
+            return
+        if uid in self._added:
+            self._added.discard(uid)
+        else:
+            self._removed.add(uid)
+        _add(self.used, request, -1)
+
+    # -- copies ------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> QuotaInfo:
+        """A deep copy (what PreFilter takes of the live record)."""
+        return QuotaInfo(
+            self.namespace,
+            dict(self.min) if self.min is not None else None,
+            dict(self.max) if self.max is not None else None,
+            dict(self.used),
+            self.tracked,
+        )
+
+    def clone(self) -> QuotaInfo:
+        """A copy that shares the (never mutated) base set of a snapshot."""
+        return QuotaInfo(
+            self.namespace,
+            self.min,
+            self.max,
+            dict(self.used),
+            self._base,
+            set(self._added),
+            set(self._removed),
+        )
+
+    # -- comparisons (all strict: equality passes) ---------------------------------------------------------
+
+    def over_max_with(self, request: Mapping[str, int]) -> bool:
+        """used + request > max in any dimension; scalar dimensions only for names in the request, a scalar
+        that ``max`` does not list being unbounded. A nil max is never exceeded."""
+        if self.max is None:
+            return False
+        return _over(_plus(self.used, request), self.max, request, MAX_INT64)
+
+    def over_min_with(self, request: Mapping[str, int]) -> bool:
+        """used + request > min in any dimension; scalars from the request, missing in min = 0. A nil min is
+        always exceeded."""
+        if self.min is None:
+            return True
+        return _over(_plus(self.used, request), self.min, request, 0)
+
+    def over_min(self) -> bool:
+        """used > min in any dimension; scalars from ``used``, missing in min = 0. A nil min: always over."""
+        if self.min is None:
+            return True
+        return _over(self.used, self.min, self.used, 0)
+
+
+class QuotaInfos(dict[str, QuotaInfo]):
+    """Quota records by namespace."""
+
+    def snapshot(self) -> QuotaInfos:
+        return QuotaInfos({ns: info.snapshot() for ns, info in self.items()})
+
+    def clone(self) -> QuotaInfos:
+        return QuotaInfos({ns: info.clone() for ns, info in self.items()})
+
+    def aggregated_over_min_with(self, request: Mapping[str, int]) -> bool:
+        """Σused of every record + request > Σmin of every record, in any dimension (scalars from the summed
+        usage, missing in the summed min = 0)."""
+        used: Res = dict(request)
+        minimum: Res = {}
+        for info in self.values():
+            _add(used, info.used)
+            if info.min is not None:
+                _add(minimum, info.min)
+        return _over(used, minimum, used, 0)
+
+
+def status_used(quota: ElasticQuota, pods: Iterable[Pod]) -> Res:
+    """``status.used`` as scheduler-plugins' ElasticQuota controller writes it (spec §10.3): zero for every
+    resource ``min`` or ``max`` names, plus the requests of the namespace's Running pods (containers summed,
+    raised to any init container's; the overhead is NOT added, an upstream bug kept here, and a resource a pod
+    requests but the quota does not list is still added)."""
+    used: Res = {name: 0 for name in (quota.min or {})}
+    used.update({name: 0 for name in (quota.max or {}) if name not in used})
+    for pod in pods:
+        if pod.namespace != quota.namespace or pod.phase != "Running":
+            continue
+        req: Res = {}
+        for c in pod.containers:
+            _add(req, c.requests)
+        for c in pod.init_containers:
+            for name, amount in c.requests.items():
+                req[name] = max(req.get(name, 0), amount)
+        _add(used, req)
+    return used
