@@ -18,12 +18,13 @@ import queue as queue_mod
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packsched.api.errors import FieldError
 from packsched.api.objects import (
     PREEMPT_LOWER_PRIORITY,
     SYSTEM_PRIORITY_CLASSES,
+    ElasticQuota,
     Node,
     Pod,
     PodDisruptionBudget,
@@ -32,6 +33,8 @@ from packsched.api.objects import (
 from packsched.backend.disruption import BudgetStatus, budget_status
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework import interface as ev
+from packsched.framework.interface import ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Code, Status
@@ -39,6 +42,7 @@ from packsched.live.decode import decode, resolve_pod_priority
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.port import (
     DELETED,
+    ELASTIC_QUOTAS,
     NODES,
     PDBS,
     PODS,
@@ -163,6 +167,7 @@ class Controller:
         self.nodes: dict[str, Node] = {}
         self.orphans: dict[str, dict[str, Tracked]] = {}  # node name -> pods bound to a node not seen yet
         self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.quotas: dict[str, ElasticQuota] = {}
         self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
         self.bind_errors: dict[str, ApiError] = {}
         self.victims: dict[str, _Victim] = {}  # victims removed, not yet seen gone
@@ -203,6 +208,32 @@ class Controller:
             self._on_pdb(etype, obj)
         elif res == PRIORITY_CLASSES:
             self._on_priority_class(etype, obj)
+        elif res == ELASTIC_QUOTAS:
+            self._on_quota(etype, obj)
+
+    def _on_quota(self, etype: str, obj: Obj) -> None:
+        """ElasticQuotas, for the plugins that keep a view of them (CapacityScheduling)."""
+        key = key_of(obj)
+        old = self.quotas.get(key)
+        if etype == DELETED:
+            if old is not None:
+                del self.quotas[key]
+                self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.DELETE, old, None))
+                self.queue.move_all(self.clock())
+            return
+        out = decode(ELASTIC_QUOTAS, obj)
+        if out.problems or not out.elastic_quotas:
+            self.stats.decode_errors += 1
+            problems = [str(p) for p in out.problems]
+            LOG.warning("cannot read ElasticQuota; left out", extra={"object": key, "problems": problems})
+            return
+        new = out.elastic_quotas[0]
+        self.quotas[key] = new
+        if old is None:
+            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD, None, new))
+        else:
+            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.UPDATE, old, new))
+        self.queue.move_all(self.clock())  # a quota that grew (or appeared) may let waiting pods in
 
     def _decode(self, res: Resource, obj: Obj) -> object | None:
         out = decode(res, obj)
@@ -284,6 +315,8 @@ class Controller:
         if tr is None:
             return
         held = bool(tr.node)
+        if held:  # the assigned-pod informer's delete (assumed pods too: plugins counted them at Reserve)
+            self.scheduler.dispatch(ClusterEvent(ev.POD, ev.DELETE, tr.info.pod, None))
         self._unplace(tr)
         self.queue.remove(key)
         self.scheduler.nominator.clear(tr.info)
@@ -307,6 +340,9 @@ class Controller:
             self._forget(key)
             return
         if not decoded.pods:  # Succeeded or Failed: holds nothing, is not scheduled
+            if tr is not None and tr.node:
+                phase = str((obj.get("status") or {}).get("phase", ""))
+                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, tr.info.pod, replace(tr.info.pod, phase=phase)))
             self._forget(key)
             return
         pod = decoded.pods[0]
@@ -314,10 +350,18 @@ class Controller:
         node = pod.node_name
         if node:
             if tr is not None and tr.node == node:
+                before = replace(tr.info.pod)
+                first_sight = tr.assumed
                 tr.assumed = False  # confirmed (or an update of a pod we already account)
                 tr.conflict_since = None
                 tr.terminating = terminating
                 tr.info.pod.labels = pod.labels
+                tr.info.pod.phase = pod.phase
+                tr.info.pod.terminating = pod.terminating
+                if first_sight:  # the assigned-pod informer sees our binding
+                    self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
+                else:
+                    self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, before, tr.info.pod))
                 return
             if tr is not None:  # bound by someone else, elsewhere, or after a 409: account it where it is
                 self._unplace(tr)
@@ -328,6 +372,7 @@ class Controller:
             tr = Tracked(info, uid, terminating=terminating)
             self.pods[key] = tr
             self._place(tr, node)
+            self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, pod))
             return
         if tr is not None and (tr.assumed or tr.node):
             return  # a stale event from before our binding: the pod stays where we put it

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from packsched.api import manifests
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
-from packsched.api.objects import Node, Pod, PodDisruptionBudget, PriorityClass
+from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass
 from packsched.live.port import Obj, Resource, key_of
 
 UNKNOWN_FIELD = "unknown field"
@@ -24,6 +24,7 @@ class Decoded:
     pods: list[Pod] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     problems: list[FieldError] = field(default_factory=list)
 
 
@@ -42,7 +43,12 @@ def decode(res: Resource, raw: Obj) -> Decoded:
         builder.cluster.pods,
         builder.cluster.pdbs,
         list(builder.cluster.priority_classes.values()),
+        builder.cluster.elastic_quotas,
     )
+    phase = (raw.get("status") or {}).get("phase")
+    for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are
+        if isinstance(phase, str) and phase:
+            pod.phase = phase
     out.problems = [e for e in errors.items if e.message != UNKNOWN_FIELD]
     return out
 

@@ -305,7 +305,7 @@ class KubernetesPort:
                     cut()
                 else:
                     resp.close()
-            except OSError:
-                pass
+            except (OSError, RuntimeError):
+                pass  # the watch ended (and its connection went back to the pool) meanwhile
         self._pool.clear()
 

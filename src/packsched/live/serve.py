@@ -21,13 +21,13 @@ from packsched.live.health import HealthServer
 from packsched.live.informer import Informer
 from packsched.live.leader import LeaderElector
 from packsched.live.metrics import Metrics
-from packsched.live.port import NODES, PDBS, PODS, PRIORITY_CLASSES, ApiPort, Resource
+from packsched.live.port import ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, ApiPort, Resource
 from packsched.live.recorder import Recorder
 
 LOG = logging.getLogger("packsched.live")
 
-# What the scheduler watches. A further kind (the ElasticQuota custom resource) is one more entry here and a
-# branch in Controller.handle.
+# What the scheduler watches; ElasticQuotas too when a profile has a plugin that keeps a view of the cluster
+# (CapacityScheduling), so that a cluster without the CRD needs it only for such a configuration.
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -113,7 +113,10 @@ class Server:
             self.health.start()
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
-        for res in WATCHED:
+        watched = list(WATCHED)
+        if any(f.event_handlers for f in self.controller.scheduler.frameworks.values()):
+            watched.append(ELASTIC_QUOTAS)
+        for res in watched:
             inf = Informer(
                 self.port,
                 res,
