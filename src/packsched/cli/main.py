@@ -306,6 +306,84 @@ def demo(
         print_comparison(out, rows)
 
 
+@app.command()
+def serve(
+    config: ConfigOpt = None,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubeconfig",
+            help="kubeconfig file; default: the config's clientConnection.kubeconfig, else the in-cluster "
+            "service account",
+        ),
+    ] = None,
+    bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = (
+        "0.0.0.0"
+    ),
+    port: Annotated[int, typer.Option("--port", help="port for /healthz, /readyz and /metrics (0: any)")] = 10251,
+    leader_elect: Annotated[
+        bool | None,
+        typer.Option(
+            "--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"
+        ),
+    ] = None,
+    preemption_removal: Annotated[
+        str,
+        typer.Option(
+            "--preemption-removal",
+            help="how preemption removes victims: evict (Eviction API, honours PodDisruptionBudgets) or delete",
+        ),
+    ] = "evict",
+    identity: Annotated[str, typer.Option("--identity", help="leader-election identity (default: host_uuid)")] = "",
+    log_format: Annotated[str, typer.Option("--log-format", help="json or text")] = "json",
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
+    seed: SeedOpt = 0,
+    rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+) -> None:
+    """Run as a scheduler on a real cluster: bind every pending pod whose schedulerName is one of the profiles."""
+    import signal
+
+    from packsched.live import logs
+    from packsched.live.controller import REMOVAL_MODES
+    from packsched.live.kube import KubernetesPort
+    from packsched.live.serve import ServeOptions, Server
+
+    _check_semantics(rtcr_semantics)
+    if preemption_removal not in REMOVAL_MODES:
+        err.print(f"[red]error:[/red] --preemption-removal must be one of {', '.join(REMOVAL_MODES)}")
+        raise typer.Exit(EXIT_INPUT)
+    if log_format not in ("json", "text"):
+        err.print("[red]error:[/red] --log-format must be json or text")
+        raise typer.Exit(EXIT_INPUT)
+    if log_level.lower() not in ("debug", "info", "warning", "error"):
+        err.print("[red]error:[/red] --log-level must be debug, info, warning or error")
+        raise typer.Exit(EXIT_INPUT)
+    cfg = _guard(lambda: _config(config, rtcr_semantics))
+    path = str(kubeconfig) if kubeconfig is not None else (cfg.kubeconfig or None)
+    api = _guard(lambda: KubernetesPort.connect(path))
+    logs.setup(log_format, log_level)
+    options = ServeOptions(
+        bind_address=bind_address,
+        port=port,
+        identity=identity,
+        removal=preemption_removal,
+        seed=seed,
+        leader_elect=leader_elect,
+    )
+    try:
+        server = Server(api, cfg, in_tree_registry(), options)
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot listen on {bind_address}:{port}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_INPUT) from None
+
+    def on_signal(signum: int, _frame: object) -> None:
+        server.stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    raise typer.Exit(server.run())
+
+
 from packsched.cli.trace_cmds import register as _register_trace_commands  # noqa: E402
 
 _register_trace_commands(app)

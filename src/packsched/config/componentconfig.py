@@ -15,6 +15,7 @@ Per version (kubernetes/kubernetes ``pkg/scheduler/apis/config/<version>/default
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from packsched.config.fielderr import child, duplicate, index, invalid, required
 from packsched.config.types import (
     EXTENSION_POINTS,
     KubeSchedulerConfiguration,
+    LeaderElection,
     PluginRef,
     Plugins,
     PluginSet,
@@ -131,7 +133,7 @@ def convert(
     top = r.fields(top, "", TOP_FIELDS[api_version])
     cfg = KubeSchedulerConfiguration(source_version=api_version)
 
-    _decode_live_only(ctx, top)
+    cfg.leader_election, cfg.kubeconfig = _decode_live_only(ctx, top)
     if "parallelism" in top:
         value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
         cfg.parallelism = 16 if value is None else value
@@ -160,17 +162,74 @@ def convert(
     return cfg
 
 
-def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> None:
-    """Fields that matter only to a running kube-scheduler: type-checked, unknown sub-keys rejected, then
-    ignored."""
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float | None:
+    """A Go duration ("15s", "1m30s", "500ms") in seconds; None when it is not one."""
+    if text in ("0", "-0", "+0"):
+        return 0.0
+    m = re.fullmatch(r"([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+", text)
+    if not m:
+        return None
+    total = sum(
+        float(num) * _DURATION_UNITS[unit]
+        for num, unit in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", text)
+    )
+    return -total if m.group(1) == "-" else total
+
+
+def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElection, str]:
+    """Fields that matter only to a running scheduler (``packsched serve``): decoded, defaulted and validated
+    as upstream does (ValidateLeaderElectionConfiguration); the simulator ignores them."""
     r = ctx.reader
     le = r.fields(top.get("leaderElection"), "leaderElection", LEADER_ELECTION_FIELDS)
-    r.bool(le.get("leaderElect"), "leaderElection.leaderElect")
-    for key in LEADER_ELECTION_FIELDS[1:]:
-        r.str(le.get(key), f"leaderElection.{key}")
+    out = LeaderElection()
+    out.leader_elect = r.bool(le.get("leaderElect"), "leaderElection.leaderElect", True)
+    for key, attr in (
+        ("leaseDuration", "lease_duration_s"),
+        ("renewDeadline", "renew_deadline_s"),
+        ("retryPeriod", "retry_period_s"),
+    ):
+        raw = r.str(le.get(key), f"leaderElection.{key}")
+        if le.get(key) is None or not raw:
+            continue
+        seconds = parse_duration(raw)
+        if seconds is None:
+            ctx.add(f"leaderElection.{key}", f'Invalid value: "{raw}": must be a duration such as "15s"')
+        else:
+            setattr(out, attr, seconds)
+    for key, attr in (
+        ("resourceLock", "resource_lock"),
+        ("resourceName", "resource_name"),
+        ("resourceNamespace", "resource_namespace"),
+    ):
+        if le.get(key) is not None:
+            setattr(out, attr, r.str(le.get(key), f"leaderElection.{key}"))
+    if out.leader_elect:
+        for key, value in (
+            ("leaseDuration", out.lease_duration_s),
+            ("renewDeadline", out.renew_deadline_s),
+            ("retryPeriod", out.retry_period_s),
+        ):
+            if value <= 0:
+                ctx.add(f"leaderElection.{key}", "Invalid value: must be greater than zero")
+        if out.lease_duration_s <= out.renew_deadline_s:
+            ctx.add(
+                "leaderElection.leaseDuration", "Invalid value: LeaseDuration must be greater than RenewDeadline"
+            )
+        if out.resource_lock != "leases":
+            ctx.add(
+                "leaderElection.resourceLock",
+                f'Unsupported value: "{out.resource_lock}": supported values: "leases"',
+            )
+        for key, name in (("resourceName", out.resource_name), ("resourceNamespace", out.resource_namespace)):
+            if not name:
+                ctx.add(f"leaderElection.{key}", "Required value")
     cc = r.fields(top.get("clientConnection"), "clientConnection", CLIENT_CONNECTION_FIELDS)
-    for key in ("kubeconfig", "acceptContentTypes", "contentType"):
+    for key in ("acceptContentTypes", "contentType"):
         r.str(cc.get(key), f"clientConnection.{key}")
+    kubeconfig = r.str(cc.get("kubeconfig"), "clientConnection.kubeconfig")
     qps = cc.get("qps")
     if qps is not None and (isinstance(qps, bool) or not isinstance(qps, int | float)):
         ctx.add("clientConnection.qps", f"must be a number, got {qps!r}")
@@ -179,6 +238,7 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> None:
         r.bool(top.get(key), key)
     for key in ("healthzBindAddress", "metricsBindAddress"):
         r.str(top.get(key), key)
+    return out, kubeconfig
 
 
 # -- profiles ------------------------------------------------------------------------------------------------

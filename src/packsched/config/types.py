@@ -131,12 +131,28 @@ class Profile:
 
 
 @dataclass
+class LeaderElection:
+    """componentbaseconfig.LeaderElectionConfiguration with kube-scheduler's defaults (durations in seconds).
+    Only ``packsched serve`` uses it."""
+
+    leader_elect: bool = True
+    lease_duration_s: float = 15.0
+    renew_deadline_s: float = 10.0
+    retry_period_s: float = 2.0
+    resource_lock: str = "leases"
+    resource_name: str = "kube-scheduler"
+    resource_namespace: str = "kube-system"
+
+
+@dataclass
 class KubeSchedulerConfiguration:
     profiles: list[Profile] = field(default_factory=list)
     percentage_of_nodes_to_score: int | None = None  # None/0 = adaptive
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
     parallelism: int = 16
+    leader_election: LeaderElection = field(default_factory=LeaderElection)
+    kubeconfig: str = ""  # clientConnection.kubeconfig
     # Where it came from: "kubescheduler.config.k8s.io/v1", ..., "Policy", or "default".
     source_version: str = "default"
     source_file: str = ""

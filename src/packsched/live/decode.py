@@ -1,0 +1,65 @@
+"""Objects from the API server, decoded by the same code that reads manifests for the simulator.
+
+An API server only serves valid objects, but a newer one may carry fields this packsched does not know: those
+are ignored here (the manifest reader reports them as typos). Any other problem makes the object unreadable;
+the caller logs it and leaves the object out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packsched.api import manifests
+from packsched.api.decode import Reader
+from packsched.api.errors import ErrorList, FieldError
+from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass
+from packsched.live.port import Obj, Resource, key_of
+
+UNKNOWN_FIELD = "unknown field"
+
+
+@dataclass
+class Decoded:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    problems: list[FieldError] = field(default_factory=list)
+
+
+def decode(res: Resource, raw: Obj) -> Decoded:
+    """Decode one object of ``res``'s kind. A Succeeded or Failed pod decodes to nothing (it holds nothing)."""
+    doc = dict(raw)
+    doc.setdefault("apiVersion", res.api_version)
+    doc.setdefault("kind", res.kind)
+    where = f"{res.kind} {key_of(raw)}"
+    errors = ErrorList(file=where)
+    # One builder per object: it keeps no state between calls here (no duplicate checks, no cross-references).
+    builder = manifests._Builder()
+    builder._add_document(doc, "", Reader(errors), where)
+    out = Decoded(
+        builder.cluster.nodes,
+        builder.cluster.pods,
+        builder.cluster.pdbs,
+        list(builder.cluster.priority_classes.values()),
+        builder.cluster.elastic_quotas,
+    )
+    phase = (raw.get("status") or {}).get("phase")
+    for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are
+        if isinstance(phase, str) and phase:
+            pod.phase = phase
+    out.problems = [e for e in errors.items if e.message != UNKNOWN_FIELD]
+    return out
+
+
+def resolve_pod_priority(pod: Pod, classes: dict[str, PriorityClass]) -> list[FieldError]:
+    """The Priority admission plugin sets spec.priority on every pod it admits; where it is missing (a pod
+    created before its class existed, or a server without the plugin) take it from the class, as the plugin
+    would."""
+    errors = ErrorList(file=f"Pod {pod.key}")
+    if pod.priority_set:
+        return []
+    default = next((pc for pc in classes.values() if pc.global_default), None)
+    manifests.resolve_priority(pod, classes, default, errors, "spec")
+    return list(errors.items)

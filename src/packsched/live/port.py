@@ -1,0 +1,140 @@
+"""The live adapter's port: the few API-server operations packsched needs, as a protocol.
+
+Everything else in :mod:`packsched.live` talks to the cluster only through :class:`ApiPort`; the one
+implementation on a real cluster is :class:`packsched.live.kube.KubernetesPort`. Objects travel as the JSON
+dictionaries the API server sends, and are decoded by packsched's own decoder (:mod:`packsched.live.decode`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One kind of object the API server serves: where it lives and how it is named."""
+
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def base(self) -> str:
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    def collection(self, namespace: str = "") -> str:
+        """The list/watch path: every namespace when ``namespace`` is empty."""
+        if self.namespaced and namespace:
+            return f"{self.base()}/namespaces/{namespace}/{self.plural}"
+        return f"{self.base()}/{self.plural}"
+
+    def item(self, namespace: str, name: str, subresource: str = "") -> str:
+        path = f"{self.collection(namespace)}/{name}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+NODES = Resource("", "v1", "nodes", "Node", False)
+PODS = Resource("", "v1", "pods", "Pod", True)
+PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True)
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
+# The ElasticQuota custom resource (deploy/elasticquota-crd.yaml). Not watched yet: watching it is this Resource
+# in serve.WATCHED, a branch in Controller.handle, and its decoding in api/ (the elastic quotas issue).
+ELASTIC_QUOTAS = Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True)
+
+
+class ApiError(Exception):
+    """An API-server answer other than success, or no answer at all (``status`` 0: connection refused, reset or
+    timed out)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def too_many_requests(self) -> bool:
+        return self.status == 429
+
+
+@dataclass
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED or BOOKMARK (an ERROR event is raised as ApiError)
+    obj: Obj
+
+    @property
+    def resource_version(self) -> str:
+        return str(self.obj.get("metadata", {}).get("resourceVersion", ""))
+
+
+def key_of(obj: Obj) -> str:
+    meta = obj.get("metadata", {})
+    ns = meta.get("namespace", "")
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+class ApiPort(Protocol):
+    """What packsched asks of an API server."""
+
+    def list(self, res: Resource, namespace: str = "") -> tuple[list[Obj], str]:
+        """Every object and the list's resourceVersion (the point a watch resumes from)."""
+        ...
+
+    def watch(self, res: Resource, resource_version: str, timeout_s: int) -> Iterator[WatchEvent]:
+        """Changes after ``resource_version``, bookmarks included, until the server ends the stream.
+        Raises ApiError(410) when that version is too old (the caller relists)."""
+        ...
+
+    def get(self, res: Resource, namespace: str, name: str) -> Obj: ...
+
+    def create(self, res: Resource, namespace: str, body: Obj) -> Obj: ...
+
+    def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        """PUT: fails with 409 when ``body``'s resourceVersion is not the current one."""
+        ...
+
+    def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
+        """Strategic-merge patch of the status subresource (merge patch for custom resources)."""
+        ...
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """POST the pods/binding subresource; the server answers a success with a Status."""
+        ...
+
+    def evict(self, namespace: str, name: str, uid: str) -> None:
+        """POST the pods/eviction subresource (429 when a PodDisruptionBudget forbids it)."""
+        ...
+
+    def delete(self, res: Resource, namespace: str, name: str, uid: str = "", grace_s: int | None = None) -> None:
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,166 @@
+"""``packsched serve``: informers, leader election, the scheduling loop, health and metrics, put together.
+
+Order, as kube-scheduler's: informers start at once (a standby keeps a warm cache), the scheduling loop starts
+only once this replica leads and every informer has listed; on SIGTERM the loop stops, the lease is released
+and queued events are sent before the process ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.runtime import PluginFactory
+from packsched.live.controller import EVICT, Controller
+from packsched.live.health import HealthServer
+from packsched.live.informer import Informer
+from packsched.live.leader import LeaderElector
+from packsched.live.metrics import Metrics
+from packsched.live.port import ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, ApiPort, Resource
+from packsched.live.recorder import Recorder
+
+LOG = logging.getLogger("packsched.live")
+
+# What the scheduler watches; ElasticQuotas too when a profile has a plugin that keeps a view of the cluster
+# (CapacityScheduling), so that a cluster without the CRD needs it only for such a configuration.
+WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
+
+EXIT_OK = 0
+EXIT_LOST_LEASE = 1
+
+
+@dataclass
+class ServeOptions:
+    bind_address: str = "0.0.0.0"
+    port: int = 10251  # kube-scheduler's historical plain-HTTP port; 0 picks a free one
+    identity: str = ""
+    removal: str = EVICT
+    watch_timeout_s: int = 300
+    seed: int = 0
+    leader_elect: bool | None = None  # None: the config's leaderElection.leaderElect
+    serve_http: bool = True
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+class Server:
+    def __init__(
+        self,
+        port: ApiPort,
+        config: KubeSchedulerConfiguration,
+        registry: Mapping[str, PluginFactory],
+        options: ServeOptions | None = None,
+    ) -> None:
+        self.port = port
+        self.config = config
+        self.options = options or ServeOptions()
+        self.identity = self.options.identity or default_identity()
+        self.metrics = Metrics()
+        self.recorder = Recorder(port, self.identity)
+        self.controller = Controller(
+            port,
+            config,
+            registry,
+            metrics=self.metrics,
+            recorder=self.recorder,
+            identity=self.identity,
+            seed=self.options.seed,
+            removal=self.options.removal,
+        )
+        self.stop = threading.Event()
+        self.informers: list[Informer] = []
+        le = config.leader_election
+        elect = le.leader_elect if self.options.leader_elect is None else self.options.leader_elect
+        self.elector: LeaderElector | None = None
+        if elect:
+            self.elector = LeaderElector(
+                port, le, self.identity, on_change=lambda on: self.metrics.leader.labels(le.resource_name).set(int(on))
+            )
+        self.health: HealthServer | None = None
+        if self.options.serve_http:
+            self.health = HealthServer(
+                self.options.bind_address, self.options.port, self.metrics, self.healthy, self.ready
+            )
+
+    # -- probes -----------------------------------------------------------------------------------------
+
+    def synced(self) -> bool:
+        return bool(self.informers) and all(i.synced.is_set() for i in self.informers)
+
+    def healthy(self) -> tuple[bool, str]:
+        if self.elector is not None and self.elector.lost.is_set():
+            return False, "leaderElection: lease lost"
+        return True, "ok"
+
+    def ready(self) -> tuple[bool, str]:
+        if not self.synced():
+            waiting = ", ".join(i.res.plural for i in self.informers if not i.synced.is_set())
+            return False, f"informers not synced: {waiting or 'not started'}"
+        return True, "ok"
+
+    # -- run --------------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until :attr:`stop` is set (SIGTERM) or the lease is lost. Returns the exit code."""
+        if self.health is not None:
+            self.health.start()
+            LOG.info("serving health and metrics", extra={"port": self.health.port})
+        self.recorder.start()
+        watched = list(WATCHED)
+        if any(f.event_handlers for f in self.controller.scheduler.frameworks.values()):
+            watched.append(ELASTIC_QUOTAS)
+        for res in watched:
+            inf = Informer(
+                self.port,
+                res,
+                self.controller.sink,
+                self.stop,
+                self.options.watch_timeout_s,
+                on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+            )
+            self.informers.append(inf)
+            inf.start()
+        code = EXIT_OK
+        try:
+            if self.elector is not None:
+                # a standby applies the informers' events meanwhile (a warm cache, and no backlog)
+                if not self.elector.acquire(self.stop, self.controller.drain):
+                    return EXIT_OK
+                self.elector.start_renewing(self.stop)
+                lost = self.elector.lost
+                threading.Thread(target=self._stop_when, args=(lost,), daemon=True, name="lease-watch").start()
+            LOG.info("scheduling", extra={"profiles": list(self.controller.scheduler.frameworks)})
+            self.controller.run(self.stop, self.synced)
+            if self.elector is not None and self.elector.lost.is_set():
+                code = EXIT_LOST_LEASE
+        finally:
+            self.shutdown()
+        return code
+
+    def _stop_when(self, event: threading.Event) -> None:
+        while not self.stop.is_set():
+            if event.wait(0.2):
+                self.stop.set()
+
+    def shutdown(self) -> None:
+        self.stop.set()
+        if self.elector is not None and not self.elector.lost.is_set():
+            self.elector.release()
+        self.recorder.stop()
+        self.port.close()  # cuts the informers' watches
+        for inf in self.informers:
+            inf.join(2.0)
+        if self.health is not None:
+            self.health.stop()
+        LOG.info(
+            "stopped",
+            extra={"bound": self.controller.stats.bound, "attempts": self.controller.stats.attempts},
+        )
+

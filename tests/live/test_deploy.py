@@ -1,0 +1,285 @@
+"""deploy/: valid Kubernetes objects, a config packsched loads, RBAC that grants exactly what the code uses, and the
+guide's steps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from live.fakeapi import FakeApiServer
+from live.harness import DEPLOY, ROOT, all_bound, deploy_config_text, load, node, pod, start, wait
+from packsched.api.manifests import load_manifests
+from packsched.config.loader import load_config_data
+from packsched.plugins.registry import in_tree_registry
+
+GUIDE = ROOT / "docs" / "guides" / "live.md"
+
+REQUIRED: dict[str, tuple[str, bool]] = {  # kind -> (apiVersion, namespaced)
+    "Namespace": ("v1", False),
+    "ServiceAccount": ("v1", True),
+    "ConfigMap": ("v1", True),
+    "Pod": ("v1", True),
+    "ClusterRole": ("rbac.authorization.k8s.io/v1", False),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1", False),
+    "Role": ("rbac.authorization.k8s.io/v1", True),
+    "RoleBinding": ("rbac.authorization.k8s.io/v1", True),
+    "Deployment": ("apps/v1", True),
+    "CustomResourceDefinition": ("apiextensions.k8s.io/v1", False),
+}
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def _objects() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted(p for p in DEPLOY.glob("*.yaml") if p.name != "packsched-config.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc is not None:
+                out.append((path.name, doc))
+    return out
+
+
+def _by_kind(kind: str) -> list[dict[str, Any]]:
+    return [d for _, d in _objects() if d.get("kind") == kind]
+
+
+def test_every_manifest_is_a_valid_object() -> None:
+    objs = _objects()
+    assert {d["kind"] for _, d in objs} >= {"Deployment", "ConfigMap", "ClusterRole", "CustomResourceDefinition"}
+    for name, doc in objs:
+        kind = doc.get("kind")
+        assert kind in REQUIRED, f"{name}: unexpected kind {kind}"
+        api_version, namespaced = REQUIRED[kind]
+        assert doc.get("apiVersion") == api_version, f"{name}: {kind} needs apiVersion {api_version}"
+        meta = doc.get("metadata") or {}
+        assert DNS_SUBDOMAIN.match(meta.get("name", "")), f"{name}: {kind} metadata.name"
+        if namespaced:
+            assert meta.get("namespace") in ("packsched-system", "default"), f"{name}: {kind} namespace"
+        else:
+            assert "namespace" not in meta, f"{name}: {kind} is cluster-scoped"
+
+
+def _schema_problems(doc: dict[str, Any]) -> list[str]:
+    """Decode ``doc`` with the official client's model of its kind (the Kubernetes OpenAPI schema: types and
+    required fields) and encode it back: a field the schema does not define is lost on the way, and reported."""
+    from kubernetes import client
+
+    models = {
+        "Deployment": client.V1Deployment,
+        "ConfigMap": client.V1ConfigMap,
+        "Namespace": client.V1Namespace,
+        "ServiceAccount": client.V1ServiceAccount,
+        "ClusterRole": client.V1ClusterRole,
+        "ClusterRoleBinding": client.V1ClusterRoleBinding,
+        "Role": client.V1Role,
+        "RoleBinding": client.V1RoleBinding,
+        "Pod": client.V1Pod,
+        "CustomResourceDefinition": client.V1CustomResourceDefinition,
+    }
+    back = client.ApiClient().sanitize_for_serialization(models[doc["kind"]].from_dict(doc))
+
+    def lost(a: Any, b: Any, path: str) -> list[str]:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return [p for k in a for p in (lost(a[k], b[k], f"{path}.{k}") if k in b else [f"{path}.{k}"])]
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in lost(x, y, f"{path}[{i}]")]
+        return [] if a == b else [f"{path}: {a!r} became {b!r}"]
+
+    return lost(doc, back, "")
+
+
+def test_every_manifest_matches_the_kubernetes_schema() -> None:
+    for name, doc in _objects():
+        assert _schema_problems(doc) == [], f"{name}: {doc['kind']} {doc['metadata']['name']}"
+
+
+def test_the_schema_check_catches_a_typo() -> None:
+    (dep,) = _by_kind("Deployment")
+    dep["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    assert _schema_problems(dep) == [".spec.template.spec.containers[0].imagePullPolicyy"]
+    del dep["spec"]["template"]["spec"]["containers"][0]["name"]  # a required field
+    with pytest.raises(ValueError, match="name"):
+        _schema_problems(dep)
+
+
+def test_configmap_holds_a_config_packsched_loads() -> None:
+    cfg = load_config_data(yaml.safe_load(deploy_config_text()), "configmap.yaml", set(in_tree_registry()))
+    (profile,) = cfg.profiles
+    assert profile.scheduler_name == "packsched"
+    fit = profile.plugin_config["NodeResourcesFit"]
+    assert fit.scoring_strategy.type == "RequestedToCapacityRatio"
+    le = cfg.leader_election
+    assert le.leader_elect and (le.resource_namespace, le.resource_name) == ("packsched-system", "packsched")
+    # the standalone copy for running outside the cluster is the same configuration
+    assert yaml.safe_load((DEPLOY / "packsched-config.yaml").read_text()) == yaml.safe_load(deploy_config_text())
+    assert load(str(DEPLOY / "packsched-config.yaml")).profiles[0].scheduler_name == "packsched"
+
+
+def test_deployment_and_pod_specs_read_by_packsched_and_wired_together() -> None:
+    cluster = load_manifests([str(DEPLOY / "deployment.yaml"), str(DEPLOY / "example-pod.yaml")])
+    assert {p.name for p in cluster.pods} == {"packsched-0", "packsched-1", "hello-packsched"}
+    (dep,) = _by_kind("Deployment")
+    spec = dep["spec"]
+    assert spec["replicas"] == 2
+    tmpl = spec["template"]
+    assert spec["selector"]["matchLabels"].items() <= tmpl["metadata"]["labels"].items()
+    (container,) = tmpl["spec"]["containers"]
+    args = container["args"]
+    assert args[0] == "serve"
+    config_path = next(a.split("=", 1)[1] for a in args if a.startswith("--config="))
+    mount = next(m for m in container["volumeMounts"] if config_path.startswith(m["mountPath"] + "/"))
+    volume = next(v for v in tmpl["spec"]["volumes"] if v["name"] == mount["name"])
+    (cm,) = _by_kind("ConfigMap")
+    assert volume["configMap"]["name"] == cm["metadata"]["name"]
+    assert config_path.rsplit("/", 1)[1] in cm["data"]
+    port = int(next(a.split("=", 1)[1] for a in args if a.startswith("--port=")))
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port}
+    sa = tmpl["spec"]["serviceAccountName"]
+    assert sa in {s["metadata"]["name"] for s in _by_kind("ServiceAccount")}
+    (example,) = [p for p in cluster.pods if p.name == "hello-packsched"]
+    assert example.scheduler_name == "packsched"
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["packsched"]' in dockerfile and container["image"] == "packsched:0.1.0"
+
+
+def test_role_bindings_point_at_existing_roles_and_the_service_account() -> None:
+    roles = {("ClusterRole", r["metadata"]["name"]) for r in _by_kind("ClusterRole")}
+    roles |= {("Role", r["metadata"]["name"]) for r in _by_kind("Role")}
+    accounts = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in _by_kind("ServiceAccount")}
+    bindings = _by_kind("ClusterRoleBinding") + _by_kind("RoleBinding")
+    assert len(bindings) == 3
+    for b in bindings:
+        assert (b["roleRef"]["kind"], b["roleRef"]["name"]) in roles
+        assert b["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"
+        for s in b["subjects"]:
+            assert (s["namespace"], s["name"]) in accounts
+
+
+def test_elasticquota_crd() -> None:
+    (crd,) = _by_kind("CustomResourceDefinition")
+    spec = crd["spec"]
+    name = crd["metadata"]["name"]
+    assert name == f"{spec['names']['plural']}.{spec['group']}" == "elasticquotas.scheduling.x-k8s.io"
+    assert spec["scope"] == "Namespaced" and spec["names"]["kind"] == "ElasticQuota"
+    assert set(spec["names"]["shortNames"]) == {"eq", "eqs"}
+    (version,) = spec["versions"]
+    assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
+    assert version["subresources"] == {"status": {}}
+    props = version["schema"]["openAPIV3Schema"]["properties"]
+    assert set(props["spec"]["properties"]) == {"min", "max"}
+    assert set(props["status"]["properties"]) == {"used"}
+    spec_props, status_props = props["spec"]["properties"], props["status"]["properties"]
+    lists = [spec_props["min"], spec_props["max"], status_props["used"]]
+    for rl in lists:
+        assert rl["additionalProperties"]["x-kubernetes-int-or-string"] is True
+
+
+# -- RBAC against what the code does --------------------------------------------------------------------------
+
+def _rbac_request(method: str, path: str, watch: bool) -> tuple[str, str, str, str, str]:
+    """(apiGroup, resource[/subresource], verb, namespace, name) of one API request, as the authorizer sees it."""
+    parts = path.strip("/").split("/")
+    group = "" if parts[0] == "api" else parts[1]
+    rest = parts[2:] if parts[0] == "api" else parts[3:]
+    ns = ""
+    if rest and rest[0] == "namespaces" and len(rest) > 2:
+        ns, rest = rest[1], rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    if len(rest) > 2:
+        resource += "/" + rest[2]
+    verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, "")
+    if method == "GET":
+        verb = "watch" if watch else ("get" if name else "list")
+    return group, resource, verb, ns, name
+
+
+QUOTA_GROUP = "scheduling.x-k8s.io"  # granted by rbac-elasticquota.yaml, for CapacityScheduling (test_quota.py)
+
+
+def _base_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rules if QUOTA_GROUP not in r["apiGroups"]]
+
+
+def _allowed(req: tuple[str, str, str, str, str]) -> bool:
+    group, resource, verb, ns, name = req
+    rules = [(r, "") for cr in _by_kind("ClusterRole") for r in _base_rules(cr["rules"])]
+    rules += [(r, role["metadata"]["namespace"]) for role in _by_kind("Role") for r in role["rules"]]
+    for rule, role_ns in rules:
+        if role_ns and role_ns != ns:
+            continue
+        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
+            names = rule.get("resourceNames")
+            if not names or name in names:
+                return True
+    return False
+
+
+def _granted() -> set[tuple[str, str, str]]:
+    rules = [r for cr in _by_kind("ClusterRole") + _by_kind("Role") for r in _base_rules(cr["rules"])]
+    return {(g, res, v) for r in rules for g in r["apiGroups"] for res in r["resources"] for v in r["verbs"]}
+
+
+def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path) -> None:
+    """Run serve through binding, a failure, preemption by eviction and by deletion, and leader election; every
+    request must be allowed by the shipped RBAC (with its namespace for the Lease), and every grant used."""
+    api.create("priorityclasses", {"metadata": {"name": "low"}, "value": 10})
+    api.create("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
+    api.create("nodes", node("n0", cpu="1", memory="4Gi"))
+    for i in range(2):
+        api.create("pods", pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low",
+                               node_name="n0"))
+    used: set[tuple[str, str, str, str, str]] = set()
+    for mode, hi in (("evict", "hi1"), ("delete", "hi2")):
+        run = start(api, tmp_path, removal=mode)
+        try:
+            run.wait_ready()
+            api.create("pods", pod(hi, cpu="500m", priority_class="high"))
+            assert api.wait_for(all_bound([hi]), 15)
+            recorder = run.server.recorder
+            assert wait(lambda r=recorder: r.stats.sent >= 3, 5)  # type: ignore[misc]
+        finally:
+            run.stop()
+    used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}
+    # the Lease is in kube-system in the tests (resourceNamespace); the shipped Role is in packsched-system
+    used = {(g, r, v, "packsched-system" if r == "leases" else ns, n) for g, r, v, ns, n in used}
+    denied = sorted(u for u in used if not _allowed(u))
+    assert not denied, f"requests the shipped RBAC denies: {denied}"
+    unused = _granted() - {(g, r, v) for g, r, v, _, _ in used}
+    assert not unused, f"grants the code never uses: {sorted(unused)}"
+
+
+# -- the guide ------------------------------------------------------------------------------------------------
+
+
+def _guide_commands() -> list[str]:
+    text = GUIDE.read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    return [line.strip() for b in blocks for line in b.splitlines() if line.strip()]
+
+
+def test_guide_applies_the_shipped_manifests_in_a_working_order() -> None:
+    applied = [
+        c.split("-f", 1)[1].strip() for c in _guide_commands() if c.startswith("kubectl apply -f")
+    ]
+    files = {p.name for p in DEPLOY.glob("*.yaml")} - {"packsched-config.yaml"}
+    assert {Path(a).name for a in applied} == files  # every manifest, each from deploy/
+    order = [Path(a).name for a in applied]
+    assert order.index("namespace.yaml") < order.index("rbac.yaml") < order.index("deployment.yaml")
+    assert order.index("configmap.yaml") < order.index("deployment.yaml") < order.index("example-pod.yaml")
+    assert any(c.startswith("docker build -f deploy/Dockerfile") for c in _guide_commands())
+
+
+def guide_serve_command() -> list[str]:
+    (cmd,) = [c for c in _guide_commands() if c.startswith("packsched serve")]
+    return cmd.split()
+
+
+@pytest.mark.parametrize("flag", ["--config", "--kubeconfig", "--no-leader-elect", "--port"])
+def test_guide_serve_command_uses_real_options(flag: str) -> None:
+    assert flag in " ".join(guide_serve_command())
