@@ -152,7 +152,7 @@ def test_role_bindings_point_at_existing_roles_and_the_service_account() -> None
     roles |= {("Role", r["metadata"]["name"]) for r in _by_kind("Role")}
     accounts = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in _by_kind("ServiceAccount")}
     bindings = _by_kind("ClusterRoleBinding") + _by_kind("RoleBinding")
-    assert len(bindings) == 3
+    assert len(bindings) == 4  # the base role, leader election, and the two optional ElasticQuota grants
     for b in bindings:
         assert (b["roleRef"]["kind"], b["roleRef"]["name"]) in roles
         assert b["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"

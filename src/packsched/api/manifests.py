@@ -305,6 +305,8 @@ class _Builder:
             self.cluster.notes.append(f"{where}: pod {pod.key} is {phase} and holds no resources; skipped")
             return
         pod.nominated_node_name = r.str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+        if phase in ("Pending", "Running", "Unknown"):
+            pod.phase = str(phase)
         self._add_pod(pod, r, label)
 
     def _add_pod(self, pod: Pod, r: Reader, label: str) -> None:

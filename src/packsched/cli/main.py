@@ -337,6 +337,14 @@ def serve(
     identity: Annotated[str, typer.Option("--identity", help="leader-election identity (default: host_uuid)")] = "",
     log_format: Annotated[str, typer.Option("--log-format", help="json or text")] = "json",
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
+    write_quota_status: Annotated[
+        bool,
+        typer.Option(
+            "--write-quota-status/--no-write-quota-status",
+            help="write ElasticQuota status.used as scheduler-plugins' controller does (needs "
+            "deploy/rbac-elasticquota-status.yaml)",
+        ),
+    ] = False,
     seed: SeedOpt = 0,
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
 ) -> None:
@@ -369,6 +377,7 @@ def serve(
         removal=preemption_removal,
         seed=seed,
         leader_elect=leader_elect,
+        quota_status=write_quota_status,
     )
     try:
         server = Server(api, cfg, in_tree_registry(), options)

@@ -30,6 +30,7 @@ from packsched.api.objects import (
     PodDisruptionBudget,
     PriorityClass,
 )
+from packsched.api.quantity import MAX_INT64, format_quantity
 from packsched.backend.disruption import BudgetStatus, budget_status
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
@@ -54,6 +55,13 @@ from packsched.live.port import (
     key_of,
 )
 from packsched.live.recorder import Recorder
+from packsched.plugins.capacityscheduling.elastic_quota import (
+    FIRST_CLASS,
+    max_from_spec,
+    min_from_spec,
+    pod_quota_request,
+    status_used,
+)
 from packsched.scheduler import CycleResult, Scheduler
 
 LOG = logging.getLogger("packsched.live")
@@ -143,6 +151,7 @@ class Controller:
         seed: int = 0,
         removal: str = EVICT,
         clock: Callable[[], float] = time.monotonic,
+        quota_status: bool = False,
     ) -> None:
         if removal not in REMOVAL_MODES:
             raise ValueError(f"removal must be one of {REMOVAL_MODES}")
@@ -168,6 +177,8 @@ class Controller:
         self.orphans: dict[str, dict[str, Tracked]] = {}  # node name -> pods bound to a node not seen yet
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.quotas: dict[str, ElasticQuota] = {}
+        self.quota_status = quota_status  # write status.used as scheduler-plugins' controller does
+        self._written_used: dict[str, dict[str, int]] = {}
         self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
         self.bind_errors: dict[str, ApiError] = {}
         self.victims: dict[str, _Victim] = {}  # victims removed, not yet seen gone
@@ -546,6 +557,43 @@ class Controller:
                 if key not in self.queue:
                     self.queue.add(tr.info)
         self.update_pending_gauge(now)
+        if self.quotas:
+            self.sync_quotas()
+
+    def sync_quotas(self) -> None:
+        """Per-quota gauges; with ``quota_status``, ``status.used`` as scheduler-plugins' ElasticQuota controller
+        computes it (Running pods, no overhead; merge-patched only when it changed)."""
+        first: dict[str, ElasticQuota] = {}
+        for q in self.quotas.values():
+            first.setdefault(q.namespace, q)  # upstream's controller takes the first quota of a namespace
+        pods = [tr.info.pod for tr in self.pods.values()]
+        for q in first.values():
+            used: dict[str, int] = {}
+            for tr in self.pods.values():
+                if tr.node and tr.info.pod.namespace == q.namespace:
+                    for name, amount in pod_quota_request(tr.info.pod).items():
+                        used[name] = used.get(name, 0) + amount
+            lo, hi = min_from_spec(q.min), max_from_spec(q.max)
+            for name in set(lo) | set(hi) | set(used):
+                labels = (q.namespace, q.name, name)
+                self.metrics.quota_min.labels(*labels).set(lo.get(name, 0))
+                self.metrics.quota_used.labels(*labels).set(used.get(name, 0))
+                bound = hi.get(name, 0 if name in FIRST_CLASS else MAX_INT64)
+                if bound < MAX_INT64:
+                    self.metrics.quota_max.labels(*labels).set(bound)
+            if not self.quota_status:
+                continue
+            want = status_used(q, pods)
+            have = self._written_used.get(q.key, q.used)
+            if have is not None and have == want:
+                continue
+            patch = {"status": {"used": {name: format_quantity(name, amount) for name, amount in want.items()}}}
+            try:
+                self.port.patch_status(ELASTIC_QUOTAS, q.namespace, q.name, patch)
+            except ApiError as exc:
+                LOG.warning("cannot write ElasticQuota status", extra={"quota": q.key, "error": str(exc)})
+                continue
+            self._written_used[q.key] = want
 
     def update_pending_gauge(self, now: float | None = None) -> None:
         now = self.clock() if now is None else now

@@ -44,6 +44,7 @@ class ServeOptions:
     seed: int = 0
     leader_elect: bool | None = None  # None: the config's leaderElection.leaderElect
     serve_http: bool = True
+    quota_status: bool = False  # write ElasticQuota status.used (scheduler-plugins' controller's job)
 
 
 def default_identity() -> str:
@@ -73,6 +74,7 @@ class Server:
             identity=self.identity,
             seed=self.options.seed,
             removal=self.options.removal,
+            quota_status=self.options.quota_status,
         )
         self.stop = threading.Event()
         self.informers: list[Informer] = []
