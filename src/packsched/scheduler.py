@@ -14,6 +14,7 @@ import numpy as np
 from packsched.api.objects import PodDisruptionBudget
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
+from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -145,6 +146,17 @@ class Scheduler:
 
     def pdb_objects(self) -> list[PodDisruptionBudget]:
         return [b.pdb for b in self.pdbs()]
+
+    def new_queue(self) -> SchedulingQueue:
+        """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
+        profile to use the same one), with the configuration's backoff."""
+        first = next(iter(self.frameworks.values()))
+        sort_key = getattr(first.queue_sort, "sort_key", None)
+        if sort_key is None:
+            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
+        return SchedulingQueue(
+            sort_key, float(self.config.pod_initial_backoff_seconds), float(self.config.pod_max_backoff_seconds)
+        )
 
     def dispatch(self, event: ClusterEvent) -> None:
         """A cluster change (a pod bound, deleted or finished; a quota added, ...), for every profile's plugins.

@@ -32,7 +32,7 @@ from packsched.api.objects import (
 )
 from packsched.api.quantity import MAX_INT64, format_quantity
 from packsched.backend.disruption import BudgetStatus, budget_status
-from packsched.backend.queue import QueuedPod, SchedulingQueue
+from packsched.backend.queue import QueuedPod
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
@@ -165,13 +165,7 @@ class Controller:
         self.inbox: queue_mod.Queue[tuple[Resource, str, Obj]] = queue_mod.Queue()
         self.snapshot = Snapshot()
         self.scheduler = LiveScheduler(config, registry, _Actions(self), self.snapshot, seed, self.budgets)
-        first = next(iter(self.scheduler.frameworks.values()))
-        sort_key = getattr(first.queue_sort, "sort_key", None)
-        if sort_key is None:
-            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
-        self.queue = SchedulingQueue(
-            sort_key, float(config.pod_initial_backoff_seconds), float(config.pod_max_backoff_seconds)
-        )
+        self.queue = self.scheduler.new_queue()
         self.pods: dict[str, Tracked] = {}
         self.nodes: dict[str, Node] = {}
         self.orphans: dict[str, dict[str, Tracked]] = {}  # node name -> pods bound to a node not seen yet

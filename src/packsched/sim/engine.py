@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Pod
 from packsched.backend.disruption import BudgetStatus, budget_status
-from packsched.backend.queue import QueuedPod, SchedulingQueue
+from packsched.backend.queue import QueuedPod
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
 from packsched.framework.runtime import PluginFactory
@@ -153,13 +153,7 @@ class Simulation:
         self._seq = itertools.count()
         self._warned: set[str] = set()
         self.scheduler = Scheduler(config, registry, _Actions(self), self.snapshot, seed, self.budgets)
-        first = next(iter(self.scheduler.frameworks.values()))
-        sort_key = getattr(first.queue_sort, "sort_key", None)
-        if sort_key is None:
-            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
-        self.queue = SchedulingQueue(
-            sort_key, float(config.pod_initial_backoff_seconds), float(config.pod_max_backoff_seconds)
-        )
+        self.queue = self.scheduler.new_queue()
         for quota in cluster.elastic_quotas:
             self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
         self._load_pods()

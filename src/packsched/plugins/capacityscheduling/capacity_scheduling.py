@@ -227,21 +227,20 @@ class CapacityScheduling:
     # -- PreFilter extensions -------------------------------------------------------------------------------
 
     def add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
-        snapshot = state.read(SNAPSHOT_KEY)
-        if not isinstance(snapshot, QuotaInfos):
-            return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
-        info = snapshot.get(other.pod.namespace)
-        if info is not None:
-            info.add_pod_if_absent(pod_uid(other.pod), self.request(other.pod))
-        return Status()
+        return self._in_cycle_snapshot(state, other, add=True)
 
     def remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
+        return self._in_cycle_snapshot(state, other, add=False)
+
+    def _in_cycle_snapshot(self, state: CycleState, other: PodInfo, add: bool) -> Status:
+        """Count ``other`` in (or out of) its quota in this cycle's copy of the quotas."""
         snapshot = state.read(SNAPSHOT_KEY)
         if not isinstance(snapshot, QuotaInfos):
             return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
         info = snapshot.get(other.pod.namespace)
         if info is not None:
-            info.delete_pod_if_present(pod_uid(other.pod), self.request(other.pod))
+            change = info.add_pod_if_absent if add else info.delete_pod_if_present
+            change(pod_uid(other.pod), self.request(other.pod))
         return Status()
 
     # -- PostFilter -----------------------------------------------------------------------------------------
