@@ -54,6 +54,7 @@ class Watch:
     quotas: dict[str, ElasticQuota]
     problems: list[str] = field(default_factory=list)
     batch: list[tuple[PodInfo, PodInfo]] = field(default_factory=list)  # (victim, preemptor) of this cycle
+    others_nominated: bool = False
 
     def used(self, ns: str) -> int:
         return sum(p.requests.get("cpu", 0) for p in self.sim.snapshot.pods.values() if p.pod.namespace == ns)
@@ -61,6 +62,12 @@ class Watch:
     def on_evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         if not self.batch:  # the first eviction of a preemption: the cluster as the preemptor found it
             self.before = {ns: self.used(ns) for ns in self.quotas}
+            # pods nominated by earlier preemptions count in the quota checks (the preemption may then clear
+            # the nomination of lower-priority ones, so look now)
+            nominator = self.sim.scheduler.nominator
+            self.others_nominated = any(
+                p.key != preemptor.key for col in nominator.nodes() for p in nominator.on_node(col)
+            )
         self.batch.append((victim, preemptor))
 
     def on_cycle(self, result: CycleResult) -> None:
@@ -80,10 +87,7 @@ class Watch:
             ns = v.pod.namespace
             if ns != own and ns in self.quotas and self.before[ns] <= self.quotas[ns].min["cpu"]:  # type: ignore[index]
                 self.problems.append(f"{v.key} evicted from quota {ns}, which was not over its min")
-        if self.sim.scheduler.nominator.nodes() != [] and any(
-            p.key != preemptor.key for col in self.sim.scheduler.nominator.nodes()
-            for p in self.sim.scheduler.nominator.on_node(col)
-        ):
+        if self.others_nominated:
             return  # other nominated pods also count in the quota checks: the plain arithmetic below would differ
         col = self.sim.snapshot.index[nominated]
         free = int(self.sim.snapshot.alloc[0, col] - self.sim.snapshot.requested[0, col])
@@ -135,3 +139,19 @@ def test_same_seed_same_history(cluster: Cluster, seed: int) -> None:
     _, first = run(copy.deepcopy(cluster), seed)
     _, second = run(copy.deepcopy(cluster), seed)
     assert first == second
+
+
+def test_a_nomination_cleared_by_the_preemption_still_counted_for_it() -> None:
+    """Found by the property above: b/p5 (within b's min) reclaims c/p0 although the node has room, because the pod
+    a/p1 nominated there counts in the sum of mins at p5's PreFilter; p5's preemption then clears p1's nomination
+    (lower priority), so the check must look at the nominations as the preemptor found them."""
+    quotas = [ElasticQuota("a", "a", {"cpu": 2000}, {"cpu": 2000}),
+              ElasticQuota("b", "b", {"cpu": 1000}, {"cpu": 2000}),
+              ElasticQuota("c", "c", {"cpu": 0}, {"cpu": 1000})]
+    spec = [("p0", "c", 1000, 0), ("p1", "a", 2000, 0), ("p2", "a", 1000, 0), ("p3", "a", 1000, 0),
+            ("p4", "b", 2000, 100), ("p5", "b", 1000, 100)]
+    pods = [Pod(n, ns, uid=n, containers=[Container("c", {"cpu": cpu})], priority=prio) for n, ns, cpu, prio in spec]
+    watch, _ = run(Cluster(nodes=[node("n0", cpu=3000)], pods=pods, elastic_quotas=quotas), 0)
+    assert watch.problems == []
+    preempted = {e.pod: e.by for e in watch.sim.events if e.kind == "preempted"}
+    assert preempted == {"b/p4": "a/p1", "c/p0": "b/p5"}
