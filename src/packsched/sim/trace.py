@@ -13,6 +13,7 @@ phases are read but not used (the published protocol ignores them).
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,11 +141,11 @@ def _rows(path: Path, want: tuple[tuple[str, ...], ...]) -> tuple[list[str], lis
     return header, rows[1:]
 
 
-def load_nodes(path: Path) -> list[TraceNode]:
-    header, rows = _rows(path, (NODE_COLUMNS,))
-    file = str(path)
-    errors: list[FieldError] = []
-    out: list[TraceNode] = []
+def _named_rows(
+    header: list[str], rows: list[list[str]], file: str, errors: list[FieldError], column: str, kind: str
+) -> Iterator[tuple[int, list[str], str]]:
+    """The data rows (row number, cells, name) that have the header's width; empty rows are skipped, a row of
+    another width, an empty name and a repeated name are reported in ``errors``."""
     seen: set[str] = set()
     for i, row in enumerate(rows, start=2):
         if not row:
@@ -154,10 +155,19 @@ def load_nodes(path: Path) -> list[TraceNode]:
             continue
         name = row[0].strip()
         if not name:
-            errors.append(FieldError(f"row {i}, column sn", "the node name is empty", file))
+            errors.append(FieldError(f"row {i}, column {column}", f"the {kind} name is empty", file))
         elif name in seen:
-            errors.append(FieldError(f"row {i}, column sn", f"node {name!r} appears twice", file))
+            errors.append(FieldError(f"row {i}, column {column}", f"{kind} {name!r} appears twice", file))
         seen.add(name)
+        yield i, row, name
+
+
+def load_nodes(path: Path) -> list[TraceNode]:
+    header, rows = _rows(path, (NODE_COLUMNS,))
+    file = str(path)
+    errors: list[FieldError] = []
+    out: list[TraceNode] = []
+    for i, row, name in _named_rows(header, rows, file, errors, "sn", "node"):
         cpu = _int(row[1], file, i, "cpu_milli", errors)
         mem = _int(row[2], file, i, "memory_mib", errors)
         gpus = _int(row[3], file, i, "gpu", errors)
@@ -177,19 +187,7 @@ def load_pods(path: Path) -> list[TracePod]:
     file = str(path)
     errors: list[FieldError] = []
     out: list[TracePod] = []
-    seen: set[str] = set()
-    for i, row in enumerate(rows, start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            errors.append(FieldError(f"row {i}", f"has {len(row)} columns, the header has {len(header)}", file))
-            continue
-        name = row[0].strip()
-        if not name:
-            errors.append(FieldError(f"row {i}, column name", "the pod name is empty", file))
-        elif name in seen:
-            errors.append(FieldError(f"row {i}, column name", f"pod {name!r} appears twice", file))
-        seen.add(name)
+    for i, row, name in _named_rows(header, rows, file, errors, "name", "pod"):
         cpu = _int(row[1], file, i, "cpu_milli", errors)
         mem = _int(row[2], file, i, "memory_mib", errors)
         gpus = _int(row[3], file, i, "num_gpu", errors)
