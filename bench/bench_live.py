@@ -53,8 +53,18 @@ def main() -> None:
     if args.faults:
         api.inject("POST", r"/binding$", status=500, count=args.pods // 100)
     cmd = [
-        sys.executable, "-m", "packsched.cli.main", "serve", "--config", config, "--kubeconfig", kubeconfig,
-        "--port", "0", "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "packsched.cli.main",
+        "serve",
+        "--config",
+        config,
+        "--kubeconfig",
+        kubeconfig,
+        "--port",
+        "0",
+        "--log-level",
+        "warning",
     ]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
@@ -88,8 +98,10 @@ def main() -> None:
     print(f"nodes={args.nodes} pods={args.pods} faults={args.faults} scheduler={SCHEDULER}")
     print(f"bound {len(bound_pods)}/{args.pods} exactly once each (API server's count); no node over-committed")
     print(f"wall from start of serve: {wall:.1f}s; first to last bind: {last - first:.1f}s -> {rate:.0f} pods/s")
-    print(f"API requests: {api.stats.requests}, watches: {api.stats.watches}, 410s: {api.stats.gone}, "
-          f"faults fired: {api.stats.faults_fired}, exit code: {proc.returncode}")
+    print(
+        f"API requests: {api.stats.requests}, watches: {api.stats.watches}, 410s: {api.stats.gone}, "
+        f"faults fired: {api.stats.faults_fired}, exit code: {proc.returncode}"
+    )
     if proc.returncode != 0 or len(bound_pods) != args.pods:
         print(stderr[-3000:])
         sys.exit(1)

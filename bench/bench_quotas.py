@@ -80,8 +80,13 @@ def make_cluster(n_nodes: int, n_pods: int, n_teams: int, seed: int) -> Cluster:
             gpus = int(rng.choice([1, 2, 4, 8]))
         requests = {"cpu": gpus * 4_000, "memory": gpus * 32 * GiB, GPU: gpus}
         pods.append(
-            Pod(f"p-{i:05d}", f"team-{team}", uid=f"p-{i:05d}", containers=[Container("main", requests)],
-                owner=OwnerRef("Job", f"job-{i // 8}"))
+            Pod(
+                f"p-{i:05d}",
+                f"team-{team}",
+                uid=f"p-{i:05d}",
+                containers=[Container("main", requests)],
+                owner=OwnerRef("Job", f"job-{i // 8}"),
+            )
         )
     return Cluster(nodes=nodes, pods=pods, elastic_quotas=quotas)
 

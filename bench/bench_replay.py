@@ -37,8 +37,10 @@ def main() -> None:
     load_s = time.perf_counter() - t0
     target = target_workload(trace)
     known = set(in_tree_registry())
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, numpy {np.__version__}; load average {os.getloadavg()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}; load average {os.getloadavg()}"
+    )
     print(f"trace loaded in {load_s:.2f} s: {len(trace.nodes)} nodes, {len(trace.pods)} pods")
     for policy in args.policies.split(","):
         cfg = policy_config(policy, known, target)
@@ -49,8 +51,10 @@ def main() -> None:
             best = min(best, time.perf_counter() - t)
         goal = TARGETS.get(policy)
         verdict = "" if goal is None else f" (target < {goal:.0f} s: {'met' if best < goal else 'MISSED'})"
-        print(f"{policy}: {best:.2f} s for {run.pods} pods ({run.pods / best:,.0f} pods/s), "
-              f"unallocated GPU at 100% = {run.unallocated(100):.2f}%{verdict}")
+        print(
+            f"{policy}: {best:.2f} s for {run.pods} pods ({run.pods / best:,.0f} pods/s), "
+            f"unallocated GPU at 100% = {run.unallocated(100):.2f}%{verdict}"
+        )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss:.0f} MiB")
 

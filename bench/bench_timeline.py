@@ -36,8 +36,13 @@ def template(cpu: int, memory_gib: int, priority: int, arrival: float, run: floa
 def make_cluster(n_nodes: int, scale: int, seed: int, urgent: int | None = None) -> Cluster:
     rng = np.random.default_rng(seed)
     nodes = [
-        Node(f"node-{i:04d}", {"topology.kubernetes.io/zone": f"zone-{i % 3}"}, {},
-             {"cpu": 16_000, "memory": 64 * GiB, "pods": 110}, {"cpu": 16_000, "memory": 64 * GiB, "pods": 110})
+        Node(
+            f"node-{i:04d}",
+            {"topology.kubernetes.io/zone": f"zone-{i % 3}"},
+            {},
+            {"cpu": 16_000, "memory": 64 * GiB, "pods": 110},
+            {"cpu": 16_000, "memory": 64 * GiB, "pods": 110},
+        )
         for i in range(n_nodes)
     ]
     cluster = Cluster(nodes=nodes)
@@ -50,8 +55,12 @@ def make_cluster(n_nodes: int, scale: int, seed: int, urgent: int | None = None)
         cluster.pods += [instantiate(tmpl, kind, name, i) for i in range(initial)]
 
     for d in range(20):  # about 2.3 CPUs per node of services
-        add("Deployment", f"svc-{d}", template(int(rng.choice([500, 1000, 2000])), 2, 1000, 0.0, None),
-            max(1, n_nodes // 10))
+        add(
+            "Deployment",
+            f"svc-{d}",
+            template(int(rng.choice([500, 1000, 2000])), 2, 1000, 0.0, None),
+            max(1, n_nodes // 10),
+        )
     for j in range(n_nodes * scale):  # up to 5 pods of ~2.3 CPUs at once each: the cluster fills up
         arrival = float(rng.integers(0, 1800))
         add("Job", f"batch-{j}", template(int(rng.choice([1000, 2000, 4000])), 4, 100, arrival, 1800.0), 5, 20)
@@ -84,8 +93,10 @@ def main() -> None:
         f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} "
         f"numpy {np.__version__}"
     )
-    print(f"nodes={args.nodes} manifest pods={len(cluster.pods)} pods seen={len(result.records)} "
-          f"virtual end={result.end_time:.0f}s")
+    print(
+        f"nodes={args.nodes} manifest pods={len(cluster.pods)} pods seen={len(result.records)} "
+        f"virtual end={result.end_time:.0f}s"
+    )
     print("phases: " + ", ".join(f"{k} {v}" for k, v in sorted(phases.items())))
     print("events: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     print(f"setup {t1 - t0:.2f}s, simulation {t2 - t1:.2f}s for {attempts} attempts")

@@ -65,26 +65,38 @@ def _mixed_cluster(seed: int) -> tuple[Any, Any]:
     for t in range(teams):
         share = max(1, total // (teams + 1) + int(rng.integers(-2, 3)))
         top = share * int(rng.choice([1, 2, 3]))
-        quotas.append(ElasticQuota(
-            f"q-{t}", f"team-{t}",
-            {GPU: share, "cpu": share * 8_000, "memory": share * 64 * GiB},
-            {GPU: top, "cpu": top * 8_000, "memory": top * 64 * GiB},
-        ))
+        quotas.append(
+            ElasticQuota(
+                f"q-{t}",
+                f"team-{t}",
+                {GPU: share, "cpu": share * 8_000, "memory": share * 64 * GiB},
+                {GPU: top, "cpu": top * 8_000, "memory": top * 64 * GiB},
+            )
+        )
     spaces = [f"team-{t}" for t in range(teams)] + ["free-a", "free-b"]
     pods = []
     for i in range(int(rng.integers(total // 2, total * 2))):
         ns = spaces[int(rng.integers(len(spaces)))]
         gpus = int(rng.choice([1, 1, 2, 4]))
         app = f"app-{int(rng.integers(4))}"
-        pod = Pod(f"p-{i:04d}", ns, uid=f"{ns}-{i}", labels={"app": app},
-                  containers=[Container("main", {"cpu": gpus * 4_000, "memory": gpus * 32 * GiB, GPU: gpus})],
-                  priority=int(rng.integers(4)), owner=OwnerRef("Job", f"job-{i // 5}"))
+        pod = Pod(
+            f"p-{i:04d}",
+            ns,
+            uid=f"{ns}-{i}",
+            labels={"app": app},
+            containers=[Container("main", {"cpu": gpus * 4_000, "memory": gpus * 32 * GiB, GPU: gpus})],
+            priority=int(rng.integers(4)),
+            owner=OwnerRef("Job", f"job-{i // 5}"),
+        )
         pod.arrival_time = float(rng.integers(0, 600))
         pod.run_duration = None if rng.random() < 0.5 else float(rng.integers(60, 900))
         pods.append(pod)
-    pdbs = [PodDisruptionBudget(f"pdb-{ns}-{a}", ns, LabelSelector((("app", a),)),
-                                min_available=int(rng.integers(1, 4)))
-            for ns in spaces for a in ("app-0", "app-1") if rng.random() < 0.5]
+    pdbs = [
+        PodDisruptionBudget(f"pdb-{ns}-{a}", ns, LabelSelector((("app", a),)), min_available=int(rng.integers(1, 4)))
+        for ns in spaces
+        for a in ("app-0", "app-1")
+        if rng.random() < 0.5
+    ]
     return Cluster(nodes=nodes, pods=pods, elastic_quotas=quotas, pdbs=pdbs), CONFIG
 
 
@@ -115,8 +127,18 @@ def _child(kind: str, args: dict[str, Any]) -> None:
     seconds = time.perf_counter() - t0
     events = [[e.time, e.kind, e.pod, e.node, e.by, e.reason] for e in result.events]
     records = [
-        [r.pod.key, r.phase, r.node, r.reason, r.attempts, r.preempted_by, r.started, r.finished, r.replaces,
-         r.pod.nominated_node_name]
+        [
+            r.pod.key,
+            r.phase,
+            r.node,
+            r.reason,
+            r.attempts,
+            r.preempted_by,
+            r.started,
+            r.finished,
+            r.replaces,
+            r.pod.nominated_node_name,
+        ]
         for r in result.records
     ]
     json.dump({"events": events, "records": records, "end": result.end_time, "seconds": seconds}, sys.stdout)
@@ -126,7 +148,10 @@ def _run(tree: Path, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(tree / "src"))
     out = subprocess.run(
         [sys.executable, __file__, "--child", kind, json.dumps(args)],
-        env=env, check=True, capture_output=True, text=True,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     data: dict[str, Any] = json.loads(out.stdout)
     return data
@@ -154,9 +179,12 @@ def main() -> int:
         old, new = _run(opts.old, kind, args), _run(opts.new, kind, args)
         same = old["events"] == new["events"] and old["records"] == new["records"] and old["end"] == new["end"]
         bad += not same
-        print(f"{name:20s} {'same' if same else 'DIFFERENT':9s} events={len(new['events']):6d} "
-              f"pods={len(new['records']):5d} digest={_digest(new)} "
-              f"old {old['seconds']:.2f}s new {new['seconds']:.2f}s", flush=True)
+        print(
+            f"{name:20s} {'same' if same else 'DIFFERENT':9s} events={len(new['events']):6d} "
+            f"pods={len(new['records']):5d} digest={_digest(new)} "
+            f"old {old['seconds']:.2f}s new {new['seconds']:.2f}s",
+            flush=True,
+        )
         if not same:
             for i, (a, b) in enumerate(zip(old["events"], new["events"], strict=False)):
                 if a != b:

@@ -36,8 +36,11 @@ def make_profile(
     }
     for point, names in points.items():
         prof.plugins.at(point).enabled = [PluginRef(n) for n in names]
-    weights = score if score is not None else {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                               "NodeResourcesBalancedAllocation": 1}
+    weights = (
+        score
+        if score is not None
+        else {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
+    )
     prof.plugins.at("score").enabled = [PluginRef(n, w) for n, w in weights.items()]
     prof.plugin_config["NodeResourcesFit"] = NodeResourcesFitArgs(
         scoring_strategy=strategy or ScoringStrategy("LeastAllocated", [ResourceSpec("cpu"), ResourceSpec("memory")])
@@ -46,8 +49,9 @@ def make_profile(
 
 
 def make_config(*profiles: Profile, percentage: int | None = None) -> KubeSchedulerConfiguration:
-    return KubeSchedulerConfiguration(profiles=list(profiles) or [make_profile()],
-                                      percentage_of_nodes_to_score=percentage)
+    return KubeSchedulerConfiguration(
+        profiles=list(profiles) or [make_profile()], percentage_of_nodes_to_score=percentage
+    )
 
 
 def node(
@@ -58,8 +62,14 @@ def node(
     return Node(name, {"kubernetes.io/hostname": name}, {}, dict(alloc), alloc)
 
 
-def pod(name: str, cpu: int = 0, memory: int = 0, namespace: str = "default", priority: int = 0,
-        extra: dict[str, int] | None = None) -> Pod:
+def pod(
+    name: str,
+    cpu: int = 0,
+    memory: int = 0,
+    namespace: str = "default",
+    priority: int = 0,
+    extra: dict[str, int] | None = None,
+) -> Pod:
     req = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
     req.update(extra or {})
     return Pod(name, namespace, containers=[Container("c", req)], priority=priority)

@@ -26,33 +26,69 @@ def _scores(data: dict[str, Any], plugin: str = "NodeResourcesFit") -> dict[str,
 
 
 def test_docs_example_today_scores_60_and_69() -> None:
-    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
-                 "--config", str(EX / "docs-two-node" / "config.yaml"))
+    data = _json(
+        "explain",
+        str(EX / "docs-two-node" / "cluster.yaml"),
+        "--pod",
+        "default/incoming",
+        "--config",
+        str(EX / "docs-two-node" / "config.yaml"),
+    )
     assert _scores(data) == {"node1": 60, "node2": 69}
     assert {n["node"]: n["total"] for n in data["nodes"]} == {"node1": 60, "node2": 69}
     assert data["selected"] == "node2"
 
 
 def test_docs_example_with_v116_semantics_scores_5_and_7() -> None:
-    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
-                 "--config", str(EX / "docs-two-node" / "config.yaml"), "--rtcr-semantics", "v1.16")
+    data = _json(
+        "explain",
+        str(EX / "docs-two-node" / "cluster.yaml"),
+        "--pod",
+        "default/incoming",
+        "--config",
+        str(EX / "docs-two-node" / "config.yaml"),
+        "--rtcr-semantics",
+        "v1.16",
+    )
     assert _scores(data) == {"node1": 5, "node2": 7}
     assert data["selected"] == "node2"
 
 
 def test_docs_example_with_v117_semantics_scores_60_and_69() -> None:
-    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
-                 "--config", str(EX / "docs-two-node" / "config.yaml"), "--rtcr-semantics", "v1.17")
+    data = _json(
+        "explain",
+        str(EX / "docs-two-node" / "cluster.yaml"),
+        "--pod",
+        "default/incoming",
+        "--config",
+        str(EX / "docs-two-node" / "config.yaml"),
+        "--rtcr-semantics",
+        "v1.17",
+    )
     assert _scores(data) == {"node1": 60, "node2": 69}
 
 
 def test_docs_example_as_legacy_policy() -> None:
-    data = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
-                 "--config", str(EX / "docs-two-node" / "policy.json"))
+    data = _json(
+        "explain",
+        str(EX / "docs-two-node" / "cluster.yaml"),
+        "--pod",
+        "default/incoming",
+        "--config",
+        str(EX / "docs-two-node" / "policy.json"),
+    )
     assert _scores(data, "RequestedToCapacityRatio") == {"node1": 60, "node2": 69}
     assert data["selected"] == "node2"
-    legacy = _json("explain", str(EX / "docs-two-node" / "cluster.yaml"), "--pod", "default/incoming",
-                   "--config", str(EX / "docs-two-node" / "policy.json"), "--rtcr-semantics", "v1.16")
+    legacy = _json(
+        "explain",
+        str(EX / "docs-two-node" / "cluster.yaml"),
+        "--pod",
+        "default/incoming",
+        "--config",
+        str(EX / "docs-two-node" / "policy.json"),
+        "--rtcr-semantics",
+        "v1.16",
+    )
     assert _scores(legacy, "RequestedToCapacityRatio") == {"node1": 5, "node2": 7}
 
 
@@ -70,8 +106,12 @@ def test_kep_964_story_default_spreading_leaves_the_two_device_pod_pending() -> 
 
 
 def test_kep_964_story_bin_packing_places_every_pod() -> None:
-    data = _json("simulate", str(EX / "kep-964-story" / "cluster.yaml"),
-                 "--config", str(EX / "kep-964-story" / "config-binpack.yaml"))
+    data = _json(
+        "simulate",
+        str(EX / "kep-964-story" / "cluster.yaml"),
+        "--config",
+        str(EX / "kep-964-story" / "config-binpack.yaml"),
+    )
     phases = _phases(data)
     assert all(phase == "Running" for phase, _ in phases.values()), phases
     assert phases["default/small-0"][1] == phases["default/small-1"][1]  # packed on one node
@@ -90,30 +130,44 @@ def test_timeline_urgent_job_preempts_then_etl_finishes() -> None:
     data = _json("simulate", str(EX / "timeline"))
     events = [(e["time"], e["kind"], e["pod"], e["by"]) for e in data["events"] if e["kind"] != "unschedulable"]
     preempted = [e for e in events if e[1] == "preempted"]
-    assert preempted == [(300.0, "preempted", "default/etl-1", "default/train-0"),
-                         (300.0, "preempted", "default/etl-0", "default/train-1")]
+    assert preempted == [
+        (300.0, "preempted", "default/etl-1", "default/train-0"),
+        (300.0, "preempted", "default/etl-0", "default/train-1"),
+    ]
     assert [e["reason"] for e in data["events"] if e["kind"] == "preempted"] == [
-        "Job default/etl creates default/etl-3", "Job default/etl creates default/etl-4"]
+        "Job default/etl creates default/etl-3",
+        "Job default/etl creates default/etl-4",
+    ]
     assert [(t, p) for t, k, p, _ in events if k == "scheduled" and p.startswith("default/train")] == [
-        (301.0, "default/train-0"), (301.0, "default/train-1")]  # after their 1 s backoff
+        (301.0, "default/train-0"),
+        (301.0, "default/train-1"),
+    ]  # after their 1 s backoff
     assert [(t, p) for t, k, p, _ in events if k == "completed"] == [
-        (1201.0, "default/train-0"), (1201.0, "default/train-1"),
-        (1801.0, "default/etl-2"), (1801.0, "default/etl-3"),
-        (2401.0, "default/etl-4"), (2401.0, "default/etl-5"),
-        (3001.0, "default/etl-6"), (3001.0, "default/etl-7"),
+        (1201.0, "default/train-0"),
+        (1201.0, "default/train-1"),
+        (1801.0, "default/etl-2"),
+        (1801.0, "default/etl-3"),
+        (2401.0, "default/etl-4"),
+        (2401.0, "default/etl-5"),
+        (3001.0, "default/etl-6"),
+        (3001.0, "default/etl-7"),
     ]
     placements = {p["pod"]: p for p in data["placements"]}
     assert {k: (p["phase"], p["node"]) for k, p in placements.items() if k.startswith("default/web")} == {
-        "default/web-0": ("Running", "node-b"), "default/web-1": ("Running", "node-a")}
+        "default/web-0": ("Running", "node-b"),
+        "default/web-1": ("Running", "node-a"),
+    }
     assert (placements["default/etl-0"]["phase"], placements["default/etl-0"]["node"]) == ("Preempted", None)
     assert placements["default/etl-3"]["replaces"] == "default/etl-1"
     assert placements["default/etl-7"]["owner"] == "Job/etl"
     assert data["summary"] == {"pods": 12, "running": 2, "preempted": 2, "succeeded": 8}
     assert data["end_time"] == 3001.0
 
+
 def test_gpu_share_example_fits_shares_inside_one_gpu() -> None:
-    data = _json("simulate", str(EX / "gpu-share" / "cluster.yaml"),
-                 "--config", str(EX / "gpu-share" / "config-bestfit.yaml"))
+    data = _json(
+        "simulate", str(EX / "gpu-share" / "cluster.yaml"), "--config", str(EX / "gpu-share" / "config-bestfit.yaml")
+    )
     got = {p["pod"]: (p["phase"], p["node"], p["gpu_index"]) for p in data["placements"]}
     assert got == {
         "default/notebook-a": ("Running", "t4-node", "0"),
@@ -123,15 +177,19 @@ def test_gpu_share_example_fits_shares_inside_one_gpu() -> None:
         "default/small-infer-t4": ("Running", "t4-node", "0"),
     }
     reason = next(p["reason"] for p in data["placements"] if p["pod"] == "default/half-gpu-t4")
-    assert reason.startswith("0/2 nodes are available: 1 GPU model not accepted by the pod, "
-                             "1 no GPU with enough free share.")
+    assert reason.startswith(
+        "0/2 nodes are available: 1 GPU model not accepted by the pod, 1 no GPU with enough free share."
+    )
 
 
 def test_gpu_share_bad_annotation_is_an_input_error(tmp_path: Path) -> None:
     bad = tmp_path / "pod.yaml"
-    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
-                   "  annotations: {alibabacloud.com/gpu-milli: lots}\n"
-                   "spec:\n  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+        "  annotations: {alibabacloud.com/gpu-milli: lots}\n"
+        "spec:\n  containers: [{name: c, image: i}]\n",
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), str(bad)])
     assert result.exit_code == 2
     assert f"{bad}: default/p: metadata.annotations[alibabacloud.com/gpu-milli]" in result.output
@@ -144,7 +202,9 @@ def test_fgd_args_from_a_config_file_reach_the_plugin(tmp_path: Path) -> None:
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
         "- plugins:\n    multiPoint: {enabled: [{name: GPUShare}]}\n    score:\n      disabled: [{name: '*'}]\n"
         "      enabled: [{name: FGDScore}]\n  pluginConfig:\n  - name: FGDScore\n    args:\n"
-        "      targetWorkload: [{cpuMilli: 1000, gpuMilli: 5000, gpuCount: 1}]\n", encoding="utf-8")
+        "      targetWorkload: [{cpuMilli: 1000, gpuMilli: 5000, gpuCount: 1}]\n",
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), "--config", str(cfg)])
     assert result.exit_code == 2  # the args were read (and 5000 milli rejected), not silently dropped
     assert "targetWorkload[0].gpuMilli must be at most 1000" in result.output

@@ -51,7 +51,9 @@ def test_upstream_readme_demo_end_state() -> None:
 def test_kep_story_1() -> None:
     ph = phases(simulate("kep-9-story-1", "cluster.yaml"))
     assert ph == {
-        "A/a-1": "Running", "A/a-2": "Running", "B/b-1": "Running",
+        "A/a-1": "Running",
+        "A/a-2": "Running",
+        "B/b-1": "Running",
         "A/a-3": "Preempted",  # the 2-GPU pod that borrowed from B's min
         "A/a-4": "Pending",  # would take A over its max, later over the sum of mins
         "B/b-2": "Running",

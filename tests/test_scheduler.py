@@ -113,8 +113,12 @@ def test_unknown_plugin_and_wrong_extension_point_are_errors() -> None:
 
 def test_no_score_plugins_means_every_node_scores_one() -> None:
     prof = make_profile(score={})
-    sim = Simulation(Cluster(nodes=[node("a"), node("b")], pods=[pod("p")]), make_config(prof), in_tree_registry(),
-                     capture={"default/p"})
+    sim = Simulation(
+        Cluster(nodes=[node("a"), node("b")], pods=[pod("p")]),
+        make_config(prof),
+        in_tree_registry(),
+        capture={"default/p"},
+    )
     result = sim.run()
     cycle = result.captured["default/p"][-1]
     assert cycle.scores is not None and cycle.scores.totals.tolist() == [1, 1]
@@ -134,8 +138,12 @@ def _handle() -> Simulation:
 def test_overflowing_amounts_score_exactly() -> None:
     huge = 2**62
     nodes = [node("a", memory=huge), node("b", memory=huge)]
-    sim = Simulation(Cluster(nodes=nodes, pods=[pod("p", memory=huge // 2)]), make_config(), in_tree_registry(),
-                     capture={"default/p"})
+    sim = Simulation(
+        Cluster(nodes=nodes, pods=[pod("p", memory=huge // 2)]),
+        make_config(),
+        in_tree_registry(),
+        capture={"default/p"},
+    )
     result = sim.run()
     assert result.records[0].phase == "Running"
     assert sim.snapshot.big

@@ -117,9 +117,7 @@ class Scheduler:
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
         for i, profile in enumerate(config.profiles):
-            self.frameworks[profile.scheduler_name] = Framework(
-                profile, registry, self, config.source_file, i
-            )
+            self.frameworks[profile.scheduler_name] = Framework(profile, registry, self, config.source_file, i)
 
     # -- Handle -------------------------------------------------------------------------------------------
 

@@ -254,12 +254,7 @@ def test_a_pod_bound_to_a_known_node(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
 def test_finished_pods_are_skipped_with_a_note(tmp_path: Path, phase: str) -> None:
-    text = (
-        pod_doc("done")
-        + f"status:\n  phase: {phase}\n---\n"
-        + pod_doc("live")
-        + "status:\n  phase: Running\n"
-    )
+    text = pod_doc("done") + f"status:\n  phase: {phase}\n---\n" + pod_doc("live") + "status:\n  phase: Running\n"
     c = load(write(tmp_path, "p.yaml", text))
     assert [p.name for p in c.pods] == ["live"]
     assert len(c.notes) == 1
@@ -442,9 +437,7 @@ def test_replica_labels_are_independent(tmp_path: Path) -> None:
     assert "x" not in c.workloads[0].template.labels
 
 
-@pytest.mark.parametrize(
-    ("spec", "count"), [("replicas: 0", 0), ("replicas: 5", 5), ("minReadySeconds: 1", 1)]
-)
+@pytest.mark.parametrize(("spec", "count"), [("replicas: 0", 0), ("replicas: 5", 5), ("minReadySeconds: 1", 1)])
 def test_deployment_replicas_default_to_one(tmp_path: Path, spec: str, count: int) -> None:
     c = load(write(tmp_path, "w.yaml", deployment("web", spec=spec)))
     assert len(c.pods) == count
@@ -514,9 +507,7 @@ def test_selector_expressions_are_checked_against_template_labels(tmp_path: Path
     )
     assert len(load(write(tmp_path, "ok.yaml", text)).pods) == 3
     text = text.replace("operator: In", "operator: NotIn")
-    assert where(errors_of(write(tmp_path, "bad.yaml", text))) == [
-        ("bad.yaml", "spec.template.metadata.labels")
-    ]
+    assert where(errors_of(write(tmp_path, "bad.yaml", text))) == [("bad.yaml", "spec.template.metadata.labels")]
 
 
 def test_deployment_selector_is_required_and_not_empty(tmp_path: Path) -> None:
@@ -720,9 +711,7 @@ def test_namespaces(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["Service", "ConfigMap", "Secret", "HorizontalPodAutoscaler"])
 def test_kinds_without_effect_on_scheduling_are_a_note_not_an_error(tmp_path: Path, kind: str) -> None:
-    text = f"apiVersion: v1\nkind: {kind}\nmetadata: {{name: x}}\ndata: {{anything: goes}}\n---\n" + pod_doc(
-        "a"
-    )
+    text = f"apiVersion: v1\nkind: {kind}\nmetadata: {{name: x}}\ndata: {{anything: goes}}\n---\n" + pod_doc("a")
     c = load(write(tmp_path, "x.yaml", text))
     assert [p.name for p in c.pods] == ["a"]
     assert len(c.notes) == 1
@@ -792,8 +781,7 @@ def test_unknown_field_is_reported_with_its_full_path(tmp_path: Path) -> None:
             "metadata.nmespace",
         ),
         (
-            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
-            "spec: {containers: [{name: c}], nodeSelecter: {}}\n",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}], nodeSelecter: {}}\n",
             "spec.nodeSelecter",
         ),
         (
@@ -801,8 +789,7 @@ def test_unknown_field_is_reported_with_its_full_path(tmp_path: Path) -> None:
             "spec.containers[0].port",
         ),
         (
-            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
-            "status: {capacity: {cpu: 1}, allocatible: {}}\n",
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: 1}, allocatible: {}}\n",
             "status.allocatible",
         ),
     ],
@@ -854,9 +841,7 @@ def test_duplicate_names_across_files_and_kinds(tmp_path: Path) -> None:
 
 def test_pod_bound_to_an_unknown_node(tmp_path: Path) -> None:
     nodes = write(tmp_path, "nodes.yaml", NODE.format(name="n1"))
-    pods = write(
-        tmp_path, "pods.yaml", pod_doc("ok", "nodeName: n1") + "---\n" + pod_doc("lost", "nodeName: n2")
-    )
+    pods = write(tmp_path, "pods.yaml", pod_doc("ok", "nodeName: n1") + "---\n" + pod_doc("lost", "nodeName: n2"))
     errors = errors_of(nodes, pods)
     assert where(errors) == [("pods.yaml", "document 2: spec.nodeName")]
     assert errors[0].file == str(pods)

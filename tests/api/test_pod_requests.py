@@ -72,9 +72,7 @@ UPSTREAM = [
     ),
     (
         "two containers with overhead",
-        pod(
-            [app("a", cpu="1", memory="5"), app("b", cpu="4", memory="12")], overhead=res(cpu="3", memory="8")
-        ),
+        pod([app("a", cpu="1", memory="5"), app("b", cpu="4", memory="12")], overhead=res(cpu="3", memory="8")),
         res(cpu="8", memory="25"),
     ),
     (
@@ -158,9 +156,7 @@ def test_containers_are_summed_per_resource() -> None:
 
 
 def test_init_containers_are_a_per_resource_max_not_a_sum() -> None:
-    p = pod(
-        [app(cpu="1", memory="8Gi")], [init("i1", cpu="4", memory="1Gi"), init("i2", cpu="2", memory="2Gi")]
-    )
+    p = pod([app(cpu="1", memory="8Gi")], [init("i1", cpu="4", memory="1Gi"), init("i2", cpu="2", memory="2Gi")])
     # cpu: the first init container's 4 beats the app's 1; memory: the app's 8Gi beats every init container.
     assert pod_requests(p) == {"cpu": 4000, "memory": 8 * Gi}
 
@@ -270,9 +266,7 @@ def reference_requests(p: Pod, non_zero: bool) -> ResourceList:
                 phase[k] = phase.get(k, 0) + v
         phases.append(phase)
     running: ResourceList = {}
-    for r in [of(s) for s in p.init_containers if s.restart_policy == "Always"] + [
-        of(c) for c in p.containers
-    ]:
+    for r in [of(s) for s in p.init_containers if s.restart_policy == "Always"] + [of(c) for c in p.containers]:
         add_into(running, r)
     phases.append(running)
     total: ResourceList = {}
@@ -288,9 +282,7 @@ requests_st = st.dictionaries(st.sampled_from(NAMES), st.integers(min_value=0, m
 
 @st.composite
 def pods(draw: st.DrawFn) -> Pod:
-    containers = [
-        Container(f"c{i}", requests=r) for i, r in enumerate(draw(st.lists(requests_st, max_size=4)))
-    ]
+    containers = [Container(f"c{i}", requests=r) for i, r in enumerate(draw(st.lists(requests_st, max_size=4)))]
     inits = [
         Container(f"i{i}", requests=r, restart_policy="Always" if always else "")
         for i, (r, always) in enumerate(draw(st.lists(st.tuples(requests_st, st.booleans()), max_size=5)))
@@ -380,18 +372,14 @@ def test_restart_policy_only_always_and_only_on_init_containers() -> None:
     assert [(e.path, e.message) for e in errors.items] == [
         ("spec.containers[0].restartPolicy", "Forbidden: may not be set for non-init containers")
     ]
-    _, errors = decode(
-        {"containers": [{"name": "app"}], "initContainers": [{"name": "i", "restartPolicy": "Never"}]}
-    )
+    _, errors = decode({"containers": [{"name": "app"}], "initContainers": [{"name": "i", "restartPolicy": "Never"}]})
     assert [e.path for e in errors.items] == ["spec.initContainers[0].restartPolicy"]
     assert 'supported values: "Always"' in errors.items[0].message
 
 
 def test_request_above_limit_is_an_error() -> None:
     _, errors = decode(one({"requests": {"cpu": "3"}, "limits": {"cpu": "2"}}))
-    assert [(e.file, e.path) for e in errors.items] == [
-        ("pod.yaml", "spec.containers[0].resources.requests[cpu]")
-    ]
+    assert [(e.file, e.path) for e in errors.items] == [("pod.yaml", "spec.containers[0].resources.requests[cpu]")]
     assert "less than or equal to cpu limit" in errors.items[0].message
 
 

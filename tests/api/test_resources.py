@@ -200,9 +200,7 @@ def test_parse_resource_list_reports_every_bad_entry_at_its_own_path_and_keeps_t
         ("requests.nvidia.com/gpu", False, False, False, False),  # a quota name, not a resource
     ],
 )
-def test_resource_name_classes(
-    name: str, native: bool, extended: bool, scalar: bool, hugepages: bool
-) -> None:
+def test_resource_name_classes(name: str, native: bool, extended: bool, scalar: bool, hugepages: bool) -> None:
     assert is_native_resource(name) is native
     assert is_extended_resource(name) is extended
     assert is_scalar_resource(name) is scalar

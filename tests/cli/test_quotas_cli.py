@@ -47,7 +47,8 @@ def validate(tmp_path: Path, text: str) -> tuple[int, str]:
 def test_validate_warns_about_a_max_that_omits_a_requested_resource(tmp_path: Path) -> None:
     code, output = validate(
         tmp_path,
-        NODE + quota("q", "team", "{min: {cpu: 2, memory: 1Gi}, max: {cpu: 4}}")
+        NODE
+        + quota("q", "team", "{min: {cpu: 2, memory: 1Gi}, max: {cpu: 4}}")
         + pod("p", "team", "{cpu: 1, memory: 1Gi}"),
     )
     assert code == 0
@@ -59,7 +60,9 @@ def test_validate_warns_about_a_max_that_omits_a_requested_resource(tmp_path: Pa
 def test_validate_warns_about_min_over_max_shared_namespace_and_sum_of_mins(tmp_path: Path) -> None:
     code, output = validate(
         tmp_path,
-        NODE + quota("a", "team", "{min: {cpu: 6}, max: {cpu: 4}}") + quota("b", "team", "{min: {cpu: 1}}")
+        NODE
+        + quota("a", "team", "{min: {cpu: 6}, max: {cpu: 4}}")
+        + quota("b", "team", "{min: {cpu: 1}}")
         + quota("c", "other", "{min: {cpu: 3}}"),
     )
     assert code == 0
@@ -90,8 +93,15 @@ def test_validate_and_simulate_say_when_no_profile_enforces_the_quotas(tmp_path:
 def test_quotas_reports_min_used_max_and_borrowing() -> None:
     result = runner.invoke(
         app,
-        ["quotas", str(EX / "gpu-quotas" / "cluster.yaml"), str(EX / "gpu-quotas" / "workloads.yaml"),
-         "--config", str(EX / "gpu-quotas" / "config-spread.yaml"), "-o", "json"],
+        [
+            "quotas",
+            str(EX / "gpu-quotas" / "cluster.yaml"),
+            str(EX / "gpu-quotas" / "workloads.yaml"),
+            "--config",
+            str(EX / "gpu-quotas" / "config-spread.yaml"),
+            "-o",
+            "json",
+        ],
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

@@ -16,6 +16,8 @@ runner = CliRunner()
 
 def _no_time(runs: list[dict[str, object]]) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k != "seconds"} for r in runs]
+
+
 NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
     f"openb-node-{i:04d},32000,131072,{g},T4\n" for i, g in enumerate([1, 2, 4, 8, 2, 1])
 )
@@ -34,8 +36,23 @@ def trace_dir(tmp_path: Path) -> Path:
 
 def test_replay_json_has_runs_mean_sd(trace_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = runner.invoke(app, ["replay", str(trace_dir), "--pods", "default", "--policy", "FGD", "--seeds",
-                                 "42-44", "-o", "json", "--out-dir", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "replay",
+            str(trace_dir),
+            "--pods",
+            "default",
+            "--policy",
+            "FGD",
+            "--seeds",
+            "42-44",
+            "-o",
+            "json",
+            "--out-dir",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [r["seed"] for r in data["runs"]] == [42, 43, 44]
@@ -65,15 +82,47 @@ def test_compare_runs_policies_and_configs_in_parallel(trace_dir: Path, tmp_path
         encoding="utf-8",
     )
     out = tmp_path / "cmp"
-    result = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit,Random", "--config", str(cfg),
-                                 "--seeds", "1-2", "--workers", "2", "-o", "json", "--out-dir", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            str(trace_dir),
+            "--policies",
+            "BestFit,Random",
+            "--config",
+            str(cfg),
+            "--seeds",
+            "1-2",
+            "--workers",
+            "2",
+            "-o",
+            "json",
+            "--out-dir",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [p["label"] for p in data["policies"]] == ["BestFit", "Random", "most"]
     assert all(len(p["runs"]) == 2 for p in data["policies"])
     assert (out / "comparison.png").stat().st_size > 0
-    serial = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit,Random", "--config", str(cfg),
-                                 "--seeds", "1-2", "--workers", "1", "-o", "json"])
+    serial = runner.invoke(
+        app,
+        [
+            "compare",
+            str(trace_dir),
+            "--policies",
+            "BestFit,Random",
+            "--config",
+            str(cfg),
+            "--seeds",
+            "1-2",
+            "--workers",
+            "1",
+            "-o",
+            "json",
+        ],
+    )
     assert [_no_time(p["runs"]) for p in json.loads(serial.stdout)["policies"]] == [
         _no_time(p["runs"]) for p in data["policies"]
     ]
@@ -107,8 +156,11 @@ def test_bad_csv_row_names_file_row_and_column(trace_dir: Path) -> None:
 
 def test_compare_bad_config_is_an_input_error(trace_dir: Path, tmp_path: Path) -> None:
     cfg = tmp_path / "bad.yaml"
-    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
-                   "- plugins:\n    score:\n      enabled: [{name: NoSuchPlugin}]\n", encoding="utf-8")
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins:\n    score:\n      enabled: [{name: NoSuchPlugin}]\n",
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["compare", str(trace_dir), "--config", str(cfg), "--policies", "", "--seeds", "1"])
     assert result.exit_code == 2
     assert "NoSuchPlugin" in result.output and str(cfg) in result.output

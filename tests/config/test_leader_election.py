@@ -19,8 +19,17 @@ def _load(**fields: Any) -> Any:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("15s", 15.0), ("1m30s", 90.0), ("500ms", 0.5), ("1.5h", 5400.0), ("0", 0.0), ("-2s", -2.0), ("10", None),
-     ("s", None), ("5 s", None)],
+    [
+        ("15s", 15.0),
+        ("1m30s", 90.0),
+        ("500ms", 0.5),
+        ("1.5h", 5400.0),
+        ("0", 0.0),
+        ("-2s", -2.0),
+        ("10", None),
+        ("s", None),
+        ("5 s", None),
+    ],
 )
 def test_parse_duration(text: str, seconds: float | None) -> None:
     assert parse_duration(text) == seconds
@@ -44,8 +53,14 @@ def test_values_and_kubeconfig_are_read() -> None:
 
 def test_every_problem_with_its_field() -> None:
     with pytest.raises(InputError) as err:
-        _load(leaderElection={"renewDeadline": "20s", "retryPeriod": "0s", "resourceLock": "endpoints",
-                              "resourceNamespace": ""})
+        _load(
+            leaderElection={
+                "renewDeadline": "20s",
+                "retryPeriod": "0s",
+                "resourceLock": "endpoints",
+                "resourceNamespace": "",
+            }
+        )
     assert [str(e) for e in err.value.errors] == [
         "c.yaml: leaderElection.retryPeriod: Invalid value: must be greater than zero",
         "c.yaml: leaderElection.leaseDuration: Invalid value: LeaseDuration must be greater than RenewDeadline",

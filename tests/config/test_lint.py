@@ -54,9 +54,7 @@ def v1_profile(
         "profiles": [{"plugins": plugins}],
     }
     if strategy is not None:
-        doc["profiles"][0]["pluginConfig"] = [
-            {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}
-        ]
+        doc["profiles"][0]["pluginConfig"] = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}]
     if pct is not None:
         doc["percentageOfNodesToScore"] = pct
     return doc
@@ -183,12 +181,8 @@ def test_gpu_only_resources_leave_other_pods_unscored() -> None:
         "resources (a small weight is enough) if such pods should be packed too"
     ]
     # The legacy arithmetic skips nothing, so the trap does not exist there.
-    assert (
-        lint(load(v1_profile(strategy, fit_weight=2, disable=("*",)), rtcr_semantics=SEMANTICS_V1_17)) == []
-    )
-    with_cpu = dict(
-        strategy, resources=[{"name": "nvidia.com/gpu", "weight": 5}, {"name": "cpu", "weight": 1}]
-    )
+    assert lint(load(v1_profile(strategy, fit_weight=2, disable=("*",)), rtcr_semantics=SEMANTICS_V1_17)) == []
+    with_cpu = dict(strategy, resources=[{"name": "nvidia.com/gpu", "weight": 5}, {"name": "cpu", "weight": 1}])
     assert lint(load(v1_profile(with_cpu, fit_weight=2, disable=("*",)))) == []
 
 

@@ -238,9 +238,7 @@ def test_v1beta3_file_round_trip() -> None:
     cfg = load_config(str(DATA / "v1beta3.yaml"), KNOWN)
     [prof] = cfg.profiles
     assert prof.plugins.sets == {
-        "score": PluginSet(
-            enabled=refs(("NodeResourcesFit", 3)), disabled=refs("NodeResourcesBalancedAllocation")
-        )
+        "score": PluginSet(enabled=refs(("NodeResourcesFit", 3)), disabled=refs("NodeResourcesBalancedAllocation"))
     }
     assert [r.name for r in prof.plugins.multi_point.enabled] == [
         "PrioritySort",
@@ -325,9 +323,7 @@ DEFAULTS = refs(("A", 1), ("B", 2), ("C", 3))
         (V1, _UserSet(refs(("B", 5), ("B", 6))), refs(("A", 1), ("B", 6), ("C", 3), ("B", 5)), []),
     ],
 )
-def test_merge_plugin_set(
-    version: str, custom: _UserSet, enabled: list[PluginRef], disabled: list[PluginRef]
-) -> None:
+def test_merge_plugin_set(version: str, custom: _UserSet, enabled: list[PluginRef], disabled: list[PluginRef]) -> None:
     assert merge_plugin_set(DEFAULTS, custom, version) == PluginSet(enabled=enabled, disabled=disabled)
 
 
@@ -416,9 +412,7 @@ def test_fit_args_defaults(args: dict[str, Any], expected: ScoringStrategy | Non
 
 
 def test_strategy_type_is_not_defaulted() -> None:
-    errs = errors_of(
-        v1(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {}}}]}])
-    )
+    errs = errors_of(v1(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {}}}]}]))
     assert errs == [
         'profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "": supported values: '
         '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
@@ -459,14 +453,10 @@ def test_unknown_rtcr_semantics_is_a_programming_error() -> None:
 def test_node_affinity_added_affinity() -> None:
     affinity = {
         "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["gpu"]}]}
-            ]
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["gpu"]}]}]
         }
     }
-    cfg = load(
-        v1(profiles=[{"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": affinity}}]}])
-    )
+    cfg = load(v1(profiles=[{"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": affinity}}]}]))
     args = cfg.profiles[0].plugin_config["NodeAffinity"]
     assert isinstance(args, NodeAffinityArgs) and args.added_affinity is not None
 
@@ -482,8 +472,7 @@ def test_many_errors_at_once_with_exact_paths() -> None:
     assert [f"{e.path}: {e.message}" for e in exc.value.errors] == [
         "featureGates: unknown field",
         "extenders: extenders are not supported by packsched",
-        'profiles[0].plugins.score.enabled[0]: plugin "PodTopologySpread" is not implemented by packsched '
-        "yet",
+        'profiles[0].plugins.score.enabled[0]: plugin "PodTopologySpread" is not implemented by packsched yet',
         'profiles[0].plugins.score.enabled[1]: plugin "Coscheduling" does not exist',
         'profiles[0].plugins.score.enabled[2]: Invalid value: "NodeResourcesMostAllocated": was removed in '
         "version "
@@ -553,9 +542,7 @@ def test_many_errors_at_once_with_exact_paths() -> None:
             {
                 "apiVersion": V1BETA1,
                 "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {}}}]}
-                ],
+                "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {}}}]}],
             },
             ["profiles[0].pluginConfig[0].args.scoringStrategy: unknown field"],
         ),
@@ -648,8 +635,7 @@ def test_v1beta1_rtcr_without_args_needs_a_shape() -> None:
         "profiles": [{"plugins": {"score": {"enabled": [{"name": "RequestedToCapacityRatio"}]}}}],
     }
     assert errors_of(doc) == [
-        "profiles[0].pluginConfig: plugin RequestedToCapacityRatio needs args: at least one point must be "
-        "specified"
+        "profiles[0].pluginConfig: plugin RequestedToCapacityRatio needs args: at least one point must be specified"
     ]
 
 
@@ -711,9 +697,7 @@ def test_other_plugin_args_are_validated() -> None:
 
 
 def test_args_kind_must_match() -> None:
-    doc = v1(
-        profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"kind": "DefaultPreemptionArgs"}}]}]
-    )
+    doc = v1(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"kind": "DefaultPreemptionArgs"}}]}])
     assert errors_of(doc) == [
         "profiles[0].pluginConfig[0].args.kind: args for plugin NodeResourcesFit were not of type "
         "NodeResourcesFitArgs.kubescheduler.config.k8s.io, got "
@@ -722,13 +706,10 @@ def test_args_kind_must_match() -> None:
 
 
 def test_args_for_unknown_plugins_are_passed_over_with_a_warning() -> None:
-    cfg = load(
-        v1(profiles=[{"pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}]}])
-    )
+    cfg = load(v1(profiles=[{"pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}]}]))
     assert "Coscheduling" not in cfg.profiles[0].plugin_config
     assert cfg.warnings == [
-        'profiles[0].pluginConfig[0]: plugin "Coscheduling" is not enabled in this profile; its args have no '
-        "effect"
+        'profiles[0].pluginConfig[0]: plugin "Coscheduling" is not enabled in this profile; its args have no effect'
     ]
 
 
@@ -767,8 +748,7 @@ def test_wrong_types_are_reported_not_crashing() -> None:
     errs = errors_of(doc)
     assert errs[0].startswith("parallelism: must be an integer")
     assert (
-        "profiles[0].plugins.score.enabled[0].weight: Invalid value: 2147483648: must fit in a 32-bit integer"
-        in errs
+        "profiles[0].plugins.score.enabled[0].weight: Invalid value: 2147483648: must fit in a 32-bit integer" in errs
     )
     assert any(e.startswith("profiles[0].pluginConfig: must be a list") for e in errs)
 
@@ -805,14 +785,11 @@ def test_malformed_json_has_line_and_column(tmp_path: Path) -> None:
 
 def test_duplicate_keys_are_errors(tmp_path: Path) -> None:
     text = (
-        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "parallelism: 2\nparallelism: 3\n"
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 2\nparallelism: 3\n"
     )
     with pytest.raises(InputError) as exc:
         load_config(_write(tmp_path, "dup.yaml", text), KNOWN)
-    assert [f"{e.path}: {e.message}" for e in exc.value.errors] == [
-        'line 4 column 1: duplicate field "parallelism"'
-    ]
+    assert [f"{e.path}: {e.message}" for e in exc.value.errors] == ['line 4 column 1: duplicate field "parallelism"']
 
 
 def test_one_document_per_file(tmp_path: Path) -> None:

@@ -61,12 +61,8 @@ def policy(**fields: Any) -> dict[str, Any]:
     return {"kind": "Policy", "apiVersion": "v1", **fields}
 
 
-def rtcr(
-    resources: list[dict[str, Any]] | None = None, shape: list[dict[str, int]] | None = None
-) -> dict[str, Any]:
-    args: dict[str, Any] = {
-        "shape": shape or [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
-    }
+def rtcr(resources: list[dict[str, Any]] | None = None, shape: list[dict[str, int]] | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"shape": shape or [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}
     if resources is not None:
         args["resources"] = resources
     return {
@@ -162,9 +158,7 @@ def test_rtcr_resources_defaults_and_weights() -> None:
     strategy = prof.plugin_config["RequestedToCapacityRatio"].scoring_strategy
     assert strategy.resources == [ResourceSpec("memory", 1), ResourceSpec("cpu", 1)]
 
-    cfg = load(
-        policy(priorities=[rtcr([{"name": "cpu", "weight": -3}, {"resource": "memory", "name": "memory"}])])
-    )
+    cfg = load(policy(priorities=[rtcr([{"name": "cpu", "weight": -3}, {"resource": "memory", "name": "memory"}])]))
     strategy = cfg.profiles[0].plugin_config["RequestedToCapacityRatio"].scoring_strategy
     assert strategy.resources == [ResourceSpec("cpu", -3), ResourceSpec("memory", 1)]
     assert cfg.warnings == [
@@ -202,9 +196,7 @@ def test_name_and_resource_must_agree() -> None:
         ),
     ],
 )
-def test_invalid_shape_uses_the_legacy_sentence(
-    shape: list[dict[str, int]], semantics: str, message: str
-) -> None:
+def test_invalid_shape_uses_the_legacy_sentence(shape: list[dict[str, int]], semantics: str, message: str) -> None:
     errs = errors_of(policy(priorities=[rtcr(shape=shape)]), rtcr_semantics=semantics)
     assert errs == [f"priorities[0].argument.requestedToCapacityRatioArguments: {message}"]
 
@@ -271,8 +263,7 @@ def test_equal_priority_is_skipped_and_aliases_work() -> None:
         PluginRef("TaintToleration"),
     ]
     assert cfg.warnings == [
-        "alwaysCheckAllPredicates only changes which failure reasons kube-scheduler reports; packsched "
-        "ignores it",
+        "alwaysCheckAllPredicates only changes which failure reasons kube-scheduler reports; packsched ignores it",
         "priorities[0]: EqualPriority is skipped, as kube-scheduler skips it",
     ]
 

@@ -120,8 +120,7 @@ def test_full_error_strings() -> None:
         'scoringStrategy.type: Unsupported value: "Invalid": supported values: "LeastAllocated", '
         '"MostAllocated", '
         '"RequestedToCapacityRatio"',
-        "scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range "
-        "(0, 100]",
+        "scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range (0, 100]",
         "scoringStrategy.shape[1].utilization: Invalid value: 10: values must be sorted in increasing order",
     ]
     no_shape = _decode_fit(

@@ -146,9 +146,7 @@ def _pdb_allows(pdb: Obj, pods: list[Obj]) -> bool:
 
 
 class FakeApiServer:
-    def __init__(
-        self, token: str = "test-token", bookmark_interval_s: float = 0.5, max_watch_s: float = 5.0
-    ) -> None:
+    def __init__(self, token: str = "test-token", bookmark_interval_s: float = 0.5, max_watch_s: float = 5.0) -> None:
         self.token = token
         self.bookmark_interval_s = bookmark_interval_s
         self.max_watch_s = max_watch_s
@@ -357,9 +355,7 @@ class FakeApiServer:
             raise ApiFailure(409, "Conflict", "Precondition failed: UID in precondition does not match")
         if pod["spec"].get("nodeName"):
             self.stats.binding_conflicts += 1
-            raise ApiFailure(
-                409, "Conflict", f"pod {name} is already assigned to node \"{pod['spec']['nodeName']}\""
-            )
+            raise ApiFailure(409, "Conflict", f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
         pod = copy.deepcopy(pod)
         pod["spec"]["nodeName"] = target
         conds = [c for c in pod["status"].get("conditions") or [] if c.get("type") != "PodScheduled"]
@@ -542,11 +538,7 @@ class _Handler(BaseHTTPRequestHandler):
             if name is None:
                 if method == "GET":
                     gv, kind, _ = KINDS[plural]
-                    items = [
-                        copy.deepcopy(o)
-                        for (ons, _), o in api.store[plural].items()
-                        if not ns or ons == ns
-                    ]
+                    items = [copy.deepcopy(o) for (ons, _), o in api.store[plural].items() if not ns or ons == ns]
                     return 200, {
                         "kind": f"{kind}List",
                         "apiVersion": gv,

@@ -181,6 +181,7 @@ def test_elasticquota_crd() -> None:
 
 # -- RBAC against what the code does --------------------------------------------------------------------------
 
+
 def _rbac_request(method: str, path: str, watch: bool) -> tuple[str, str, str, str, str]:
     """(apiGroup, resource[/subresource], verb, namespace, name) of one API request, as the authorizer sees it."""
     parts = path.strip("/").split("/")
@@ -232,8 +233,9 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
     api.create("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
     api.create("nodes", node("n0", cpu="1", memory="4Gi"))
     for i in range(2):
-        api.create("pods", pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low",
-                               node_name="n0"))
+        api.create(
+            "pods", pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low", node_name="n0")
+        )
     used: set[tuple[str, str, str, str, str]] = set()
     for mode, hi in (("evict", "hi1"), ("delete", "hi2")):
         run = start(api, tmp_path, removal=mode)
@@ -264,9 +266,7 @@ def _guide_commands() -> list[str]:
 
 
 def test_guide_applies_the_shipped_manifests_in_a_working_order() -> None:
-    applied = [
-        c.split("-f", 1)[1].strip() for c in _guide_commands() if c.startswith("kubectl apply -f")
-    ]
+    applied = [c.split("-f", 1)[1].strip() for c in _guide_commands() if c.startswith("kubectl apply -f")]
     files = {p.name for p in DEPLOY.glob("*.yaml")} - {"packsched-config.yaml"}
     assert {Path(a).name for a in applied} == files  # every manifest, each from deploy/
     order = [Path(a).name for a in applied]

@@ -18,9 +18,7 @@ def _port(api: FakeApiServer, tmp_path: Path) -> KubernetesPort:
     return KubernetesPort.connect(api.kubeconfig(str(tmp_path / "kc")), timeout_s=2)
 
 
-def test_one_of_two_candidates_leads_and_the_other_takes_over_after_expiry(
-    api: FakeApiServer, tmp_path: Path
-) -> None:
+def test_one_of_two_candidates_leads_and_the_other_takes_over_after_expiry(api: FakeApiServer, tmp_path: Path) -> None:
     a = LeaderElector(_port(api, tmp_path), FAST, "a")
     b = LeaderElector(_port(api, tmp_path), FAST, "b")
     assert a.try_acquire_or_renew()

@@ -79,8 +79,15 @@ def test_eviction_refused_with_429_while_a_budget_forbids_it(api: FakeApiServer,
         port.evict("default", "w0", "")
     assert err.value.too_many_requests
     assert api.get("pods", "default", "w0") is not None
-    port.update(PDBS, "default", "web", {**api.get("poddisruptionbudgets", "default", "web"),
-                                         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})
+    port.update(
+        PDBS,
+        "default",
+        "web",
+        {
+            **api.get("poddisruptionbudgets", "default", "web"),
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
     port.evict("default", "w0", "")
     assert api.get("pods", "default", "w0") is None
 
@@ -161,8 +168,6 @@ def test_missing_kubeconfig(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         KubernetesPort.connect(str(tmp_path / "nope"))
     assert "cannot read kubeconfig" in str(err.value)
-
-
 
 
 def test_an_informer_lists_and_watches_a_custom_resource(api: FakeApiServer, tmp_path: Path) -> None:

@@ -17,16 +17,24 @@ def _setup(api: FakeApiServer, labels: dict[str, str] | None = None) -> None:
     for i in range(4):  # running pods placed by another scheduler fill the node
         api.create(
             "pods",
-            pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low", node_name="n0",
-                labels=labels),
+            pod(
+                f"low{i}",
+                cpu="500m",
+                scheduler="default-scheduler",
+                priority_class="low",
+                node_name="n0",
+                labels=labels,
+            ),
         )
 
 
 def _marked(api: FakeApiServer, name: str) -> bool:
     return any(
         e.obj["metadata"]["name"] == name
-        and any(c["type"] == "DisruptionTarget" and c["reason"] == "PreemptionByScheduler"
-                for c in e.obj.get("status", {}).get("conditions") or [])
+        and any(
+            c["type"] == "DisruptionTarget" and c["reason"] == "PreemptionByScheduler"
+            for c in e.obj.get("status", {}).get("conditions") or []
+        )
         for e in api.history
         if e.plural == "pods"
     )
@@ -56,14 +64,14 @@ def test_preemption_evicts_victims_then_binds_the_preemptor(api: FakeApiServer, 
     assert "scheduler_preemption_victims_sum 2.0" in m
 
 
-def test_eviction_refused_by_a_budget_keeps_victims_and_the_preemptor_waits(
-    api: FakeApiServer, tmp_path: Path
-) -> None:
+def test_eviction_refused_by_a_budget_keeps_victims_and_the_preemptor_waits(api: FakeApiServer, tmp_path: Path) -> None:
     _setup(api, labels={"app": "web"})
     api.create(
         "poddisruptionbudgets",
-        {"metadata": {"name": "web", "namespace": "default"},
-         "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}}},
+        {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}},
+        },
     )
     run = start(api, tmp_path)
     try:
@@ -84,8 +92,10 @@ def test_delete_mode_removes_victims_even_against_a_budget(api: FakeApiServer, t
     _setup(api, labels={"app": "web"})
     api.create(
         "poddisruptionbudgets",
-        {"metadata": {"name": "web", "namespace": "default"},
-         "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}}},
+        {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}},
+        },
     )
     run = start(api, tmp_path, removal=DELETE)
     try:

@@ -68,10 +68,19 @@ def test_elastic_quota_max_holds_and_freed_room_is_used(api: FakeApiServer, tmp_
     # exactly what deploy/rbac-elasticquota.yaml grants: list and watch of elasticquotas
     docs = yaml.safe_load_all((DEPLOY / "rbac-elasticquota.yaml").read_text())
     rbac = [d for d in docs if d["kind"] == "ClusterRole"]
-    granted = {(g, r, v) for d in rbac for rule in d["rules"] for g in rule["apiGroups"] for r in rule["resources"]
-               for v in rule["verbs"]}
-    used = {("scheduling.x-k8s.io", "elasticquotas", "watch" if w else "list")
-            for m, p, w in api.stats.log if "/elasticquotas" in p and m == "GET"}
+    granted = {
+        (g, r, v)
+        for d in rbac
+        for rule in d["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+    used = {
+        ("scheduling.x-k8s.io", "elasticquotas", "watch" if w else "list")
+        for m, p, w in api.stats.log
+        if "/elasticquotas" in p and m == "GET"
+    }
     assert {p for m, p, _ in api.stats.log if "/elasticquotas" in p and m != "GET"} == set()
     assert used == granted
     placed = check_cluster(api)

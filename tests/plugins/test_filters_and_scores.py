@@ -90,23 +90,28 @@ def test_node_affinity_selector_required_terms_and_preferred() -> None:
     rej = plugin.filter(CycleState(), make_pod_info(p), snap, ALL)
     assert _rejected(rej, 4) == {1: [ERR_REASON_POD], 3: [ERR_REASON_POD]}
     q = pod("q")
-    q.node_affinity = NodeAffinity(required=(
-        NodeSelectorTerm((Requirement("cores", "Gt", ("16",)),)),
-        NodeSelectorTerm((Requirement("gpu", "Exists"),)),
-    ))
+    q.node_affinity = NodeAffinity(
+        required=(
+            NodeSelectorTerm((Requirement("cores", "Gt", ("16",)),)),
+            NodeSelectorTerm((Requirement("gpu", "Exists"),)),
+        )
+    )
     assert sorted(_rejected(plugin.filter(CycleState(), make_pod_info(q), snap, ALL), 4)) == [2, 3]
     empty_term = pod("e")
     empty_term.node_affinity = NodeAffinity(required=(NodeSelectorTerm(),))
     assert sorted(_rejected(plugin.filter(CycleState(), make_pod_info(empty_term), snap, ALL), 4)) == [0, 1, 2, 3]
     by_name = pod("f")
-    by_name.node_affinity = NodeAffinity(required=(NodeSelectorTerm((), (Requirement("metadata.name", "In",
-                                                                                      ("n3",)),)),))
+    by_name.node_affinity = NodeAffinity(
+        required=(NodeSelectorTerm((), (Requirement("metadata.name", "In", ("n3",)),)),)
+    )
     assert sorted(_rejected(plugin.filter(CycleState(), make_pod_info(by_name), snap, ALL), 4)) == [0, 1, 2]
     pref = pod("g")
-    pref.node_affinity = NodeAffinity(preferred=(
-        PreferredTerm(10, NodeSelectorTerm((Requirement("zone", "In", ("a",)),))),
-        PreferredTerm(30, NodeSelectorTerm((Requirement("zone", "NotIn", ("a",)),))),
-    ))
+    pref.node_affinity = NodeAffinity(
+        preferred=(
+            PreferredTerm(10, NodeSelectorTerm((Requirement("zone", "In", ("a",)),))),
+            PreferredTerm(30, NodeSelectorTerm((Requirement("zone", "NotIn", ("a",)),))),
+        )
+    )
     info = make_pod_info(pref)
     raw = plugin.score(CycleState(), info, snap, np.arange(4))
     assert raw.tolist() == [10, 30, 10, 30]
@@ -150,7 +155,8 @@ def test_node_unschedulable_and_node_name() -> None:
     named = pod("n")
     named.node_name = "n1"
     assert _rejected(NodeName().filter(CycleState(), make_pod_info(named), snap, ALL), 2) == {
-        0: ["node(s) didn't match the requested node name"]}
+        0: ["node(s) didn't match the requested node name"]
+    }
 
 
 def test_fit_filter_reasons_codes_and_pod_count() -> None:

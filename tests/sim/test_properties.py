@@ -32,8 +32,11 @@ def shapes(draw: st.DrawFn) -> list[UtilizationShapePoint]:
 @st.composite
 def strategies_(draw: st.DrawFn) -> ScoringStrategy:
     kind = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
-    names = draw(st.lists(st.sampled_from(["cpu", "memory", GPU, "pods", "example.com/none"]), min_size=1,
-                          max_size=4, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(["cpu", "memory", GPU, "pods", "example.com/none"]), min_size=1, max_size=4, unique=True
+        )
+    )
     resources = [ResourceSpec(n, draw(st.integers(1, 100))) for n in names]
     shape = RequestedToCapacityRatioParam(draw(shapes())) if kind == "RequestedToCapacityRatio" else None
     return ScoringStrategy(kind, resources, shape)
@@ -45,16 +48,26 @@ def clusters(draw: st.DrawFn) -> Cluster:
     nodes = []
     for i in range(n_nodes):
         extra = {GPU: draw(st.sampled_from([0, 1, 2, 4, 8]))}
-        nd = node(f"n{i}", cpu=draw(st.integers(500, 16000)), memory=draw(st.integers(1, 64)) * 2**30,
-                  pods=draw(st.integers(1, 10)), extra={k: v for k, v in extra.items() if v})
+        nd = node(
+            f"n{i}",
+            cpu=draw(st.integers(500, 16000)),
+            memory=draw(st.integers(1, 64)) * 2**30,
+            pods=draw(st.integers(1, 10)),
+            extra={k: v for k, v in extra.items() if v},
+        )
         if draw(st.booleans()):
             nd.taints = [Taint("dedicated", "x", draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"])))]
         nodes.append(nd)
     pods: list[Pod] = []
     for i in range(draw(st.integers(1, 25))):
         extra = {GPU: draw(st.sampled_from([0, 0, 1, 2, 8]))}
-        p = pod(f"p{i}", cpu=draw(st.integers(0, 8000)), memory=draw(st.integers(0, 16)) * 2**30,
-                priority=draw(st.sampled_from([0, 0, 100, 1000])), extra={k: v for k, v in extra.items() if v})
+        p = pod(
+            f"p{i}",
+            cpu=draw(st.integers(0, 8000)),
+            memory=draw(st.integers(0, 16)) * 2**30,
+            priority=draw(st.sampled_from([0, 0, 100, 1000])),
+            extra={k: v for k, v in extra.items() if v},
+        )
         if draw(st.booleans()):
             p.tolerations = [Toleration("dedicated", "Exists")]
         pods.append(p)

@@ -53,8 +53,9 @@ spec:{pc}
 """
 
 
-def workload(kind: str, name: str, cpu: str, count_fields: str, arrive: str | None = None,
-             run: str | None = None, prio: str = "") -> str:
+def workload(
+    kind: str, name: str, cpu: str, count_fields: str, arrive: str | None = None, run: str | None = None, prio: str = ""
+) -> str:
     api = "batch/v1" if kind == "Job" else "apps/v1"
     selector = "" if kind == "Job" else f"\n  selector: {{matchLabels: {{app: {name}}}}}"
     pc = f"\n      priorityClassName: {prio}" if prio else ""
@@ -97,16 +98,24 @@ Seen = tuple[str, str, str | None, str | None, str | None, str | None]
 
 def simulate(path: Path, seed: int = 0, recorder: list[Seen] | None = None) -> tuple[Simulation, SimResult]:
     cluster = load_manifests([str(path)])
-    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry(),
-                     seed=seed)
+    sim = Simulation(
+        cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry(), seed=seed
+    )
     if recorder is not None:
         real = sim.scheduler.dispatch
 
         def spy(event: ClusterEvent) -> None:
             # names and phases as the plugins see them at that moment (the pod objects change later)
-            recorder.append((event.resource, event.action, getattr(event.old, "key", None),
-                             getattr(event.old, "phase", None), getattr(event.new, "key", None),
-                             getattr(event.new, "phase", None)))
+            recorder.append(
+                (
+                    event.resource,
+                    event.action,
+                    getattr(event.old, "key", None),
+                    getattr(event.old, "phase", None),
+                    getattr(event.new, "key", None),
+                    getattr(event.new, "phase", None),
+                )
+            )
             if event.action == UPDATE:
                 assert isinstance(event.old, Pod) and isinstance(event.new, Pod) and event.old is not event.new
             real(event)
@@ -126,19 +135,41 @@ def final(result: SimResult) -> list[tuple[str, str, str | None]]:
 # -- durations -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("90s", 90.0), ("5m", 300.0), ("1h2m3.5s", 3723.5), ("300ms", 0.3), ("1.5h", 5400.0), ("0", 0.0),
-    ("90", 90.0), ("2.5", 2.5), ("1m30s", 90.0), ("1500us", 0.0015), ("2µs", 0.000002), ("+10s", 10.0),
-    (".5s", 0.5), ("7ns", 0.000000007),
-])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90.0),
+        ("5m", 300.0),
+        ("1h2m3.5s", 3723.5),
+        ("300ms", 0.3),
+        ("1.5h", 5400.0),
+        ("0", 0.0),
+        ("90", 90.0),
+        ("2.5", 2.5),
+        ("1m30s", 90.0),
+        ("1500us", 0.0015),
+        ("2µs", 0.000002),
+        ("+10s", 10.0),
+        (".5s", 0.5),
+        ("7ns", 0.000000007),
+    ],
+)
 def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize(("text", "why"), [
-    ("5 minutes", "must be a duration"), ("-5s", "must not be negative"), ("", "empty"), ("1d", "must be a duration"),
-    ("s", "must be a duration"), ("10", None), ("3000000h", "too large"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("5 minutes", "must be a duration"),
+        ("-5s", "must not be negative"),
+        ("", "empty"),
+        ("1d", "must be a duration"),
+        ("s", "must be a duration"),
+        ("10", None),
+        ("3000000h", "too large"),
+    ],
+)
 def test_parse_duration_refuses(text: str, why: str | None) -> None:
     if why is None:
         assert parse_duration(text) == 10.0
@@ -147,9 +178,17 @@ def test_parse_duration_refuses(text: str, why: str | None) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (0.0, "0s"), (90.0, "1m30s"), (3600.0, "1h0m0s"), (3723.5, "1h2m3.5s"), (0.25, "250ms"), (1.5, "1.5s"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0.0, "0s"),
+        (90.0, "1m30s"),
+        (3600.0, "1h0m0s"),
+        (3723.5, "1h2m3.5s"),
+        (0.25, "250ms"),
+        (1.5, "1.5s"),
+    ],
+)
 def test_format_duration_as_go(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
 
@@ -158,9 +197,14 @@ def test_format_duration_as_go(seconds: float, text: str) -> None:
 
 
 def test_pods_arrive_at_their_time_in_order(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "8"),
-                    pod("late", "1", arrive="2m"), pod("early", "1", arrive="30s"), pod("now", "1"),
-                    pod("also-late", "1", arrive="120"))
+    path = manifest(
+        tmp_path,
+        node("n1", "8"),
+        pod("late", "1", arrive="2m"),
+        pod("early", "1", arrive="30s"),
+        pod("now", "1"),
+        pod("also-late", "1", arrive="120"),
+    )
     _, result = simulate(path)
     assert [(t, k, p) for t, k, p, _ in history(result)] == [
         (0.0, "scheduled", "default/now"),
@@ -169,8 +213,7 @@ def test_pods_arrive_at_their_time_in_order(tmp_path: Path) -> None:
         (120.0, "scheduled", "default/also-late"),
     ]
     created = {r.pod.name: (r.created, r.started) for r in result.records}
-    assert created == {"late": (120.0, 120.0), "early": (30.0, 30.0), "now": (0.0, 0.0),
-                       "also-late": (120.0, 120.0)}
+    assert created == {"late": (120.0, 120.0), "early": (30.0, 30.0), "now": (0.0, 0.0), "also-late": (120.0, 120.0)}
     assert result.end_time == 120.0
 
 
@@ -233,9 +276,12 @@ def test_zero_run_duration_completes_at_once(tmp_path: Path) -> None:
 
 
 def test_deployment_pod_preempted_is_replaced(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("Deployment", "web", "2", "replicas: 2", prio="low"),
-                    pod("urgent", "2", arrive="10s", prio="high"))
+    path = manifest(
+        tmp_path,
+        node("n1", "4"),
+        workload("Deployment", "web", "2", "replicas: 2", prio="low"),
+        pod("urgent", "2", arrive="10s", prio="high"),
+    )
     seen: list[Seen] = []
     sim, result = simulate(path, recorder=seen)
     kinds = [(t, k, p) for t, k, p, _ in history(result)]
@@ -263,9 +309,12 @@ def test_deployment_pod_preempted_is_replaced(tmp_path: Path) -> None:
 
 
 def test_statefulset_pod_is_recreated_under_its_name(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("StatefulSet", "db", "4", "replicas: 1\n  serviceName: db", prio="low"),
-                    pod("urgent", "2", arrive="5s", run="1m", prio="high"))
+    path = manifest(
+        tmp_path,
+        node("n1", "4"),
+        workload("StatefulSet", "db", "4", "replicas: 1\n  serviceName: db", prio="low"),
+        pod("urgent", "2", arrive="5s", run="1m", prio="high"),
+    )
     _, result = simulate(path)
     db = [(r.pod.key, r.phase, r.created, r.started, r.replaces) for r in result.records if r.pod.name == "db-0"]
     # the preempted pod stays in the history; the new one with the same name runs once the urgent pod is done
@@ -284,8 +333,9 @@ def test_statefulset_pod_is_recreated_under_its_name(tmp_path: Path) -> None:
 
 
 def test_job_runs_parallelism_pods_until_completions(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("Job", "batch", "2", "parallelism: 2\n  completions: 5", run="1m"))
+    path = manifest(
+        tmp_path, node("n1", "4"), workload("Job", "batch", "2", "parallelism: 2\n  completions: 5", run="1m")
+    )
     _, result = simulate(path)
     starts = [(r.pod.name, r.started, r.finished, r.phase) for r in result.records]
     assert starts == [
@@ -299,9 +349,12 @@ def test_job_runs_parallelism_pods_until_completions(tmp_path: Path) -> None:
 
 
 def test_job_pod_preempted_is_replaced_and_still_needs_its_completions(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("Job", "train", "3", "parallelism: 1\n  completions: 2", run="100s", prio="low"),
-                    pod("urgent", "2", arrive="50s", run="30s", prio="high"))
+    path = manifest(
+        tmp_path,
+        node("n1", "4"),
+        workload("Job", "train", "3", "parallelism: 1\n  completions: 2", run="100s", prio="low"),
+        pod("urgent", "2", arrive="50s", run="30s", prio="high"),
+    )
     _, result = simulate(path)
     rows = [(r.pod.name, r.phase, r.started, r.finished, r.replaces) for r in result.records]
     assert rows == [
@@ -329,10 +382,13 @@ def test_deployment_run_duration_is_ignored_with_a_warning(tmp_path: Path) -> No
 
 
 def test_replacement_name_skips_a_name_already_taken(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("ReplicaSet", "rs", "2", "replicas: 1", prio="low"),
-                    pod("rs-1", "1", prio="low"),
-                    pod("urgent", "3", arrive="1s", prio="high"))
+    path = manifest(
+        tmp_path,
+        node("n1", "4"),
+        workload("ReplicaSet", "rs", "2", "replicas: 1", prio="low"),
+        pod("rs-1", "1", prio="low"),
+        pod("urgent", "3", arrive="1s", prio="high"),
+    )
     _, result = simulate(path)
     created = [(r.pod.name, r.replaces) for r in result.records if r.replaces]
     assert created == [("rs-2", "default/rs-0")]
@@ -342,17 +398,21 @@ def test_replacement_name_skips_a_name_already_taken(tmp_path: Path) -> None:
 
 
 def test_bad_annotations_are_input_errors_with_field_paths(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1"), pod("p", "1", arrive="soon", run="5 minutes"),
-                    workload("Job", "j", "1", "completions: 1", run="-1m"))
+    path = manifest(
+        tmp_path,
+        node("n1"),
+        pod("p", "1", arrive="soon", run="5 minutes"),
+        workload("Job", "j", "1", "completions: 1", run="-1m"),
+    )
     result = runner.invoke(app, ["simulate", str(path)])
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert lines == [
         f"error: {path}: document 4: metadata.annotations[\"packsched.io/arrival-time\"]: Invalid value: 'soon': "
         'must be a duration such as "90s", "5m" or "1h2m3.5s", or a number of seconds',
-        f"error: {path}: document 4: metadata.annotations[\"packsched.io/run-duration\"]: Invalid value: "
-        "'5 minutes': must be a duration such as \"90s\", \"5m\" or \"1h2m3.5s\", or a number of seconds",
-        f"error: {path}: document 5: spec.template.metadata.annotations[\"packsched.io/run-duration\"]: "
+        f'error: {path}: document 4: metadata.annotations["packsched.io/run-duration"]: Invalid value: '
+        '\'5 minutes\': must be a duration such as "90s", "5m" or "1h2m3.5s", or a number of seconds',
+        f'error: {path}: document 5: spec.template.metadata.annotations["packsched.io/run-duration"]: '
         "Invalid value: '-1m': must not be negative",
     ]
     assert "Traceback" not in result.output
@@ -367,14 +427,16 @@ def test_simulate_json_has_events_and_final_phases(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data: dict[str, Any] = json.loads(result.stdout)
     assert data["schema"] == "packsched.simulate/v1"
-    assert [(p["pod"], p["phase"], p["node"], p["created"], p["started"], p["finished"])
-            for p in data["placements"]] == [
+    assert [
+        (p["pod"], p["phase"], p["node"], p["created"], p["started"], p["finished"]) for p in data["placements"]
+    ] == [
         ("default/a", "Succeeded", "n1", 0.0, 0.0, 60.0),
         ("default/b", "Running", "n1", 0.0, 60.0, None),
     ]
     assert data["summary"] == {"pods": 2, "succeeded": 1, "running": 1}
-    assert {"time": 60.0, "kind": "completed", "pod": "default/a", "node": "n1", "by": None,
-            "reason": None} in data["events"]
+    assert {"time": 60.0, "kind": "completed", "pod": "default/a", "node": "n1", "by": None, "reason": None} in data[
+        "events"
+    ]
 
 
 def test_simulate_table_shows_the_events(tmp_path: Path) -> None:
@@ -389,9 +451,12 @@ def test_simulate_table_shows_the_events(tmp_path: Path) -> None:
 
 
 def test_explain_a_pod_created_during_the_simulation(tmp_path: Path) -> None:
-    path = manifest(tmp_path, node("n1", "4"),
-                    workload("Deployment", "web", "2", "replicas: 2", prio="low"),
-                    pod("urgent", "2", arrive="10s", prio="high"))
+    path = manifest(
+        tmp_path,
+        node("n1", "4"),
+        workload("Deployment", "web", "2", "replicas: 2", prio="low"),
+        pod("urgent", "2", arrive="10s", prio="high"),
+    )
     result = runner.invoke(app, ["explain", str(path), "--pod", "default/web-2", "-o", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

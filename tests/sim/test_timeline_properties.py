@@ -48,14 +48,19 @@ durations = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 5.0, 20.0, 45.0
 
 @st.composite
 def pod_specs(draw: st.DrawFn) -> PodSpec:
-    return PodSpec(draw(st.sampled_from([100, 500, 1000, 1500, 2000, 3000])),
-                   draw(st.sampled_from([0, 10, 100, 1000])), draw(times), draw(durations))
+    return PodSpec(
+        draw(st.sampled_from([100, 500, 1000, 1500, 2000, 3000])),
+        draw(st.sampled_from([0, 10, 100, 1000])),
+        draw(times),
+        draw(durations),
+    )
 
 
 @st.composite
 def specs(draw: st.DrawFn) -> Spec:
-    nodes = tuple((draw(st.sampled_from([1000, 2000, 4000])), draw(st.integers(1, 6)))
-                  for _ in range(draw(st.integers(1, 3))))
+    nodes = tuple(
+        (draw(st.sampled_from([1000, 2000, 4000])), draw(st.integers(1, 6))) for _ in range(draw(st.integers(1, 3)))
+    )
     bare = tuple(draw(st.lists(pod_specs(), max_size=6)))
     workloads = []
     for _ in range(draw(st.integers(0, 3))):
@@ -77,8 +82,9 @@ def build(spec: Spec) -> Cluster:
     for i, (kind, count, completions, p) in enumerate(spec.workloads):
         template = make("", p)
         n = count if completions is None else min(count, completions)
-        cluster.workloads.append(Workload(kind, f"w{i}", "default", n, template, "", completions,
-                                          count if kind == "Job" else 0))
+        cluster.workloads.append(
+            Workload(kind, f"w{i}", "default", n, template, "", completions, count if kind == "Job" else 0)
+        )
         cluster.pods += [instantiate(template, kind, f"w{i}", j) for j in range(n)]
     return cluster
 
@@ -92,8 +98,13 @@ def run(spec: Spec, seed: int, check: bool = True) -> Simulation:
         assert np.all(snap.requested <= snap.alloc), f"over-committed at {sim.now}s"
         assert np.all(snap.pod_count <= snap.allowed_pods)
 
-    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry(),
-                     seed=seed, on_cycle=after_cycle if check else None)
+    sim = Simulation(
+        cluster,
+        make_config(make_profile(post_filter=["DefaultPreemption"])),
+        in_tree_registry(),
+        seed=seed,
+        on_cycle=after_cycle if check else None,
+    )
     sim.run()
     return sim
 

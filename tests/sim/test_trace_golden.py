@@ -17,13 +17,29 @@ pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the trace is not at 
 
 # rows and total GPU request (milli, the README gives it to 0.1 GPU) of every pod list, from the data README
 POD_FILES = {
-    "default": (8152, 6086800), "cpu0": (7064, 6086800), "cpu037": (7336, 6086800), "cpu050": (7439, 6086800),
-    "cpu072": (7608, 6086800), "cpu100": (7853, 6086800), "cpu200": (8832, 6086800), "cpu235": (9240, 6086800),
-    "cpu250": (9420, 6086800), "cpu300": (10094, 6086800), "gpushare20": (8152, 6531500),
-    "gpushare40": (8152, 5641200), "gpushare60": (8152, 4908300), "gpushare80": (8152, 4408200),
-    "gpushare100": (8152, 3952700), "gpuspec05": (8152, 6086800), "gpuspec10": (8152, 6086800),
-    "gpuspec20": (8152, 6086800), "gpuspec25": (8152, 6086800), "gpuspec33": (8152, 6086800),
-    "multigpu20": (8324, 7086800), "multigpu30": (8508, 8086800), "multigpu40": (8746, 9442800),
+    "default": (8152, 6086800),
+    "cpu0": (7064, 6086800),
+    "cpu037": (7336, 6086800),
+    "cpu050": (7439, 6086800),
+    "cpu072": (7608, 6086800),
+    "cpu100": (7853, 6086800),
+    "cpu200": (8832, 6086800),
+    "cpu235": (9240, 6086800),
+    "cpu250": (9420, 6086800),
+    "cpu300": (10094, 6086800),
+    "gpushare20": (8152, 6531500),
+    "gpushare40": (8152, 5641200),
+    "gpushare60": (8152, 4908300),
+    "gpushare80": (8152, 4408200),
+    "gpushare100": (8152, 3952700),
+    "gpuspec05": (8152, 6086800),
+    "gpuspec10": (8152, 6086800),
+    "gpuspec20": (8152, 6086800),
+    "gpuspec25": (8152, 6086800),
+    "gpuspec33": (8152, 6086800),
+    "multigpu20": (8324, 7086800),
+    "multigpu30": (8508, 8086800),
+    "multigpu40": (8746, 9442800),
     "multigpu50": (9061, 11358800),
 }
 
@@ -58,8 +74,12 @@ def test_replay_of_a_trace_slice_is_golden() -> None:
     got = {}
     for policy in ("BestFit", "FGD"):
         run = replay(trace, policy_config(policy, known, target_workload(trace)), 42, label=policy)
-        got[policy] = (run.pods, run.scheduled, round(run.unallocated(100) or -1, 2),
-                       round(run.at("frag_rate_pct", 50) or -1, 2))
+        got[policy] = (
+            run.pods,
+            run.scheduled,
+            round(run.unallocated(100) or -1, 2),
+            round(run.at("frag_rate_pct", 50) or -1, 2),
+        )
     assert got == GOLDEN
 
 

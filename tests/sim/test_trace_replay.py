@@ -40,9 +40,12 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_pod_files_with_11_and_5_columns(tmp_path: Path) -> None:
-    long = write(tmp_path / "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
-                 "creation_time,deletion_time,scheduled_time\n"
-                 "p0,1000,512,1,300,V100M16|V100M32|V100M32,LS,Running,0,10,0\np1,2000,512,0,0,,BE,Pending,1,2,\n")
+    long = write(
+        tmp_path / "a.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+        "creation_time,deletion_time,scheduled_time\n"
+        "p0,1000,512,1,300,V100M16|V100M32|V100M32,LS,Running,0,10,0\np1,2000,512,0,0,,BE,Pending,1,2,\n",
+    )
     short = write(tmp_path / "b.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,512,2,1000\n")
     a = load_pods(long)
     assert a[0] == TracePod("p0", 1000, 512, 1, 300, ("V100M16", "V100M32"))
@@ -91,8 +94,7 @@ def test_node_and_pod_objects_follow_the_k8s_mapping() -> None:
         "alibabacloud.com/gpu-count": "1",
         "alibabacloud.com/gpu-card-model": "A|B",
     }
-    assert pod.containers[0].requests == {"cpu": 4000, "memory": 1024 * 1024 * 1024,
-                                          "alibabacloud.com/gpu-milli": 250}
+    assert pod.containers[0].requests == {"cpu": 4000, "memory": 1024 * 1024 * 1024, "alibabacloud.com/gpu-milli": 250}
 
 
 def test_shuffle_is_seeded_and_inflation_reaches_130_percent_with_copies_last() -> None:
@@ -133,9 +135,7 @@ def test_bin_curve_averages_and_fills_empty_bins_from_neighbours() -> None:
 def test_fragment_measure_hand_computed() -> None:
     # one node, 2 GPUs, 9 cores; a 700-milli pod with 1 core leaves GPUs [300, 1000] and 8 cores
     trace = Trace((TraceNode("n", 9000, 65536, 2, "T4"),), (TracePod("p", 1000, 64, 1, 700),), "n", "p")
-    target = TargetWorkload(
-        (Shape(1000, 0, 0), Shape(1000, 500, 1), Shape(1000, 1000, 2)), (0.5, 0.25, 0.25)
-    )
+    target = TargetWorkload((Shape(1000, 0, 0), Shape(1000, 500, 1), Shape(1000, 1000, 2)), (0.5, 0.25, 0.25))
     cfg = policy_config("BestFit", set(in_tree_registry()))
     from packsched.framework.snapshot import Snapshot
     from packsched.scheduler import Scheduler
@@ -164,8 +164,9 @@ def test_target_workload_keeps_popular_shapes_to_95_percent() -> None:
 def test_replay_is_deterministic_and_reports_both_levels() -> None:
     # small steps (about 1% of the GPUs per pod), so that every whole-percent bin gets samples
     nodes = tuple(TraceNode(f"node-{i:02d}", 32000, 131072, g, "T4") for i, g in enumerate([1, 2, 4, 8, 2, 1]))
-    pods = tuple(TracePod(f"pod-{i:03d}", 500 * (i % 3), 256, 1 if i % 5 else 0, 100 + 40 * (i % 5))
-                 for i in range(100))
+    pods = tuple(
+        TracePod(f"pod-{i:03d}", 500 * (i % 3), 256, 1 if i % 5 else 0, 100 + 40 * (i % 5)) for i in range(100)
+    )
     trace = Trace(nodes, pods, "n", "p")
     cfg = policy_config("FGD", set(in_tree_registry()), target_workload(trace))
     a = replay(trace, cfg, 42)

@@ -50,9 +50,7 @@ class Reader:
             return default
         return raw
 
-    def int(
-        self, raw: object, path: builtins.str, default: builtins.int | None = None
-    ) -> builtins.int | None:
+    def int(self, raw: object, path: builtins.str, default: builtins.int | None = None) -> builtins.int | None:
         if raw is None:
             return default
         if isinstance(raw, builtins.bool) or not isinstance(raw, builtins.int):

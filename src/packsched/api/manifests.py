@@ -181,9 +181,7 @@ class _Builder:
             r.errors.add(at("kind"), "Required value: every document needs a kind")
             return
         if kind in schema.IGNORED_KINDS:
-            self.cluster.notes.append(
-                f"{path}{' ' + label if label else ''}: {kind} ignored (no effect on scheduling)"
-            )
+            self.cluster.notes.append(f"{path}{' ' + label if label else ''}: {kind} ignored (no effect on scheduling)")
             return
         if kind in ("KubeSchedulerConfiguration", "Policy"):
             if self._named:
@@ -212,9 +210,7 @@ class _Builder:
             sub.add("metadata.name", "Required value")
         cluster_scoped = kind in ("Node", "Namespace", "PriorityClass")
         namespace = (
-            ""
-            if cluster_scoped
-            else sr.str(meta.get("namespace"), "metadata.namespace", "default") or "default"
+            "" if cluster_scoped else sr.str(meta.get("namespace"), "metadata.namespace", "default") or "default"
         )
         handler = getattr(self, f"_{kind.lower()}")
         handler(sr, data, meta, name, namespace, where, label)
@@ -329,9 +325,7 @@ class _Builder:
             r.errors.add("value", "Required value")
             value = 0
         elif value > 1_000_000_000 and not name.startswith("system-"):
-            r.errors.add(
-                "value", "Invalid value: must be no greater than 1000000000 (higher values are reserved)"
-            )
+            r.errors.add("value", "Invalid value: must be no greater than 1000000000 (higher values are reserved)")
         policy = r.one_of(
             data.get("preemptionPolicy"),
             "preemptionPolicy",
@@ -448,9 +442,7 @@ class _Builder:
         else:
             count = r.int(spec.get("replicas"), "spec.replicas", 1) or 0
         if count < 0:
-            r.errors.add(
-                "spec.replicas" if kind != "Job" else "spec.parallelism", "must be greater than or equal to 0"
-            )
+            r.errors.add("spec.replicas" if kind != "Job" else "spec.parallelism", "must be greater than or equal to 0")
             count = 0
         selector_raw = spec.get("selector")
         if kind != "Job" and selector_raw is None:
@@ -539,9 +531,7 @@ def resolve_priority(
     if pod.priority_class_name:
         pc = classes.get(pod.priority_class_name)
         if pc is None:
-            errors.add(
-                f"{path}.priorityClassName", f"no PriorityClass with name {pod.priority_class_name} was found"
-            )
+            errors.add(f"{path}.priorityClassName", f"no PriorityClass with name {pod.priority_class_name} was found")
             return
         if pod.priority_set and pod.priority != pc.value:
             errors.add(
@@ -591,9 +581,7 @@ def _int_or_percent(r: Reader, raw: object, path: str) -> int | str | None:
 def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
     data = r.fields(raw, path, schema.LABEL_SELECTOR)
     labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
-    exprs = decode_requirements(
-        r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS
-    )
+    exprs = decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS)
     return LabelSelector(tuple(sorted(labels.items())), exprs)
 
 

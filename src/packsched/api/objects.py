@@ -180,11 +180,7 @@ class Pod:
 
     def host_ports(self) -> list[ContainerPort]:
         return [p for c in self.containers for p in c.ports if p.host_port > 0] + [
-            p
-            for c in self.init_containers
-            if c.restart_policy == "Always"
-            for p in c.ports
-            if p.host_port > 0
+            p for c in self.init_containers if c.restart_policy == "Always" for p in c.ports if p.host_port > 0
         ]
 
 
@@ -230,9 +226,7 @@ class PodDisruptionBudget:
     def matches(self, pod: Pod) -> bool:
         """A PDB's selector applies to pods of its own namespace; an empty selector selects none (as
         kube-scheduler's preemption treats it)."""
-        return (
-            pod.namespace == self.namespace and not self.selector.empty and self.selector.matches(pod.labels)
-        )
+        return pod.namespace == self.namespace and not self.selector.empty and self.selector.matches(pod.labels)
 
 
 ELASTIC_QUOTA_API_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1")

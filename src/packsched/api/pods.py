@@ -54,13 +54,9 @@ def decode_requirements(
             r.errors.add(f"{p}.operator", "Required value")
         values = tuple(r.str_list(data.get("values"), f"{p}.values"))
         if op in ("In", "NotIn") and not values:
-            r.errors.add(
-                f"{p}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'"
-            )
+            r.errors.add(f"{p}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'")
         if op in ("Exists", "DoesNotExist") and values:
-            r.errors.add(
-                f"{p}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            )
+            r.errors.add(f"{p}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
         if op in ("Gt", "Lt"):
             if len(values) != 1:
                 r.errors.add(
@@ -75,8 +71,7 @@ def decode_requirements(
         if field_keys and op in ("In", "NotIn") and len(values) != 1:
             r.errors.add(
                 f"{p}.values",
-                "Required value: must be only one value when `operator` is 'In' or 'NotIn' "
-                "for node field selector",
+                "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
             )
         out.append(Requirement(key, op, values))
     return tuple(out)
@@ -85,12 +80,8 @@ def decode_requirements(
 def decode_node_selector_term(r: Reader, raw: object, path: str) -> NodeSelectorTerm:
     data = r.fields(raw, path, schema.NODE_SELECTOR_TERM)
     return NodeSelectorTerm(
-        decode_requirements(
-            r, data.get("matchExpressions"), f"{path}.matchExpressions", NODE_SELECTOR_OPERATORS
-        ),
-        decode_requirements(
-            r, data.get("matchFields"), f"{path}.matchFields", ("In", "NotIn"), field_keys=True
-        ),
+        decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", NODE_SELECTOR_OPERATORS),
+        decode_requirements(r, data.get("matchFields"), f"{path}.matchFields", ("In", "NotIn"), field_keys=True),
     )
 
 
@@ -105,9 +96,7 @@ def decode_node_affinity(r: Reader, raw: object, path: str) -> NodeAffinity | No
         req = r.fields(req_raw, rp, schema.NODE_SELECTOR)
         terms_raw = r.list(req.get("nodeSelectorTerms"), f"{rp}.nodeSelectorTerms")
         if not terms_raw:
-            r.errors.add(
-                f"{rp}.nodeSelectorTerms", "Required value: must have at least one node selector term"
-            )
+            r.errors.add(f"{rp}.nodeSelectorTerms", "Required value: must have at least one node selector term")
         required = tuple(
             decode_node_selector_term(r, t, f"{rp}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms_raw)
         )
@@ -162,9 +151,7 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
             if rname in requests and rname in limits and requests[rname] != limits[rname]:
                 r.errors.add(f"{path}.resources.requests[{rname}]", f"must be equal to {rname} limit")
         elif rname in requests and rname in limits and requests[rname] > limits[rname]:
-            r.errors.add(
-                f"{path}.resources.requests[{rname}]", f"must be less than or equal to {rname} limit"
-            )
+            r.errors.add(f"{path}.resources.requests[{rname}]", f"must be less than or equal to {rname} limit")
     # API-server defaulting: a limit without a request makes the request equal to the limit.
     for rname, amount in limits.items():
         requests.setdefault(rname, amount)
@@ -175,9 +162,7 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
         cport = r.int(pd.get("containerPort"), f"{pp}.containerPort", 0) or 0
         hport = r.int(pd.get("hostPort"), f"{pp}.hostPort", 0) or 0
         if not 1 <= cport <= 65535:
-            r.errors.add(
-                f"{pp}.containerPort", f"Invalid value: {cport}: must be between 1 and 65535, inclusive"
-            )
+            r.errors.add(f"{pp}.containerPort", f"Invalid value: {cport}: must be between 1 and 65535, inclusive")
         if hport and not 1 <= hport <= 65535:
             r.errors.add(f"{pp}.hostPort", f"Invalid value: {hport}: must be between 1 and 65535, inclusive")
         proto = r.one_of(pd.get("protocol"), f"{pp}.protocol", ("TCP", "UDP", "SCTP"), "TCP")
@@ -196,9 +181,7 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     containers_raw = r.list(spec.get("containers"), f"{path}.containers")
     if not containers_raw:
         r.errors.add(f"{path}.containers", "Required value")
-    pod.containers = [
-        _decode_container(r, c, f"{path}.containers[{i}]", False) for i, c in enumerate(containers_raw)
-    ]
+    pod.containers = [_decode_container(r, c, f"{path}.containers[{i}]", False) for i, c in enumerate(containers_raw)]
     pod.init_containers = [
         _decode_container(r, c, f"{path}.initContainers[{i}]", True)
         for i, c in enumerate(r.list(spec.get("initContainers"), f"{path}.initContainers"))
@@ -215,9 +198,7 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.priority = explicit_priority if explicit_priority is not None else 0
     pod.priority_set = explicit_priority is not None
     policy = spec.get("preemptionPolicy")
-    pod.preemption_policy = r.one_of(
-        policy, f"{path}.preemptionPolicy", (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER), ""
-    )
+    pod.preemption_policy = r.one_of(policy, f"{path}.preemptionPolicy", (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER), "")
     gates: list[str] = []
     for i, g in enumerate(r.list(spec.get("schedulingGates"), f"{path}.schedulingGates")):
         gd = r.fields(g, f"{path}.schedulingGates[{i}]", ("name",))

@@ -10,29 +10,96 @@ from __future__ import annotations
 TOP = ("apiVersion", "kind", "metadata", "spec", "status")
 
 OBJECT_META = (
-    "name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences",
-    "finalizers", "managedFields", "selfLink", "clusterName",
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+    "selfLink",
+    "clusterName",
 )
 
 OWNER_REFERENCE = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
 
 POD_SPEC = (
-    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy",
-    "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
-    "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork",
-    "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
-    "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority",
-    "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead",
-    "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
-    "resources", "hostnameOverride",
+    "volumes",
+    "initContainers",
+    "containers",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "nodeSelector",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "subdomain",
+    "affinity",
+    "schedulerName",
+    "tolerations",
+    "hostAliases",
+    "priorityClassName",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "overhead",
+    "topologySpreadConstraints",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "schedulingGates",
+    "resourceClaims",
+    "resources",
+    "hostnameOverride",
 )
 
 CONTAINER = (
-    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy",
-    "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
-    "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
-    "securityContext", "stdin", "stdinOnce", "tty",
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "envFrom",
+    "env",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
 )
 
 RESOURCE_REQUIREMENTS = ("limits", "requests", "claims")
@@ -44,7 +111,8 @@ TOLERATION = ("key", "operator", "value", "effect", "tolerationSeconds")
 AFFINITY = ("nodeAffinity", "podAffinity", "podAntiAffinity")
 
 NODE_AFFINITY = (
-    "requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution",
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "preferredDuringSchedulingIgnoredDuringExecution",
 )
 
 NODE_SELECTOR = ("nodeSelectorTerms",)
@@ -60,14 +128,32 @@ LABEL_SELECTOR = ("matchLabels", "matchExpressions")
 NODE_SPEC = ("podCIDR", "podCIDRs", "providerID", "unschedulable", "taints", "configSource", "externalID")
 
 NODE_STATUS = (
-    "capacity", "allocatable", "phase", "conditions", "addresses", "daemonEndpoints", "nodeInfo", "images",
-    "volumesInUse", "volumesAttached", "config", "runtimeHandlers", "features", "declaredFeatures",
+    "capacity",
+    "allocatable",
+    "phase",
+    "conditions",
+    "addresses",
+    "daemonEndpoints",
+    "nodeInfo",
+    "images",
+    "volumesInUse",
+    "volumesAttached",
+    "config",
+    "runtimeHandlers",
+    "features",
+    "declaredFeatures",
 )
 
 TAINT = ("key", "value", "effect", "timeAdded")
 
 PRIORITY_CLASS = (
-    "apiVersion", "kind", "metadata", "value", "globalDefault", "description", "preemptionPolicy",
+    "apiVersion",
+    "kind",
+    "metadata",
+    "value",
+    "globalDefault",
+    "description",
+    "preemptionPolicy",
 )
 
 PDB_SPEC = ("minAvailable", "maxUnavailable", "selector", "unhealthyPodEvictionPolicy")
@@ -79,29 +165,77 @@ ELASTIC_QUOTA_SPEC = ("min", "max")
 ELASTIC_QUOTA_STATUS = ("used",)
 
 DEPLOYMENT_SPEC = (
-    "replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit", "paused",
+    "replicas",
+    "selector",
+    "template",
+    "strategy",
+    "minReadySeconds",
+    "revisionHistoryLimit",
+    "paused",
     "progressDeadlineSeconds",
 )
 
 REPLICASET_SPEC = ("replicas", "selector", "template", "minReadySeconds")
 
 STATEFULSET_SPEC = (
-    "replicas", "selector", "template", "serviceName", "volumeClaimTemplates", "podManagementPolicy",
-    "updateStrategy", "revisionHistoryLimit", "minReadySeconds", "persistentVolumeClaimRetentionPolicy",
+    "replicas",
+    "selector",
+    "template",
+    "serviceName",
+    "volumeClaimTemplates",
+    "podManagementPolicy",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "minReadySeconds",
+    "persistentVolumeClaimRetentionPolicy",
     "ordinals",
 )
 
 JOB_SPEC = (
-    "parallelism", "completions", "activeDeadlineSeconds", "podFailurePolicy", "successPolicy",
-    "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "selector", "manualSelector", "template",
-    "ttlSecondsAfterFinished", "completionMode", "suspend", "podReplacementPolicy", "managedBy",
+    "parallelism",
+    "completions",
+    "activeDeadlineSeconds",
+    "podFailurePolicy",
+    "successPolicy",
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "selector",
+    "manualSelector",
+    "template",
+    "ttlSecondsAfterFinished",
+    "completionMode",
+    "suspend",
+    "podReplacementPolicy",
+    "managedBy",
 )
 
 # Kinds that exist in Kubernetes but play no part in scheduling as packsched simulates it: skipped with a
 # note.
-IGNORED_KINDS = frozenset({
-    "Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
-    "ClusterRoleBinding", "Ingress", "NetworkPolicy", "HorizontalPodAutoscaler", "LimitRange",
-    "ResourceQuota", "Endpoints", "EndpointSlice", "CustomResourceDefinition", "StorageClass", "IngressClass",
-    "Event", "Lease", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService",
-})
+IGNORED_KINDS = frozenset(
+    {
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Ingress",
+        "NetworkPolicy",
+        "HorizontalPodAutoscaler",
+        "LimitRange",
+        "ResourceQuota",
+        "Endpoints",
+        "EndpointSlice",
+        "CustomResourceDefinition",
+        "StorageClass",
+        "IngressClass",
+        "Event",
+        "Lease",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "APIService",
+    }
+)

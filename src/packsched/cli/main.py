@@ -38,9 +38,7 @@ EXIT_INPUT = 2
 T = TypeVar("T")
 
 OutputOpt = Annotated[str, typer.Option("--output", "-o", help="table or json")]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration or Policy file")
-]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration or Policy file")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="seed for tie-breaks and preemption offsets")]
 SemanticsOpt = Annotated[
     str,
@@ -83,9 +81,7 @@ def _config(path: Path | None, semantics: str) -> KubeSchedulerConfiguration:
     return load_config(str(path), known_plugins(), rtcr_semantics=semantics)
 
 
-def _load(
-    paths: list[Path], config: Path | None, semantics: str
-) -> tuple[Cluster, KubeSchedulerConfiguration]:
+def _load(paths: list[Path], config: Path | None, semantics: str) -> tuple[Cluster, KubeSchedulerConfiguration]:
     def load() -> tuple[Cluster, KubeSchedulerConfiguration]:
         errors = []
         cluster = cfg = None
@@ -317,15 +313,11 @@ def serve(
             "service account",
         ),
     ] = None,
-    bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = (
-        "0.0.0.0"
-    ),
+    bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = ("0.0.0.0"),
     port: Annotated[int, typer.Option("--port", help="port for /healthz, /readyz and /metrics (0: any)")] = 10251,
     leader_elect: Annotated[
         bool | None,
-        typer.Option(
-            "--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"
-        ),
+        typer.Option("--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"),
     ] = None,
     preemption_removal: Annotated[
         str,

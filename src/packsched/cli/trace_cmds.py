@@ -71,8 +71,9 @@ def parse_seeds(text: str) -> list[int]:
             a = int(lo)
             b = int(hi) if sep else a
         except ValueError:
-            raise InputError.single(f"{text!r}: expected a seed (42), a range (42-51) or a list (42,43)",
-                                    path="--seeds") from None
+            raise InputError.single(
+                f"{text!r}: expected a seed (42), a range (42-51) or a list (42,43)", path="--seeds"
+            ) from None
         if a < 0 or b < a:
             raise InputError.single(f"{text!r}: a range must go up from a non-negative seed", path="--seeds")
         seeds.extend(range(a, b + 1))
@@ -99,8 +100,13 @@ def _check_common(output: str, tie_break: str, tune: float, workers: int) -> Non
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=not err.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     )
 
 
@@ -141,8 +147,13 @@ def _fmt(x: float | None, sd: float | None = None) -> str:
     return f"{x:.2f}" if sd is None else f"{x:.2f} ± {sd:.2f}"
 
 
-def _write_outputs(out_dir: Path | None, groups: dict[str, list[RunResult]], summary: dict[str, Any],
-                   summaries: dict[str, dict[str, Any]], pubs: dict[str, Any]) -> dict[str, Any]:
+def _write_outputs(
+    out_dir: Path | None,
+    groups: dict[str, list[RunResult]],
+    summary: dict[str, Any],
+    summaries: dict[str, dict[str, Any]],
+    pubs: dict[str, Any],
+) -> dict[str, Any]:
     if out_dir is None:
         return {}
     from packsched.sim import plots
@@ -185,8 +196,10 @@ def replay(
         raise _fail([f"--policy: unknown policy {policy!r}; one of {', '.join(POLICIES)}"])
     seed_list = _guard(lambda: parse_seeds(seeds))
     label = policy or (config.stem if config else "config")
-    specs = [RunSpec(label, s, str(data_dir), pods, nodes, policy, str(config) if config else None, tune, tie_break)
-             for s in seed_list]
+    specs = [
+        RunSpec(label, s, str(data_dir), pods, nodes, policy, str(config) if config else None, tune, tie_break)
+        for s in seed_list
+    ]
     runs = _run(specs, workers, False, None)
     pub = published(str(data_dir), _workload(pods), policy)
     summary_group = group_summary(label, runs, pub)
@@ -210,13 +223,34 @@ def replay(
         table.add_column(col, justify="right")
     for r in runs:
         j = r.as_json()
-        table.add_row(str(r.seed), _fmt(r.unallocated(100)), _fmt(r.unallocated(130)),
-                      _fmt(j["frag_rate_pct"]["80"]), str(r.scheduled), str(r.failed), f"{r.seconds:.1f}")
-    table.add_row("mean ± SD", _fmt(data["mean"]["100"], data["sd"]["100"]),
-                  _fmt(data["mean"]["130"], data["sd"]["130"]), "", "", "", "")
+        table.add_row(
+            str(r.seed),
+            _fmt(r.unallocated(100)),
+            _fmt(r.unallocated(130)),
+            _fmt(j["frag_rate_pct"]["80"]),
+            str(r.scheduled),
+            str(r.failed),
+            f"{r.seconds:.1f}",
+        )
+    table.add_row(
+        "mean ± SD",
+        _fmt(data["mean"]["100"], data["sd"]["100"]),
+        _fmt(data["mean"]["130"], data["sd"]["130"]),
+        "",
+        "",
+        "",
+        "",
+    )
     if pub:
-        table.add_row("published", _fmt(pub["mean"]["100"], pub["sd"]["100"]),
-                      _fmt(pub["mean"]["130"], pub["sd"]["130"]), "", "", "", "")
+        table.add_row(
+            "published",
+            _fmt(pub["mean"]["100"], pub["sd"]["100"]),
+            _fmt(pub["mean"]["130"], pub["sd"]["130"]),
+            "",
+            "",
+            "",
+            "",
+        )
     out.print(table)
     for name, path in files.items():
         out.print(f"{name}: {path}", highlight=False)
@@ -225,7 +259,8 @@ def replay(
 def compare(
     data_dir: DataArg,
     policies: Annotated[str, typer.Option("--policies", help="comma-separated policy names ('' for none)")] = ",".join(
-        PAPER_POLICIES),
+        PAPER_POLICIES
+    ),
     config: Annotated[list[Path] | None, typer.Option("--config", "-c", help="config files (repeat)")] = None,
     pods: PodsOpt = "default",
     nodes: NodesOpt = DEFAULT_NODES,
@@ -253,8 +288,11 @@ def compare(
         raise _fail(problems)
     seed_list = _guard(lambda: parse_seeds(seeds))
     specs = [RunSpec(p, s, str(data_dir), pods, nodes, p, None, tune, tie_break) for p in names for s in seed_list]
-    specs += [RunSpec(c.stem, s, str(data_dir), pods, nodes, None, str(c), tune, tie_break)
-              for c in configs for s in seed_list]
+    specs += [
+        RunSpec(c.stem, s, str(data_dir), pods, nodes, None, str(c), tune, tie_break)
+        for c in configs
+        for s in seed_list
+    ]
     runs = _run(specs, workers, use_ray, ray_address)
     groups: dict[str, list[RunResult]] = {}
     for r in runs:
@@ -271,16 +309,31 @@ def compare(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s) (lower is better)")
-    for col in ("policy", "@100% (mean ± SD)", "published @100%", "diff", "@130%", "published @130%",
-                "frag rate @80%", "s/run"):
+    for col in (
+        "policy",
+        "@100% (mean ± SD)",
+        "published @100%",
+        "diff",
+        "@130%",
+        "published @130%",
+        "frag rate @80%",
+        "s/run",
+    ):
         table.add_column(col, justify="right" if col != "policy" else "left")
     for label, s in summaries.items():
         p = s["published"]
         m100 = s["mean"]["100"]
         diff = "-" if not p or m100 is None else f"{m100 - p['mean']['100']:+.2f}"
-        table.add_row(label, _fmt(m100, s["sd"]["100"]), _fmt(p["mean"]["100"], p["sd"]["100"]) if p else "-", diff,
-                      _fmt(s["mean"]["130"], s["sd"]["130"]), _fmt(p["mean"]["130"], p["sd"]["130"]) if p else "-",
-                      _fmt(s["frag_rate_pct_80"]["mean"]), f"{s['seconds_per_run']:.1f}")
+        table.add_row(
+            label,
+            _fmt(m100, s["sd"]["100"]),
+            _fmt(p["mean"]["100"], p["sd"]["100"]) if p else "-",
+            diff,
+            _fmt(s["mean"]["130"], s["sd"]["130"]),
+            _fmt(p["mean"]["130"], p["sd"]["130"]) if p else "-",
+            _fmt(s["frag_rate_pct_80"]["mean"]),
+            f"{s['seconds_per_run']:.1f}",
+        )
     out.print(table)
     for name, path in data["outputs"].items():
         out.print(f"{name}: {path}", highlight=False)
@@ -289,6 +342,3 @@ def compare(
 def register(app: typer.Typer) -> None:
     app.command("replay")(replay)
     app.command("compare")(compare)
-
-
-

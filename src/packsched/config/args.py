@@ -60,9 +60,7 @@ V1BETA1_SCORE_ONLY = {
 # Plugins whose args packsched decodes into typed args, per API version (upstream registers an <Name>Args kind
 # for each; args of other plugins are passed through as plain maps, as upstream passes runtime.Unknown).
 TYPED_ARGS: dict[str, frozenset[str]] = {
-    catalog.V1: frozenset(
-        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
-    ),
+    catalog.V1: frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}),
     catalog.V1BETA3: frozenset(
         {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
     ),
@@ -70,9 +68,7 @@ TYPED_ARGS: dict[str, frozenset[str]] = {
         {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
     ),
     # BalancedAllocation had no args before v1beta2.
-    catalog.V1BETA1: frozenset(
-        {"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", *V1BETA1_SCORE_ONLY}
-    ),
+    catalog.V1BETA1: frozenset({"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", *V1BETA1_SCORE_ONLY}),
 }
 
 
@@ -85,8 +81,7 @@ def default_resources() -> list[ResourceSpec]:
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
 _QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    "character"
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
 _DNS1123_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _DNS1123_RE = re.compile(f"^{_DNS1123_FMT}$")
@@ -201,12 +196,8 @@ def decode_fit_args(r: Reader, raw: object, path: str, api_version: str) -> Node
     data = r.fields(raw, path, known)
     return NodeResourcesFitArgs(
         ignored_resources=r.str_list(data.get("ignoredResources"), child(path, "ignoredResources")),
-        ignored_resource_groups=r.str_list(
-            data.get("ignoredResourceGroups"), child(path, "ignoredResourceGroups")
-        ),
-        scoring_strategy=decode_scoring_strategy(
-            r, data.get("scoringStrategy"), child(path, "scoringStrategy")
-        )
+        ignored_resource_groups=r.str_list(data.get("ignoredResourceGroups"), child(path, "ignoredResourceGroups")),
+        scoring_strategy=decode_scoring_strategy(r, data.get("scoringStrategy"), child(path, "scoringStrategy"))
         if "scoringStrategy" in known
         else None,
     )
@@ -214,9 +205,7 @@ def decode_fit_args(r: Reader, raw: object, path: str, api_version: str) -> Node
 
 def decode_balanced_allocation_args(r: Reader, raw: object, path: str) -> NodeResourcesBalancedAllocationArgs:
     data = r.fields(raw, path, ("resources", *TYPE_META))
-    return NodeResourcesBalancedAllocationArgs(
-        decode_resources(r, data.get("resources"), child(path, "resources"))
-    )
+    return NodeResourcesBalancedAllocationArgs(decode_resources(r, data.get("resources"), child(path, "resources")))
 
 
 def decode_default_preemption_args(r: Reader, raw: object, path: str) -> DefaultPreemptionArgs:
@@ -224,9 +213,7 @@ def decode_default_preemption_args(r: Reader, raw: object, path: str) -> Default
     pct = read_int(r, data.get("minCandidateNodesPercentage"), child(path, "minCandidateNodesPercentage"))
     absolute = read_int(r, data.get("minCandidateNodesAbsolute"), child(path, "minCandidateNodesAbsolute"))
     return DefaultPreemptionArgs(
-        min_candidate_nodes_percentage=10
-        if pct is None
-        else pct,  # defaults applied with the pointer semantics
+        min_candidate_nodes_percentage=10 if pct is None else pct,  # defaults applied with the pointer semantics
         min_candidate_nodes_absolute=100 if absolute is None else absolute,
     )
 
@@ -327,9 +314,7 @@ def default_args(name: str, api_version: str) -> object | None:
     if api_version == catalog.V1BETA1 and name == "RequestedToCapacityRatio":
         # Shape has no default: validation then reports "at least one point must be specified".
         return ScoreOnlyResourceArgs(
-            ScoringStrategy(
-                REQUESTED_TO_CAPACITY_RATIO, default_resources(), RequestedToCapacityRatioParam([])
-            )
+            ScoringStrategy(REQUESTED_TO_CAPACITY_RATIO, default_resources(), RequestedToCapacityRatioParam([]))
         )
     return None
 
@@ -383,9 +368,7 @@ def validate_resources(resources: Sequence[ResourceSpec], path: str) -> list[Fie
     return [
         FieldError(
             child(index(path, i), "weight"),
-            invalid(
-                res.weight, f"resource weight of {res.name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]"
-            ),
+            invalid(res.weight, f"resource weight of {res.name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]"),
         )
         for i, res in enumerate(resources)
         if not 0 < res.weight <= MAX_RESOURCE_WEIGHT
@@ -432,9 +415,7 @@ def validate_node_resources_fit_args(args: NodeResourcesFitArgs, path: str = "")
     return errs
 
 
-def validate_balanced_allocation_args(
-    args: NodeResourcesBalancedAllocationArgs, path: str = ""
-) -> list[FieldError]:
+def validate_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs, path: str = "") -> list[FieldError]:
     errs: list[FieldError] = []
     seen: set[str] = set()
     rp = child(path, "resources")
@@ -457,14 +438,8 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     if absolute < 0:
         errs.append(FieldError(ap, invalid(absolute, "not in valid range [0, inf)")))
     if pct == 0 and absolute == 0:
-        errs.append(
-            FieldError(pp, invalid(pct, "cannot be zero at the same time as minCandidateNodesAbsolute"))
-        )
-        errs.append(
-            FieldError(
-                ap, invalid(absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
-            )
-        )
+        errs.append(FieldError(pp, invalid(pct, "cannot be zero at the same time as minCandidateNodesAbsolute")))
+        errs.append(FieldError(ap, invalid(absolute, "cannot be zero at the same time as minCandidateNodesPercentage")))
     return errs
 
 
@@ -484,14 +459,10 @@ def shape_first_error(shape: Sequence[UtilizationShapePoint], *, legacy_v116: bo
             )
     for i, point in enumerate(shape):
         if point.utilization < MIN_UTILIZATION:
-            return (
-                f"utilization values must not be less than {MIN_UTILIZATION}. "
-                f"Utilization[{i}]=={point.utilization}"
-            )
+            return f"utilization values must not be less than {MIN_UTILIZATION}. Utilization[{i}]=={point.utilization}"
         if point.utilization > MAX_UTILIZATION:
             return (
-                f"utilization values must not be greater than {MAX_UTILIZATION}. "
-                f"Utilization[{i}]=={point.utilization}"
+                f"utilization values must not be greater than {MAX_UTILIZATION}. Utilization[{i}]=={point.utilization}"
             )
         if point.score < 0:
             return f"score values must not be less than 0. Score[{i}]=={point.score}"
@@ -517,9 +488,7 @@ def resource_weights_first_error(resources: Sequence[ResourceSpec]) -> str | Non
         if res.weight <= 0:
             return f"resource Weight of {res.name} should be a positive value, got {res.weight}"
         if res.weight > MAX_RESOURCE_WEIGHT:
-            return (
-                f"resource Weight of {res.name} should be less than {MAX_RESOURCE_WEIGHT}, got {res.weight}"
-            )
+            return f"resource Weight of {res.name} should be less than {MAX_RESOURCE_WEIGHT}, got {res.weight}"
     return None
 
 

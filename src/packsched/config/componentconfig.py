@@ -146,9 +146,7 @@ def convert(
     if r.list(top.get("extenders"), "extenders"):
         ctx.add("extenders", "extenders are not supported by packsched")
     if top.get("percentageOfPlacementsToScore") is not None:
-        ctx.warnings.append(
-            "percentageOfPlacementsToScore applies to pod-group scheduling only; packsched ignores it"
-        )
+        ctx.warnings.append("percentageOfPlacementsToScore applies to pod-group scheduling only; packsched ignores it")
 
     raw_profiles = r.list(top.get("profiles"), "profiles")
     if not raw_profiles:
@@ -215,9 +213,7 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
             if value <= 0:
                 ctx.add(f"leaderElection.{key}", "Invalid value: must be greater than zero")
         if out.lease_duration_s <= out.renew_deadline_s:
-            ctx.add(
-                "leaderElection.leaseDuration", "Invalid value: LeaseDuration must be greater than RenewDeadline"
-            )
+            ctx.add("leaderElection.leaseDuration", "Invalid value: LeaseDuration must be greater than RenewDeadline")
         if out.resource_lock != "leases":
             ctx.add(
                 "leaderElection.resourceLock",
@@ -472,9 +468,7 @@ def _plugin_config(ctx: _Context, prof: Profile, raw: object, path: str) -> None
         args = pluginargs.decode_plugin_args(r, name, entry.get("args"), ap, v)
         if not typed:
             if name not in enabled:
-                ctx.warnings.append(
-                    f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect'
-                )
+                ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
             if name in ctx.known and name not in catalog.UPSTREAM_PLUGINS and isinstance(args, dict) and args:
                 # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
                 prof.plugin_config[name] = args
@@ -484,9 +478,7 @@ def _plugin_config(ctx: _Context, prof: Profile, raw: object, path: str) -> None
         pluginargs.apply_defaults(name, args, v)
         ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v))
         if name not in enabled:
-            ctx.warnings.append(
-                f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect'
-            )
+            ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
         if name in ctx.known:
             prof.plugin_config[name] = args
     # Defaulted args for every enabled plugin that has typed args and was given none.
@@ -529,9 +521,7 @@ def validate_configuration(cfg: KubeSchedulerConfiguration, ctx: _Context) -> No
         _validate_common_queue_sort(ctx, cfg.profiles)
     _validate_percentage(ctx, "percentageOfNodesToScore", cfg.percentage_of_nodes_to_score)
     if cfg.pod_initial_backoff_seconds <= 0:
-        ctx.add(
-            "podInitialBackoffSeconds", invalid(cfg.pod_initial_backoff_seconds, "must be greater than 0")
-        )
+        ctx.add("podInitialBackoffSeconds", invalid(cfg.pod_initial_backoff_seconds, "must be greater than 0"))
     if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
         ctx.add(
             "podMaxBackoffSeconds",
@@ -584,6 +574,4 @@ def _validate_common_queue_sort(ctx: _Context, profiles: list[Profile]) -> None:
         if _describe(cur) != _describe(canon):
             ctx.add(f"profiles[{i}].plugins.queueSort", invalid(_describe(cur), set_msg))
         if name and name in profiles[i].plugin_config and profiles[i].plugin_config[name] != canon_args:
-            ctx.add(
-                f"profiles[{i}].pluginConfig.args", invalid(str(profiles[i].plugin_config[name]), args_msg)
-            )
+            ctx.add(f"profiles[{i}].pluginConfig.args", invalid(str(profiles[i].plugin_config[name]), args_msg))

@@ -132,11 +132,7 @@ def _strategies(cfg: KubeSchedulerConfiguration) -> list[ScoringStrategy]:
     out: list[ScoringStrategy] = []
     for prof in cfg.profiles:
         for args in prof.plugin_config.values():
-            strategy = (
-                args.scoring_strategy
-                if isinstance(args, NodeResourcesFitArgs | ScoreOnlyResourceArgs)
-                else None
-            )
+            strategy = args.scoring_strategy if isinstance(args, NodeResourcesFitArgs | ScoreOnlyResourceArgs) else None
             if strategy is not None:
                 out.append(strategy)
     return out

@@ -184,10 +184,7 @@ def convert_policy(
     warnings: list[str] = []
     if r.list(top.get("extenders"), "extenders"):
         errors.add("extenders", "extenders are not supported by packsched")
-    hard = (
-        pluginargs.read_int(r, top.get("hardPodAffinitySymmetricWeight"), "hardPodAffinitySymmetricWeight")
-        or 0
-    )
+    hard = pluginargs.read_int(r, top.get("hardPodAffinitySymmetricWeight"), "hardPodAffinitySymmetricWeight") or 0
     if not 0 <= hard <= 100:
         errors.add("hardPodAffinitySymmetricWeight", invalid(hard, "not in valid range [0-100]"))
     elif hard:
@@ -196,8 +193,7 @@ def convert_policy(
         )
     if r.bool(top.get("alwaysCheckAllPredicates"), "alwaysCheckAllPredicates"):
         warnings.append(
-            "alwaysCheckAllPredicates only changes which failure reasons kube-scheduler reports; "
-            "packsched ignores it"
+            "alwaysCheckAllPredicates only changes which failure reasons kube-scheduler reports; packsched ignores it"
         )
 
     plugins = Plugins()
@@ -291,9 +287,7 @@ def convert_policy(
         args = pluginargs.default_args(name, catalog.V1BETA1)
         if args is not None:
             profile.plugin_config[name] = args
-    cfg = KubeSchedulerConfiguration(
-        profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy"
-    )
+    cfg = KubeSchedulerConfiguration(profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy")
     cfg.warnings.extend(warnings)
     return cfg
 
@@ -316,9 +310,7 @@ def _predicate_key(r: Reader, item: object, path: str) -> str | None:
         r.fields(argument.get("labelsPresence"), child(ap, "labelsPresence"), ("labels", "presence"))
         count = sum(argument.get(k) is not None for k in ("serviceAffinity", "labelsPresence"))
         if count != 1:
-            r.errors.add(
-                ap, f'exactly 1 predicate argument is required, numArgs: {count}, predicate "{name}"'
-            )
+            r.errors.add(ap, f'exactly 1 predicate argument is required, numArgs: {count}, predicate "{name}"')
             return None
     key = "PodFitsHostPorts" if name == "PodFitsPorts" else name  # kept for compatibility upstream
     if key in PREDICATE_PLUGINS:
@@ -346,9 +338,7 @@ def _decode_priority(r: Reader, item: object, path: str) -> tuple[str, int, dict
     return name, weight, argument
 
 
-def _validate_policy_priorities(
-    errors: ErrorList, decoded: list[tuple[str, int, dict[str, Any] | None]]
-) -> None:
+def _validate_policy_priorities(errors: ErrorList, decoded: list[tuple[str, int, dict[str, Any] | None]]) -> None:
     """ValidatePolicy's priority checks (weights, custom priorities declared twice)."""
     declared: dict[str, tuple[str, int]] = {}
     for i, (name, weight, argument) in enumerate(decoded):
@@ -370,8 +360,7 @@ def _validate_policy_priorities(
                 first = declared["RequestedToCapacityRatio"][0]
                 errors.add(
                     ip,
-                    f'priority "{name}" redeclares custom priority "RequestedToCapacityRatio", '
-                    f'from: "{first}"',
+                    f'priority "{name}" redeclares custom priority "RequestedToCapacityRatio", from: "{first}"',
                 )
             declared["RequestedToCapacityRatio"] = (name, weight)
         else:
@@ -409,9 +398,7 @@ def _priority_key(errors: ErrorList, name: str, argument: dict[str, Any] | None,
     return REQUESTED_TO_CAPACITY_RATIO  # the plugin name is forced, whatever the priority is called
 
 
-def _rtcr_args(
-    r: Reader, raw: object, path: str, semantics: str, warnings: list[str]
-) -> ScoreOnlyResourceArgs:
+def _rtcr_args(r: Reader, raw: object, path: str, semantics: str, warnings: list[str]) -> ScoreOnlyResourceArgs:
     ap = child(path, "requestedToCapacityRatioArguments")
     data = r.fields(raw, ap, ("shape", "resources"))
     shape = pluginargs.decode_shape(r, data.get("shape"), child(ap, "shape"))
@@ -423,9 +410,7 @@ def _rtcr_args(
         by_name = r.str(entry.get("name"), child(ip, "name"))
         by_resource = r.str(entry.get("resource"), child(ip, "resource"))
         if by_name and by_resource and by_name != by_resource:
-            r.errors.add(
-                ip, invalid(by_resource, f'"resource" (the KEP draft key) and "name" differ ("{by_name}")')
-            )
+            r.errors.add(ip, invalid(by_resource, f'"resource" (the KEP draft key) and "name" differ ("{by_name}")'))
         name = by_name or by_resource
         if not name:
             r.errors.add(child(ip, "name"), required())

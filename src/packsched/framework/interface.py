@@ -101,13 +101,9 @@ class PreFilterPlugin(Protocol):
 class PreFilterExtensions(Protocol):
     """Keeps a PreFilter plugin's cycle state right when preemption (or nominated pods) adds/removes pods."""
 
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot
-    ) -> Status: ...
+    def add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status: ...
 
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot
-    ) -> Status: ...
+    def remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status: ...
 
 
 @runtime_checkable

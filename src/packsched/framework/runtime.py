@@ -116,16 +116,12 @@ class Framework:
         for name in dict.fromkeys(needed):
             factory = registry.get(name)
             if factory is None:
-                errors.append(
-                    FieldError(where, f"plugin {name!r} is not implemented by packsched", source_file)
-                )
+                errors.append(FieldError(where, f"plugin {name!r} is not implemented by packsched", source_file))
                 continue
             try:
                 instances[name] = factory(profile.plugin_config.get(name), handle)
             except (ValueError, TypeError) as exc:
-                errors.append(
-                    FieldError(f"profiles[{index}].pluginConfig", f"plugin {name!r}: {exc}", source_file)
-                )
+                errors.append(FieldError(f"profiles[{index}].pluginConfig", f"plugin {name!r}: {exc}", source_file))
         if errors:
             raise FrameworkError(errors)
         self.plugins = instances
@@ -165,9 +161,7 @@ class Framework:
             errors.append(FieldError(f"{where}.bind", "at least one bind plugin is needed", source_file))
         total = sum(w * MAX_NODE_SCORE for _, w in self.points["score"])
         if total > MAX_TOTAL_SCORE:
-            errors.append(
-                FieldError(f"{where}.score", "total score of Score plugins could overflow", source_file)
-            )
+            errors.append(FieldError(f"{where}.score", "total score of Score plugins could overflow", source_file))
         if errors:
             raise FrameworkError(errors)
         self.queue_sort: QueueSortPlugin = self.points["queueSort"][0][0]  # type: ignore[assignment]
@@ -225,9 +219,7 @@ class Framework:
                 return st
         return Status()
 
-    def run_filters(
-        self, state: CycleState, pod: PodInfo, sel: NodeSel
-    ) -> tuple[BoolArray, list[RejectGroup]]:
+    def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
         """Every filter over the selected nodes; a node keeps the reasons of the first plugin that rejects it."""
         snap = self.handle.snapshot
         size = snap.n if isinstance(sel, slice) else len(sel)
@@ -268,9 +260,7 @@ class Framework:
         for col, i in sorted(positions.items()):
             if not feasible[i] or col >= snap.n:
                 continue
-            nominated = [
-                p for p in self.handle.nominated_pods(col) if p.key != pod.key and p.priority >= pod.priority
-            ]
+            nominated = [p for p in self.handle.nominated_pods(col) if p.key != pod.key and p.priority >= pod.priority]
             if not nominated:
                 continue
             ok, sub_groups = self._filter_with_added(state, pod, col, nominated)

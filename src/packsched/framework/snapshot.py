@@ -202,16 +202,12 @@ class Snapshot:
         start = self.n
         total = start + len(batch)
         self.alloc = np.hstack([self.alloc, np.zeros((len(self.resources), len(batch)), dtype=np.int64)])
-        self.requested = np.hstack(
-            [self.requested, np.zeros((len(self.resources), len(batch)), dtype=np.int64)]
-        )
+        self.requested = np.hstack([self.requested, np.zeros((len(self.resources), len(batch)), dtype=np.int64)])
         self.nonzero = np.hstack([self.nonzero, np.zeros((2, len(batch)), dtype=np.int64)])
         self.pod_count = np.concatenate([self.pod_count, np.zeros(len(batch), dtype=np.int64)])
         self.allowed_pods = np.concatenate([self.allowed_pods, np.zeros(len(batch), dtype=np.int64)])
         self.unschedulable = np.concatenate([self.unschedulable, np.zeros(len(batch), dtype=bool)])
-        self.taint_pos = np.hstack(
-            [self.taint_pos, np.full((len(self.taints), len(batch)), -1, dtype=np.int32)]
-        )
+        self.taint_pos = np.hstack([self.taint_pos, np.full((len(self.taints), len(batch)), -1, dtype=np.int32)])
         self.group_count = np.hstack([self.group_count, np.zeros((len(self.groups), len(batch)), dtype=np.int64)])
         self.labels.grow(total)
         for i, node in enumerate(batch):
@@ -276,9 +272,7 @@ class Snapshot:
 
     def _check_absent(self, info: PodInfo) -> None:
         if info.key in self.pods:
-            raise ValueError(
-                f"pod {info.key} is already placed on {self.nodes[self.pods[info.key].node].name}"
-            )
+            raise ValueError(f"pod {info.key} is already placed on {self.nodes[self.pods[info.key].node].name}")
 
     def _place(self, info: PodInfo, col: int) -> int:
         """Everything of add_pod but the arrays; answers the pod's row in ``group_count``."""

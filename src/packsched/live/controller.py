@@ -720,4 +720,3 @@ class Controller:
             "nominatedNodeName": nominated or None,
         }
         self.recorder.patch_pod_status(pod.namespace, pod.name, {"status": status})
-

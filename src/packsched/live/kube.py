@@ -45,16 +45,8 @@ def _check_kubeconfig(path: str) -> None:
     if not isinstance(data, dict):
         raise InputError.single("a kubeconfig must be a map with clusters, users and contexts", file=path)
     current = data.get("current-context")
-    contexts = {
-        c.get("name"): c.get("context") or {}
-        for c in data.get("contexts") or []
-        if isinstance(c, dict)
-    }
-    clusters = {
-        c.get("name"): c.get("cluster") or {}
-        for c in data.get("clusters") or []
-        if isinstance(c, dict)
-    }
+    contexts = {c.get("name"): c.get("context") or {} for c in data.get("contexts") or [] if isinstance(c, dict)}
+    clusters = {c.get("name"): c.get("cluster") or {} for c in data.get("clusters") or [] if isinstance(c, dict)}
     if not isinstance(current, str) or not current:
         errors.add("current-context", "Required value: no current context is set")
     elif current not in contexts:
@@ -308,4 +300,3 @@ class KubernetesPort:
             except (OSError, RuntimeError):
                 pass  # the watch ended (and its connection went back to the pool) meanwhile
         self._pool.clear()
-

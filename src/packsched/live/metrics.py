@@ -65,20 +65,27 @@ class Metrics:
         )
         # per ElasticQuota and resource: min, max (absent when unbounded) and used as CapacityScheduling counts it
         self.quota_min = Gauge(
-            "packsched_elasticquota_min", "ElasticQuota min per resource (effective bound, scheduler units)",
-            ["namespace", "name", "resource"], registry=r,
+            "packsched_elasticquota_min",
+            "ElasticQuota min per resource (effective bound, scheduler units)",
+            ["namespace", "name", "resource"],
+            registry=r,
         )
         self.quota_max = Gauge(
-            "packsched_elasticquota_max", "ElasticQuota max per resource (effective bound; absent when unbounded)",
-            ["namespace", "name", "resource"], registry=r,
+            "packsched_elasticquota_max",
+            "ElasticQuota max per resource (effective bound; absent when unbounded)",
+            ["namespace", "name", "resource"],
+            registry=r,
         )
         self.quota_used = Gauge(
             "packsched_elasticquota_used",
             "Requests of the quota's pods bound (or being bound) to nodes, as CapacityScheduling counts them",
-            ["namespace", "name", "resource"], registry=r,
+            ["namespace", "name", "resource"],
+            registry=r,
         )
         self.relists = Counter(
-            "packsched_informer_relists", "Lists after a watch's resourceVersion expired (410 Gone)", ["resource"],
+            "packsched_informer_relists",
+            "Lists after a watch's resourceVersion expired (410 Gone)",
+            ["resource"],
             registry=r,
         )
 

@@ -165,4 +165,3 @@ class Server:
             "stopped",
             extra={"bound": self.controller.stats.bound, "attempts": self.controller.stats.attempts},
         )
-

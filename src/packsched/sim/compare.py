@@ -88,9 +88,7 @@ def compare_configs(
     for path in configs:
         cfg = load_config(path, known_plugins)
         cluster = load_manifests(manifests)  # fresh objects per run: a run changes pods (nominations)
-        rows.append(
-            summarize(Path(path).stem.removeprefix("config-"), run_simulation(cluster, cfg, registry, seed))
-        )
+        rows.append(summarize(Path(path).stem.removeprefix("config-"), run_simulation(cluster, cfg, registry, seed)))
     return rows
 
 
@@ -103,9 +101,7 @@ def print_comparison(console: Console, rows: Sequence[ComparisonRow]) -> None:
     table.add_column("GPUs allocated", justify="right")
     table.add_column("fully free GPU nodes", justify="right")
     for r in rows:
-        by = ", ".join(
-            f"{k}-GPU: {v}" if k else f"CPU-only: {v}" for k, v in sorted(r.pending_by_gpus.items())
-        )
+        by = ", ".join(f"{k}-GPU: {v}" if k else f"CPU-only: {v}" for k, v in sorted(r.pending_by_gpus.items()))
         table.add_row(
             r.name,
             str(r.running),

@@ -218,9 +218,7 @@ class Simulation:
             return
         fwk = self.scheduler.framework_for(info)
         if fwk is None:
-            rec.reason = (
-                f"no profile has schedulerName {pod.scheduler_name!r}: another scheduler would place this pod"
-            )
+            rec.reason = f"no profile has schedulerName {pod.scheduler_name!r}: another scheduler would place this pod"
             return
         if pod.nominated_node_name in self.snapshot.index:
             # a nomination from an earlier preemption (status.nominatedNodeName) is honoured

@@ -37,7 +37,9 @@ def _band(runs: Sequence[RunResult], curve: str) -> tuple[np.ndarray[Any, Any], 
 
 
 def plot_curves(
-    groups: Mapping[str, Sequence[RunResult]], curve: str, path: Path,
+    groups: Mapping[str, Sequence[RunResult]],
+    curve: str,
+    path: Path,
     published: Mapping[str, Sequence[float]] | None = None,
 ) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -46,8 +48,14 @@ def plot_curves(
         line = ax.plot(x, med, label=f"{label} (n={len(runs)})")[0]
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
         if published and label in published:
-            ax.plot(np.arange(len(published[label])), published[label], linestyle="--", color=line.get_color(),
-                    linewidth=1, label=f"{label}, published mean")
+            ax.plot(
+                np.arange(len(published[label])),
+                published[label],
+                linestyle="--",
+                color=line.get_color(),
+                linewidth=1,
+                label=f"{label}, published mean",
+            )
     if curve == "gpu_alloc_pct":
         ax.plot([0, 130], [0, 130], color="grey", linewidth=0.8, linestyle=":", label="arrived")
     ax.set_xlabel("Arrived workload (% of cluster GPUs)")
@@ -84,8 +92,14 @@ def plot_comparison(
     pub_sd = [(summaries[k].get("published") or {}).get("sd", {}).get("100") for k in labels]
     xs = np.arange(len(labels))
     ax2.bar(xs - 0.2, ours, 0.4, yerr=ours_sd, capsize=3, label="packsched")
-    ax2.bar(xs + 0.2, [p or 0.0 for p in pub], 0.4, yerr=[s or 0.0 for s in pub_sd], capsize=3,
-            label="published (Weng et al., ATC '23)")
+    ax2.bar(
+        xs + 0.2,
+        [p or 0.0 for p in pub],
+        0.4,
+        yerr=[s or 0.0 for s in pub_sd],
+        capsize=3,
+        label="published (Weng et al., ATC '23)",
+    )
     ax2.set_xticks(xs, labels, rotation=30, ha="right", fontsize=8)
     ax2.set_ylabel("Unallocated GPU % at 100% arrived")
     ax2.grid(axis="y", alpha=0.3)

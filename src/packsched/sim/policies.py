@@ -75,9 +75,7 @@ def policy_config(
     return load_config_data(policy_document(name, target), f"<policy {name}>", known)
 
 
-def file_config(
-    path: str, known: Collection[str], target: TargetWorkload | None = None
-) -> KubeSchedulerConfiguration:
+def file_config(path: str, known: Collection[str], target: TargetWorkload | None = None) -> KubeSchedulerConfiguration:
     """A user's config for a replay: FGDScore without a targetWorkload gets the trace's; an unset
     percentageOfNodesToScore becomes 100 (every feasible node scored, as the published protocol)."""
     cfg = load_config(path, known)

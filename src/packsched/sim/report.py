@@ -129,8 +129,7 @@ def explain_json(
         out.update(
             {
                 "selected": None,
-                "reason": "the pod was never tried (no profile for its schedulerName, "
-                "or a scheduling gate holds it)",
+                "reason": "the pod was never tried (no profile for its schedulerName, or a scheduling gate holds it)",
                 "nodes": [],
             }
         )
@@ -243,9 +242,7 @@ def print_usage(console: Console, snap: Snapshot, limit: int = 200) -> None:
         for name in names:
             row = snap.row[name]
             a, r = int(snap.alloc[row, col]), int(snap.requested[row, col])
-            cells.append(
-                "-" if a == 0 and r == 0 else f"{_fmt(name, r)}/{_fmt(name, a)} ({_pct(r, a) or 0:.0f}%)"
-            )
+            cells.append("-" if a == 0 and r == 0 else f"{_fmt(name, r)}/{_fmt(name, a)} ({_pct(r, a) or 0:.0f}%)")
         table.add_row(*cells)
     console.print(table)
     if snap.n > limit:

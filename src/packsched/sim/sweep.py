@@ -61,8 +61,16 @@ def build_config(spec: RunSpec, trace: Trace) -> KubeSchedulerConfiguration:
 def run_spec(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
     trace = _trace(spec.data_dir, spec.pods, spec.nodes)
     cfg = build_config(spec, trace)
-    return replay(trace, cfg, spec.seed, label=spec.label, tune=spec.tune, progress=progress,
-                  target=target_workload(trace), tie_break=spec.tie_break)
+    return replay(
+        trace,
+        cfg,
+        spec.seed,
+        label=spec.label,
+        tune=spec.tune,
+        progress=progress,
+        target=target_workload(trace),
+        tie_break=spec.tie_break,
+    )
 
 
 def check_specs(specs: Sequence[RunSpec]) -> None:
@@ -77,7 +85,9 @@ def check_specs(specs: Sequence[RunSpec]) -> None:
 
 
 def run_local(
-    specs: Sequence[RunSpec], workers: int, on_done: Callable[[RunResult], None] | None = None,
+    specs: Sequence[RunSpec],
+    workers: int,
+    on_done: Callable[[RunResult], None] | None = None,
     on_pods: Callable[[RunSpec, int, int], None] | None = None,
 ) -> list[RunResult]:
     """Run every spec; ``workers`` > 1 uses a process pool. Results come back in the order of ``specs``."""
@@ -101,8 +111,9 @@ def run_local(
     return [results[i] for i in range(len(specs))]
 
 
-def run_ray(specs: Sequence[RunSpec], address: str | None,
-            on_done: Callable[[RunResult], None] | None = None) -> list[RunResult]:  # pragma: no cover - optional
+def run_ray(
+    specs: Sequence[RunSpec], address: str | None, on_done: Callable[[RunResult], None] | None = None
+) -> list[RunResult]:  # pragma: no cover - optional
     """The same runs as Ray tasks (``pip install 'packsched[ray]'``); ``address`` as for ``ray.init``."""
     try:
         import ray
@@ -168,8 +179,15 @@ def write_csv(runs: Sequence[RunResult], path: Path) -> None:
             for p in range(len(r.curves["gpu_alloc_pct"])):
                 alloc = r.curves["gpu_alloc_pct"][p]
                 vals = [r.curves[c][p] for c in CURVES]
-                w.writerow([r.label, r.seed, p, "" if alloc is None else round(100.0 - alloc, 4),
-                            *["" if v is None else round(v, 4) for v in vals]])
+                w.writerow(
+                    [
+                        r.label,
+                        r.seed,
+                        p,
+                        "" if alloc is None else round(100.0 - alloc, 4),
+                        *["" if v is None else round(v, 4) for v in vals],
+                    ]
+                )
 
 
 def group_summary(label: str, runs: Sequence[RunResult], pub: dict[str, Any] | None) -> dict[str, Any]:

@@ -136,8 +136,9 @@ def _rows(path: Path, want: tuple[tuple[str, ...], ...]) -> tuple[list[str], lis
     header = [h.strip() for h in rows[0]]
     if tuple(header) not in want:
         expected = " or ".join(",".join(w) for w in want)
-        raise InputError.single(f"unexpected columns {','.join(header)!r}; expected {expected}", file=file,
-                                path="row 1 (header)")
+        raise InputError.single(
+            f"unexpected columns {','.join(header)!r}; expected {expected}", file=file, path="row 1 (header)"
+        )
     return header, rows[1:]
 
 
@@ -195,8 +196,13 @@ def load_pods(path: Path) -> list[TracePod]:
         if milli > MILLI:
             errors.append(FieldError(f"row {i}, column gpu_milli", f"must be at most {MILLI}, got {milli}", file))
         if gpus > 1 and milli not in (0, MILLI):
-            errors.append(FieldError(f"row {i}, column gpu_milli",
-                                     f"a pod with {gpus} GPUs must take whole GPUs ({MILLI}), got {milli}", file))
+            errors.append(
+                FieldError(
+                    f"row {i}, column gpu_milli",
+                    f"a pod with {gpus} GPUs must take whole GPUs ({MILLI}), got {milli}",
+                    file,
+                )
+            )
         models = parse_models(row[5]) if len(header) > 5 else ()
         out.append(TracePod(name, cpu, mem, gpus, milli, models))
         if len(errors) > 50:

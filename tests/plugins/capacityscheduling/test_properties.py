@@ -40,8 +40,13 @@ def scenarios(draw: st.DrawFn) -> Cluster:
     for i in range(draw(st.integers(1, 14))):
         ns = draw(st.sampled_from(NAMESPACES))
         pods.append(
-            Pod(f"p{i}", ns, uid=f"p{i}", containers=[Container("c", {"cpu": draw(st.integers(1, 4)) * 1000})],
-                priority=draw(st.sampled_from([0, 100])))
+            Pod(
+                f"p{i}",
+                ns,
+                uid=f"p{i}",
+                containers=[Container("c", {"cpu": draw(st.integers(1, 4)) * 1000})],
+                priority=draw(st.sampled_from([0, 100])),
+            )
         )
     return Cluster(nodes=nodes, pods=pods, elastic_quotas=quotas)
 
@@ -102,7 +107,8 @@ class Watch:
                     used[v.pod.namespace] += back
                 q = self.quotas[own]
                 quota_ok = used[own] + need <= q.max["cpu"] and sum(used.values()) + need <= sum(  # type: ignore[index]
-                    x.min["cpu"] for x in self.quotas.values()  # type: ignore[index]
+                    x.min["cpu"]
+                    for x in self.quotas.values()  # type: ignore[index]
                 )
             if fits and quota_ok:
                 self.problems.append(f"{v.key} was evicted for {preemptor.key}, which did not need it")
@@ -145,11 +151,19 @@ def test_a_nomination_cleared_by_the_preemption_still_counted_for_it() -> None:
     """Found by the property above: b/p5 (within b's min) reclaims c/p0 although the node has room, because the pod
     a/p1 nominated there counts in the sum of mins at p5's PreFilter; p5's preemption then clears p1's nomination
     (lower priority), so the check must look at the nominations as the preemptor found them."""
-    quotas = [ElasticQuota("a", "a", {"cpu": 2000}, {"cpu": 2000}),
-              ElasticQuota("b", "b", {"cpu": 1000}, {"cpu": 2000}),
-              ElasticQuota("c", "c", {"cpu": 0}, {"cpu": 1000})]
-    spec = [("p0", "c", 1000, 0), ("p1", "a", 2000, 0), ("p2", "a", 1000, 0), ("p3", "a", 1000, 0),
-            ("p4", "b", 2000, 100), ("p5", "b", 1000, 100)]
+    quotas = [
+        ElasticQuota("a", "a", {"cpu": 2000}, {"cpu": 2000}),
+        ElasticQuota("b", "b", {"cpu": 1000}, {"cpu": 2000}),
+        ElasticQuota("c", "c", {"cpu": 0}, {"cpu": 1000}),
+    ]
+    spec = [
+        ("p0", "c", 1000, 0),
+        ("p1", "a", 2000, 0),
+        ("p2", "a", 1000, 0),
+        ("p3", "a", 1000, 0),
+        ("p4", "b", 2000, 100),
+        ("p5", "b", 1000, 100),
+    ]
     pods = [Pod(n, ns, uid=n, containers=[Container("c", {"cpu": cpu})], priority=prio) for n, ns, cpu, prio in spec]
     watch, _ = run(Cluster(nodes=[node("n0", cpu=3000)], pods=pods, elastic_quotas=quotas), 0)
     assert watch.problems == []

@@ -306,9 +306,7 @@ def test_pod_eligible_to_preempt_others(case: dict[str, Any]) -> None:
     else:
         groups.append(RejectGroup("X", np.ones(n, dtype=bool), "r", Code.UNSCHEDULABLE))
     diagnosis = Diagnosis(n, np.zeros(n, dtype=bool), groups)
-    ok, why = plugin.preemption.pod_eligible_to_preempt_others(
-        make_pod_info(pod), diagnosis, hand_state(quotas, pod)
-    )
+    ok, why = plugin.preemption.pod_eligible_to_preempt_others(make_pod_info(pod), diagnosis, hand_state(quotas, pod))
     assert ok is case["expected"]["eligible"]
     assert why == case["expected"].get("reason", "")
 
@@ -485,8 +483,10 @@ def _doc_cross_vs_single(case: dict[str, Any]) -> None:
 
 
 def _doc_cross_node(case: dict[str, Any]) -> None:
-    sim = simulation({**case, "nodes": [{**n, "allocatable": {**n["allocatable"], "pods": 110}}
-                                        for n in case["nodes"]]}, quotas_from_crd=True)
+    sim = simulation(
+        {**case, "nodes": [{**n, "allocatable": {**n["allocatable"], "pods": 110}} for n in case["nodes"]]},
+        quotas_from_crd=True,
+    )
     pod = mk_pod(case["pod"])
     info = make_pod_info(pod)
     state = CycleState()
@@ -517,15 +517,24 @@ def _doc_story_2(case: dict[str, Any]) -> None:
     gpu = {"cpu": 64_000, "memory": 512 * 2**30, "nvidia.com/gpu": 10, "pods": 110}
 
     def p(name: str, ns: str, n: int, prio: int = 0, on: str = "") -> Pod:
-        return Pod(name, ns, uid=name, containers=[Container("c", {"nvidia.com/gpu": n})], priority=prio,
-                   node_name=on)
+        return Pod(name, ns, uid=name, containers=[Container("c", {"nvidia.com/gpu": n})], priority=prio, node_name=on)
 
-    pods = [p("a", "A", 2, on="g"), p("c", "C", 3, on="g"), p("pod-a", "B", 2, 0, "g"), p("pod-b", "B", 3, 10, "g"),
-            p("pod-c", "B", 1, 10)]
-    quotas = [ElasticQuota(ns.lower(), ns, {"nvidia.com/gpu": mn}, {"nvidia.com/gpu": mx})
-              for ns, mn, mx in (("A", 3, 4), ("B", 4, 6), ("C", 3, 4))]
-    sim = Simulation(Cluster(nodes=[Node("g", {}, {}, dict(gpu), dict(gpu))], pods=pods, elastic_quotas=quotas),
-                     capacity_config(), in_tree_registry())
+    pods = [
+        p("a", "A", 2, on="g"),
+        p("c", "C", 3, on="g"),
+        p("pod-a", "B", 2, 0, "g"),
+        p("pod-b", "B", 3, 10, "g"),
+        p("pod-c", "B", 1, 10),
+    ]
+    quotas = [
+        ElasticQuota(ns.lower(), ns, {"nvidia.com/gpu": mn}, {"nvidia.com/gpu": mx})
+        for ns, mn, mx in (("A", 3, 4), ("B", 4, 6), ("C", 3, 4))
+    ]
+    sim = Simulation(
+        Cluster(nodes=[Node("g", {}, {}, dict(gpu), dict(gpu))], pods=pods, elastic_quotas=quotas),
+        capacity_config(),
+        in_tree_registry(),
+    )
     sim.run()
     phase = {r.pod.name: r.phase for r in sim.records.values()}
     assert phase == {"a": RUNNING, "c": RUNNING, "pod-a": PREEMPTED, "pod-b": RUNNING, "pod-c": RUNNING}

@@ -121,9 +121,7 @@ def make_config(setup: Setup) -> KubeSchedulerConfiguration:
     for point, names in points.items():
         prof.plugins.at(point).enabled = [PluginRef(n) for n in names]
     prof.plugin_config["NodeResourcesFit"] = NodeResourcesFitArgs(
-        scoring_strategy=ScoringStrategy(
-            "LeastAllocated", [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
-        )
+        scoring_strategy=ScoringStrategy("LeastAllocated", [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)])
     )
     if setup.args is not None:
         prof.plugin_config[NAME] = setup.args
@@ -303,10 +301,7 @@ def test_tied_priority_is_still_unschedulable() -> None:
     res = post_filter(sim, pod("p"))
     assert res.nominated_node == ""
     assert res.status.code == Code.UNSCHEDULABLE
-    assert (
-        res.status.message
-        == "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
-    )
+    assert res.status.message == "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 
 
 def test_taint_rejected_nodes_are_not_candidates() -> None:
@@ -578,9 +573,7 @@ def test_min_highest_priority_beats_pdb_tie() -> None:
         pod("p3", 0, MID, on="node2", labels={"pdb": "violating"}),
     ]
     budgets = [
-        PodDisruptionBudget(
-            "violating", "default", LabelSelector((("pdb", "violating"),)), min_available="100%"
-        ),
+        PodDisruptionBudget("violating", "default", LabelSelector((("pdb", "violating"),)), min_available="100%"),
         PodDisruptionBudget("non-violating", "default", LabelSelector((("pdb", "non-violating"),)), 0),
     ]
     sim = simulation(nodes, pods, pdbs=budgets)
@@ -816,9 +809,7 @@ SELECT_BEST = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("name", "specs", "priority", "expected"), SELECT_BEST, ids=[c[0] for c in SELECT_BEST]
-)
+@pytest.mark.parametrize(("name", "specs", "priority", "expected"), SELECT_BEST, ids=[c[0] for c in SELECT_BEST])
 def test_select_best_candidate(name: str, specs: list[PodSpec], priority: int, expected: str) -> None:
     node_names = sorted({f"node{s[0][1]}" for s in specs})
     assert best_node(node_names, pod("p", VERY_LARGE, priority), specs) == expected
@@ -829,9 +820,7 @@ def test_select_best_candidate_full_tie_is_either_node() -> None:
     assert best_node(["node1", "node2"], pod("p", LARGE, HIGH), specs) in {"node1", "node2"}
 
 
-def cand(
-    name: str, prios: Sequence[int], starts: Sequence[float] | None = None, pdb_violations: int = 0
-) -> Candidate:
+def cand(name: str, prios: Sequence[int], starts: Sequence[float] | None = None, pdb_violations: int = 0) -> Candidate:
     starts = starts or [0.0] * len(prios)
     victims = []
     for i, (p, t) in enumerate(zip(prios, starts, strict=True)):
@@ -960,9 +949,7 @@ def test_pod_eligible_to_preempt_others(monkeypatch: pytest.MonkeyPatch) -> None
 def test_remove_pod_error_on_the_only_node() -> None:
     """TestPostFilter "only one node but failed with TestPlugin"."""
     setup = Setup(error_plugin=True)
-    sim = simulation(
-        [node("node1", cpu=LARGE, labels={"error": "true"})], [pod("p1", SMALL, on="node1")], setup
-    )
+    sim = simulation([node("node1", cpu=LARGE, labels={"error": "true"})], [pod("p1", SMALL, on="node1")], setup)
     res = post_filter(sim, pod("p", LARGE, HIGH))
     assert res.nominated_node is None
     assert res.status.code == Code.ERROR
@@ -974,14 +961,10 @@ def test_remove_pod_error_on_the_only_node() -> None:
 
 def test_add_pod_error_during_reprieve() -> None:
     setup = Setup(error_plugin=True)
-    sim = simulation(
-        [node("node1", cpu=LARGE, labels={"error": "add"})], [pod("p1", SMALL, on="node1")], setup
-    )
+    sim = simulation([node("node1", cpu=LARGE, labels={"error": "add"})], [pod("p1", SMALL, on="node1")], setup)
     res = post_filter(sim, pod("p", LARGE, HIGH))
     assert (res.nominated_node, res.status.code) == (None, Code.ERROR)
-    assert res.status.message == (
-        'preemption: running AddPod on PreFilter plugin "test-plugin": failed to add pod: p'
-    )
+    assert res.status.message == ('preemption: running AddPod on PreFilter plugin "test-plugin": failed to add pod: p')
     assert list(sim.snapshot.pods_on[0]) == ["default/p1"] and sim.snapshot.pods["default/p1"].node == 0
 
 
@@ -1042,16 +1025,12 @@ def test_batched_dry_run_equals_node_by_node(seed: int) -> None:
     fwk, plugin = plugin_of(sim)
     snap = sim.snapshot
     for col in rng.permutation(snap.n)[: int(rng.integers(0, 3))].tolist():  # some nominations
-        waiting = make_pod_info(
-            pod(f"w{col}", int(rng.choice([100, 300])), int(rng.choice([MID, VERY_HIGH])))
-        )
+        waiting = make_pod_info(pod(f"w{col}", int(rng.choice([100, 300])), int(rng.choice([MID, VERY_HIGH]))))
         sim.scheduler.nominator.nominate(waiting, col)
     pdbs = list(sim.scheduler.pdbs())
     before = (snap.requested.copy(), snap.pod_count.copy(), [list(d) for d in snap.pods_on])
     for _ in range(5):
-        preemptor = make_pod_info(
-            pod("x", int(rng.choice([100, 300, 500])), int(rng.choice([MID, HIGH, VERY_HIGH])))
-        )
+        preemptor = make_pod_info(pod("x", int(rng.choice([100, 300, 500])), int(rng.choice([MID, HIGH, VERY_HIGH]))))
         state, diag = diagnose(sim, preemptor)
         potential = np.arange(snap.n, dtype=np.int64) if rng.random() < 0.5 else dp.potential_nodes(diag)
         if len(potential) == 0:

@@ -27,10 +27,14 @@ def place(snap: Snapshot, node: int, pod: TracePod, gpus: tuple[int, ...], i: in
 def snap() -> Snapshot:
     # n0: 8 GPUs, one shared GPU with 300 free (a 700 share) and 2 whole GPUs used; n1: 2 GPUs, empty;
     # n2: 8 GPUs, empty; n3: 4 GPUs, holding only share pods (GPU 0 has 600 free)
-    s = Snapshot([
-        TraceNode("n0", 96000, 393216, 8, "G2").to_node(), TraceNode("n1", 64000, 262144, 2, "P100").to_node(),
-        TraceNode("n2", 96000, 393216, 8, "G2").to_node(), TraceNode("n3", 32000, 131072, 4, "T4").to_node(),
-    ])
+    s = Snapshot(
+        [
+            TraceNode("n0", 96000, 393216, 8, "G2").to_node(),
+            TraceNode("n1", 64000, 262144, 2, "P100").to_node(),
+            TraceNode("n2", 96000, 393216, 8, "G2").to_node(),
+            TraceNode("n3", 32000, 131072, 4, "T4").to_node(),
+        ]
+    )
     place(s, 0, TracePod("a", 8000, 1024, 1, 700), (0,), 0)
     place(s, 0, TracePod("b", 16000, 1024, 2, 1000), (1, 2), 1)
     place(s, 3, TracePod("c", 4000, 1024, 1, 400), (0,), 2)

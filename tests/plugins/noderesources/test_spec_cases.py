@@ -50,9 +50,7 @@ def _of(kind: str) -> list[Any]:
 def _pod(raw: dict[str, Any], name: str) -> Pod:
     return Pod(
         name=name,
-        containers=[
-            Container(f"c{i}", dict(c.get("requests", {}))) for i, c in enumerate(raw.get("containers", []))
-        ],
+        containers=[Container(f"c{i}", dict(c.get("requests", {}))) for i, c in enumerate(raw.get("containers", []))],
     )
 
 
@@ -76,10 +74,7 @@ def _strategy(case: dict[str, Any]) -> ScoringStrategy:
 @pytest.mark.parametrize("case", _of("score"))
 def test_score_case(case: dict[str, Any]) -> None:
     snap = Snapshot(
-        [
-            Node(n["name"], allocatable=dict(n["allocatable"]), capacity=dict(n["allocatable"]))
-            for n in case["nodes"]
-        ]
+        [Node(n["name"], allocatable=dict(n["allocatable"]), capacity=dict(n["allocatable"])) for n in case["nodes"]]
     )
     for i, raw in enumerate(case["existingPods"]):
         if raw.get("node"):  # unbound placeholders affect nothing

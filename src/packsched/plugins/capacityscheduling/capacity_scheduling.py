@@ -317,9 +317,7 @@ class _QuotaPreemption(DefaultPreemption):
                     return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def potential_victims(
-        self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo, col: int
-    ) -> list[PodInfo]:
+    def potential_victims(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo, col: int) -> list[PodInfo]:
         """The pods of node ``col`` that preemption may evict for ``pod``, in the order upstream removes them
         (spec §7.3 step 2). Pure: the re-evaluation of "over min" after each removal runs on private copies of
         the quotas it touches, exactly as the RemovePod extension then changes the node's own snapshot."""
@@ -328,11 +326,17 @@ class _QuotaPreemption(DefaultPreemption):
         own = quotas.get(ns)
         out: list[PodInfo] = []
         if own is None:  # a preemptor without quota: lower-priority pods of namespaces without quota
-            return [p for p in sorted(on_node, key=_least_important_first)
-                    if p.pod.namespace not in quotas and p.priority < pod.priority]
+            return [
+                p
+                for p in sorted(on_node, key=_least_important_first)
+                if p.pod.namespace not in quotas and p.priority < pod.priority
+            ]
         if own.over_min_with(pfs.in_quota_req):  # over its min: lower-priority pods of its own namespace
-            return [p for p in sorted(on_node, key=_least_important_first)
-                    if p.pod.namespace == ns and p.priority < pod.priority]
+            return [
+                p
+                for p in sorted(on_node, key=_least_important_first)
+                if p.pod.namespace == ns and p.priority < pod.priority
+            ]
         # within its min: pods of other quotas while they are over their min, whatever their priority
         candidates = [p for p in on_node if p.pod.namespace != ns and p.pod.namespace in quotas]
         if not candidates:
@@ -385,10 +389,18 @@ class _QuotaPreemption(DefaultPreemption):
         the RemovePod / AddPod extensions would change the node's clone of the cycle state; the filters never
         read the quotas, so one shared cycle state serves them all."""
         quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
-        others = [p.name for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name != NAME
-                  and p.name not in state.skip_filter]
-        if (batched is False or others or NAME in state.skip_filter or not isinstance(quotas, QuotaInfos)
-                or not isinstance(pfs, PreFilterState)):
+        others = [
+            p.name
+            for p in fwk.pre_filter
+            if isinstance(p, PreFilterExtensions) and p.name != NAME and p.name not in state.skip_filter
+        ]
+        if (
+            batched is False
+            or others
+            or NAME in state.skip_filter
+            or not isinstance(quotas, QuotaInfos)
+            or not isinstance(pfs, PreFilterState)
+        ):
             # another plugin's filter may depend on its AddPod/RemovePod (or this plugin's are not run): node
             # by node, as upstream
             return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
@@ -483,8 +495,10 @@ class _QuotaPreemption(DefaultPreemption):
                     qs = local[col]
                     # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
                     # and then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
-                    if ok and not (own_quota and (qs.own(ns).over_max_with(pfs.in_quota_req)
-                                                  or qs.aggregated_over_min_with(pfs.all_req))):
+                    if ok and not (
+                        own_quota
+                        and (qs.own(ns).over_max_with(pfs.in_quota_req) or qs.aggregated_over_min_with(pfs.all_req))
+                    ):
                         continue
                     p = sequences[col][step]
                     out_again.append(p)
@@ -551,9 +565,7 @@ class _QuotaPreemption(DefaultPreemption):
             feasible, groups = fwk.run_filters_with_nominated(state, pod, sel)
             if not feasible[0]:
                 return [], 0, status_from_groups(groups)
-            if own is not None and (
-                own.over_max_with(pfs.pod_req) or quotas.aggregated_over_min_with(pfs.pod_req)
-            ):
+            if own is not None and (own.over_max_with(pfs.pod_req) or quotas.aggregated_over_min_with(pfs.pod_req)):
                 return [], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED])
             potential.sort(key=importance_key)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)

@@ -639,9 +639,7 @@ def _validate(args: DefaultPreemptionArgs) -> None:
 
 def new_default_preemption(args: PluginArgs | None, handle: Handle) -> DefaultPreemption:
     if args is None:
-        args = DefaultPreemptionArgs(
-            DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE, DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
-        )
+        args = DefaultPreemptionArgs(DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE, DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
     if not isinstance(args, DefaultPreemptionArgs):
         raise TypeError(f"want args to be of type DefaultPreemptionArgs, got {type(args).__name__}")
     _validate(args)

@@ -104,8 +104,12 @@ class TargetWorkload:
                 raise ValueError(f"{where}.gpuModels must be a string like 'V100M16|V100M32'")
             gpu = vals["gpuMilli"] > 0 and vals["gpuCount"] > 0
             shapes.append(
-                Shape(vals["cpuMilli"], vals["gpuMilli"] if gpu else 0, vals["gpuCount"] if gpu else 0,
-                      parse_models(models) if gpu else ())
+                Shape(
+                    vals["cpuMilli"],
+                    vals["gpuMilli"] if gpu else 0,
+                    vals["gpuCount"] if gpu else 0,
+                    parse_models(models) if gpu else (),
+                )
             )
             weights.append(float(w))
         total = sum(weights)
@@ -168,12 +172,7 @@ def fragment(
 ) -> FloatArray:
     """F_n for nodes given, per node, idle milli, free CPU, and per shape ``able``/``below`` (any leading
     dimensions, shapes last)."""
-    fits = (
-        shapes.gpu
-        & model_ok
-        & (able >= shapes.count)
-        & (cpu_free[..., None] >= shapes.cpu)
-    )
+    fits = shapes.gpu & model_ok & (able >= shapes.count) & (cpu_free[..., None] >= shapes.cpu)
     per_shape = np.where(fits, below, idle[..., None])
     out: FloatArray = per_shape @ shapes.p
     return out

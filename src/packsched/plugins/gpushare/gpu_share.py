@@ -73,9 +73,7 @@ class GPUShare:
         if demand.models:
             wrong = ~table.models_mask(demand.models)[sel]
             if wrong.any():
-                out.append(
-                    Rejection(wrong, "GPU model not accepted by the pod", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-                )
+                out.append(Rejection(wrong, "GPU model not accepted by the pod", Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
             too_few &= ~wrong
         if too_few.any():
             out.append(Rejection(too_few, "Insufficient GPUs", Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
@@ -117,5 +115,3 @@ class GPUShare:
 
 def new_gpu_share(args: PluginArgs | None, handle: Handle) -> GPUShare:
     return GPUShare(args, handle)
-
-

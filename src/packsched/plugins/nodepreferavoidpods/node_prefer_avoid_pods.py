@@ -28,9 +28,7 @@ def _avoided(annotation: str) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     entries = data.get("preferAvoidPods", []) if isinstance(data, dict) else []
     for entry in entries if isinstance(entries, list) else []:
-        ctrl = (
-            (entry or {}).get("podSignature", {}).get("podController", {}) if isinstance(entry, dict) else {}
-        )
+        ctrl = (entry or {}).get("podSignature", {}).get("podController", {}) if isinstance(entry, dict) else {}
         if isinstance(ctrl, dict) and ctrl.get("kind") and ctrl.get("name"):
             out.add((str(ctrl["kind"]), str(ctrl["name"])))
     return out

@@ -19,9 +19,7 @@ class BalancedAllocation:
         if args is None:
             args = NodeResourcesBalancedAllocationArgs([ResourceSpec("cpu", 1), ResourceSpec("memory", 1)])
         if not isinstance(args, NodeResourcesBalancedAllocationArgs):
-            raise TypeError(
-                f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args).__name__}"
-            )
+            raise TypeError(f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args).__name__}")
         self.resources = list(args.resources)
         self.handle = handle
 
