@@ -139,6 +139,10 @@ class Scheduler:
     def nominated_nodes(self) -> Sequence[int]:
         return self.nominator.nodes()
 
+    def clear_nomination(self, pod: PodInfo) -> None:
+        self.nominator.clear(pod)
+        pod.pod.nominated_node_name = ""
+
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
 

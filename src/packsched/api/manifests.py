@@ -301,6 +301,7 @@ class _Builder:
             self.cluster.notes.append(f"{where}: pod {pod.key} is {phase} and holds no resources; skipped")
             return
         pod.nominated_node_name = r.str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+        pod.preempted_by_scheduler = _preempted_by_scheduler(r, status.get("conditions"))
         if phase in ("Pending", "Running", "Unknown"):
             pod.phase = str(phase)
         self._add_pod(pod, r, label)
@@ -596,3 +597,13 @@ def load_manifests(paths: Iterable[str]) -> Cluster:
     for path in files:
         builder.add_file(path, named=path in named)
     return builder.finish()
+
+
+def _preempted_by_scheduler(r: Reader, raw: object) -> bool:
+    """Whether ``status.conditions`` holds DisruptionTarget=True with reason PreemptionByScheduler (what a
+    scheduler sets on the victims it preempts; upstream's podTerminatingByPreemption reads it)."""
+    for i, cond in enumerate(r.list(raw, "status.conditions")):
+        c = r.map(cond, f"status.conditions[{i}]")
+        if c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False

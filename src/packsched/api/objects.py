@@ -164,6 +164,8 @@ class Pod:
     nominated_node_name: str = ""
     phase: str = "Pending"  # status.phase: Pending, Running, Succeeded, Failed
     terminating: bool = False  # metadata.deletionTimestamp is set: the pod is on its way out
+    # status.conditions has DisruptionTarget=True with reason PreemptionByScheduler: a scheduler preempted it
+    preempted_by_scheduler: bool = False
     scheduling_gates: list[str] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)

@@ -235,6 +235,10 @@ class Handle(Protocol):
         """The profile runtime that schedules ``pod`` (by its schedulerName)."""
         ...
 
+    def clear_nomination(self, pod: PodInfo) -> None:
+        """Take the pod's nomination away (upstream clears status.nominatedNodeName): it is scheduled afresh."""
+        ...
+
 
 class BudgetView(Protocol):
     """A PodDisruptionBudget and how many more pods it lets go now."""

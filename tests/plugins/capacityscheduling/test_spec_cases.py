@@ -306,15 +306,15 @@ def test_pod_eligible_to_preempt_others(case: dict[str, Any]) -> None:
     else:
         groups.append(RejectGroup("X", np.ones(n, dtype=bool), "r", Code.UNSCHEDULABLE))
     diagnosis = Diagnosis(n, np.zeros(n, dtype=bool), groups)
-    ok, why = plugin.preemption.pod_eligible_to_preempt_others(make_pod_info(pod), diagnosis, hand_state(quotas, pod))
+    ok, why = plugin.evaluator.policy.eligible(hand_state(quotas, pod), make_pod_info(pod), diagnosis)
     assert ok is case["expected"]["eligible"]
     assert why == case["expected"].get("reason", "")
 
 
 def test_not_eligible_without_pre_filter_state() -> None:
     sim = Simulation(Cluster(), capacity_config(), in_tree_registry())
-    ok, why = plugin_of(sim).preemption.pod_eligible_to_preempt_others(
-        make_pod_info(Pod("p")), Diagnosis(0, np.zeros(0, dtype=bool)), CycleState()
+    ok, why = plugin_of(sim).evaluator.policy.eligible(
+        CycleState(), make_pod_info(Pod("p")), Diagnosis(0, np.zeros(0, dtype=bool))
     )
     assert (ok, why) == (False, "not eligible due to failed to read from cycleState")
 
@@ -373,7 +373,7 @@ def test_select_victims_on_node(case: dict[str, Any]) -> None:
     info = make_pod_info(pod)
     state = _quota_state(case, sim, pod)
     potential = np.arange(sim.snapshot.n, dtype=np.int64)
-    found = plugin.preemption.dry_run_preemption(fwk, state, info, potential, [], 0, sim.snapshot.n)
+    found = plugin.evaluator.dry_run(fwk, state, info, potential, [], 0, sim.snapshot.n)
     got = [
         {"node": c.name, "victims": [v.pod.name for v in c.victims], "numPDBViolations": c.num_pdb_violations}
         for c in found.candidates

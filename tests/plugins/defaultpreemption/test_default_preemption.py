@@ -34,21 +34,15 @@ from packsched.config.types import (
     ResourceSpec,
     ScoringStrategy,
 )
+from packsched.framework import preemption as pre
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import Handle, NodeSel, PostFilterResult, Rejection
+from packsched.framework.preemption import Candidate, filter_pods_with_pdb_violation, pick_one_node_for_preemption
 from packsched.framework.runtime import Framework, PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Code, Status
-from packsched.plugins.defaultpreemption import default_preemption as dp
-from packsched.plugins.defaultpreemption.default_preemption import (
-    NAME,
-    Candidate,
-    DefaultPreemption,
-    filter_pods_with_pdb_violation,
-    new_default_preemption,
-    pick_one_node_for_preemption,
-)
+from packsched.plugins.defaultpreemption.default_preemption import NAME, DefaultPreemption, new_default_preemption
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.engine import NOMINATED, PREEMPTED_EVENT, RUNNING, SCHEDULED, Simulation
 
@@ -218,7 +212,7 @@ def victims_on(sim: Simulation, preemptor: Pod, node_name: str) -> tuple[list[st
     info = make_pod_info(preemptor)
     state, _ = diagnose(sim, info)
     pdbs = list(sim.scheduler.pdbs())
-    victims, violations, st = plugin.select_victims_on_node(
+    victims, violations, st = plugin.evaluator.select_victims_on_node(
         fwk, state.clone(), info, sim.snapshot.index[node_name], pdbs
     )
     return [v.pod.name for v in victims], violations, st
@@ -229,9 +223,9 @@ def dry_run(sim: Simulation, preemptor: Pod, offset: int, batched: bool | None =
     info = make_pod_info(preemptor)
     state, _ = diagnose(sim, info)
     potential = np.arange(sim.snapshot.n, dtype=np.int64)  # upstream's test dry-runs every node
-    _, num = plugin.get_offset_and_num_candidates(len(potential))
+    _, num = plugin.policy.offset_and_num_candidates(len(potential))
     pdbs = list(sim.scheduler.pdbs())
-    found = plugin.dry_run_preemption(fwk, state, info, potential, pdbs, offset, num, batched=batched)
+    found = plugin.evaluator.dry_run(fwk, state, info, potential, pdbs, offset, num, batched=batched)
     return found.candidates
 
 
@@ -654,7 +648,7 @@ def test_dry_run_looks_past_num_candidates_for_a_non_violating_node() -> None:
 def test_calculate_num_candidates(pct: int, absolute: int, n: int, expected: int) -> None:
     sim = simulation([node("n")], [], setup=Setup(args=DefaultPreemptionArgs(pct, absolute)))
     _, plugin = plugin_of(sim)
-    assert plugin.calculate_num_candidates(n) == expected
+    assert plugin.policy.calculate_num_candidates(n) == expected
 
 
 def test_offset_comes_from_the_seeded_generator() -> None:
@@ -909,16 +903,16 @@ def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
 # -- eligibility ---------------------------------------------------------------------------------------------
 
 
-def test_pod_eligible_to_preempt_others(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pod_eligible_to_preempt_others() -> None:
     nodes = [node("node1"), node("node2")]
     nodes[1].taints = [Taint("k", "v", "NoSchedule")]
-    sim = simulation(nodes, [pod("p1", VERY_LARGE, LOW, on="node1"), pod("p2", VERY_LARGE, LOW, on="node2")])
+    sim = simulation([*nodes], [pod("p1", VERY_LARGE, LOW, on="node1"), pod("p2", VERY_LARGE, LOW, on="node2")])
     _, plugin = plugin_of(sim)
 
     def check(p: Pod) -> tuple[bool, str]:
         info = make_pod_info(p)
         _, diag = diagnose(sim, info)
-        return plugin.pod_eligible_to_preempt_others(info, diag)
+        return plugin.policy.eligible(CycleState(), info, diag)
 
     assert check(pod("p", LARGE, HIGH)) == (True, "")
     assert check(pod("p", LARGE, HIGH, policy=PREEMPT_NEVER)) == (
@@ -928,8 +922,12 @@ def test_pod_eligible_to_preempt_others(monkeypatch: pytest.MonkeyPatch) -> None
     nominated = pod("p", LARGE, HIGH)
     nominated.nominated_node_name = "node1"
     assert check(nominated) == (True, "")
+    p1 = sim.snapshot.pods["default/p1"].pod
+    # terminating, but not by a scheduler's preemption (no DisruptionTarget condition): no reason to wait
+    p1.terminating = True
+    assert check(nominated) == (True, "")
     # a victim of an earlier preemption still terminating on the nominated node: wait for it
-    monkeypatch.setattr(dp, "pod_terminating_by_preemption", lambda info: True)
+    p1.preempted_by_scheduler = True
     assert check(nominated) == (False, "not eligible due to a terminating pod on the nominated node.")
     # ... unless the nominated node is now UnschedulableAndUnresolvable (tainted)
     nominated.nominated_node_name = "node2"
@@ -978,9 +976,9 @@ def test_error_on_one_node_and_the_other_passes() -> None:
 
 
 def test_aggregate_errors() -> None:
-    assert dp.aggregate_errors(["a"]) == "a"
-    assert dp.aggregate_errors(["a", "a"]) == "a"
-    assert dp.aggregate_errors(["a", "b", "a"]) == "[a, b]"
+    assert pre.aggregate_errors(["a"]) == "a"
+    assert pre.aggregate_errors(["a", "a"]) == "a"
+    assert pre.aggregate_errors(["a", "b", "a"]) == "[a, b]"
 
 
 # -- the batched dry run equals the node-by-node one --------------------------------------------------------
@@ -1009,7 +1007,7 @@ def random_cluster(rng: np.random.Generator) -> tuple[list[Node], list[Pod], lis
     return nodes, pods, budgets
 
 
-def summary(found: dp.DryRunResult) -> tuple[object, ...]:
+def summary(found: pre.DryRunResult) -> tuple[object, ...]:
     return (
         [(c.name, [v.key for v in c.victims], c.num_pdb_violations) for c in found.candidates],
         {col: (st.code, st.reasons) for col, st in found.statuses.items()},
@@ -1032,27 +1030,38 @@ def test_batched_dry_run_equals_node_by_node(seed: int) -> None:
     for _ in range(5):
         preemptor = make_pod_info(pod("x", int(rng.choice([100, 300, 500])), int(rng.choice([MID, HIGH, VERY_HIGH]))))
         state, diag = diagnose(sim, preemptor)
-        potential = np.arange(snap.n, dtype=np.int64) if rng.random() < 0.5 else dp.potential_nodes(diag)
+        potential = np.arange(snap.n, dtype=np.int64) if rng.random() < 0.5 else pre.potential_nodes(diag)
         if len(potential) == 0:
             continue
         offset = int(rng.integers(len(potential)))
         num = int(rng.integers(1, len(potential) + 1))
-        one = plugin.dry_run_preemption(fwk, state, preemptor, potential, pdbs, offset, num, batched=False)
-        many = plugin.dry_run_preemption(fwk, state, preemptor, potential, pdbs, offset, num, batched=True)
+        one = plugin.evaluator.dry_run(fwk, state, preemptor, potential, pdbs, offset, num, batched=False)
+        many = plugin.evaluator.dry_run(fwk, state, preemptor, potential, pdbs, offset, num, batched=True)
         assert summary(one) == summary(many)
         assert np.array_equal(snap.requested, before[0]) and np.array_equal(snap.pod_count, before[1])
         assert [list(d) for d in snap.pods_on] == before[2]
 
 
-def test_prefilter_extensions_switch_to_node_by_node() -> None:
-    sim = simulation([node("n")], [], setup=Setup(error_plugin=True))
-    fwk, _ = plugin_of(sim)
+class FilteringExtensions(ErrorExtensions):
+    """A PreFilter plugin with AddPod/RemovePod that also filters (as PodTopologySpread does)."""
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        return []
+
+
+def test_node_by_node_only_when_a_plugin_filters_on_its_extension_state() -> None:
+    # an extension plugin that does not filter: the filters never read what AddPod/RemovePod change
+    fwk, _ = plugin_of(simulation([node("n")], [], setup=Setup(error_plugin=True)))
+    assert pre.has_extensions(fwk, CycleState())
+    assert not pre.filters_read_extension_state(fwk, CycleState())
+    # the same plugin filtering too: each node must be judged with its own cycle state
+    fwk.filters.append(FilteringExtensions())
+    assert pre.filters_read_extension_state(fwk, CycleState())
     state = CycleState()
-    assert dp._active_extensions(fwk, state)
     state.skip_filter.add("test-plugin")
-    assert not dp._active_extensions(fwk, state)
+    assert not pre.filters_read_extension_state(fwk, state) and not pre.has_extensions(fwk, state)
     fwk, _ = plugin_of(simulation([node("n")], []))
-    assert not dp._active_extensions(fwk, CycleState())
+    assert not pre.has_extensions(fwk, CycleState())
 
 
 # -- the factory ---------------------------------------------------------------------------------------------
@@ -1075,9 +1084,9 @@ def test_factory_defaults_and_validation() -> None:
 
 def test_prefilter_unschedulable_makes_every_node_a_potential_node() -> None:
     diag = Diagnosis.all_rejected(3, Status(Code.UNSCHEDULABLE, ["nope"], "X"))
-    assert dp.potential_nodes(diag).tolist() == [0, 1, 2]
+    assert pre.potential_nodes(diag).tolist() == [0, 1, 2]
     diag = Diagnosis.all_rejected(3, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["nope"], "X"))
-    assert dp.potential_nodes(diag).tolist() == []
+    assert pre.potential_nodes(diag).tolist() == []
 
 
 def test_fit_error_message_format() -> None:
@@ -1085,7 +1094,7 @@ def test_fit_error_message_format() -> None:
         Status(Code.UNSCHEDULABLE, ["Insufficient cpu", "Insufficient memory"]),
         Status(Code.UNSCHEDULABLE, ["b"]),
     ]
-    assert dp.fit_error_message(12, st, ["Preemption is not helpful for scheduling"]) == (
+    assert pre.fit_error_message(12, st, ["Preemption is not helpful for scheduling"]) == (
         "0/12 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 b, "
         "10 Preemption is not helpful for scheduling."
     )

@@ -15,14 +15,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from packsched.api.objects import PREEMPT_NEVER, ElasticQuota, Pod
-from packsched.config.types import DefaultPreemptionArgs, PluginArgs
+from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
@@ -31,33 +28,19 @@ from packsched.framework.interface import (
     ELASTIC_QUOTA,
     POD,
     UPDATE,
-    BudgetView,
     ClusterEvent,
     Handle,
     PostFilterResult,
-    PreFilterExtensions,
 )
-from packsched.framework.runtime import Framework
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.preemption import NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING, Evaluator
+from packsched.framework.snapshot import PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,
     QuotaInfos,
     Res,
     add_to,
-    aggregated_over,
     pod_quota_request,
-)
-from packsched.plugins.defaultpreemption.default_preemption import (
-    NOT_ELIGIBLE_NEVER,
-    NOT_ELIGIBLE_TERMINATING,
-    CandidateCollector,
-    DefaultPreemption,
-    DryRunResult,
-    filter_pods_with_pdb_violation,
-    importance_key,
-    restore_order,
-    status_from_groups,
 )
 
 NAME = "CapacityScheduling"
@@ -107,7 +90,7 @@ class CapacityScheduling:
         self._objects: dict[str, ElasticQuota] = {}  # what the ElasticQuota lister would list, by ns/name
         self._requests: dict[str, Res] = {}  # request of each counted pod, by uid (requests never change)
         self._by_object: dict[int, tuple[Pod, Res]] = {}  # request of each nominated pod seen, by id()
-        self.preemption = _QuotaPreemption(self, handle)
+        self.evaluator = Evaluator(handle, QuotaPolicy(self, handle))
 
     # -- cluster events (the plugin's informers) ----------------------------------------------------------
 
@@ -237,17 +220,15 @@ class CapacityScheduling:
         snapshot = state.read(SNAPSHOT_KEY)
         if not isinstance(snapshot, QuotaInfos):
             return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
-        info = snapshot.get(other.pod.namespace)
-        if info is not None:
-            change = info.add_pod_if_absent if add else info.delete_pod_if_present
-            change(pod_uid(other.pod), self.request(other.pod))
+        change = snapshot.count if add else snapshot.uncount
+        change(other.pod.namespace, pod_uid(other.pod), self.request(other.pod))
         return Status()
 
     # -- PostFilter -----------------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         # Unlike DefaultPreemption, the evaluator's message is returned as is (no "preemption: " prefix).
-        result = self.preemption.preempt(state, pod, diagnosis)
+        result = self.evaluator.preempt(state, pod, diagnosis)
         if not result.status.ok:
             result.status.plugin = result.status.plugin or NAME
         return result
@@ -266,23 +247,22 @@ class CapacityScheduling:
             self._uncount(info, pod.pod)
 
 
-class _QuotaPreemption(DefaultPreemption):
-    """The generic preemption evaluator with CapacityScheduling's eligibility, candidate count and victim
-    selection (spec §7)."""
+class QuotaPolicy:
+    """CapacityScheduling's side of the preemption evaluator (spec §7): its eligibility, every potential node
+    dry-run, victims chosen by the quota rules, and the quota checks after the victims leave and at each
+    reprieve."""
 
     def __init__(self, plugin: CapacityScheduling, handle: Handle) -> None:
-        super().__init__(DefaultPreemptionArgs(), handle)  # its sampling args are not used: every node is tried
         self.plugin = plugin
+        self.handle = handle
 
-    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+    def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         return 0, num_nodes  # every potential node is dry-run
 
-    def pod_eligible_to_preempt_others(
-        self, pod: PodInfo, diagnosis: Diagnosis, state: CycleState | None = None
-    ) -> tuple[bool, str]:
+    def eligible(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> tuple[bool, str]:
         if pod.pod.preemption_policy == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER
-        pfs = state.read(PRE_FILTER_KEY) if state is not None else None
+        pfs = state.read(PRE_FILTER_KEY)
         if not isinstance(pfs, PreFilterState):
             return False, NOT_ELIGIBLE_NO_STATE
         nominated = pod.pod.nominated_node_name
@@ -292,11 +272,12 @@ class _QuotaPreemption(DefaultPreemption):
         col = snap.index.get(nominated)
         if col is not None and diagnosis.node_status(col).code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return True, ""
-        quotas = state.read(SNAPSHOT_KEY) if state is not None else None
+        quotas = state.read(SNAPSHOT_KEY)
         if not isinstance(quotas, QuotaInfos) or col is None:
             return True, ""
         own = quotas.get(pod.pod.namespace)
         on_node = snap.pods_on[col].values()
+        # upstream looks at the deletion timestamp alone here (any terminating pod, whatever removes it)
         if own is not None:
             over_min = own.over_min_with(pfs.in_quota_req)
             for p in on_node:
@@ -317,10 +298,21 @@ class _QuotaPreemption(DefaultPreemption):
                     return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def potential_victims(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo, col: int) -> list[PodInfo]:
+    @staticmethod
+    def _read(state: CycleState) -> tuple[QuotaInfos, PreFilterState] | None:
+        quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
+        if isinstance(quotas, QuotaInfos) and isinstance(pfs, PreFilterState):
+            return quotas, pfs
+        return None
+
+    def potential_victims(self, state: CycleState, pod: PodInfo, col: int) -> list[PodInfo]:
         """The pods of node ``col`` that preemption may evict for ``pod``, in the order upstream removes them
         (spec §7.3 step 2). Pure: the re-evaluation of "over min" after each removal runs on private copies of
         the quotas it touches, exactly as the RemovePod extension then changes the node's own snapshot."""
+        read = self._read(state)
+        if read is None:
+            return []
+        quotas, pfs = read
         on_node = self.handle.snapshot.pods_on[col].values()
         ns = pod.pod.namespace
         own = quotas.get(ns)
@@ -355,12 +347,16 @@ class _QuotaPreemption(DefaultPreemption):
                     add_to(used, self.plugin.request(p.pod), -1)
         return out
 
-    def victim_groups(self, quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo) -> list[tuple[str, int]]:
+    def victim_groups(self, state: CycleState, pod: PodInfo) -> list[tuple[str, int]] | None:
         """The (namespace, priority) groups of placed pods among which ``potential_victims`` finds at least
         one pod on every node that holds one (and none on a node that holds none). In the within-min mode,
         the walk makes the first pod of a namespace that is over its min a victim before anything changes
         that namespace's count, and pods of namespaces within their min never change any count: so a node
         has victims exactly when it holds a pod of another quota'd namespace that is over its min now."""
+        read = self._read(state)
+        if read is None:
+            return None
+        quotas, pfs = read
         ns = pod.pod.namespace
         own = quotas.get(ns)
         groups = self.handle.snapshot.groups
@@ -371,291 +367,33 @@ class _QuotaPreemption(DefaultPreemption):
         over = {n for n, info in quotas.items() if n != ns and info.over_min()}
         return [(n, prio) for n, prio in groups if n in over]
 
-    def dry_run_preemption(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        potential: IntArray,
-        pdbs: Sequence[BudgetView],
-        offset: int,
-        num_candidates: int,
-        batched: bool | None = None,
-    ) -> DryRunResult:
-        """Every potential node, as upstream. Equivalent to one ``select_victims_on_node`` per node, but with
-        all nodes in play at once: every node's potential victims leave the snapshot together, one filter call
-        judges all those nodes, and each reprieve step adds back the next pod of every node still in play and
-        judges them all with one filter call. Each node keeps its own copy of the quotas, changed exactly as
-        the RemovePod / AddPod extensions would change the node's clone of the cycle state; the filters never
-        read the quotas, so one shared cycle state serves them all."""
-        quotas, pfs = state.read(SNAPSHOT_KEY), state.read(PRE_FILTER_KEY)
-        others = [
-            p.name
-            for p in fwk.pre_filter
-            if isinstance(p, PreFilterExtensions) and p.name != NAME and p.name not in state.skip_filter
-        ]
-        if (
-            batched is False
-            or others
-            or NAME in state.skip_filter
-            or not isinstance(quotas, QuotaInfos)
-            or not isinstance(pfs, PreFilterState)
-        ):
-            # another plugin's filter may depend on its AddPod/RemovePod (or this plugin's are not run): node
-            # by node, as upstream
-            return super().dry_run_preemption(fwk, state, pod, potential, pdbs, offset, num_candidates, False)
-        snap = self.handle.snapshot
-        order: list[int] = np.concatenate([potential[offset:], potential[:offset]]).tolist()
-        # Only nodes holding a pod of a group that may lose pods can have potential victims: one numpy
-        # look-up instead of walking every node's pods.
-        maybe = snap.nodes_holding(self.victim_groups(quotas, pfs, pod)).tolist()
-        plans = {col: self.potential_victims(quotas, pfs, pod, col) for col in order if maybe[col]}
-        busy = [col for col in order if plans.get(col)]
-        results: dict[int, tuple[list[PodInfo], int, Status]] = {}
-        if busy:
-            results = self._select_victims_on_nodes(fwk, state, pod, busy, plans, quotas, pfs, pdbs)
-        found = CandidateCollector(snap.nodes, num_candidates)
-        for col in order:
-            res = results.get(col)
-            if res is None:
-                res = ([], 0, self.no_victims(snap.nodes[col].name, pod))
-            if found.add(col, *res):
-                break
-        return found.result()
-
-    def _select_victims_on_nodes(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        busy: list[int],
-        plans: dict[int, list[PodInfo]],
-        quotas: QuotaInfos,
-        pfs: PreFilterState,
-        pdbs: Sequence[BudgetView],
-    ) -> dict[int, tuple[list[PodInfo], int, Status]]:
-        """``select_victims_on_node`` for every node of ``busy`` (each with potential victims ``plans[col]``),
-        step by step over all of them. The snapshot is restored before returning."""
-        snap = self.handle.snapshot
-        request = self.plugin.request
-        ns = pod.pod.namespace
-        out: dict[int, tuple[list[PodInfo], int, Status]] = {}
-        orders = {col: list(snap.pods_on[col]) for col in busy}
-        removed: dict[int, tuple[PodInfo, int]] = {}  # by id(): the pods now out of the snapshot, and where
-        try:
-            taken = [p for col in busy for p in plans[col]]
-            snap.remove_pods(taken)
-            for col in busy:
-                for p in plans[col]:
-                    removed[id(p)] = (p, col)
-            fits, groups = fwk.run_filters_with_nominated(state, pod, np.array(busy, dtype=np.intp))
-            live: list[int] = []
-            for j, col in enumerate(busy):
-                if fits[j]:
-                    live.append(col)
-                else:
-                    out[col] = ([], 0, status_from_groups([g for g in groups if g.mask[j]]))
-            # each node's own quotas, after RemovePod of its potential victims
-            used_sum, min_sum = quotas.sums()
-            local: dict[int, _NodeQuotas] = {}
-            sequences: dict[int, list[PodInfo]] = {}
-            num_violating_first: dict[int, int] = {}
-            playing: list[int] = []
-            own_quota = ns in quotas
-            for col in live:
-                qs = _NodeQuotas(quotas, used_sum, min_sum)
-                for p in plans[col]:
-                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
-                own = qs.get(ns)
-                if own is not None and (own.over_max_with(pfs.pod_req) or qs.aggregated_over_min_with(pfs.pod_req)):
-                    out[col] = ([], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED]))
-                    continue
-                local[col] = qs
-                pot = sorted(plans[col], key=importance_key)
-                violating, non_violating = filter_pods_with_pdb_violation(pot, pdbs)
-                sequences[col] = violating + non_violating
-                num_violating_first[col] = len(violating)
-                out[col] = ([], 0, Status())
-                playing.append(col)
-            victims: dict[int, list[PodInfo]] = {col: [] for col in playing}
-            violations = dict.fromkeys(playing, 0)
-            step = 0
-            while True:
-                now = [col for col in playing if step < len(sequences[col])]
-                if not now:
-                    break
-                back = [(sequences[col][step], col) for col in now]
-                snap.add_pods(back)
-                for p, col in back:
-                    del removed[id(p)]
-                    local[col].count(p.pod.namespace, pod_uid(p.pod), request(p.pod))
-                fits, _ = fwk.run_filters_with_nominated(state, pod, np.array(now, dtype=np.intp))
-                out_again: list[PodInfo] = []
-                for col, ok in zip(now, fits.tolist(), strict=True):
-                    qs = local[col]
-                    # Upstream also runs the quota re-check after a pod that did not fit was made a victim,
-                    # and then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
-                    if ok and not (
-                        own_quota
-                        and (qs.own(ns).over_max_with(pfs.in_quota_req) or qs.aggregated_over_min_with(pfs.all_req))
-                    ):
-                        continue
-                    p = sequences[col][step]
-                    out_again.append(p)
-                    removed[id(p)] = (p, col)
-                    qs.uncount(p.pod.namespace, pod_uid(p.pod), request(p.pod))
-                    victims[col].append(p)
-                    if not ok and step < num_violating_first[col]:
-                        violations[col] += 1
-                snap.remove_pods(out_again)  # nodes are independent: all of this step's victims at once
-                step += 1
-            for col in playing:
-                vs = victims[col]
-                n_violating = num_violating_first[col]
-                if 0 < n_violating < len(sequences[col]):
-                    vs.sort(key=importance_key)
-                out[col] = (vs, violations[col], Status())
-            return out
-        finally:
-            snap.add_pods(list(removed.values()))
-            for col, names in orders.items():
-                restore_order(snap.pods_on[col], names)
-
-    @staticmethod
-    def no_victims(node: str, pod: PodInfo) -> Status:
+    def no_victims(self, node: str, pod: PodInfo) -> Status:
         return Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f"No victims found on node {node} for preemptor pod {pod.pod.name}"]
         )
 
-    def select_victims_on_node(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
-    ) -> tuple[list[PodInfo], int, Status]:
-        """Upstream's SelectVictimsOnNode for quotas (spec §7.3). ``state`` is this node's own clone."""
-        quotas = state.read(SNAPSHOT_KEY)
-        if not isinstance(quotas, QuotaInfos):
-            return [], 0, Status(Code.UNSCHEDULABLE, [NO_SNAPSHOT])
-        pfs = state.read(PRE_FILTER_KEY)
-        if not isinstance(pfs, PreFilterState):
-            return [], 0, Status(Code.UNSCHEDULABLE, [NO_PRE_FILTER_STATE])
-        snap = self.handle.snapshot
-        on_node = snap.pods_on[col]
-        order = list(on_node)
-        removed: dict[int, PodInfo] = {}
-        sel = np.array([col], dtype=np.intp)
-
-        def remove(p: PodInfo) -> Status:
-            snap.remove_pod(p)
-            removed[id(p)] = p
-            return fwk.run_remove_pod(state, pod, p, col)
-
-        def add(p: PodInfo) -> Status:
-            snap.add_pod(p, col)
-            del removed[id(p)]
-            return fwk.run_add_pod(state, pod, p, col)
-
+    def refuse_node(self, node_state: CycleState, pod: PodInfo) -> Status | None:
+        """With every potential victim gone, the pod must fit its quota's max and the sum of all mins."""
+        read = self._read(node_state)
+        if read is None:
+            return Status(Code.UNSCHEDULABLE, [NO_SNAPSHOT])
+        quotas, pfs = read
         own = quotas.get(pod.pod.namespace)
-        try:
-            potential = self.potential_victims(quotas, pfs, pod, col)
-            if not potential:
-                return [], 0, self.no_victims(snap.nodes[col].name, pod)
-            for p in potential:
-                st = remove(p)
-                if not st.ok:
-                    return [], 0, Status(Code.ERROR, [st.message])
-            feasible, groups = fwk.run_filters_with_nominated(state, pod, sel)
-            if not feasible[0]:
-                return [], 0, status_from_groups(groups)
-            if own is not None and (own.over_max_with(pfs.pod_req) or quotas.aggregated_over_min_with(pfs.pod_req)):
-                return [], 0, Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED])
-            potential.sort(key=importance_key)
-            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-            victims: list[PodInfo] = []
-            num_violating = 0
+        if own is not None and (own.over_max_with(pfs.pod_req) or quotas.aggregated_over_min_with(pfs.pod_req)):
+            return Status(Code.UNSCHEDULABLE, [QUOTA_EXCEEDED])
+        return None
 
-            def reprieve(p: PodInfo) -> tuple[bool, Status]:
-                st = add(p)
-                if not st.ok:
-                    return False, st
-                fits = bool(fwk.run_filters_with_nominated(state, pod, sel)[0][0])
-                # Upstream also runs the quota re-check after a pod that did not fit was made a victim, and
-                # then fails removing it a second time (spec §12.9a); a pod is made a victim once here.
-                quota_says_no = (
-                    fits
-                    and own is not None
-                    and (own.over_max_with(pfs.in_quota_req) or quotas.aggregated_over_min_with(pfs.all_req))
-                )
-                if not fits or quota_says_no:
-                    st = remove(p)
-                    if not st.ok:
-                        return False, st
-                    victims.append(p)
-                return fits, Status()
-
-            for p in violating:
-                fits, st = reprieve(p)
-                if not st.ok:
-                    return [], 0, Status(Code.ERROR, [st.message])
-                if not fits:
-                    num_violating += 1
-            for p in non_violating:
-                _, st = reprieve(p)
-                if not st.ok:
-                    return [], 0, Status(Code.ERROR, [st.message])
-            if violating and non_violating:
-                victims.sort(key=importance_key)
-            return victims, num_violating, Status()
-        finally:
-            for p in list(removed.values()):
-                snap.add_pod(p, col)
-            restore_order(on_node, order)
-
-
-class _NodeQuotas:
-    """One node's quotas in the batched dry run: what the node's clone of the cycle state holds after the
-    RemovePod / AddPod calls of its dry run. A namespace's record is copied the first time the node counts one
-    of its pods in or out (the others are the cycle's, unchanged), and the usage summed over all records is
-    kept up to date alongside, so that the Σmin check does not add up every record at every step."""
-
-    def __init__(self, base: QuotaInfos, used_sum: Res, min_sum: Res) -> None:
-        self.base = base
-        self.copies: dict[str, QuotaInfo] = {}
-        self.used_sum = dict(used_sum)
-        self.min_sum = min_sum
-
-    def get(self, ns: str) -> QuotaInfo | None:
-        info = self.copies.get(ns)
-        return info if info is not None else self.base.get(ns)
-
-    def own(self, ns: str) -> QuotaInfo:
-        info = self.get(ns)
-        assert info is not None
-        return info
-
-    def _copy(self, ns: str) -> QuotaInfo | None:
-        info = self.copies.get(ns)
-        if info is None:
-            base = self.base.get(ns)
-            if base is None:
-                return None
-            info = self.copies[ns] = base.clone()
-        return info
-
-    def count(self, ns: str, uid: str, request: Res) -> None:
-        """The AddPod extension: count the pod in if its namespace has a record that does not count it."""
-        info = self._copy(ns)
-        if info is not None and not info.tracks(uid):
-            info.add_pod_if_absent(uid, request)
-            add_to(self.used_sum, request)
-
-    def uncount(self, ns: str, uid: str, request: Res) -> None:
-        """The RemovePod extension: count the pod out if its namespace's record counts it."""
-        info = self._copy(ns)
-        if info is not None and info.tracks(uid):
-            info.delete_pod_if_present(uid, request)
-            add_to(self.used_sum, request, -1)
-
-    def aggregated_over_min_with(self, request: Res) -> bool:
-        return aggregated_over(self.used_sum, self.min_sum, request)
+    def refuse_reprieve(self, node_state: CycleState, pod: PodInfo) -> bool:
+        """A victim put back that the pod still fits beside must go all the same if the pod's quota (with the
+        nominated pods PreFilter counted) would then exceed its max, or all quotas their summed min. (Upstream
+        also runs this check after a pod that did not fit was made a victim, and then fails removing it a second
+        time (spec §12.9a); a pod is made a victim once here.)"""
+        read = self._read(node_state)
+        if read is None:
+            return False
+        quotas, pfs = read
+        own = quotas.get(pod.pod.namespace)
+        return own is not None and (own.over_max_with(pfs.in_quota_req) or quotas.aggregated_over_min_with(pfs.all_req))
 
 
 def _least_important_first(p: PodInfo) -> tuple[int, float, int]:

@@ -189,16 +189,62 @@ class QuotaInfo:
 
 
 class QuotaInfos(dict[str, QuotaInfo]):
-    """Quota records by namespace."""
+    """Quota records by namespace.
+
+    :meth:`clone` is copy-on-write: the copy shares every record with the original until :meth:`count` or
+    :meth:`uncount` changes one, which then gets a private copy (preemption's dry run clones the cycle's quotas
+    once per node and changes a few records at most). Once cloned, neither map may change a shared record in place:
+    change records through ``count`` / ``uncount``. A clone also keeps Σused and Σmin up to date, so that the
+    Σmin check does not add up every record at each reprieve step."""
+
+    _shared: set[str] | None = None  # copy-on-write: namespaces whose record may be shared with another map
+    _sums: tuple[Res, Res] | None = None  # (Σused, Σmin), kept while copy-on-write
 
     def snapshot(self) -> QuotaInfos:
         return QuotaInfos({ns: info.snapshot() for ns, info in self.items()})
 
     def clone(self) -> QuotaInfos:
-        return QuotaInfos({ns: info.clone() for ns, info in self.items()})
+        out = QuotaInfos(self)
+        sums = self.sums()
+        self._shared = set(self)  # from now on both share every record
+        self._sums = sums
+        out._shared = set(self)
+        out._sums = (dict(sums[0]), sums[1])
+        return out
+
+    def _own(self, ns: str) -> QuotaInfo | None:
+        info = self.get(ns)
+        if info is not None and self._shared is not None and ns in self._shared:
+            info = self[ns] = info.clone()
+            self._shared.discard(ns)
+        return info
+
+    def count(self, ns: str, uid: str, request: Res) -> None:
+        """The AddPod extension: count the pod in if its namespace has a record that does not count it."""
+        info = self.get(ns)
+        if info is None or info.tracks(uid):
+            return
+        own = self._own(ns)
+        assert own is not None
+        own.add_pod_if_absent(uid, request)
+        if self._sums is not None:
+            add_to(self._sums[0], request)
+
+    def uncount(self, ns: str, uid: str, request: Res) -> None:
+        """The RemovePod extension: count the pod out if its namespace's record counts it."""
+        info = self.get(ns)
+        if info is None or not info.tracks(uid):
+            return
+        own = self._own(ns)
+        assert own is not None
+        own.delete_pod_if_present(uid, request)
+        if self._sums is not None:
+            add_to(self._sums[0], request, -1)
 
     def sums(self) -> tuple[Res, Res]:
         """Σused and Σmin of every record."""
+        if self._sums is not None:
+            return self._sums
         used: Res = {}
         minimum: Res = {}
         for info in self.values():
