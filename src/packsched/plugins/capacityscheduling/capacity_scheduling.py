@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,28 +276,29 @@ class QuotaPolicy:
         quotas = state.read(SNAPSHOT_KEY)
         if not isinstance(quotas, QuotaInfos) or col is None:
             return True, ""
-        own = quotas.get(pod.pod.namespace)
-        on_node = snap.pods_on[col].values()
-        # upstream looks at the deletion timestamp alone here (any terminating pod, whatever removes it)
-        if own is not None:
-            over_min = own.over_min_with(pfs.in_quota_req)
-            for p in on_node:
-                if not p.pod.terminating:
-                    continue
-                theirs = quotas.get(p.pod.namespace)
-                if theirs is None:
-                    continue
-                if p.pod.namespace == pod.pod.namespace and p.priority < pod.priority:
-                    return False, NOT_ELIGIBLE_TERMINATING
-                if p.pod.namespace != pod.pod.namespace and not over_min and theirs.over_min():
-                    return False, NOT_ELIGIBLE_TERMINATING
-        else:
-            for p in on_node:
-                if p.pod.namespace in quotas:
-                    continue
-                if p.pod.terminating and p.priority < pod.priority:
-                    return False, NOT_ELIGIBLE_TERMINATING
+        if self._victim_terminating(quotas, pfs, pod, snap.pods_on[col].values()):
+            return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    @staticmethod
+    def _victim_terminating(quotas: QuotaInfos, pfs: PreFilterState, pod: PodInfo, on_node: Iterable[PodInfo]) -> bool:
+        """Whether a pod the preemptor could have made a victim is still terminating on its nominated node
+        (upstream looks at the deletion timestamp alone here: any terminating pod, whatever removes it)."""
+        own = quotas.get(pod.pod.namespace)
+        if own is None:
+            return any(
+                p.pod.terminating and p.pod.namespace not in quotas and p.priority < pod.priority for p in on_node
+            )
+        over_min = own.over_min_with(pfs.in_quota_req)
+        for p in on_node:
+            theirs = quotas.get(p.pod.namespace)
+            if not p.pod.terminating or theirs is None:
+                continue
+            if p.pod.namespace == pod.pod.namespace and p.priority < pod.priority:
+                return True
+            if p.pod.namespace != pod.pod.namespace and not over_min and theirs.over_min():
+                return True
+        return False
 
     @staticmethod
     def _read(state: CycleState) -> tuple[QuotaInfos, PreFilterState] | None:
