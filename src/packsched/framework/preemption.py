@@ -52,6 +52,8 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 # negative-priority victims is not preferred over a node with fewer victims of the same negative priority.
 _PRIORITY_SHIFT = 2**31
 
+ADD_POD, REMOVE_POD = "AddPod", "RemovePod"
+
 # Nodes the batched dry run adds at a time once it holds fewer candidates than it needs (upstream's parallelism).
 _MIN_CHUNK = 16
 
@@ -263,9 +265,17 @@ def filters_read_extension_state(fwk: Framework, state: CycleState) -> bool:
     )
 
 
+def active_extensions(fwk: Framework, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
+    """The PreFilter plugins of this cycle that must hear of pods added or removed (AddPod/RemovePod), by name,
+    in the profile's order (the framework's RunPreFilterExtensionAddPod / RemovePod call the same ones)."""
+    return [
+        (p.name, p) for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter
+    ]
+
+
 def has_extensions(fwk: Framework, state: CycleState) -> bool:
     """Whether some PreFilter plugin of this cycle must hear of pods added or removed (AddPod/RemovePod)."""
-    return any(isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter for p in fwk.pre_filter)
+    return bool(active_extensions(fwk, state))
 
 
 class CandidateCollector:
@@ -356,6 +366,7 @@ class Evaluator:
     def __init__(self, handle: Handle, policy: Policy) -> None:
         self.handle = handle
         self.policy = policy
+        self._extensions: list[tuple[str, PreFilterExtensions]] = []  # those of the dry run under way
 
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """Upstream Evaluator.Preempt (the message without a plugin's prefix). ``nominated_node`` is None where
@@ -478,12 +489,13 @@ class Evaluator:
                 out[col] = ([], 0, self.policy.no_victims(snap.nodes[col].name, pod))
         if not plans:
             return out
-        clone = has_extensions(fwk, state)  # without extensions nothing writes to a node's state
+        self._extensions = active_extensions(fwk, state)
+        clone = bool(self._extensions)  # without extensions nothing writes to a node's state
         runs = [_NodeRun(col, state.clone() if clone else state) for col in plans]
         log = _DryRunLog(snap)
         try:
             log.remove([(p, run.col) for run in runs for p in plans[run.col]])
-            runs = [run for run in runs if self._tell_removed(fwk, pod, run, plans[run.col], out)]
+            runs = [run for run in runs if self._tell_removed(pod, run, plans[run.col], out)]
             runs = self._judge_without_victims(fwk, state, pod, runs, shared_filter, out)
             for run in runs:
                 pot = sorted(plans[run.col], key=importance_key)
@@ -495,16 +507,9 @@ class Evaluator:
         finally:
             log.restore()
 
-    def _tell_removed(
-        self, fwk: Framework, pod: PodInfo, run: _NodeRun, pods: Sequence[PodInfo], out: dict[int, Victims]
-    ) -> bool:
+    def _tell_removed(self, pod: PodInfo, run: _NodeRun, pods: Sequence[PodInfo], out: dict[int, Victims]) -> bool:
         """RemovePod for each pod taken off the node; False (and the node's error in ``out``) if one fails."""
-        for p in pods:
-            st = fwk.run_remove_pod(run.state, pod, p, run.col)
-            if not st.ok:
-                out[run.col] = ([], 0, _extension_error("RemovePod", st))
-                return False
-        return True
+        return all(self._tell(pod, run, p, REMOVE_POD, out) for p in pods)
 
     def _judge_without_victims(
         self,
@@ -555,7 +560,7 @@ class Evaluator:
                 break
             back = [(run.sequence[step], run.col) for run in now]
             log.put_back(back)
-            failed = {run.col for run in now if not self._tell(fwk, pod, run, run.sequence[step], "AddPod", out)}
+            failed = {run.col for run in now if not self._tell(pod, run, run.sequence[step], ADD_POD, out)}
             now = [run for run in now if run.col not in failed]
             verdicts: list[bool] = []
             if now:
@@ -568,7 +573,7 @@ class Evaluator:
                     continue
                 p = run.sequence[step]
                 again.append((p, run.col))
-                if not self._tell(fwk, pod, run, p, "RemovePod", out):
+                if not self._tell(pod, run, p, REMOVE_POD, out):
                     failed.add(run.col)
                     continue
                 run.victims.append(p)
@@ -582,17 +587,20 @@ class Evaluator:
                 run.victims.sort(key=importance_key)
             out[run.col] = (run.victims, run.violations, Status())
 
-    @staticmethod
-    def _tell(fwk: Framework, pod: PodInfo, run: _NodeRun, p: PodInfo, what: str, out: dict[int, Victims]) -> bool:
-        """AddPod or RemovePod of ``p`` on the run's node; False (and the node's error in ``out``) if it fails."""
-        if what == "AddPod":
-            st = fwk.run_add_pod(run.state, pod, p, run.col)
-        else:
-            st = fwk.run_remove_pod(run.state, pod, p, run.col)
-        if st.ok:
-            return True
-        out[run.col] = ([], 0, _extension_error(what, st))
-        return False
+    def _tell(self, pod: PodInfo, run: _NodeRun, p: PodInfo, what: str, out: dict[int, Victims]) -> bool:
+        """AddPod or RemovePod of ``p`` on the run's node, for every active extension (the framework's
+        RunPreFilterExtension*, called directly: this is the dry run's innermost loop); False (and the node's
+        error in ``out``) if one fails."""
+        snap = self.handle.snapshot
+        for name, ext in self._extensions:
+            if what == ADD_POD:
+                st = ext.add_pod(run.state, pod, p, run.col, snap)
+            else:
+                st = ext.remove_pod(run.state, pod, p, run.col, snap)
+            if not st.ok:
+                out[run.col] = ([], 0, _extension_error(what, st.plugin or name, st))
+                return False
+        return True
 
     # -- choosing and preparing -----------------------------------------------------------------------------
 
@@ -613,6 +621,6 @@ class Evaluator:
         return Status()
 
 
-def _extension_error(what: str, st: Status) -> Status:
+def _extension_error(what: str, plugin: str, st: Status) -> Status:
     """The framework's wrapping of a failed PreFilter extension (RunPreFilterExtensionAddPod / RemovePod)."""
-    return Status(Code.ERROR, [f"running {what} on PreFilter plugin {go_quote(st.plugin)}: {st.message}"])
+    return Status(Code.ERROR, [f"running {what} on PreFilter plugin {go_quote(plugin)}: {st.message}"])

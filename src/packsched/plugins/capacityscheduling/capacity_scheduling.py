@@ -35,7 +35,7 @@ from packsched.framework.interface import (
 )
 from packsched.framework.preemption import NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING, Evaluator
 from packsched.framework.snapshot import PodInfo, Snapshot
-from packsched.framework.status import Code, Status
+from packsched.framework.status import SUCCESS, Code, Status
 from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,
     QuotaInfos,
@@ -72,6 +72,10 @@ class PreFilterState:
 
     def clone(self) -> PreFilterState:
         return self  # never changed after PreFilter
+
+
+def _no_snapshot() -> Status:
+    return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
 
 
 def _summed(*parts: Res) -> Res:
@@ -144,7 +148,9 @@ class CapacityScheduling:
                 self._uncount(info, event.old)
 
     def request(self, pod: Pod) -> Res:
-        uid = pod_uid(pod)
+        return self._request(pod_uid(pod), pod)
+
+    def _request(self, uid: str, pod: Pod) -> Res:
         req = self._requests.get(uid)
         if req is None:
             req = self._requests[uid] = pod_quota_request(pod)
@@ -211,19 +217,22 @@ class CapacityScheduling:
     # -- PreFilter extensions -------------------------------------------------------------------------------
 
     def add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
-        return self._in_cycle_snapshot(state, other, add=True)
+        """Count ``other`` in its quota in this cycle's copy of the quotas."""
+        quotas = state.read(SNAPSHOT_KEY)
+        if not isinstance(quotas, QuotaInfos):
+            return _no_snapshot()
+        uid = pod_uid(other.pod)
+        quotas.count(other.pod.namespace, uid, self._request(uid, other.pod))
+        return SUCCESS
 
     def remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
-        return self._in_cycle_snapshot(state, other, add=False)
-
-    def _in_cycle_snapshot(self, state: CycleState, other: PodInfo, add: bool) -> Status:
-        """Count ``other`` in (or out of) its quota in this cycle's copy of the quotas."""
-        snapshot = state.read(SNAPSHOT_KEY)
-        if not isinstance(snapshot, QuotaInfos):
-            return Status(Code.ERROR, [f'error reading "{SNAPSHOT_KEY}" from cycleState'], NAME)
-        change = snapshot.count if add else snapshot.uncount
-        change(other.pod.namespace, pod_uid(other.pod), self.request(other.pod))
-        return Status()
+        """Count ``other`` out of its quota in this cycle's copy of the quotas."""
+        quotas = state.read(SNAPSHOT_KEY)
+        if not isinstance(quotas, QuotaInfos):
+            return _no_snapshot()
+        uid = pod_uid(other.pod)
+        quotas.uncount(other.pod.namespace, uid, self._request(uid, other.pod))
+        return SUCCESS
 
     # -- PostFilter -----------------------------------------------------------------------------------------
 

@@ -212,11 +212,12 @@ class QuotaInfos(dict[str, QuotaInfo]):
         out._sums = (dict(sums[0]), sums[1])
         return out
 
-    def _own(self, ns: str) -> QuotaInfo | None:
-        info = self.get(ns)
-        if info is not None and self._shared is not None and ns in self._shared:
+    def _own(self, ns: str, info: QuotaInfo) -> QuotaInfo:
+        """``info`` (this map's record of ``ns``), copied first if another map may share it."""
+        shared = self._shared
+        if shared is not None and ns in shared:
             info = self[ns] = info.clone()
-            self._shared.discard(ns)
+            shared.discard(ns)
         return info
 
     def count(self, ns: str, uid: str, request: Res) -> None:
@@ -224,9 +225,7 @@ class QuotaInfos(dict[str, QuotaInfo]):
         info = self.get(ns)
         if info is None or info.tracks(uid):
             return
-        own = self._own(ns)
-        assert own is not None
-        own.add_pod_if_absent(uid, request)
+        self._own(ns, info).add_pod_if_absent(uid, request)
         if self._sums is not None:
             add_to(self._sums[0], request)
 
@@ -235,9 +234,7 @@ class QuotaInfos(dict[str, QuotaInfo]):
         info = self.get(ns)
         if info is None or not info.tracks(uid):
             return
-        own = self._own(ns)
-        assert own is not None
-        own.delete_pod_if_present(uid, request)
+        self._own(ns, info).delete_pod_if_present(uid, request)
         if self._sums is not None:
             add_to(self._sums[0], request, -1)
 
