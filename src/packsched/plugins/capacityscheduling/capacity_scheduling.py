@@ -423,7 +423,7 @@ class _QuotaPreemption(DefaultPreemption):
                 break
         return found.result()
 
-    def _select_victims_on_nodes(
+    def _select_victims_on_nodes(  # noqa: C901
         self,
         fwk: Framework,
         state: CycleState,
@@ -527,7 +527,7 @@ class _QuotaPreemption(DefaultPreemption):
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f"No victims found on node {node} for preemptor pod {pod.pod.name}"]
         )
 
-    def select_victims_on_node(
+    def select_victims_on_node(  # noqa: C901
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
     ) -> tuple[list[PodInfo], int, Status]:
         """Upstream's SelectVictimsOnNode for quotas (spec §7.3). ``state`` is this node's own clone."""

@@ -419,7 +419,7 @@ class DefaultPreemption:
             chunk = max(num_candidates - found.size, _MIN_CHUNK)
         return found.result()
 
-    def select_victims_on_node(
+    def select_victims_on_node(  # noqa: C901
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
     ) -> tuple[list[PodInfo], int, Status]:
         """Upstream SelectVictimsOnNode on node column ``col``: the fewest lower-priority pods to evict so
@@ -498,7 +498,7 @@ class DefaultPreemption:
                 snap.add_pod(p, col)
             restore_order(on_node, order)
 
-    def select_victims_on_nodes(
+    def select_victims_on_nodes(  # noqa: C901
         self, fwk: Framework, state: CycleState, pod: PodInfo, cols: Sequence[int], pdbs: Sequence[BudgetView]
     ) -> list[tuple[list[PodInfo], int, Status]]:
         """``select_victims_on_node`` for many nodes at once, for a framework without active PreFilter
