@@ -24,6 +24,12 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
 from packsched.config import args as pluginargs
 from packsched.config import catalog
+from packsched.config.defaults import (
+    DEFAULT_PARALLELISM,
+    DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+    DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    DEFAULT_SCHEDULER_NAME,
+)
 from packsched.config.fielderr import child, duplicate, index, invalid, required, with_file
 from packsched.config.types import (
     EXTENSION_POINTS,
@@ -136,13 +142,13 @@ def convert(
     cfg.leader_election, cfg.kubeconfig = _decode_live_only(ctx, top)
     if "parallelism" in top:
         value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
-        cfg.parallelism = 16 if value is None else value
+        cfg.parallelism = DEFAULT_PARALLELISM if value is None else value
     pct = pluginargs.read_int(r, top.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
     cfg.percentage_of_nodes_to_score = 0 if pct is None else pct  # upstream defaults the pointer to 0
     initial = pluginargs.read_int(r, top.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", bits=64)
-    cfg.pod_initial_backoff_seconds = 1 if initial is None else initial
+    cfg.pod_initial_backoff_seconds = DEFAULT_POD_INITIAL_BACKOFF_SECONDS if initial is None else initial
     maximum = pluginargs.read_int(r, top.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", bits=64)
-    cfg.pod_max_backoff_seconds = 10 if maximum is None else maximum
+    cfg.pod_max_backoff_seconds = DEFAULT_POD_MAX_BACKOFF_SECONDS if maximum is None else maximum
     if r.list(top.get("extenders"), "extenders"):
         ctx.add("extenders", "extenders are not supported by packsched")
     if top.get("percentageOfPlacementsToScore") is not None:
@@ -342,7 +348,7 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
     data = r.fields(raw, path, PROFILE_FIELDS[v])
     name_raw = data.get("schedulerName")
     # SetDefaults: only a single profile gets "default-scheduler"; validation requires the others' names.
-    default_name = "default-scheduler" if single and name_raw is None else ""
+    default_name = DEFAULT_SCHEDULER_NAME if single and name_raw is None else ""
     prof = Profile(scheduler_name=r.str(name_raw, child(path, "schedulerName"), default_name))
     if v == catalog.V1:
         prof.percentage_of_nodes_to_score = pluginargs.read_int(

@@ -26,6 +26,7 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList
 from packsched.config import args as pluginargs
 from packsched.config import catalog
+from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
 from packsched.config.fielderr import child, index, invalid, required
 from packsched.config.types import (
     REQUESTED_TO_CAPACITY_RATIO,
@@ -193,7 +194,7 @@ def convert_policy(
     rtcr_args = _add_priorities(r, top.get("priorities"), plugins, explicit, semantics, warnings)
     omitted = _leave_out_unimplemented(plugins, known, explicit, errors)
 
-    profile = Profile(scheduler_name="default-scheduler", plugins=plugins, omitted_default_plugins=omitted)
+    profile = Profile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugins=plugins, omitted_default_plugins=omitted)
     _policy_plugin_config(profile, rtcr_args, errors)
     cfg = KubeSchedulerConfiguration(profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy")
     cfg.warnings.extend(warnings)

@@ -184,11 +184,6 @@ class DeviceTable:
     def pod_removed(self, info: PodInfo, col: int) -> None:
         self.release(info.key)
 
-    # -- totals ---------------------------------------------------------------------------------------
-
-    def capacity_milli(self) -> int:
-        return int(self.count.sum()) * MILLI
-
 
 TABLE_KEY = "GPUShare/device-table"
 

@@ -25,7 +25,6 @@ from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.plugins.helper.gpu import CHOICE_KEY, pod_cpu, read_demand
 
 NAME = "FGDScore"
-BEST_GPU_KEY = NAME + "/best-gpu"
 
 
 def sigmoid_score(delta: FloatArray) -> IntArray:

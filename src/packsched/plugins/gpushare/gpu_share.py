@@ -26,7 +26,7 @@ class GPUShare:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args:
-            raise ValueError(f"{NAME} takes no args, got {sorted(args)}")
+            raise ValueError(f"{NAME} takes no args, got {sorted(args) if isinstance(args, dict) else args}")
         self.handle = handle
 
     @property
