@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from helpers import make_config, make_profile, node, pod
@@ -149,4 +148,6 @@ def test_overflowing_amounts_score_exactly() -> None:
     assert sim.snapshot.big
     cycle = result.captured["default/p"][-1]
     assert cycle.scores is not None
-    assert np.all(cycle.scores.per_plugin["NodeResourcesFit"] >= 0)
+    # LeastAllocated: cpu (4000 - 100) * 100 // 4000 = 97; memory (2**62 - 2**61) * 100 // 2**62 = 50, whose
+    # product overflows int64; (97 + 50) // 2 = 73 on both nodes.
+    assert cycle.scores.per_plugin["NodeResourcesFit"].tolist() == [73, 73]

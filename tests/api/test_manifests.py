@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from packsched.api.errors import FieldError, InputError
 from packsched.api.manifests import Cluster, load_manifests
@@ -20,6 +21,7 @@ from packsched.api.objects import (
     Taint,
 )
 from packsched.api.pods import pod_requests
+from packsched.cli.main import app
 
 Mi = 2**20
 Gi = 2**30
@@ -895,3 +897,84 @@ def test_input_error_text_lists_file_path_and_message(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load(path)
     assert str(info.value) == f"{path}: spec.containers[0].resources.requets: unknown field"
+
+
+# -- duplicate keys ---------------------------------------------------------------------------------------------
+
+DUP_NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+
+DUP_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    resources:
+      requests:
+        cpu: 100m
+        memory: 1Gi
+        cpu: 200m
+"""
+
+
+def test_a_key_given_twice_in_yaml_is_one_error_with_file_and_field_path(tmp_path: Path) -> None:
+    path = write(tmp_path, "pod.yaml", DUP_POD)
+    (e,) = errors_of(path)
+    assert (e.file, e.path) == (str(path), "spec.containers[0].resources.requests.cpu")
+    assert e.message == 'duplicate field "cpu" (line 12 column 9): a key may appear only once in a map'
+
+
+def test_a_key_given_twice_names_the_document_of_a_stream(tmp_path: Path) -> None:
+    path = write(tmp_path, "all.yaml", DUP_NODE + "---" + DUP_POD)
+    (e,) = errors_of(path)
+    assert e.path == "document 2: spec.containers[0].resources.requests.cpu"
+    assert "line 17 column 9" in e.message
+
+
+def test_a_key_given_twice_at_the_top_and_in_a_list_item(tmp_path: Path) -> None:
+    top = write(tmp_path, "top.yaml", DUP_NODE + "kind: Node\n")
+    (e,) = errors_of(top)
+    assert (e.path, e.message) == (
+        "kind",
+        'duplicate field "kind" (line 5 column 1): a key may appear only once in a map',
+    )
+    items = write(
+        tmp_path,
+        "list.yaml",
+        """
+        apiVersion: v1
+        kind: List
+        items:
+        - {apiVersion: v1, kind: Node, metadata: {name: a}}
+        - {apiVersion: v1, kind: Node, metadata: {name: b, name: c}}
+        """,
+    )
+    (e,) = errors_of(items)
+    assert e.path == "items[1].metadata.name"
+
+
+def test_a_key_given_twice_in_json(tmp_path: Path) -> None:
+    doc = (
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, '
+        '"spec": {"containers": [{"name": "c", "name": "d"}]}}'
+    )
+    path = write(tmp_path, "pod.json", doc)
+    (e,) = errors_of(path)
+    assert (e.file, e.path) == (str(path), "spec.containers[0].name")
+    assert e.message == 'duplicate field "name": a key may appear only once in a map'
+
+
+def test_a_key_given_twice_fails_validate_with_exit_code_2_and_no_traceback(tmp_path: Path) -> None:
+    path = write(tmp_path, "pod.yaml", DUP_NODE + "---" + DUP_POD)
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert f"{path}: document 2: spec.containers[0].resources.requests.cpu: duplicate field" in result.output

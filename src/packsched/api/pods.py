@@ -131,17 +131,14 @@ def decode_tolerations(r: Reader, raw: object, path: str) -> list[Toleration]:
     return out
 
 
-def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Container:
-    data = r.fields(raw, path, schema.CONTAINER)
-    name = r.str(data.get("name"), f"{path}.name")
-    if not name:
-        r.errors.add(f"{path}.name", "Required value")
-    res = r.fields(data.get("resources"), f"{path}.resources", schema.RESOURCE_REQUIREMENTS)
-    requests = parse_resource_list(res.get("requests"), f"{path}.resources.requests", r.errors)
-    limits = parse_resource_list(res.get("limits"), f"{path}.resources.limits", r.errors)
+def _check_container_resources(
+    r: Reader, res: dict[str, Any], requests: ResourceList, limits: ResourceList, path: str
+) -> None:
+    """Requests against limits: extended resources are integers and requests equal limits; others at most."""
     for rname in set(requests) | set(limits):
         if is_extended_resource(rname):
-            for kind, lst in (("requests", res.get("requests")), ("limits", res.get("limits"))):
+            for kind in ("requests", "limits"):
+                lst = res.get(kind)
                 if isinstance(lst, dict) and rname in lst:
                     try:
                         if parse_quantity(lst[rname]).denominator != 1:
@@ -152,12 +149,12 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
                 r.errors.add(f"{path}.resources.requests[{rname}]", f"must be equal to {rname} limit")
         elif rname in requests and rname in limits and requests[rname] > limits[rname]:
             r.errors.add(f"{path}.resources.requests[{rname}]", f"must be less than or equal to {rname} limit")
-    # API-server defaulting: a limit without a request makes the request equal to the limit.
-    for rname, amount in limits.items():
-        requests.setdefault(rname, amount)
+
+
+def _decode_container_ports(r: Reader, raw: object, path: str) -> list[ContainerPort]:
     ports: list[ContainerPort] = []
-    for i, item in enumerate(r.list(data.get("ports"), f"{path}.ports")):
-        pp = f"{path}.ports[{i}]"
+    for i, item in enumerate(r.list(raw, path)):
+        pp = f"{path}[{i}]"
         pd = r.fields(item, pp, schema.CONTAINER_PORT)
         cport = r.int(pd.get("containerPort"), f"{pp}.containerPort", 0) or 0
         hport = r.int(pd.get("hostPort"), f"{pp}.hostPort", 0) or 0
@@ -167,6 +164,22 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
             r.errors.add(f"{pp}.hostPort", f"Invalid value: {hport}: must be between 1 and 65535, inclusive")
         proto = r.one_of(pd.get("protocol"), f"{pp}.protocol", ("TCP", "UDP", "SCTP"), "TCP")
         ports.append(ContainerPort(cport, hport, proto, r.str(pd.get("hostIP"), f"{pp}.hostIP")))
+    return ports
+
+
+def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Container:
+    data = r.fields(raw, path, schema.CONTAINER)
+    name = r.str(data.get("name"), f"{path}.name")
+    if not name:
+        r.errors.add(f"{path}.name", "Required value")
+    res = r.fields(data.get("resources"), f"{path}.resources", schema.RESOURCE_REQUIREMENTS)
+    requests = parse_resource_list(res.get("requests"), f"{path}.resources.requests", r.errors)
+    limits = parse_resource_list(res.get("limits"), f"{path}.resources.limits", r.errors)
+    _check_container_resources(r, res, requests, limits, path)
+    # API-server defaulting: a limit without a request makes the request equal to the limit.
+    for rname, amount in limits.items():
+        requests.setdefault(rname, amount)
+    ports = _decode_container_ports(r, data.get("ports"), f"{path}.ports")
     restart = ""
     if init:
         restart = r.one_of(data.get("restartPolicy"), f"{path}.restartPolicy", ("Always",), "")

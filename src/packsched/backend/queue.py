@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from packsched.config.defaults import DEFAULT_POD_INITIAL_BACKOFF_SECONDS, DEFAULT_POD_MAX_BACKOFF_SECONDS
 from packsched.framework.snapshot import PodInfo
 
 SortKey = Callable[[PodInfo], tuple[int, ...]]
@@ -33,7 +34,12 @@ class SchedulingQueue:
     """``pop`` returns the next pod to try; failed pods wait in ``unschedulable`` until :meth:`move_all`
     (a cluster event) sends them to backoff, then back to the active heap when their backoff expires."""
 
-    def __init__(self, sort_key: SortKey, initial_backoff: float = 1.0, max_backoff: float = 10.0) -> None:
+    def __init__(
+        self,
+        sort_key: SortKey,
+        initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+        max_backoff: float = DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    ) -> None:
         self.sort_key = sort_key
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff

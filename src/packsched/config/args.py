@@ -15,6 +15,7 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
 from packsched.api.pods import decode_node_affinity
 from packsched.config import catalog
+from packsched.config.defaults import DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
 from packsched.config.fielderr import (
     INT32_MAX,
     INT32_MIN,
@@ -36,10 +37,12 @@ from packsched.config.types import (
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
+    PluginArgs,
     RequestedToCapacityRatioParam,
     ResourceSpec,
     ScoreOnlyResourceArgs,
     ScoringStrategy,
+    TypedPluginArgs,
     UtilizationShapePoint,
 )
 
@@ -213,8 +216,10 @@ def decode_default_preemption_args(r: Reader, raw: object, path: str) -> Default
     pct = read_int(r, data.get("minCandidateNodesPercentage"), child(path, "minCandidateNodesPercentage"))
     absolute = read_int(r, data.get("minCandidateNodesAbsolute"), child(path, "minCandidateNodesAbsolute"))
     return DefaultPreemptionArgs(
-        min_candidate_nodes_percentage=10 if pct is None else pct,  # defaults applied with the pointer semantics
-        min_candidate_nodes_absolute=100 if absolute is None else absolute,
+        min_candidate_nodes_percentage=DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+        if pct is None
+        else pct,  # defaults applied with the pointer semantics
+        min_candidate_nodes_absolute=DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE if absolute is None else absolute,
     )
 
 
@@ -239,7 +244,7 @@ def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str)
     return ScoreOnlyResourceArgs(strategy)
 
 
-def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version: str) -> object:
+def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version: str) -> PluginArgs:
     """Typed args for the plugins of ``TYPED_ARGS`` (strict: unknown fields are errors), else the raw map."""
     if raw is not None and not isinstance(raw, Mapping):
         return r.map(raw, path)  # records "must be a map"
@@ -294,7 +299,7 @@ def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
         args.scoring_strategy.resources = default_resources()
 
 
-def default_args(name: str, api_version: str) -> object | None:
+def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
     """Defaulted args for a plugin that has typed args and was given none; None for other plugins."""
     if name == "NodeResourcesFit":
         fit = NodeResourcesFitArgs()
@@ -319,7 +324,7 @@ def default_args(name: str, api_version: str) -> object | None:
     return None
 
 
-def apply_defaults(name: str, args: object, api_version: str) -> None:
+def apply_defaults(name: str, args: TypedPluginArgs, api_version: str) -> None:
     if isinstance(args, NodeResourcesFitArgs):
         default_fit_args(args)
     elif isinstance(args, NodeResourcesBalancedAllocationArgs):
@@ -443,6 +448,13 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     return errs
 
 
+def default_preemption_args_errors(args: DefaultPreemptionArgs) -> list[str]:
+    """Upstream ValidateDefaultPreemptionArgs for args built in code (not read from a file): each problem as
+    ``field: detail``, e.g. ``minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]``;
+    empty when the args are valid. The config loader reports the same problems at their full field paths."""
+    return [str(e) for e in validate_default_preemption_args(args)]
+
+
 # -- validation: v1beta1 and legacy (first error only, plain sentences) --------------------------------------
 
 
@@ -510,7 +522,7 @@ def weight_map_first_error(weights: Mapping[str, int]) -> str | None:
     return None
 
 
-def validate_plugin_args(name: str, args: object, path: str, api_version: str) -> list[FieldError]:
+def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_version: str) -> list[FieldError]:
     """Every problem in one plugin's (defaulted) args, at ``path`` (the args' own path)."""
     if isinstance(args, NodeResourcesFitArgs):
         return validate_node_resources_fit_args(args, path)

@@ -24,6 +24,12 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
 from packsched.config import args as pluginargs
 from packsched.config import catalog
+from packsched.config.defaults import (
+    DEFAULT_PARALLELISM,
+    DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+    DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    DEFAULT_SCHEDULER_NAME,
+)
 from packsched.config.fielderr import child, duplicate, index, invalid, required, with_file
 from packsched.config.types import (
     EXTENSION_POINTS,
@@ -136,13 +142,13 @@ def convert(
     cfg.leader_election, cfg.kubeconfig = _decode_live_only(ctx, top)
     if "parallelism" in top:
         value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
-        cfg.parallelism = 16 if value is None else value
+        cfg.parallelism = DEFAULT_PARALLELISM if value is None else value
     pct = pluginargs.read_int(r, top.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
     cfg.percentage_of_nodes_to_score = 0 if pct is None else pct  # upstream defaults the pointer to 0
     initial = pluginargs.read_int(r, top.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", bits=64)
-    cfg.pod_initial_backoff_seconds = 1 if initial is None else initial
+    cfg.pod_initial_backoff_seconds = DEFAULT_POD_INITIAL_BACKOFF_SECONDS if initial is None else initial
     maximum = pluginargs.read_int(r, top.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", bits=64)
-    cfg.pod_max_backoff_seconds = 10 if maximum is None else maximum
+    cfg.pod_max_backoff_seconds = DEFAULT_POD_MAX_BACKOFF_SECONDS if maximum is None else maximum
     if r.list(top.get("extenders"), "extenders"):
         ctx.add("extenders", "extenders are not supported by packsched")
     if top.get("percentageOfPlacementsToScore") is not None:
@@ -182,6 +188,20 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
     as upstream does (ValidateLeaderElectionConfiguration); the simulator ignores them."""
     r = ctx.reader
     le = r.fields(top.get("leaderElection"), "leaderElection", LEADER_ELECTION_FIELDS)
+    out = _decode_leader_election(ctx, le)
+    if out.leader_elect:
+        _validate_leader_election(ctx, out)
+    cc = r.fields(top.get("clientConnection"), "clientConnection", CLIENT_CONNECTION_FIELDS)
+    kubeconfig = _decode_client_connection(ctx, cc)
+    for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
+        r.bool(top.get(key), key)
+    for key in ("healthzBindAddress", "metricsBindAddress"):
+        r.str(top.get(key), key)
+    return out, kubeconfig
+
+
+def _decode_leader_election(ctx: _Context, le: Mapping[str, Any]) -> LeaderElection:
+    r = ctx.reader
     out = LeaderElection()
     out.leader_elect = r.bool(le.get("leaderElect"), "leaderElection.leaderElect", True)
     for key, attr in (
@@ -204,25 +224,33 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
     ):
         if le.get(key) is not None:
             setattr(out, attr, r.str(le.get(key), f"leaderElection.{key}"))
-    if out.leader_elect:
-        for key, value in (
-            ("leaseDuration", out.lease_duration_s),
-            ("renewDeadline", out.renew_deadline_s),
-            ("retryPeriod", out.retry_period_s),
-        ):
-            if value <= 0:
-                ctx.add(f"leaderElection.{key}", "Invalid value: must be greater than zero")
-        if out.lease_duration_s <= out.renew_deadline_s:
-            ctx.add("leaderElection.leaseDuration", "Invalid value: LeaseDuration must be greater than RenewDeadline")
-        if out.resource_lock != "leases":
-            ctx.add(
-                "leaderElection.resourceLock",
-                f'Unsupported value: "{out.resource_lock}": supported values: "leases"',
-            )
-        for key, name in (("resourceName", out.resource_name), ("resourceNamespace", out.resource_namespace)):
-            if not name:
-                ctx.add(f"leaderElection.{key}", "Required value")
-    cc = r.fields(top.get("clientConnection"), "clientConnection", CLIENT_CONNECTION_FIELDS)
+    return out
+
+
+def _validate_leader_election(ctx: _Context, out: LeaderElection) -> None:
+    """ValidateLeaderElectionConfiguration (only when leaderElect is on)."""
+    for key, value in (
+        ("leaseDuration", out.lease_duration_s),
+        ("renewDeadline", out.renew_deadline_s),
+        ("retryPeriod", out.retry_period_s),
+    ):
+        if value <= 0:
+            ctx.add(f"leaderElection.{key}", "Invalid value: must be greater than zero")
+    if out.lease_duration_s <= out.renew_deadline_s:
+        ctx.add("leaderElection.leaseDuration", "Invalid value: LeaseDuration must be greater than RenewDeadline")
+    if out.resource_lock != "leases":
+        ctx.add(
+            "leaderElection.resourceLock",
+            f'Unsupported value: "{out.resource_lock}": supported values: "leases"',
+        )
+    for key, name in (("resourceName", out.resource_name), ("resourceNamespace", out.resource_namespace)):
+        if not name:
+            ctx.add(f"leaderElection.{key}", "Required value")
+
+
+def _decode_client_connection(ctx: _Context, cc: Mapping[str, Any]) -> str:
+    """clientConnection, checked for types; only its kubeconfig is used."""
+    r = ctx.reader
     for key in ("acceptContentTypes", "contentType"):
         r.str(cc.get(key), f"clientConnection.{key}")
     kubeconfig = r.str(cc.get("kubeconfig"), "clientConnection.kubeconfig")
@@ -230,11 +258,7 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
     if qps is not None and (isinstance(qps, bool) or not isinstance(qps, int | float)):
         ctx.add("clientConnection.qps", f"must be a number, got {qps!r}")
     pluginargs.read_int(r, cc.get("burst"), "clientConnection.burst")
-    for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
-        r.bool(top.get(key), key)
-    for key in ("healthzBindAddress", "metricsBindAddress"):
-        r.str(top.get(key), key)
-    return out, kubeconfig
+    return kubeconfig
 
 
 # -- profiles ------------------------------------------------------------------------------------------------
@@ -324,7 +348,7 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
     data = r.fields(raw, path, PROFILE_FIELDS[v])
     name_raw = data.get("schedulerName")
     # SetDefaults: only a single profile gets "default-scheduler"; validation requires the others' names.
-    default_name = "default-scheduler" if single and name_raw is None else ""
+    default_name = DEFAULT_SCHEDULER_NAME if single and name_raw is None else ""
     prof = Profile(scheduler_name=r.str(name_raw, child(path, "schedulerName"), default_name))
     if v == catalog.V1:
         prof.percentage_of_nodes_to_score = pluginargs.read_int(
@@ -335,12 +359,23 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
                 f"{child(path, 'percentageOfPlacementsToScore')} applies to pod-group scheduling only; "
                 "packsched ignores it"
             )
-
-    # Plugins the user names, per point, before merging.
-    points = PLUGIN_POINTS[v]
     pp = child(path, "plugins")
-    known_points = points + (_PLACEMENT_POINTS if v == catalog.V1 else ())
-    plugins_raw = r.fields(data.get("plugins"), pp, known_points)
+    user, user_enabled = _user_plugins(ctx, data.get("plugins"), pp)
+    merged = _merge_with_defaults(ctx, user)
+    prof.omitted_default_plugins = _leave_out_unimplemented(ctx, merged, user_enabled)
+    prof.plugins = merged
+    _check_duplicates(ctx, prof, pp)
+
+    _plugin_config(ctx, prof, data.get("pluginConfig"), path)
+    return prof
+
+
+def _user_plugins(ctx: _Context, raw: object, pp: str) -> tuple[dict[str, _UserSet], set[str]]:
+    """The plugins the user names, per point, before merging; and every plugin name the user enables."""
+    r = ctx.reader
+    v = ctx.api_version
+    known_points = PLUGIN_POINTS[v] + (_PLACEMENT_POINTS if v == catalog.V1 else ())
+    plugins_raw = r.fields(raw, pp, known_points)
     user: dict[str, _UserSet] = {}
     user_enabled: set[str] = set()
     for point in known_points:
@@ -355,16 +390,7 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
         user[point] = uset
         for k, ref in enumerate(uset.enabled):
             user_enabled.add(ref.name)
-            ok = _check_user_plugin(ctx, ref.name, index(child(sp, "enabled"), k))
-            if ok and v == catalog.V1BETA1 and point == "score" and ref.name == "NodeResourcesFit":
-                ctx.add(
-                    index(child(sp, "enabled"), k),
-                    invalid(
-                        ref.name,
-                        "NodeResourcesFit is not a score plugin in v1beta1 (kube-scheduler v1.19-v1.21): use "
-                        "NodeResourcesLeastAllocated, NodeResourcesMostAllocated or RequestedToCapacityRatio",
-                    ),
-                )
+            _check_user_enabled(ctx, point, ref.name, index(child(sp, "enabled"), k))
     # Upstream's v1beta2/v1beta3 mergePlugins never copies preEnqueue: what the user wrote there is lost.
     pre_enqueue = user.pop("preEnqueue", None) if v in (catalog.V1BETA2, catalog.V1BETA3) else None
     if pre_enqueue is not None and pre_enqueue.enabled:
@@ -373,8 +399,26 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
             f"{child(pp, 'preEnqueue')}: kube-scheduler's {version} defaulting does not merge preEnqueue "
             "(mergePlugins skips it), so these plugins are ignored, as upstream does; use v1"
         )
+    return user, user_enabled
 
-    # Merge with the version's defaults.
+
+def _check_user_enabled(ctx: _Context, point: str, name: str, path: str) -> None:
+    ok = _check_user_plugin(ctx, name, path)
+    if ok and ctx.api_version == catalog.V1BETA1 and point == "score" and name == "NodeResourcesFit":
+        ctx.add(
+            path,
+            invalid(
+                name,
+                "NodeResourcesFit is not a score plugin in v1beta1 (kube-scheduler v1.19-v1.21): use "
+                "NodeResourcesLeastAllocated, NodeResourcesMostAllocated or RequestedToCapacityRatio",
+            ),
+        )
+
+
+def _merge_with_defaults(ctx: _Context, user: Mapping[str, _UserSet]) -> Plugins:
+    """The user's plugin sets merged with the version's defaults."""
+    v = ctx.api_version
+    points = PLUGIN_POINTS[v]
     point_defaults, mp_default = _defaults(v)
     merged = Plugins()
     for point in EXTENSION_POINTS:
@@ -385,8 +429,11 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
             merged.sets[point] = pset
     if "multiPoint" in points:
         merged.multi_point = merge_plugin_set(mp_default, user.get("multiPoint"), v)
+    return merged
 
-    # Default plugins packsched does not implement are left out, and named.
+
+def _leave_out_unimplemented(ctx: _Context, merged: Plugins, user_enabled: Collection[str]) -> list[str]:
+    """Default plugins packsched does not implement are left out of ``merged``; returns their names."""
     omitted: list[str] = []
 
     def keep(refs: list[PluginRef]) -> list[PluginRef]:
@@ -402,12 +449,7 @@ def _profile(ctx: _Context, raw: object, path: str, single: bool) -> Profile:
         pset.enabled = keep(pset.enabled)
     merged.sets = {p: s for p, s in merged.sets.items() if s.enabled or s.disabled}
     merged.multi_point.enabled = keep(merged.multi_point.enabled)
-    prof.plugins = merged
-    prof.omitted_default_plugins = omitted
-    _check_duplicates(ctx, prof, pp)
-
-    _plugin_config(ctx, prof, data.get("pluginConfig"), path)
-    return prof
+    return omitted
 
 
 def _check_duplicates(ctx: _Context, prof: Profile, path: str) -> None:
@@ -440,48 +482,60 @@ def enabled_names(prof: Profile) -> list[str]:
 
 def _plugin_config(ctx: _Context, prof: Profile, raw: object, path: str) -> None:
     r = ctx.reader
-    v = ctx.api_version
     enabled = set(enabled_names(prof))
     seen: set[str] = set()
     cp = child(path, "pluginConfig")
     for j, item in enumerate(r.list(raw, cp)):
-        jp = index(cp, j)
-        entry = r.fields(item, jp, ("name", "args"))
-        name = r.str(entry.get("name"), child(jp, "name"))
-        if not name:
-            ctx.add(child(jp, "name"), required())
-            continue
-        if name in seen:
-            ctx.add(jp, duplicate(name))
-        seen.add(name)
-        rejected = catalog.rejected_plugin(v, name)
-        if rejected:
-            ctx.add(jp, invalid(name, rejected))
-            continue
-        ap = child(jp, "args")
-        typed = name in pluginargs.TYPED_ARGS[v]
-        if v == catalog.V1BETA1 and name == "NodeResourcesBalancedAllocation" and entry.get("args"):
-            ctx.warnings.append(
-                f"{ap}: NodeResourcesBalancedAllocation took no args before v1beta2; they are ignored "
-                "(cpu and memory are balanced)"
-            )
-        args = pluginargs.decode_plugin_args(r, name, entry.get("args"), ap, v)
-        if not typed:
-            if name not in enabled:
-                ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
-            if name in ctx.known and name not in catalog.UPSTREAM_PLUGINS and isinstance(args, dict) and args:
-                # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
-                prof.plugin_config[name] = args
-            continue  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
-        if isinstance(args, dict):
-            continue  # the args were not a map: a decoding error was recorded
-        pluginargs.apply_defaults(name, args, v)
-        ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v))
+        _plugin_config_entry(ctx, prof, item, index(cp, j), enabled, seen)
+    _default_missing_args(ctx, prof, enabled, cp)
+
+
+def _plugin_config_entry(
+    ctx: _Context, prof: Profile, item: object, jp: str, enabled: Collection[str], seen: set[str]
+) -> None:
+    """One pluginConfig entry: decoded, defaulted and validated; kept in the profile when packsched uses it."""
+    r = ctx.reader
+    v = ctx.api_version
+    entry = r.fields(item, jp, ("name", "args"))
+    name = r.str(entry.get("name"), child(jp, "name"))
+    if not name:
+        ctx.add(child(jp, "name"), required())
+        return
+    if name in seen:
+        ctx.add(jp, duplicate(name))
+    seen.add(name)
+    rejected = catalog.rejected_plugin(v, name)
+    if rejected:
+        ctx.add(jp, invalid(name, rejected))
+        return
+    ap = child(jp, "args")
+    typed = name in pluginargs.TYPED_ARGS[v]
+    if v == catalog.V1BETA1 and name == "NodeResourcesBalancedAllocation" and entry.get("args"):
+        ctx.warnings.append(
+            f"{ap}: NodeResourcesBalancedAllocation took no args before v1beta2; they are ignored "
+            "(cpu and memory are balanced)"
+        )
+    args = pluginargs.decode_plugin_args(r, name, entry.get("args"), ap, v)
+    if not typed:
         if name not in enabled:
             ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
-        if name in ctx.known:
+        if name in ctx.known and name not in catalog.UPSTREAM_PLUGINS and isinstance(args, dict) and args:
+            # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
             prof.plugin_config[name] = args
-    # Defaulted args for every enabled plugin that has typed args and was given none.
+        return  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
+    if isinstance(args, dict):
+        return  # the args were not a map: a decoding error was recorded
+    pluginargs.apply_defaults(name, args, v)
+    ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v))
+    if name not in enabled:
+        ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
+    if name in ctx.known:
+        prof.plugin_config[name] = args
+
+
+def _default_missing_args(ctx: _Context, prof: Profile, enabled: Collection[str], cp: str) -> None:
+    """Defaulted args for every enabled plugin that has typed args and was given none."""
+    v = ctx.api_version
     for name in sorted(enabled):
         if name in prof.plugin_config:
             continue

@@ -1,7 +1,7 @@
 """Field paths and error details written the way Kubernetes' ``field.Error`` writes them.
 
 ``Invalid value: 0: resource weight of cpu not in valid range (0, 100]``, ``Required value: ...``,
-``Unsupported value: "X": supported values: "A", "B"``, ``Duplicate value: "x"``, ``Forbidden: ...``.
+``Unsupported value: "X": supported values: "A", "B"``, ``Duplicate value: "x"``.
 """
 
 from __future__ import annotations
@@ -54,10 +54,6 @@ def unsupported(value: object, supported: Iterable[str]) -> str:
 
 def duplicate(value: object) -> str:
     return f"Duplicate value: {go_value(value)}"
-
-
-def forbidden(detail: str) -> str:
-    return f"Forbidden: {detail}"
 
 
 def with_file(errors: Iterable[FieldError], file: str) -> list[FieldError]:

@@ -26,6 +26,7 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList
 from packsched.config import args as pluginargs
 from packsched.config import catalog
+from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
 from packsched.config.fielderr import child, index, invalid, required
 from packsched.config.types import (
     REQUESTED_TO_CAPACITY_RATIO,
@@ -182,6 +183,27 @@ def convert_policy(
     r = Reader(errors)
     top = r.fields(data, "", POLICY_FIELDS)
     warnings: list[str] = []
+    _policy_settings(r, top, warnings)
+
+    plugins = Plugins()
+    plugins.at("queueSort").enabled.append(PluginRef("PrioritySort"))
+    plugins.at("postFilter").enabled.append(PluginRef("DefaultPreemption"))
+    plugins.at("bind").enabled.append(PluginRef("DefaultBinder"))
+    explicit: dict[str, tuple[str, str]] = {}  # plugin -> (path, what) where the user asked for it
+    _add_predicates(r, top.get("predicates"), plugins, explicit)
+    rtcr_args = _add_priorities(r, top.get("priorities"), plugins, explicit, semantics, warnings)
+    omitted = _leave_out_unimplemented(plugins, known, explicit, errors)
+
+    profile = Profile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugins=plugins, omitted_default_plugins=omitted)
+    _policy_plugin_config(profile, rtcr_args, errors)
+    cfg = KubeSchedulerConfiguration(profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy")
+    cfg.warnings.extend(warnings)
+    return cfg
+
+
+def _policy_settings(r: Reader, top: Mapping[str, Any], warnings: list[str]) -> None:
+    """The Policy's top-level settings besides predicates and priorities: checked, and none of them used."""
+    errors = r.errors
     if r.list(top.get("extenders"), "extenders"):
         errors.add("extenders", "extenders are not supported by packsched")
     hard = pluginargs.read_int(r, top.get("hardPodAffinitySymmetricWeight"), "hardPodAffinitySymmetricWeight") or 0
@@ -196,18 +218,14 @@ def convert_policy(
             "alwaysCheckAllPredicates only changes which failure reasons kube-scheduler reports; packsched ignores it"
         )
 
-    plugins = Plugins()
-    plugins.at("queueSort").enabled.append(PluginRef("PrioritySort"))
-    plugins.at("postFilter").enabled.append(PluginRef("DefaultPreemption"))
-    plugins.at("bind").enabled.append(PluginRef("DefaultBinder"))
-    explicit: dict[str, tuple[str, str]] = {}  # plugin -> (path, what) where the user asked for it
 
-    # -- predicates -----------------------------------------------------------------------------------------
-    if top.get("predicates") is None:
+def _add_predicates(r: Reader, raw: object, plugins: Plugins, explicit: dict[str, tuple[str, str]]) -> None:
+    """The filter plugins of the predicates (the default ones when the Policy names none), in upstream's order."""
+    if raw is None:
         predicate_keys = set(DEFAULT_PREDICATES)
     else:
         predicate_keys = set()
-        for i, item in enumerate(r.list(top.get("predicates"), "predicates")):
+        for i, item in enumerate(r.list(raw, "predicates")):
             ip = index("predicates", i)
             key = _predicate_key(r, item, ip)
             if key:
@@ -221,21 +239,31 @@ def convert_policy(
         for point, plugin in PREDICATE_PLUGINS[key]:
             _append(plugins, point, plugin, 0)
 
-    # -- priorities -----------------------------------------------------------------------------------------
+
+def _add_priorities(
+    r: Reader,
+    raw: object,
+    plugins: Plugins,
+    explicit: dict[str, tuple[str, str]],
+    semantics: str,
+    warnings: list[str],
+) -> ScoreOnlyResourceArgs | None:
+    """The score plugins of the priorities (the default ones when the Policy names none), with their weights;
+    returns RequestedToCapacityRatioPriority's args when it has some."""
     rtcr_args: ScoreOnlyResourceArgs | None = None
-    if top.get("priorities") is None:
+    if raw is None:
         priority_keys = dict(DEFAULT_PRIORITIES)
     else:
         priority_keys = {}
-        raw_priorities = r.list(top.get("priorities"), "priorities")
+        raw_priorities = r.list(raw, "priorities")
         decoded = [_decode_priority(r, item, index("priorities", i)) for i, item in enumerate(raw_priorities)]
-        _validate_policy_priorities(errors, decoded)
+        _validate_policy_priorities(r.errors, decoded)
         for i, (name, weight, argument) in enumerate(decoded):
             ip = index("priorities", i)
             if name == EQUAL_PRIORITY:
                 warnings.append(f"{ip}: EqualPriority is skipped, as kube-scheduler skips it")
                 continue
-            key = _priority_key(errors, name, argument, ip)
+            key = _priority_key(r.errors, name, argument, ip)
             if not key:
                 continue
             priority_keys[key] = weight  # a key given twice: the last weight wins (a Go map)
@@ -252,8 +280,14 @@ def convert_policy(
     for key in sorted(priority_keys):
         for point, plugin, weighted in PRIORITY_PLUGINS[key]:
             _append(plugins, point, plugin, priority_keys[key] if weighted else 0)
+    return rtcr_args
 
-    # -- plugins packsched does not implement ---------------------------------------------------------------
+
+def _leave_out_unimplemented(
+    plugins: Plugins, known: Collection[str], explicit: Mapping[str, tuple[str, str]], errors: ErrorList
+) -> list[str]:
+    """Plugins packsched does not implement: an error where the Policy asked for one, else left out (and
+    returned, to be named to the user)."""
     omitted: list[str] = []
     reported: set[str] = set()
     for pset in plugins.sets.values():
@@ -270,9 +304,11 @@ def convert_policy(
                 omitted.append(ref.name)
         pset.enabled = kept
     plugins.sets = {p: s for p, s in plugins.sets.items() if s.enabled}
+    return omitted
 
-    profile = Profile(scheduler_name="default-scheduler", plugins=plugins, omitted_default_plugins=omitted)
-    for name in _enabled(plugins):
+
+def _policy_plugin_config(profile: Profile, rtcr_args: ScoreOnlyResourceArgs | None, errors: ErrorList) -> None:
+    for name in _enabled(profile.plugins):
         if name == REQUESTED_TO_CAPACITY_RATIO:
             if rtcr_args is None:
                 errors.add(
@@ -287,9 +323,6 @@ def convert_policy(
         args = pluginargs.default_args(name, catalog.V1BETA1)
         if args is not None:
             profile.plugin_config[name] = args
-    cfg = KubeSchedulerConfiguration(profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy")
-    cfg.warnings.extend(warnings)
-    return cfg
 
 
 def _enabled(plugins: Plugins) -> list[str]:

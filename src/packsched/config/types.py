@@ -4,9 +4,17 @@ after decoding, defaulting and conversion. The framework and the plugins read on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from packsched.api.objects import NodeAffinity
+from packsched.config.defaults import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    DEFAULT_PARALLELISM,
+    DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
+    DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    DEFAULT_SCHEDULER_NAME,
+)
 
 # Extension points, in the order a scheduling cycle visits them.
 EXTENSION_POINTS = (
@@ -76,8 +84,8 @@ class NodeResourcesBalancedAllocationArgs:
 
 @dataclass
 class DefaultPreemptionArgs:
-    min_candidate_nodes_percentage: int = 10
-    min_candidate_nodes_absolute: int = 100
+    min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+    min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
 
 
 @dataclass
@@ -93,7 +101,16 @@ class ScoreOnlyResourceArgs:
     scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
 
 
-PluginArgs = Any  # one of the *Args dataclasses above, or a plain dict for a plugin without typed args
+# A plugin's args after decoding: one of the typed *Args above, or the plain map of a plugin that reads its own
+# args (packsched's GPU plugins).
+TypedPluginArgs: TypeAlias = (
+    NodeResourcesFitArgs
+    | NodeResourcesBalancedAllocationArgs
+    | DefaultPreemptionArgs
+    | NodeAffinityArgs
+    | ScoreOnlyResourceArgs
+)
+PluginArgs: TypeAlias = TypedPluginArgs | dict[str, Any]
 
 
 @dataclass
@@ -121,7 +138,7 @@ class Plugins:
 
 @dataclass
 class Profile:
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
     plugins: Plugins = field(default_factory=Plugins)
     plugin_config: dict[str, PluginArgs] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
@@ -148,9 +165,9 @@ class LeaderElection:
 class KubeSchedulerConfiguration:
     profiles: list[Profile] = field(default_factory=list)
     percentage_of_nodes_to_score: int | None = None  # None/0 = adaptive
-    pod_initial_backoff_seconds: int = 1
-    pod_max_backoff_seconds: int = 10
-    parallelism: int = 16
+    pod_initial_backoff_seconds: int = DEFAULT_POD_INITIAL_BACKOFF_SECONDS
+    pod_max_backoff_seconds: int = DEFAULT_POD_MAX_BACKOFF_SECONDS
+    parallelism: int = DEFAULT_PARALLELISM
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     kubeconfig: str = ""  # clientConnection.kubeconfig
     # Where it came from: "kubescheduler.config.k8s.io/v1", ..., "Policy", or "default".

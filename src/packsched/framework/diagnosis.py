@@ -37,17 +37,6 @@ class Diagnosis:
     def all_rejected(cls, n: int, status: Status) -> Diagnosis:
         return cls(n, np.zeros(n, dtype=bool), [], status, "", {status.plugin} if status.plugin else set())
 
-    def unresolvable(self) -> BoolArray:
-        """Nodes where removing pods cannot help (preemption skips them)."""
-        if self.pre_filter_status is not None:
-            flag = self.pre_filter_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-            return np.full(self.n_all, flag, dtype=bool)
-        out = np.zeros(self.n_all, dtype=bool)
-        for g in self.groups:
-            if g.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                out |= g.mask
-        return out
-
     def node_status(self, col: int) -> Status:
         if self.pre_filter_status is not None:
             return self.pre_filter_status

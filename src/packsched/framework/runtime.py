@@ -22,6 +22,7 @@ from packsched.framework.interface import (
     Handle,
     NodeSel,
     PermitPlugin,
+    Plugin,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -37,9 +38,10 @@ from packsched.framework.interface import (
     implements,
 )
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo
-from packsched.framework.status import Code, Status
+from packsched.framework.status import Code, PluginError, Status
 
-PluginFactory = Callable[[PluginArgs | None, Handle], object]
+# Builds one plugin from its args (None: the plugin was given none) for one profile.
+PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
 
 
 class FrameworkError(InputError):
@@ -50,7 +52,7 @@ class FrameworkError(InputError):
 class WeightedScore:
     plugin: ScorePlugin
     weight: int
-    normalizes: bool = False
+    normalizer: ScoreExtensions | None = None  # the plugin itself when it normalizes its scores
 
 
 @dataclass
@@ -61,7 +63,7 @@ class ScoreResult:
     totals: IntArray
 
 
-def _expand(profile: Profile, point: str, plugins: Mapping[str, object]) -> list[PluginRef]:
+def _expand(profile: Profile, point: str, plugins: Mapping[str, Plugin]) -> list[PluginRef]:
     """The plugins of one extension point after multiPoint expansion, in upstream's order: plugins the point
     names that override a multiPoint entry, then multiPoint plugins, then the point's other plugins."""
     pset = profile.plugins.at(point)
@@ -111,7 +113,7 @@ class Framework:
         for point in EXTENSION_POINTS:
             needed += [p.name for p in profile.plugins.at(point).enabled]
         needed += [p.name for p in profile.plugins.multi_point.enabled]
-        instances: dict[str, object] = {}
+        instances: dict[str, Plugin] = {}
         errors: list[FieldError] = []
         for name in dict.fromkeys(needed):
             factory = registry.get(name)
@@ -125,10 +127,10 @@ class Framework:
         if errors:
             raise FrameworkError(errors)
         self.plugins = instances
-        self.points: dict[str, list[tuple[object, int]]] = {}
+        self.points: dict[str, list[tuple[Plugin, int]]] = {}
         for point in EXTENSION_POINTS:
             refs = _expand(profile, point, instances)
-            out: list[tuple[object, int]] = []
+            out: list[tuple[Plugin, int]] = []
             names: set[str] = set()
             for ref in refs:
                 plugin = instances[ref.name]
@@ -164,28 +166,30 @@ class Framework:
             errors.append(FieldError(f"{where}.score", "total score of Score plugins could overflow", source_file))
         if errors:
             raise FrameworkError(errors)
-        self.queue_sort: QueueSortPlugin = self.points["queueSort"][0][0]  # type: ignore[assignment]
-        self.pre_enqueue: list[PreEnqueuePlugin] = [p for p, _ in self.points["preEnqueue"]]  # type: ignore[misc]
-        self.pre_filter: list[PreFilterPlugin] = [p for p, _ in self.points["preFilter"]]  # type: ignore[misc]
-        self.filters: list[FilterPlugin] = [p for p, _ in self.points["filter"]]  # type: ignore[misc]
-        self.post_filters: list[PostFilterPlugin] = [p for p, _ in self.points["postFilter"]]  # type: ignore[misc]
-        self.pre_scores: list[PreScorePlugin] = [p for p, _ in self.points["preScore"]]  # type: ignore[misc]
+        # Typed lists per point: every plugin in self.points[point] implements the point (checked above), so
+        # each isinstance below only narrows the type and keeps every plugin.
+        pts = self.points
+        self.queue_sort: QueueSortPlugin = next(p for p, _ in pts["queueSort"] if isinstance(p, QueueSortPlugin))
+        self.pre_enqueue = [p for p, _ in pts["preEnqueue"] if isinstance(p, PreEnqueuePlugin)]
+        self.pre_filter = [p for p, _ in pts["preFilter"] if isinstance(p, PreFilterPlugin)]
+        self.filters = [p for p, _ in pts["filter"] if isinstance(p, FilterPlugin)]
+        self.post_filters = [p for p, _ in pts["postFilter"] if isinstance(p, PostFilterPlugin)]
+        self.pre_scores = [p for p, _ in pts["preScore"] if isinstance(p, PreScorePlugin)]
         self.scores = [
-            WeightedScore(p, w, isinstance(p, ScoreExtensions))  # type: ignore[arg-type]
-            for p, w in self.points["score"]
+            WeightedScore(p, w, p if isinstance(p, ScoreExtensions) else None)
+            for p, w in pts["score"]
+            if isinstance(p, ScorePlugin)
         ]
         self._extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
-        self.reserves: list[ReservePlugin] = [p for p, _ in self.points["reserve"]]  # type: ignore[misc]
-        self.permits: list[PermitPlugin] = [p for p, _ in self.points["permit"]]  # type: ignore[misc]
-        self.pre_binds: list[PreBindPlugin] = [p for p, _ in self.points["preBind"]]  # type: ignore[misc]
-        self.binds: list[BindPlugin] = [p for p, _ in self.points["bind"]]  # type: ignore[misc]
-        self.post_binds: list[PostBindPlugin] = [p for p, _ in self.points["postBind"]]  # type: ignore[misc]
-        self.event_handlers: list[ClusterEventPlugin] = [
-            p for p in instances.values() if isinstance(p, ClusterEventPlugin)
-        ]
+        self.reserves = [p for p, _ in pts["reserve"] if isinstance(p, ReservePlugin)]
+        self.permits = [p for p, _ in pts["permit"] if isinstance(p, PermitPlugin)]
+        self.pre_binds = [p for p, _ in pts["preBind"] if isinstance(p, PreBindPlugin)]
+        self.binds = [p for p, _ in pts["bind"] if isinstance(p, BindPlugin)]
+        self.post_binds = [p for p, _ in pts["postBind"] if isinstance(p, PostBindPlugin)]
+        self.event_handlers = [p for p in instances.values() if isinstance(p, ClusterEventPlugin)]
 
     def plugin_names(self, point: str) -> list[str]:
-        return [getattr(p, "name", "?") for p, _ in self.points[point]]
+        return [p.name for p, _ in self.points[point]]
 
     def weights(self) -> dict[str, int]:
         return {s.plugin.name: s.weight for s in self.scores}
@@ -353,11 +357,11 @@ class Framework:
         for entry in active:
             plugin = entry.plugin
             scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
-            if entry.normalizes:
-                scores = np.asarray(plugin.normalize_score(state, pod, scores), dtype=np.int64)  # type: ignore[attr-defined]
+            if entry.normalizer is not None:
+                scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-                raise RuntimeError(
+                raise PluginError(
                     f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )

@@ -13,9 +13,9 @@ from typing import Any
 
 from packsched.api.errors import InputError
 from packsched.api.gpushare import GPU_MILLI
+from packsched.backend.gpu.frag import TargetWorkload
 from packsched.config.loader import load_config, load_config_data
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.plugins.gpushare.frag import TargetWorkload
 
 API = "kubescheduler.config.k8s.io/v1"
 

@@ -24,11 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from packsched.api.objects import Node
+from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
+from packsched.backend.gpu.table import device_table
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.framework.status import Status
-from packsched.plugins.gpushare.frag import FragState, Shape, TargetWorkload
-from packsched.plugins.gpushare.table import device_table
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler
 from packsched.sim.trace import Trace

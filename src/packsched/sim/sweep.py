@@ -26,7 +26,6 @@ from packsched.sim.trace import Trace, load_trace
 
 EXPECTED_DIR = "fgd-expected-results"
 ALLOC_FILE = "analysis_allo_discrete.csv"
-FRAG_RATE_FILE = "analysis_frag_ratio_discrete.csv"
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packsched.api.gpushare import GPU_INDEX, pod_gpu_demand
+from packsched.backend.gpu.table import device_table
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.framework.status import Status
-from packsched.plugins.gpushare.table import device_table
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler
 from packsched.sim.policies import policy_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from packsched.backend.gpu.table import device_table
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.plugins.bestfit.best_fit import BestFitScore, min_max_normalize
@@ -12,8 +13,7 @@ from packsched.plugins.dotproduct.dot_product import DotProductScore
 from packsched.plugins.fgd.fgd import FGDScore, sigmoid_score
 from packsched.plugins.gpuclustering.gpu_clustering import GpuClusteringScore
 from packsched.plugins.gpupacking.gpu_packing import GpuPackingScore
-from packsched.plugins.gpushare.gpu_share import CHOICE_KEY
-from packsched.plugins.gpushare.table import device_table
+from packsched.plugins.helper.gpu import CHOICE_KEY
 from packsched.sim.trace import TraceNode, TracePod
 
 

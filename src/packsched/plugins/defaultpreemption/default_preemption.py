@@ -16,6 +16,11 @@ Its messages start with ``preemption: ``.
 from __future__ import annotations
 
 from packsched.api.objects import PREEMPT_NEVER
+from packsched.config import (
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    default_preemption_args_errors,
+)
 from packsched.config.types import DefaultPreemptionArgs, PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -34,9 +39,6 @@ NAME = "DefaultPreemption"
 
 MSG_PREFIX = "preemption: "
 NO_VICTIMS = "No preemption victims found for incoming pod"
-
-DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
-DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
 class DefaultPolicy:
@@ -112,31 +114,12 @@ class DefaultPreemption:
         return result
 
 
-def _validate(args: DefaultPreemptionArgs) -> None:
-    """Upstream ValidateDefaultPreemptionArgs (the config loader validates too; this guards direct use)."""
-    errs: list[str] = []
-    pct, absolute = args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
-    if pct < 0 or pct > 100:
-        errs.append(f"minCandidateNodesPercentage: Invalid value: {pct}: not in valid range [0, 100]")
-    if absolute < 0:
-        errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
-    if pct == 0 and absolute == 0:
-        errs.append(
-            "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
-            "minCandidateNodesAbsolute"
-        )
-        errs.append(
-            "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
-            "minCandidateNodesPercentage"
-        )
-    if errs:
-        raise ValueError(aggregate_errors(errs))
-
-
 def new_default_preemption(args: PluginArgs | None, handle: Handle) -> DefaultPreemption:
     if args is None:
         args = DefaultPreemptionArgs(DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE, DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
     if not isinstance(args, DefaultPreemptionArgs):
         raise TypeError(f"want args to be of type DefaultPreemptionArgs, got {type(args).__name__}")
-    _validate(args)
+    # the config loader validates too (at the file's field paths); this guards args built in code
+    if errs := default_preemption_args_errors(args):
+        raise ValueError(aggregate_errors(errs))
     return DefaultPreemption(args, handle)

@@ -1,5 +1,5 @@
 """FGDScore (the paper's FGD, fragmentation gradient descent): place the pod where it increases the node's
-fragment F_n (see :mod:`packsched.plugins.gpushare.frag`) the least.
+fragment F_n (see :mod:`packsched.backend.gpu.frag`) the least.
 
 Score = int(100 * sigmoid((F_n before - F_n after) / 1000)). For a GPU-sharing pod every GPU of the node that
 fits is tried and the node scores its best GPU (the lowest index among equal scores); Reserve then uses that GPU.
@@ -17,16 +17,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from packsched.api.gpushare import MILLI
+from packsched.backend.gpu.frag import FloatArray, FragState, Shape, TargetWorkload, cpu_free, fragment
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
-from packsched.plugins.gpushare.common import pod_cpu
-from packsched.plugins.gpushare.frag import FloatArray, FragState, Shape, TargetWorkload, cpu_free, fragment
-from packsched.plugins.gpushare.gpu_share import CHOICE_KEY, read_demand
+from packsched.plugins.helper.gpu import CHOICE_KEY, pod_cpu, read_demand
 
 NAME = "FGDScore"
-BEST_GPU_KEY = NAME + "/best-gpu"
 
 
 def sigmoid_score(delta: FloatArray) -> IntArray:

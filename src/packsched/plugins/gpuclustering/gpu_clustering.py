@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from packsched.backend.gpu.table import class_tag, device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
-from packsched.plugins.gpushare.common import MAX_SPEC_GPU, check_no_args, gpu_left
-from packsched.plugins.gpushare.gpu_share import read_demand
-from packsched.plugins.gpushare.table import class_tag, device_table
+from packsched.plugins.helper.gpu import MAX_SPEC_GPU, check_no_args, gpu_left, read_demand
 
 NAME = "GpuClusteringScore"
 QUARTER = MAX_NODE_SCORE // 4

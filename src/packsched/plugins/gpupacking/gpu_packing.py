@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from packsched.api.gpushare import MILLI
+from packsched.backend.gpu.table import device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
-from packsched.plugins.gpushare.common import check_no_args
-from packsched.plugins.gpushare.gpu_share import read_demand
-from packsched.plugins.gpushare.table import device_table
+from packsched.plugins.helper.gpu import check_no_args, read_demand
 
 NAME = "GpuPackingScore"
 

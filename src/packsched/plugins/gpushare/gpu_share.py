@@ -9,35 +9,16 @@ free GPUs for whole GPUs); it records them in the pod's ``alibabacloud.com/gpu-i
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from packsched.api.gpushare import GPU_INDEX, GpuAnnotationError, GpuDemand, format_gpu_index, pod_gpu_demand
+from packsched.api.gpushare import GPU_INDEX, GpuAnnotationError, format_gpu_index, pod_gpu_demand
+from packsched.backend.gpu.table import DeviceTable, device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
 from packsched.framework.snapshot import PodInfo, Snapshot
 from packsched.framework.status import Code, Status
-from packsched.plugins.gpushare.table import DeviceTable, device_table
+from packsched.plugins.helper.gpu import CHOICE_KEY, DEMAND_KEY, GPU_SHARE, GpuChoice, read_demand
 
-NAME = "GPUShare"
-DEMAND_KEY = NAME + "/demand"
-# A policy plugin that wants to pick the GPU itself writes a function (node column -> GPU indexes or None).
-CHOICE_KEY = NAME + "/choice"
-
-GpuChoice = Callable[[int], "tuple[int, ...] | None"]
-
-
-def read_demand(state: CycleState, pod: PodInfo) -> GpuDemand:
-    demand: GpuDemand | None = state.read(DEMAND_KEY)
-    if demand is None:
-        try:
-            demand = pod_gpu_demand(pod.pod)
-        except GpuAnnotationError:
-            from packsched.api.gpushare import NO_GPU
-
-            demand = NO_GPU
-        state.write(DEMAND_KEY, demand)
-    return demand
+NAME = GPU_SHARE
 
 
 class GPUShare:
@@ -45,7 +26,7 @@ class GPUShare:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args:
-            raise ValueError(f"{NAME} takes no args, got {sorted(args)}")
+            raise ValueError(f"{NAME} takes no args, got {sorted(args) if isinstance(args, dict) else args}")
         self.handle = handle
 
     @property

@@ -31,7 +31,6 @@ from packsched.framework.status import PluginError
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
-LEGACY_MAX_PRIORITY = 10
 
 Points = Sequence[tuple[int, int]]
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from packsched.backend.gpu.table import device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.framework.status import Status
-from packsched.plugins.gpushare.common import check_no_args
-from packsched.plugins.gpushare.gpu_share import CHOICE_KEY, read_demand
-from packsched.plugins.gpushare.table import device_table
+from packsched.plugins.helper.gpu import CHOICE_KEY, check_no_args, read_demand
 
 NAME = "RandomScore"
 PICK_KEY = NAME + "/pick"

@@ -15,6 +15,7 @@ import numpy as np
 from packsched.api.gpushare import (
     GPU_INDEX,
     MILLI,
+    NO_GPU,
     GpuAnnotationError,
     GpuDemand,
     node_gpus,
@@ -35,8 +36,6 @@ def safe_demand(info: PodInfo) -> GpuDemand:
     try:
         return pod_gpu_demand(info.pod)
     except GpuAnnotationError:
-        from packsched.api.gpushare import NO_GPU
-
         return NO_GPU
 
 
@@ -184,14 +183,6 @@ class DeviceTable:
 
     def pod_removed(self, info: PodInfo, col: int) -> None:
         self.release(info.key)
-
-    # -- totals ---------------------------------------------------------------------------------------
-
-    def capacity_milli(self) -> int:
-        return int(self.count.sum()) * MILLI
-
-    def free_milli(self) -> int:
-        return int(self.free.sum())
 
 
 TABLE_KEY = "GPUShare/device-table"

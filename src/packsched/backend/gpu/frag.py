@@ -21,8 +21,8 @@ import numpy.typing as npt
 
 from packsched.api.gpushare import MILLI, GpuDemand, parse_models
 from packsched.api.resources import CPU
+from packsched.backend.gpu.table import DeviceTable, device_table
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
-from packsched.plugins.gpushare.table import DeviceTable, device_table
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_COVERAGE = 0.95

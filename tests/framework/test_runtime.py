@@ -1,0 +1,52 @@
+"""The profile runtime: plugins built from the registry, run per extension point."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from helpers import make_config, make_profile, node, pod
+from packsched.config.types import PluginArgs, PluginRef
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import Handle
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot, make_pod_info
+from packsched.framework.status import Code
+from packsched.plugins.registry import in_tree_registry
+from packsched.scheduler import Scheduler
+from tests_support import Actions
+
+
+class OutOfRangeScore:
+    """A score plugin that answers 101 for every node (the most a node may score is 100)."""
+
+    name = "OutOfRange"
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        return np.full(len(cols), 101, dtype=np.int64)
+
+
+def new_out_of_range(args: PluginArgs | None, handle: Handle) -> OutOfRangeScore:
+    return OutOfRangeScore()
+
+
+def test_an_out_of_range_score_fails_the_cycle_with_an_error_status() -> None:
+    """Upstream RunScorePlugins: a score outside [0, 100] after normalizing is an error status for the pod
+    (schedule_one reports it; it does not raise)."""
+    prof = make_profile(score={})
+    prof.plugins.at("score").enabled = [PluginRef("OutOfRange", 1)]
+    registry = {**in_tree_registry(), "OutOfRange": new_out_of_range}
+    snap = Snapshot([node("a"), node("b")])
+    sched = Scheduler(make_config(prof), registry, Actions(), snap)
+    result = sched.schedule_one(make_pod_info(pod("p", cpu=100)))
+    assert result.node is None
+    assert result.status.code == Code.ERROR
+    assert result.status.message == (
+        "plugin 'OutOfRange' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
+    )
+
+
+def test_plugin_names_are_the_plugins_names_in_order() -> None:
+    prof = make_profile()
+    sched = Scheduler(make_config(prof), in_tree_registry(), Actions(), Snapshot([node("a")]))
+    fwk = sched.frameworks["default-scheduler"]
+    assert fwk.plugin_names("preFilter") == ["NodeAffinity", "NodePorts", "NodeResourcesFit"]
+    assert fwk.plugin_names("queueSort") == ["PrioritySort"]
