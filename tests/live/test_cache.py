@@ -92,8 +92,7 @@ def test_assumed_pod_counted_once_through_stale_and_confirming_events(tmp_path: 
     bound = copy.deepcopy(pending)
     bound["spec"]["nodeName"] = chosen
     ctl.handle(PODS, MODIFIED, bound)
-    tr = ctl.pods["default/a"]
-    assert tr.node == chosen and not tr.assumed
+    assert ctl.cache.node_of("default/a") == chosen and not ctl.cache.is_assumed("default/a")
     assert sum(_cpu(ctl).values()) == 1000 and int(ctl.snapshot.pod_count.sum()) == 1
     ctl.handle(PODS, DELETED, bound)
     assert sum(_cpu(ctl).values()) == 0 and "default/a" not in ctl.pods
@@ -111,7 +110,7 @@ def test_conflict_waits_for_the_watch_and_counts_the_pod_where_it_went(tmp_path:
     elsewhere["spec"]["nodeName"] = "n1"
     ctl.handle(PODS, MODIFIED, elsewhere)
     assert _cpu(ctl) == {"n0": 0, "n1": 1000}
-    assert ctl.pods["default/a"].node == "n1"
+    assert ctl.cache.node_of("default/a") == "n1"
 
 
 def test_failed_bind_forgets_and_retries_after_backoff(tmp_path: Path) -> None:
