@@ -187,3 +187,15 @@ def test_an_internal_error_on_one_pod_is_reported_and_retried_not_fatal(tmp_path
     assert not ctl.step()  # backing off
     now[0] += 2  # past podInitialBackoffSeconds
     assert ctl.step() and [name for name, _ in port.binds] == ["a"]
+
+
+def test_clearing_a_nomination_clears_it_on_the_api_server(tmp_path: Path) -> None:
+    ctl, port = _controller(tmp_path)
+    raw = pod("waiting", cpu="1")
+    raw["status"] = {"nominatedNodeName": "n1"}
+    ctl.handle(PODS, ADDED, _obj(raw, "uid-w", 3))
+    info = ctl.pods["default/waiting"].info
+    assert ctl.scheduler.nominator.node_of("default/waiting") == ctl.snapshot.index["n1"]
+    ctl.scheduler.clear_nomination(info)  # what preemption does to lower-priority pods nominated to its node
+    assert ctl.scheduler.nominator.node_of("default/waiting") is None and info.pod.nominated_node_name == ""
+    assert port.writes[-1] == ("patch", {"status": {"nominatedNodeName": None}})  # no recorder thread: written now
