@@ -10,9 +10,10 @@ from packsched.api.objects import Taint
 from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import PluginRef, PluginSet, Profile
 from packsched.framework.runtime import Framework, FrameworkError
-from packsched.framework.snapshot import Snapshot
+from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
-from packsched.scheduler import num_feasible_nodes_to_find, zone_interleaved_order
+from packsched.scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find, zone_interleaved_order
 from packsched.sim.engine import Simulation
 
 
@@ -151,3 +152,115 @@ def test_overflowing_amounts_score_exactly() -> None:
     # LeastAllocated: cpu (4000 - 100) * 100 // 4000 = 97; memory (2**62 - 2**61) * 100 // 2**62 = 50, whose
     # product overflows int64; (97 + 50) // 2 = 73 on both nodes.
     assert cycle.scores.per_plugin["NodeResourcesFit"].tolist() == [73, 73]
+
+
+# -- the loop the simulator and the live adapter share ----------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _scheduler(nodes: list[str], cleared: list[str] | None = None) -> tuple[Scheduler, _Clock]:
+    from tests_support import Actions
+
+    clock = _Clock()
+    snap = Snapshot([node(n, cpu=1000) for n in nodes])
+    sched = Scheduler(
+        make_config(),
+        in_tree_registry(),
+        Actions(),
+        snap,
+        clock=clock,
+        on_clear_nomination=None if cleared is None else (lambda info: cleared.append(info.key)),
+    )
+    return sched, clock
+
+
+def test_enqueue_honours_the_nomination_the_pod_carries_and_the_pre_enqueue_gate() -> None:
+    sched, _ = _scheduler(["a", "b"])
+    nominated = make_pod_info(pod("n", cpu=100))
+    nominated.pod.nominated_node_name = "b"
+    assert sched.enqueue(nominated).ok
+    assert sched.nominator.node_of("default/n") == 1
+    gated = make_pod_info(pod("g"))
+    gated.pod.scheduling_gates = ["example.com/wait"]
+    assert not sched.enqueue(gated).ok and "default/g" in sched.queue.gated
+    qp = sched.next_pod()
+    assert qp is not None and qp.info is nominated and sched.next_pod() is None
+    result = sched.schedule_one(qp.info)
+    assert result.node == "b" and sched.nominator.node_of("default/n") is None
+    assert sched.cache.node_of("default/n") == "b" and sched.cache.is_assumed("default/n")
+
+
+def test_handle_failure_parks_unschedulable_pods_and_backs_errors_off() -> None:
+    sched, clock = _scheduler(["a"])
+    big = make_pod_info(pod("big", cpu=2000))
+    sched.enqueue(big)
+    qp = sched.next_pod()
+    assert qp is not None
+    result = sched.schedule_one(big)
+    assert not result.scheduled
+    result.nominated_node = "a"  # as preemption would say
+    sched.handle_failure(qp, result)
+    assert "default/big" in sched.queue.unschedulable and big.pod.nominated_node_name == "a"
+    assert sched.nominator.node_of("default/big") == 0
+    sched.move_all()
+    clock.now += 1.0  # podInitialBackoffSeconds
+    qp = sched.next_pod()
+    assert qp is not None and qp.info is big
+    failed = CycleResult(big, "default-scheduler", status=Status.error("boom"), nominated_node="")
+    sched.handle_failure(qp, failed)
+    assert "default/big" not in sched.queue.unschedulable and "default/big" in sched.queue  # backoff, at once
+    assert sched.nominator.node_of("default/big") is None and big.pod.nominated_node_name == ""
+    assert sched.next_pod() is None
+    clock.now += 2.0
+    qp = sched.next_pod()
+    assert qp is not None
+    sched.handle_failure(qp, failed, requeue=False)
+    assert "default/big" not in sched.queue
+
+
+def test_a_cluster_change_during_the_attempt_sends_the_pod_to_backoff_not_to_wait() -> None:
+    sched, clock = _scheduler(["a"])
+    big = make_pod_info(pod("big", cpu=2000))
+    sched.enqueue(big)
+    qp = sched.next_pod()
+    assert qp is not None
+    result = sched.schedule_one(big)
+    sched.move_all()  # e.g. its victims left while it was being tried
+    sched.handle_failure(qp, result)
+    assert "default/big" not in sched.queue.unschedulable and "default/big" in sched.queue
+    clock.now += 1.0
+    assert sched.next_pod() is not None
+
+
+def test_clear_nomination_tells_the_cluster_only_when_there_was_one() -> None:
+    cleared: list[str] = []
+    sched, _ = _scheduler(["a"], cleared)
+    p = make_pod_info(pod("p"))
+    p.pod.nominated_node_name = "a"
+    sched.enqueue(p)
+    sched.clear_nomination(p)
+    assert sched.nominator.node_of("default/p") is None and p.pod.nominated_node_name == "" and cleared == ["default/p"]
+    sched.clear_nomination(p)
+    assert cleared == ["default/p"]
+
+
+def test_replace_snapshot_moves_nominations_to_their_nodes_new_columns() -> None:
+    sched, _ = _scheduler(["a", "b", "c"])
+    on_c = make_pod_info(pod("on-c"))
+    on_c.pod.nominated_node_name = "c"
+    on_a = make_pod_info(pod("on-a"))
+    on_a.pod.nominated_node_name = "a"
+    sched.enqueue(on_c)
+    sched.enqueue(on_a)
+    sched.replace_snapshot(sched.cache.remove_node("a"))
+    assert sched.snapshot is sched.cache.snapshot and [n.name for n in sched.snapshot.nodes] == ["b", "c"]
+    assert sched.nominator.node_of("default/on-c") == 1 and sched.nominator.node_of("default/on-a") is None
+    with pytest.raises(ValueError):
+        sched.replace_snapshot(Snapshot())

@@ -1,20 +1,26 @@
-"""schedule_one: one scheduling cycle (and binding cycle) for one pod, as kube-scheduler runs it.
+"""The scheduler, as kube-scheduler's ``Scheduler``: it owns the scheduling queue, the nominations, the cache and
+the handling of failed attempts; ``schedule_one`` runs one scheduling cycle (and binding cycle) for one pod.
 
 PreFilter -> Filter (every node at once; the nominated node first) -> PostFilter (preemption) when nothing fits
 -> PreScore -> Score -> selectHost (seeded tie-break) -> assume -> Reserve -> Permit -> PreBind -> Bind -> PostBind.
+
+The simulator and the live adapter drive the same loop (:meth:`Scheduler.enqueue`, :meth:`Scheduler.next_pod`,
+:meth:`Scheduler.schedule_one`, :meth:`Scheduler.handle_failure`); they differ in their clock and in how the cluster
+carries out a decision (the :class:`ClusterActions` they give, and what they record).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from packsched.api.objects import PodDisruptionBudget
+from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
-from packsched.backend.queue import SchedulingQueue
+from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -89,7 +95,11 @@ def num_feasible_nodes_to_find(percentage: int | None, n: int) -> int:
 
 
 class Scheduler:
-    """The scheduler shared by the simulator and the live adapter. It is also the plugins' Handle."""
+    """The scheduler shared by the simulator and the live adapter. It is also the plugins' Handle.
+
+    ``clock``: the time the queue's backoffs and the cache's expiries are measured in (virtual seconds in the
+    simulator). ``cache``: the cache over ``snapshot`` (one is made when not given). ``on_clear_nomination``: how the
+    cluster hears that a pod's nomination was cleared (live: status.nominatedNodeName patched away)."""
 
     def __init__(
         self,
@@ -100,6 +110,10 @@ class Scheduler:
         seed: int = 0,
         pdb_source: Callable[[], Sequence[BudgetStatus]] | None = None,
         tie_break: str = TIE_RANDOM,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        cache: Cache | None = None,
+        on_clear_nomination: Callable[[PodInfo], None] | None = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
@@ -108,6 +122,11 @@ class Scheduler:
         self._name_rank: IntArray | None = None
         self._rank_gen = -1
         self._snapshot = snapshot
+        self.cache = cache if cache is not None else Cache(snapshot)
+        if self.cache.snapshot is not snapshot:
+            raise ValueError("the cache must keep the scheduler's snapshot")
+        self.clock = clock
+        self._on_clear_nomination = on_clear_nomination
         self._actions = actions
         self._rng = np.random.default_rng(seed)
         self.nominator = Nominator()
@@ -118,6 +137,7 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for i, profile in enumerate(config.profiles):
             self.frameworks[profile.scheduler_name] = Framework(profile, registry, self, config.source_file, i)
+        self.queue = self.new_queue()
 
     # -- Handle -------------------------------------------------------------------------------------------
 
@@ -139,15 +159,8 @@ class Scheduler:
     def nominated_nodes(self) -> Sequence[int]:
         return self.nominator.nodes()
 
-    def clear_nomination(self, pod: PodInfo) -> None:
-        self.nominator.clear(pod)
-        pod.pod.nominated_node_name = ""
-
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
-
-    def pdb_objects(self) -> list[PodDisruptionBudget]:
-        return [b.pdb for b in self.pdbs()]
 
     def new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
@@ -165,6 +178,88 @@ class Scheduler:
         The simulator and the live adapter call it as kube-scheduler's informers would."""
         for fwk in self.frameworks.values():
             fwk.dispatch(event)
+
+    def replace_snapshot(self, snap: Snapshot) -> None:
+        """Schedule on ``snap`` from now on: the cache's new snapshot after a node went away (columns renumbered).
+        Nominations follow their nodes' new columns; a pod nominated to a node that is gone is no longer nominated
+        (it keeps status.nominatedNodeName, as in kube-scheduler, and is nominated again if the node comes back
+        before it is tried)."""
+        if self.cache.snapshot is not snap:
+            raise ValueError("replace_snapshot takes the cache's snapshot")
+        self._snapshot = snap
+        self._order = None
+        self._name_rank = None
+        nominated = [p for col in self.nominator.nodes() for p in self.nominator.on_node(col)]
+        for q in self.queue.pods():
+            if self.nominator.node_of(q.info.key) is None:
+                nominated.append(q.info)
+        for info in nominated:
+            self.nominator.clear(info)
+            name = info.pod.nominated_node_name
+            if name in snap.index and info.key not in self.cache:
+                self.nominator.nominate(info, snap.index[name])
+
+    # -- the queue, nominations and failures (kube-scheduler's ScheduleOne / handleSchedulingFailure) --------
+
+    def enqueue(self, pod: PodInfo) -> Status:
+        """A new pending pod of one of the profiles enters the queue. A nomination it carries from an earlier
+        preemption (status.nominatedNodeName) is honoured; a PreEnqueue plugin may hold it back (gated). Answers
+        the PreEnqueue status."""
+        fwk = self.framework_for(pod)
+        if fwk is None:
+            raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
+        nominated = pod.pod.nominated_node_name
+        if nominated in self._snapshot.index:
+            self.nominator.nominate(pod, self._snapshot.index[nominated])
+        gate = fwk.run_pre_enqueue(pod)
+        self.queue.add(pod, gate_reason="" if gate.ok else gate.message)
+        return gate
+
+    def dequeue(self, pod: PodInfo) -> None:
+        """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination."""
+        self.queue.remove(pod.key)
+        self.nominator.clear(pod)
+
+    def next_pod(self) -> QueuedPod | None:
+        """The next pod to try now (backoffs that expired by the clock's now are flushed first), or None."""
+        return self.queue.pop(self.clock())
+
+    def move_all(self) -> None:
+        """A cluster change that may let pods that did not fit fit now: every unschedulable pod goes back."""
+        self.queue.move_all(self.clock())
+
+    def handle_failure(self, qp: QueuedPod, result: CycleResult, *, requeue: bool = True) -> None:
+        """After an attempt that did not place the pod: record the nomination preemption made (or cleared), then
+        send the pod back: after an error to backoff at once, when unschedulable to wait for a cluster change.
+        ``requeue=False``: the pod is not sent back (the cluster says it is gone or bound)."""
+        pod = qp.info
+        if result.nominated_node:
+            pod.pod.nominated_node_name = result.nominated_node
+            self.nominator.nominate(pod, self._snapshot.index[result.nominated_node])
+        elif result.nominated_node == "":
+            pod.pod.nominated_node_name = ""
+            self.nominator.clear(pod)
+        if not requeue:
+            return
+        if result.status.code == Code.ERROR:
+            self.queue.requeue_now(qp, self.clock())
+        else:
+            self.queue.add_unschedulable(qp, self.clock(), result.message)
+
+    def forget_assumed(self, pod: PodInfo) -> None:
+        """An attempt that failed after it assumed the pod: the pod no longer holds room (nothing when the pod
+        was not assumed)."""
+        if self.cache.is_assumed(pod.key) and self.cache.get(pod.key) is pod:
+            self.cache.forget(pod)
+
+    def clear_nomination(self, pod: PodInfo) -> None:
+        """The pod is no longer nominated (preemption made room on its node for a more important pod): out of the
+        nominator, status.nominatedNodeName cleared, on the cluster too."""
+        had = bool(pod.pod.nominated_node_name)
+        self.nominator.clear(pod)
+        pod.pod.nominated_node_name = ""
+        if had and self._on_clear_nomination is not None:
+            self._on_clear_nomination(pod)
 
     # -- the cycle ----------------------------------------------------------------------------------------
 
@@ -293,17 +388,23 @@ class Scheduler:
     def _reserve_and_bind(
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, result: CycleResult
     ) -> CycleResult:
-        snap = self._snapshot
-        node = snap.nodes[col].name
+        node = self._snapshot.nodes[col].name
         self.nominator.clear(pod)
-        snap.add_pod(pod, col)  # assume
+        self.cache.assume(pod, node)
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
             return self._undo(fwk, state, pod, node, result, st, reserved=False)
-        for step in (fwk.run_permit, fwk.run_pre_bind, fwk.run_bind):
+        st = fwk.run_permit(state, pod, node)
+        if not st.ok:
+            return self._undo(fwk, state, pod, node, result, st, reserved=True)
+        for step in (fwk.run_pre_bind, fwk.run_bind):  # the binding cycle
             st = step(state, pod, node)
             if not st.ok:
-                return self._undo(fwk, state, pod, node, result, st, reserved=True)
+                self._undo(fwk, state, pod, node, result, st, reserved=True)
+                # the forgotten pod's room is free again (upstream handleBindingCycleError: AssignedPodDelete)
+                self.move_all()
+                return result
+        self.cache.finish_binding(pod, self.clock())
         fwk.run_post_bind(state, pod, node)
         return result
 
@@ -319,8 +420,7 @@ class Scheduler:
     ) -> CycleResult:
         if reserved:
             fwk.run_unreserve(state, pod, node)
-        if pod.node >= 0:
-            self._snapshot.remove_pod(pod)
+        self.forget_assumed(pod)
         result.node = None
         result.status = st
         return result

@@ -92,8 +92,7 @@ def test_assumed_pod_counted_once_through_stale_and_confirming_events(tmp_path: 
     bound = copy.deepcopy(pending)
     bound["spec"]["nodeName"] = chosen
     ctl.handle(PODS, MODIFIED, bound)
-    tr = ctl.pods["default/a"]
-    assert tr.node == chosen and not tr.assumed
+    assert ctl.cache.node_of("default/a") == chosen and not ctl.cache.is_assumed("default/a")
     assert sum(_cpu(ctl).values()) == 1000 and int(ctl.snapshot.pod_count.sum()) == 1
     ctl.handle(PODS, DELETED, bound)
     assert sum(_cpu(ctl).values()) == 0 and "default/a" not in ctl.pods
@@ -111,7 +110,7 @@ def test_conflict_waits_for_the_watch_and_counts_the_pod_where_it_went(tmp_path:
     elsewhere["spec"]["nodeName"] = "n1"
     ctl.handle(PODS, MODIFIED, elsewhere)
     assert _cpu(ctl) == {"n0": 0, "n1": 1000}
-    assert ctl.pods["default/a"].node == "n1"
+    assert ctl.cache.node_of("default/a") == "n1"
 
 
 def test_failed_bind_forgets_and_retries_after_backoff(tmp_path: Path) -> None:
@@ -188,3 +187,15 @@ def test_an_internal_error_on_one_pod_is_reported_and_retried_not_fatal(tmp_path
     assert not ctl.step()  # backing off
     now[0] += 2  # past podInitialBackoffSeconds
     assert ctl.step() and [name for name, _ in port.binds] == ["a"]
+
+
+def test_clearing_a_nomination_clears_it_on_the_api_server(tmp_path: Path) -> None:
+    ctl, port = _controller(tmp_path)
+    raw = pod("waiting", cpu="1")
+    raw["status"] = {"nominatedNodeName": "n1"}
+    ctl.handle(PODS, ADDED, _obj(raw, "uid-w", 3))
+    info = ctl.pods["default/waiting"].info
+    assert ctl.scheduler.nominator.node_of("default/waiting") == ctl.snapshot.index["n1"]
+    ctl.scheduler.clear_nomination(info)  # what preemption does to lower-priority pods nominated to its node
+    assert ctl.scheduler.nominator.node_of("default/waiting") is None and info.pod.nominated_node_name == ""
+    assert port.writes[-1] == ("patch", {"status": {"nominatedNodeName": None}})  # no recorder thread: written now

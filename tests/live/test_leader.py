@@ -65,7 +65,7 @@ def test_two_replicas_bind_each_pod_once_and_fail_over(api: FakeApiServer, tmp_p
         assert wait(lambda: standby.server.ready()[0], 5)  # a standby is ready (synced) too
         # ...and applies what its informers see (a warm cache, no backlog), without deciding anything
         ctl = standby.server.controller
-        assert wait(lambda: ctl.inbox.qsize() == 0 and sum(1 for t in ctl.pods.values() if t.node) == 10, 5)
+        assert wait(lambda: ctl.inbox.qsize() == 0 and len(ctl.cache) == 10, 5)
         assert int(ctl.snapshot.pod_count.sum()) == 10
         # the leader crashes: no release; the standby waits for the lease to expire, then schedules
         assert leader.server.elector is not None

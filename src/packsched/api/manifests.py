@@ -704,6 +704,14 @@ def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
     return LabelSelector(tuple(sorted(labels.items())), exprs)
 
 
+def decode_document(doc: Any, where: str, errors: ErrorList) -> Cluster:
+    """One object (an API server's, say) decoded on its own: no checks across objects (duplicates, priority
+    classes, nodes named by pods). Problems are added to ``errors``; the Cluster holds what could be read."""
+    builder = _Builder()
+    builder._add_document(doc, "", Reader(errors), where)
+    return builder.cluster
+
+
 def load_manifests(paths: Iterable[str]) -> Cluster:
     """Read every manifest under ``paths``. Raises InputError listing every problem in every file."""
     builder = _Builder()

@@ -43,3 +43,18 @@ def budget_status(pdb: PodDisruptionBudget, running: Iterable[Pod], all_pods: It
     else:
         desired = 0  # neither field set: the disruption controller asks for no healthy pods
     return BudgetStatus(pdb, expected, healthy, desired)
+
+
+def budgets(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[tuple[Pod, bool]]) -> list[BudgetStatus]:
+    """Every budget's status now. ``pods``: every pod that exists (pending ones included, none on its way out),
+    each with whether it runs (is placed on a node). The simulator and the live adapter both answer with this."""
+    pdbs = list(pdbs)
+    if not pdbs:
+        return []
+    alive: list[Pod] = []
+    running: list[Pod] = []
+    for pod, runs in pods:
+        alive.append(pod)
+        if runs:
+            running.append(pod)
+    return [budget_status(pdb, running, alive) for pdb in pdbs]

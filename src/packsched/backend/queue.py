@@ -21,6 +21,7 @@ class QueuedPod:
     backoff_until: float = 0.0
     last_reason: str = ""
     gated: bool = False
+    moves_seen: int = 0  # the queue's move requests when it was popped (see add_unschedulable)
 
 
 @dataclass(order=True)
@@ -50,6 +51,7 @@ class SchedulingQueue:
         self._queued: dict[str, QueuedPod] = {}  # every pod in any sub-queue, by key
         self._seq = itertools.count()
         self._stamp = itertools.count()
+        self.move_requests = 0  # how many times move_all was called (upstream's moveRequestCycle)
 
     def __len__(self) -> int:
         return len(self._queued)
@@ -92,6 +94,7 @@ class SchedulingQueue:
             if self._queued.get(qp.info.key) is qp:
                 del self._queued[qp.info.key]
                 qp.attempts += 1
+                qp.moves_seen = self.move_requests
                 return qp
         return None
 
@@ -109,15 +112,17 @@ class SchedulingQueue:
             heapq.heappop(self._backoff)
         return None
 
-    def has_active(self) -> bool:
-        return bool(self._active)
-
     def add_unschedulable(self, qp: QueuedPod, now: float, reason: str) -> None:
-        """After a failed attempt: wait for a cluster change, then for the backoff."""
+        """After a failed attempt: wait for a cluster change, then for the backoff. A cluster change that came
+        while the pod was being tried (a move request since it was popped: its own victims left, say) did not move
+        it, so it goes to backoff at once (upstream AddUnschedulableIfNotPresent with moveRequestCycle)."""
         qp.last_reason = reason
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         self._queued[qp.info.key] = qp
-        self.unschedulable[qp.info.key] = qp
+        if qp.moves_seen != self.move_requests:
+            self._to_backoff_or_active(qp, now)
+        else:
+            self.unschedulable[qp.info.key] = qp
 
     def requeue_now(self, qp: QueuedPod, now: float) -> None:
         """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
@@ -133,6 +138,7 @@ class SchedulingQueue:
 
     def move_all(self, now: float) -> int:
         """A cluster event that may make pods schedulable: every unschedulable pod goes back."""
+        self.move_requests += 1
         moved = list(self.unschedulable.values())
         self.unschedulable.clear()
         for qp in moved:

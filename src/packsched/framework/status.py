@@ -39,6 +39,8 @@ class Status:
     code: Code = Code.SUCCESS
     reasons: list[str] = field(default_factory=list)
     plugin: str = ""
+    # What the cluster answered when it refused to carry out a decision (the API server's error on a bind)
+    cause: Exception | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

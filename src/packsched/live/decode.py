@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from packsched.api import manifests
-from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
 from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass
 from packsched.live.port import Obj, Resource, key_of
@@ -35,15 +34,13 @@ def decode(res: Resource, raw: Obj) -> Decoded:
     doc.setdefault("kind", res.kind)
     where = f"{res.kind} {key_of(raw)}"
     errors = ErrorList(file=where)
-    # One builder per object: it keeps no state between calls here (no duplicate checks, no cross-references).
-    builder = manifests._Builder()
-    builder._add_document(doc, "", Reader(errors), where)
+    cluster = manifests.decode_document(doc, where, errors)
     out = Decoded(
-        builder.cluster.nodes,
-        builder.cluster.pods,
-        builder.cluster.pdbs,
-        list(builder.cluster.priority_classes.values()),
-        builder.cluster.elastic_quotas,
+        cluster.nodes,
+        cluster.pods,
+        cluster.pdbs,
+        list(cluster.priority_classes.values()),
+        cluster.elastic_quotas,
     )
     phase = (raw.get("status") or {}).get("phase")
     for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Pod
-from packsched.backend.disruption import BudgetStatus, budget_status
+from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.backend.queue import QueuedPod
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
@@ -109,6 +109,7 @@ class _Actions:
         pod.start_time = sim.now
         pod.start_seq = sim.next_start_seq()
         pod.pod.phase = RUNNING
+        sim.cache.add_pod(pod, node)  # the binding is confirmed at once
         # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
         sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
         sim.schedule_completion(rec)
@@ -152,8 +153,11 @@ class Simulation:
         self._timeline: list[_Timed] = []
         self._seq = itertools.count()
         self._warned: set[str] = set()
-        self.scheduler = Scheduler(config, registry, _Actions(self), self.snapshot, seed, self.budgets)
-        self.queue = self.scheduler.new_queue()
+        self.scheduler = Scheduler(
+            config, registry, _Actions(self), self.snapshot, seed, self.budgets, clock=self._clock
+        )
+        self.cache = self.scheduler.cache
+        self.queue = self.scheduler.queue
         for quota in cluster.elastic_quotas:
             self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
         self._load_pods()
@@ -192,6 +196,9 @@ class Simulation:
             self._warned.add(key)
             self.warnings.append(message)
 
+    def _clock(self) -> float:
+        return self.now
+
     def _push(self, time: float, priority: int, rec: PodRecord) -> None:
         heapq.heappush(self._timeline, _Timed(_round_time(time), priority, next(self._seq), rec))
 
@@ -209,22 +216,17 @@ class Simulation:
         self.records[pod.key] = rec
         if pod.node_name:
             # Already bound: it holds its node's resources, whatever the scheduler would have said.
-            self.snapshot.add_pod(info, self.snapshot.index[pod.node_name])
+            self.cache.add_pod(info, pod.node_name)
             rec.phase, rec.node, rec.started = RUNNING, pod.node_name, self.now
             info.start_time = self.now
             pod.phase = RUNNING
             self.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod))
             self.schedule_completion(rec)
             return
-        fwk = self.scheduler.framework_for(info)
-        if fwk is None:
+        if self.scheduler.framework_for(info) is None:
             rec.reason = f"no profile has schedulerName {pod.scheduler_name!r}: another scheduler would place this pod"
             return
-        if pod.nominated_node_name in self.snapshot.index:
-            # a nomination from an earlier preemption (status.nominatedNodeName) is honoured
-            self.scheduler.nominator.nominate(info, self.snapshot.index[pod.nominated_node_name])
-        gate = fwk.run_pre_enqueue(info)
-        self.queue.add(info, gate_reason="" if gate.ok else gate.message)
+        gate = self.scheduler.enqueue(info)
         if not gate.ok:
             rec.reason = gate.message
 
@@ -238,13 +240,12 @@ class Simulation:
             return  # preempted before it could finish
         pod, info = rec.pod, rec.info
         old = replace(pod)  # as it was: Running
-        if info.node >= 0:
-            self.snapshot.remove_pod(info)
+        self.cache.remove_pod(info.key)
         pod.phase = SUCCEEDED
         rec.phase, rec.finished = SUCCEEDED, self.now
         self.scheduler.dispatch(ClusterEvent(POD, UPDATE, old, pod))
         self.events.append(Event(self.now, COMPLETED, pod.key, rec.node))
-        self.queue.move_all(self.now)  # a pod left a node: pods that did not fit may fit now
+        self.scheduler.move_all()  # a pod left a node: pods that did not fit may fit now
         self._create(self.controllers.completed(pod, self._taken), None)
 
     def _taken(self, key: str) -> bool:
@@ -262,17 +263,14 @@ class Simulation:
     def budgets(self) -> list[BudgetStatus]:
         if not self.cluster.pdbs:
             return []
-        running = [r.pod for r in self.history if r.phase == RUNNING]
-        alive = [r.pod for r in self.history if r.phase == RUNNING or (r.phase == PENDING and r.arrived)]
-        return [budget_status(pdb, running, alive) for pdb in self.cluster.pdbs]
+        alive = (r for r in self.history if r.phase == RUNNING or (r.phase == PENDING and r.arrived))
+        return budgets(self.cluster.pdbs, ((r.pod, r.phase == RUNNING) for r in alive))
 
     def evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         rec = self.records[victim.key]
         node = rec.node
-        if victim.node >= 0:
-            self.snapshot.remove_pod(victim)
-        self.scheduler.nominator.clear(victim)
-        self.queue.remove(victim.key)
+        self.cache.remove_pod(victim.key)
+        self.scheduler.dequeue(victim)
         rec.phase, rec.node, rec.preempted_by, rec.finished = PREEMPTED, None, preemptor.key, self.now
         self.scheduler.dispatch(ClusterEvent(POD, DELETE, victim.pod, None))
         victim.pod.phase = "Failed"  # what the kubelet reports for a pod deleted while running
@@ -284,7 +282,7 @@ class Simulation:
             owner = st.label if st is not None else "its owner"
             why = f"{owner} creates {', '.join(p.key for p in created)}"
         self.events.append(Event(self.now, PREEMPTED_EVENT, victim.key, node, preemptor.key, why))
-        self.queue.move_all(self.now)  # a pod left a node: pods that did not fit may fit now
+        self.scheduler.move_all()  # a pod left a node: pods that did not fit may fit now
         self._create(created, victim.key)
 
     # -- the loop -----------------------------------------------------------------------------------------
@@ -308,7 +306,7 @@ class Simulation:
         while True:
             if self._timeline and self._timeline[0].time <= self.now:
                 self._fire_due()
-            qp = self.queue.pop(self.now)
+            qp = self.scheduler.next_pod()
             if qp is None:
                 nxt = self._next_time()
                 if nxt is None:
@@ -326,7 +324,6 @@ class Simulation:
             rec.reason = f"gave up after {MAX_ATTEMPTS_PER_POD} attempts (the simulation kept preempting)"
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             return
-        events_before = len(self.events)
         result = self.scheduler.schedule_one(info, explain=info.key in self.capture)
         if info.key in self.capture:
             self.captured.setdefault(info.key, []).append(result)
@@ -339,16 +336,9 @@ class Simulation:
         rec.reason = reason
         self.events.append(Event(self.now, UNSCHEDULABLE, info.key, None, None, reason))
         if result.nominated_node:
-            info.pod.nominated_node_name = result.nominated_node
-            self.scheduler.nominator.nominate(info, self.snapshot.index[result.nominated_node])
             self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
-        elif result.nominated_node == "":
-            info.pod.nominated_node_name = ""
-            self.scheduler.nominator.clear(info)
-        self.queue.add_unschedulable(qp, self.now, reason)
-        if any(e.kind == PREEMPTED_EVENT for e in self.events[events_before:]):
-            # its victims left before it was parked, so their leaving did not move it: move it now
-            self.queue.move_all(self.now)
+        # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
+        self.scheduler.handle_failure(qp, result)
 
 
 def run_simulation(

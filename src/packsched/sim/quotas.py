@@ -9,15 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from packsched.api.manifests import Cluster
-from packsched.api.objects import ElasticQuota
 from packsched.api.quantity import MAX_INT64, format_quantity
-from packsched.plugins.capacityscheduling.elastic_quota import (
-    Res,
-    max_from_spec,
-    min_from_spec,
-    pod_quota_request,
-    status_used,
-)
+from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spec, quota_used, status_used
 from packsched.sim.engine import PENDING, PREEMPTED, RUNNING, SimResult
 
 QUOTAS_SCHEMA = "packsched.quotas/v1"
@@ -29,20 +22,10 @@ def _fmt(name: str, amount: int) -> str:
 
 def quota_rows(cluster: Cluster, result: SimResult) -> list[dict[str, Any]]:
     """One entry per namespace's (first) ElasticQuota, with amounts in the scheduler's units."""
-    seen: set[str] = set()
-    quotas: list[ElasticQuota] = []
-    for q in cluster.elastic_quotas:
-        if q.namespace not in seen:
-            seen.add(q.namespace)
-            quotas.append(q)
-    running = [r for r in result.records if r.phase == RUNNING]
+    running = [r.pod for r in result.records if r.phase == RUNNING]
     out: list[dict[str, Any]] = []
-    for q in quotas:
-        used: Res = {}
-        for rec in running:
-            if rec.pod.namespace == q.namespace:
-                for name, amount in pod_quota_request(rec.pod).items():
-                    used[name] = used.get(name, 0) + amount
+    for q in first_per_namespace(cluster.elastic_quotas):
+        used = quota_used(q.namespace, running)
         lo, hi = min_from_spec(q.min), max_from_spec(q.max)
         names = sorted(n for n in set(lo) | set(hi) | set(used) if lo.get(n) or hi.get(n) or used.get(n))
         borrowed = {n: used.get(n, 0) - lo.get(n, 0) for n in names if used.get(n, 0) > lo.get(n, 0)}

@@ -13,61 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from packsched.api.objects import ElasticQuota, Pod
+from packsched.api.objects import ElasticQuota
 from packsched.api.quantity import MAX_INT64
-from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
 
-FIRST_CLASS = (CPU, MEMORY, EPHEMERAL_STORAGE)
-
-Res = dict[str, int]
-
-
-def counted(name: str) -> bool:
-    """Whether the plugin tracks this resource at all (pods is first-class too, but no pod requests it)."""
-    return name in FIRST_CLASS or (name != PODS and is_scalar_resource(name))
-
-
-def add_to(total: Res, other: Mapping[str, int], sign: int = 1) -> None:
-    """total += sign * other, dimension by dimension (a dimension of ``other`` is added to ``total`` even at zero)."""
-    for name, amount in other.items():
-        total[name] = total.get(name, 0) + sign * amount
-
-
-def pod_quota_request(pod: Pod) -> Res:
-    """Upstream computePodResourceRequest: the containers' requests summed, then raised to any single init
-    container's request (sidecars are not special here), then the overhead added. Only requests count.
-    Zero entries a container lists are kept (``nvidia.com/gpu: 0`` shows up in ``used``, as upstream)."""
-    out: Res = {}
-    for c in pod.containers:
-        add_to(out, {k: v for k, v in c.requests.items() if counted(k)})
-    for c in pod.init_containers:
-        for name, amount in c.requests.items():
-            if counted(name) and amount > out.get(name, 0):
-                out[name] = amount
-            elif counted(name):
-                out.setdefault(name, 0)
-    add_to(out, {k: v for k, v in pod.overhead.items() if counted(k)})
-    return out
-
-
-def min_from_spec(raw: Mapping[str, int] | None) -> Res:
-    """An absent ``min`` is zero in cpu, memory and ephemeral-storage; a present list lists what it has (a
-    first-class resource it omits is zero)."""
-    if raw is None:
-        return {name: 0 for name in FIRST_CLASS}
-    out = {name: 0 for name in FIRST_CLASS}
-    out.update({k: v for k, v in raw.items() if counted(k)})
-    return out
-
-
-def max_from_spec(raw: Mapping[str, int] | None) -> Res:
-    """An absent ``max`` is unbounded (MaxInt64) in cpu, memory and ephemeral-storage. A present list bounds a
-    first-class resource it omits at ZERO, and leaves an omitted scalar resource unbounded (spec §1.6)."""
-    if raw is None:
-        return {name: MAX_INT64 for name in FIRST_CLASS}
-    out = {name: 0 for name in FIRST_CLASS}
-    out.update({k: v for k, v in raw.items() if counted(k)})
-    return out
+# The quota arithmetic the simulator and the live adapter share lives in api; re-exported for the plugin's users.
+from packsched.api.quota import FIRST_CLASS as FIRST_CLASS
+from packsched.api.quota import Res as Res
+from packsched.api.quota import add_to as add_to
+from packsched.api.quota import counted as counted
+from packsched.api.quota import max_from_spec as max_from_spec
+from packsched.api.quota import min_from_spec as min_from_spec
+from packsched.api.quota import pod_quota_request as pod_quota_request
+from packsched.api.quota import status_used as status_used
 
 
 def _over(x: Mapping[str, int], y: Mapping[str, int], scalars: Iterable[str], missing_scalar: int) -> bool:
@@ -262,23 +219,3 @@ def aggregated_over(used_sum: Mapping[str, int], min_sum: Mapping[str, int], req
     total = dict(used_sum)
     add_to(total, request)
     return _over(total, min_sum, total, 0)
-
-
-def status_used(quota: ElasticQuota, pods: Iterable[Pod]) -> Res:
-    """``status.used`` as scheduler-plugins' ElasticQuota controller writes it (spec §10.3): zero for every
-    resource ``min`` or ``max`` names, plus the requests of the namespace's Running pods (containers summed,
-    raised to any init container's; the overhead is NOT added, an upstream bug kept here, and a resource a pod
-    requests but the quota does not list is still added)."""
-    used: Res = {name: 0 for name in (quota.min or {})}
-    used.update({name: 0 for name in (quota.max or {}) if name not in used})
-    for pod in pods:
-        if pod.namespace != quota.namespace or pod.phase != "Running":
-            continue
-        req: Res = {}
-        for c in pod.containers:
-            add_to(req, c.requests)
-        for c in pod.init_containers:
-            for name, amount in c.requests.items():
-                req[name] = max(req.get(name, 0), amount)
-        add_to(used, req)
-    return used

@@ -1,0 +1,275 @@
+"""The informers' event handlers: what each watched change does to the scheduler's view of the cluster (the cache,
+the queue, the plugins' own views) — kube-scheduler's ``eventhandlers.go``.
+
+Assumed pods: a pod we bound stays on its node in the cache from the moment it is chosen (assume), through the
+bind, until the watch shows it bound (confirm). Until then the pod is never queued again, whatever stale event
+arrives, so it is never bound twice and its resources are never counted twice. A bind that fails removes it
+(forget); a 409 Conflict means someone else bound it: it waits for the watch to say where.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from packsched.api.errors import FieldError
+from packsched.api.objects import (
+    PREEMPT_LOWER_PRIORITY,
+    SYSTEM_PRIORITY_CLASSES,
+    ElasticQuota,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+)
+from packsched.backend.disruption import BudgetStatus, budgets
+from packsched.framework import interface as ev
+from packsched.framework.interface import ClusterEvent
+from packsched.framework.snapshot import PodInfo, make_pod_info
+from packsched.live.decode import decode, resolve_pod_priority
+from packsched.live.pod_status import PodStatusWriter
+from packsched.live.port import DELETED, ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, Obj, Resource, key_of
+from packsched.live.recorder import Recorder
+from packsched.live.victims import Stats, VictimRemover
+from packsched.scheduler import Scheduler
+
+LOG = logging.getLogger("packsched.live")
+
+
+@dataclass
+class Tracked:
+    """A pod packsched accounts (bound to a node: the cache holds it) or schedules (pending, one of its
+    profiles)."""
+
+    info: PodInfo
+    uid: str
+    conflict_since: float | None = None  # our bind got 409: waiting for the watch
+    terminating: bool = False
+
+
+class InformerHandlers:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        statuses: PodStatusWriter,
+        victims: VictimRemover,
+        recorder: Recorder,
+        stats: Stats,
+    ) -> None:
+        self.scheduler = scheduler
+        self.cache = scheduler.cache
+        self.statuses = statuses
+        self.victims = victims
+        self.recorder = recorder
+        self.stats = stats
+        self.pods: dict[str, Tracked] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.quotas: dict[str, ElasticQuota] = {}
+        self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
+        self._arrival = 0
+
+    def handle(self, res: Resource, etype: str, obj: Obj) -> None:
+        self.stats.events_handled += 1
+        if res == PODS:
+            self._on_pod(etype, obj)
+        elif res == NODES:
+            self._on_node(etype, obj)
+        elif res == PDBS:
+            self._on_pdb(etype, obj)
+        elif res == PRIORITY_CLASSES:
+            self._on_priority_class(etype, obj)
+        elif res == ELASTIC_QUOTAS:
+            self._on_quota(etype, obj)
+
+    def budgets(self) -> list[BudgetStatus]:
+        alive = (tr for tr in self.pods.values() if not tr.terminating)
+        return budgets(self.pdbs.values(), ((tr.info.pod, tr.info.key in self.cache) for tr in alive))
+
+    # -- quotas, nodes, budgets, priority classes --------------------------------------------------------
+
+    def _on_quota(self, etype: str, obj: Obj) -> None:
+        """ElasticQuotas, for the plugins that keep a view of them (CapacityScheduling)."""
+        key = key_of(obj)
+        old = self.quotas.get(key)
+        if etype == DELETED:
+            if old is not None:
+                del self.quotas[key]
+                self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.DELETE, old, None))
+                self.scheduler.move_all()
+            return
+        out = decode(ELASTIC_QUOTAS, obj)
+        if out.problems or not out.elastic_quotas:
+            self.stats.decode_errors += 1
+            problems = [str(p) for p in out.problems]
+            LOG.warning("cannot read ElasticQuota; left out", extra={"object": key, "problems": problems})
+            return
+        new = out.elastic_quotas[0]
+        self.quotas[key] = new
+        if old is None:
+            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD, None, new))
+        else:
+            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.UPDATE, old, new))
+        self.scheduler.move_all()  # a quota that grew (or appeared) may let waiting pods in
+
+    def _decode(self, res: Resource, obj: Obj) -> object | None:
+        out = decode(res, obj)
+        if out.problems:
+            self.stats.decode_errors += 1
+            LOG.warning(
+                "cannot read object; left out",
+                extra={"object": f"{res.kind} {key_of(obj)}", "problems": [str(p) for p in out.problems]},
+            )
+            return None
+        for items in (out.nodes, out.pods, out.pdbs, out.priority_classes):
+            if items:
+                return items[0]
+        return None
+
+    def _on_node(self, etype: str, obj: Obj) -> None:
+        name = key_of(obj)
+        if etype == DELETED:
+            if name in self.cache.snapshot.index:
+                # its pods leave the snapshot (they wait for the node or their own deletion); columns renumbered
+                self.scheduler.replace_snapshot(self.cache.remove_node(name))
+                self.scheduler.move_all()
+            return
+        node = self._decode(NODES, obj)
+        if not isinstance(node, Node):
+            return
+        self.cache.add_node(node)
+        self.scheduler.move_all()
+
+    def _on_pdb(self, etype: str, obj: Obj) -> None:
+        key = key_of(obj)
+        if etype == DELETED:
+            self.pdbs.pop(key, None)
+            return
+        pdb = self._decode(PDBS, obj)
+        if isinstance(pdb, PodDisruptionBudget):
+            self.pdbs[key] = pdb
+
+    def _on_priority_class(self, etype: str, obj: Obj) -> None:
+        name = key_of(obj)
+        if etype == DELETED:
+            if name not in {pc.name for pc in SYSTEM_PRIORITY_CLASSES}:
+                self.classes.pop(name, None)
+            return
+        pc = self._decode(PRIORITY_CLASSES, obj)
+        if isinstance(pc, PriorityClass):
+            self.classes[name] = pc
+
+    # -- pods -----------------------------------------------------------------------------------------------
+
+    def forget(self, key: str) -> None:
+        """The pod is gone (deleted, finished, unreadable, or re-created under its name)."""
+        tr = self.pods.pop(key, None)
+        self.victims.gone(key)
+        self.statuses.forget(key)
+        if tr is None:
+            return
+        held = self.cache.remove_pod(key)
+        if held is not None:  # the assigned-pod informer's delete (assumed pods too: plugins counted them at Reserve)
+            self.scheduler.dispatch(ClusterEvent(ev.POD, ev.DELETE, held.pod, None))
+        self.scheduler.dequeue(tr.info)
+        if held is not None:
+            self.scheduler.move_all()  # resources came free: pods that did not fit may fit now
+
+    def _on_pod(self, etype: str, obj: Obj) -> None:
+        key = key_of(obj)
+        meta = obj.get("metadata", {})
+        uid = str(meta.get("uid", ""))
+        tr = self.pods.get(key)
+        if tr is not None and uid and tr.uid and tr.uid != uid:
+            self.forget(key)  # deleted and created again under the same name
+            tr = None
+        if etype == DELETED:
+            self.forget(key)
+            return
+        decoded = decode(PODS, obj)
+        if decoded.problems:
+            self._unreadable_pod(obj, decoded.problems)
+            self.forget(key)
+            return
+        if not decoded.pods:  # Succeeded or Failed: holds nothing, is not scheduled
+            if tr is not None and key in self.cache:
+                phase = str((obj.get("status") or {}).get("phase", ""))
+                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, tr.info.pod, replace(tr.info.pod, phase=phase)))
+            self.forget(key)
+            return
+        pod = decoded.pods[0]
+        terminating = bool(meta.get("deletionTimestamp"))
+        node = pod.node_name
+        if node:
+            self._on_bound_pod(tr, pod, uid, node, terminating)
+            return
+        if tr is not None and key in self.cache:
+            return  # a stale event from before our binding: the pod stays where we put it
+        if tr is not None:
+            tr.terminating = terminating
+            tr.info.pod.labels = pod.labels
+            if terminating:
+                self.forget(key)
+            elif key in self.scheduler.queue.gated and not pod.scheduling_gates:
+                self.forget(key)
+                self._enqueue(pod, uid)
+            return
+        if terminating or self.scheduler.framework_for(make_pod_info(pod)) is None:
+            return  # another scheduler's pod, or one on its way out
+        self._enqueue(pod, uid)
+
+    def _on_bound_pod(self, tr: Tracked | None, pod: Pod, uid: str, node: str, terminating: bool) -> None:
+        key = pod.key
+        if tr is not None and self.cache.node_of(key) == node:
+            before = replace(tr.info.pod)
+            first_sight = self.cache.is_assumed(key)
+            self.cache.add_pod(tr.info, node)  # confirmed (or an update of a pod we already account)
+            tr.conflict_since = None
+            tr.terminating = terminating
+            tr.info.pod.labels = pod.labels
+            tr.info.pod.phase = pod.phase
+            tr.info.pod.terminating = pod.terminating
+            if first_sight:  # the assigned-pod informer sees our binding
+                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
+            else:
+                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, before, tr.info.pod))
+            return
+        if tr is not None:  # bound by someone else, elsewhere, or after a 409: account it where it is
+            self.cache.remove_pod(key)
+            self.scheduler.dequeue(tr.info)
+        self._fix_priority(pod)
+        info = make_pod_info(pod, self._next_arrival())
+        self.pods[key] = Tracked(info, uid, terminating=terminating)
+        self.cache.add_pod(info, node)
+        self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, pod))
+
+    def _unreadable_pod(self, obj: Obj, problems: list[FieldError]) -> None:
+        """Logged; and for a pending pod of ours, a FailedScheduling event says why it is not scheduled."""
+        self.stats.decode_errors += 1
+        meta = obj.get("metadata", {})
+        spec = obj.get("spec") or {}
+        text = "; ".join(str(p) for p in problems)
+        LOG.warning("cannot read pod; left out", extra={"pod": key_of(obj), "problems": text})
+        if not spec.get("nodeName") and spec.get("schedulerName") in self.scheduler.frameworks:
+            pod = Pod(name=str(meta.get("name", "")), namespace=str(meta.get("namespace", "")))
+            pod.uid = str(meta.get("uid", ""))
+            self.recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", f"cannot read the pod: {text}")
+
+    def _next_arrival(self) -> int:
+        self._arrival += 1
+        return self._arrival
+
+    def _fix_priority(self, pod: Pod) -> None:
+        for problem in resolve_pod_priority(pod, self.classes):
+            LOG.warning("priority", extra={"pod": pod.key, "problem": str(problem)})
+        if not pod.preemption_policy:
+            pc = self.classes.get(pod.priority_class_name)
+            pod.preemption_policy = pc.preemption_policy if pc is not None else PREEMPT_LOWER_PRIORITY
+
+    def _enqueue(self, pod: Pod, uid: str) -> None:
+        self._fix_priority(pod)
+        info = make_pod_info(pod, self._next_arrival())
+        self.pods[pod.key] = Tracked(info, uid)
+        gate = self.scheduler.enqueue(info)
+        if not gate.ok and gate.plugin == "SchedulingGates":
+            # as kube-scheduler reports a gated pod
+            self.statuses.condition(pod, "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
