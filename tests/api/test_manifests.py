@@ -711,7 +711,7 @@ def test_namespaces(tmp_path: Path) -> None:
     assert c.namespaces["shop"].labels == {"env": "prod"}
 
 
-@pytest.mark.parametrize("kind", ["Service", "ConfigMap", "Secret", "HorizontalPodAutoscaler"])
+@pytest.mark.parametrize("kind", ["Endpoints", "ConfigMap", "Secret", "HorizontalPodAutoscaler"])
 def test_kinds_without_effect_on_scheduling_are_a_note_not_an_error(tmp_path: Path, kind: str) -> None:
     text = f"apiVersion: v1\nkind: {kind}\nmetadata: {{name: x}}\ndata: {{anything: goes}}\n---\n" + pod_doc("a")
     c = load(write(tmp_path, "x.yaml", text))

@@ -33,9 +33,10 @@ from packsched.api.objects import (
     Pod,
     PodDisruptionBudget,
     PriorityClass,
+    Service,
     Taint,
 )
-from packsched.api.pods import LABEL_SELECTOR_OPERATORS, decode_pod_spec, decode_requirements, template_pod
+from packsched.api.pods import decode_label_selector, decode_pod_spec, template_pod
 from packsched.api.resources import PODS, parse_resource_list
 
 try:  # the C loader is much faster on big manifests
@@ -161,7 +162,7 @@ def _load_json(text: str) -> Any:
     return doc
 
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 
 
 @dataclass
@@ -177,6 +178,8 @@ class Workload:
     # Job only: spec.completions (None: absent) and the pods it runs at once (0 when suspended).
     completions: int | None = None
     parallelism: int = 0
+    # spec.selector (a ReplicationController's map as matchLabels); None: not given (a Job may omit it)
+    selector: LabelSelector | None = None
 
 
 @dataclass
@@ -190,6 +193,7 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def pod(self, key: str) -> Pod | None:
@@ -264,6 +268,8 @@ _API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),
     "Job": ("batch/v1",),
+    "ReplicationController": ("v1",),
+    "Service": ("v1",),
     "ElasticQuota": ELASTIC_QUOTA_API_VERSIONS,
 }
 
@@ -409,6 +415,7 @@ class _Builder:
         pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
         pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
         pod.terminating = meta.get("deletionTimestamp") is not None
+        pod.owner_refs = _owner_refs(r, meta.get("ownerReferences"), "metadata.ownerReferences")
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
         decode_pod_spec(r, data.get("spec"), "spec", pod)
@@ -518,6 +525,24 @@ class _Builder:
         )
         self.cluster.elastic_quotas.append(quota)
 
+    def _service(
+        self,
+        r: Reader,
+        data: dict[str, Any],
+        _meta: dict[str, Any],
+        name: str,
+        ns: str,
+        _where: str,
+        _label: str,
+    ) -> None:
+        spec = r.fields(data.get("spec"), "spec", schema.SERVICE_SPEC)
+        raw = spec.get("selector")
+        selector = None if raw is None else r.str_map(raw, "spec.selector")
+        self.cluster.services.append(Service(name, ns, selector))
+
+    def _replicationcontroller(self, *args: Any) -> None:
+        self._workload("ReplicationController", schema.REPLICATION_CONTROLLER_SPEC, *args)
+
     def _deployment(self, *args: Any) -> None:
         self._workload("Deployment", schema.DEPLOYMENT_SPEC, *args)
 
@@ -564,10 +589,17 @@ class _Builder:
             r.errors.add("spec.replicas" if kind != "Job" else "spec.parallelism", "must be greater than or equal to 0")
             count = 0
         selector_raw = spec.get("selector")
-        if kind != "Job" and selector_raw is None:
+        selector: LabelSelector | None = None
+        if kind == "ReplicationController":
+            # a plain map; defaulted from the template's labels when absent
+            labels = r.str_map(selector_raw, "spec.selector") if selector_raw is not None else dict(template.labels)
+            selector_raw = labels
+            selector = LabelSelector(tuple(sorted(labels.items())))
+        elif kind != "Job" and selector_raw is None:
             r.errors.add("spec.selector", "Required value")
-        if selector_raw is not None:
+        if selector is None and selector_raw is not None:
             selector = decode_label_selector(r, selector_raw, "spec.selector")
+        if selector is not None:
             if selector.empty and kind != "Job":
                 r.errors.add("spec.selector", "Invalid value: empty selector is invalid for deployment")
             elif not selector.matches(template.labels):
@@ -576,7 +608,7 @@ class _Builder:
                     "Invalid value: `selector` does not match template `labels`",
                 )
         self.cluster.workloads.append(
-            Workload(kind, name, ns, count, template, where, completions, max(parallelism, 0))
+            Workload(kind, name, ns, count, template, where, completions, max(parallelism, 0), selector)
         )
         for i in range(count):
             pod = instantiate(template, kind, name, i)
@@ -697,11 +729,21 @@ def _int_or_percent(r: Reader, raw: object, path: str) -> int | str | None:
     return raw
 
 
-def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
-    data = r.fields(raw, path, schema.LABEL_SELECTOR)
-    labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
-    exprs = decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS)
-    return LabelSelector(tuple(sorted(labels.items())), exprs)
+def _owner_refs(r: Reader, raw: object, path: str) -> tuple[OwnerRef, ...]:
+    refs: list[OwnerRef] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.OWNER_REFERENCE)
+        kind = r.str(data.get("kind"), f"{p}.kind")
+        name = r.str(data.get("name"), f"{p}.name")
+        api_version = r.str(data.get("apiVersion"), f"{p}.apiVersion")
+        for key, value in (("kind", kind), ("name", name), ("apiVersion", api_version)):
+            if not value:
+                r.errors.add(f"{p}.{key}", "Required value")
+        refs.append(OwnerRef(kind, name, r.bool(data.get("controller"), f"{p}.controller"), api_version))
+    if sum(ref.controller for ref in refs) > 1:
+        r.errors.add(path, "Invalid value: Only one reference can have Controller set to true")
+    return tuple(refs)
 
 
 def decode_document(doc: Any, where: str, errors: ErrorList) -> Cluster:

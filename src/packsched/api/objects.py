@@ -29,6 +29,7 @@ class OwnerRef:
     kind: str
     name: str
     controller: bool = True
+    api_version: str = ""  # as written in metadata.ownerReferences ("" for the pods a workload expands into)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,30 @@ class LabelSelector:
     @property
     def empty(self) -> bool:
         return not self.match_labels and not self.match_expressions
+
+
+# whenUnsatisfiable of a topology spread constraint
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+# nodeAffinityPolicy / nodeTaintsPolicy
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+
+@dataclass(frozen=True)
+class TopologySpreadConstraint:
+    """One entry of a pod's spec.topologySpreadConstraints (or of PodTopologySpreadArgs.defaultConstraints,
+    where the label selector is absent). ``None`` policies: not set (the scheduler's defaults apply: Honor for
+    node affinity, Ignore for taints)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,6 +192,9 @@ class Pod:
     # status.conditions has DisruptionTarget=True with reason PreemptionByScheduler: a scheduler preempted it
     preempted_by_scheduler: bool = False
     scheduling_gates: list[str] = field(default_factory=list)
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    # metadata.ownerReferences as written (``owner`` is set only for the pods packsched expands from workloads)
+    owner_refs: tuple[OwnerRef, ...] = ()
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
     # From packsched's annotations (packsched.api.annotations), in virtual seconds: when the pod is created,
@@ -196,6 +224,20 @@ class Node:
     taints: list[Taint] = field(default_factory=list)
     unschedulable: bool = False
     source: str = ""
+
+
+@dataclass
+class Service:
+    """A Service: only its pod selector matters to scheduling (PodTopologySpread's default constraints).
+    ``selector`` None: the Service selects no pod (upstream skips nil selectors)."""
+
+    name: str
+    namespace: str
+    selector: dict[str, str] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 @dataclass

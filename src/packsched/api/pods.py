@@ -8,17 +8,23 @@ from packsched.api import schema
 from packsched.api.decode import Reader
 from packsched.api.objects import (
     DEFAULT_SCHEDULER_NAME,
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
+    SCHEDULE_ANYWAY,
     TAINT_EFFECTS,
     Container,
     ContainerPort,
+    LabelSelector,
     NodeAffinity,
     NodeSelectorTerm,
     Pod,
     PreferredTerm,
     Requirement,
     Toleration,
+    TopologySpreadConstraint,
 )
 from packsched.api.quantity import QuantityError, parse_quantity
 from packsched.api.resources import (
@@ -74,6 +80,73 @@ def decode_requirements(
                 "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
             )
         out.append(Requirement(key, op, values))
+    return tuple(out)
+
+
+def decode_label_selector(r: Reader, raw: object, path: str) -> LabelSelector:
+    data = r.fields(raw, path, schema.LABEL_SELECTOR)
+    labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
+    exprs = decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS)
+    return LabelSelector(tuple(sorted(labels.items())), exprs)
+
+
+def _selector_keys(sel: LabelSelector | None) -> set[str]:
+    if sel is None:
+        return set()
+    return {k for k, _ in sel.match_labels} | {e.key for e in sel.match_expressions}
+
+
+def decode_spread_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConstraint:
+    """One spec.topologySpreadConstraints entry, with the API server's validation of its fields."""
+    data = r.fields(raw, path, schema.TOPOLOGY_SPREAD_CONSTRAINT)
+    skew = r.int(data.get("maxSkew"), f"{path}.maxSkew", 0) or 0
+    if skew <= 0:
+        r.errors.add(f"{path}.maxSkew", f"Invalid value: {skew}: must be greater than zero")
+    key = r.str(data.get("topologyKey"), f"{path}.topologyKey")
+    if not key:
+        r.errors.add(f"{path}.topologyKey", "Required value: can not be empty")
+    when = r.one_of(data.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable", (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY))
+    if data.get("whenUnsatisfiable") is None:
+        r.errors.add(f"{path}.whenUnsatisfiable", "Required value")
+    min_domains = r.int(data.get("minDomains"), f"{path}.minDomains")
+    if min_domains is not None:
+        if min_domains <= 0:
+            r.errors.add(f"{path}.minDomains", f"Invalid value: {min_domains}: must be greater than 0")
+        elif when != DO_NOT_SCHEDULE:
+            r.errors.add(
+                f"{path}.minDomains",
+                f"Invalid value: {min_domains}: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}",
+            )
+    selector = None
+    if data.get("labelSelector") is not None:
+        selector = decode_label_selector(r, data.get("labelSelector"), f"{path}.labelSelector")
+    policies = (HONOR, IGNORE)
+    affinity_policy = r.one_of(data.get("nodeAffinityPolicy"), f"{path}.nodeAffinityPolicy", policies) or None
+    taints_policy = r.one_of(data.get("nodeTaintsPolicy"), f"{path}.nodeTaintsPolicy", policies) or None
+    keys = tuple(r.str_list(data.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    in_selector = _selector_keys(selector)
+    for i, k in enumerate(keys):
+        if k in in_selector:
+            r.errors.add(
+                f"{path}.matchLabelKeys[{i}]",
+                f'Invalid value: "{k}": exists in both matchLabelKeys and labelSelector',
+            )
+    return TopologySpreadConstraint(skew, key, when, selector, min_domains, affinity_policy, taints_policy, keys)
+
+
+def decode_spread_constraints(r: Reader, raw: object, path: str) -> tuple[TopologySpreadConstraint, ...]:
+    out: list[TopologySpreadConstraint] = []
+    seen: set[tuple[str, str]] = set()
+    for i, item in enumerate(r.list(raw, path)):
+        c = decode_spread_constraint(r, item, f"{path}[{i}]")
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            r.errors.add(
+                f"{path}[{i}].{{topologyKey, whenUnsatisfiable}}",
+                f'Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"',
+            )
+        seen.add(pair)
+        out.append(c)
     return tuple(out)
 
 
@@ -217,9 +290,10 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
         gd = r.fields(g, f"{path}.schedulingGates[{i}]", ("name",))
         gates.append(r.str(gd.get("name"), f"{path}.schedulingGates[{i}].name"))
     pod.scheduling_gates = gates
+    pod.topology_spread_constraints = decode_spread_constraints(
+        r, spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"
+    )
     unsupported: list[str] = []
-    if spec.get("topologySpreadConstraints"):
-        unsupported.append("topologySpreadConstraints (PodTopologySpread)")
     if aff.get("podAffinity") or aff.get("podAntiAffinity"):
         unsupported.append("podAffinity/podAntiAffinity (InterPodAffinity)")
     volumes = r.list(spec.get("volumes"), f"{path}.volumes")

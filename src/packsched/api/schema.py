@@ -125,6 +125,42 @@ PREFERRED_TERM = ("weight", "preference")
 
 LABEL_SELECTOR = ("matchLabels", "matchExpressions")
 
+TOPOLOGY_SPREAD_CONSTRAINT = (
+    "maxSkew",
+    "topologyKey",
+    "whenUnsatisfiable",
+    "labelSelector",
+    "minDomains",
+    "nodeAffinityPolicy",
+    "nodeTaintsPolicy",
+    "matchLabelKeys",
+)
+
+SERVICE_SPEC = (
+    "selector",
+    "ports",
+    "type",
+    "clusterIP",
+    "clusterIPs",
+    "externalIPs",
+    "sessionAffinity",
+    "sessionAffinityConfig",
+    "loadBalancerIP",
+    "loadBalancerSourceRanges",
+    "loadBalancerClass",
+    "externalName",
+    "externalTrafficPolicy",
+    "internalTrafficPolicy",
+    "healthCheckNodePort",
+    "publishNotReadyAddresses",
+    "ipFamilies",
+    "ipFamilyPolicy",
+    "allocateLoadBalancerNodePorts",
+    "trafficDistribution",
+)
+
+REPLICATION_CONTROLLER_SPEC = ("replicas", "selector", "template", "minReadySeconds")
+
 NODE_SPEC = ("podCIDR", "podCIDRs", "providerID", "unschedulable", "taints", "configSource", "externalID")
 
 NODE_STATUS = (
@@ -214,7 +250,6 @@ JOB_SPEC = (
 # note.
 IGNORED_KINDS = frozenset(
     {
-        "Service",
         "ConfigMap",
         "Secret",
         "ServiceAccount",

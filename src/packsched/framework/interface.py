@@ -51,6 +51,8 @@ class Plugin(Protocol):
 # Cluster events (what kube-scheduler's informers deliver to plugins' event handlers).
 POD = "Pod"  # only assigned pods (spec.nodeName set, or bound by the scheduler), as upstream's filtered informer
 ELASTIC_QUOTA = "ElasticQuota"
+SERVICE = "Service"  # api.objects.Service
+WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
 ADD, UPDATE, DELETE = "Add", "Update", "Delete"
 
 

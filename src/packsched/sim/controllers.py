@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from packsched.api.manifests import Workload, instantiate
 from packsched.api.objects import Pod
 
-RESTARTING_KINDS = ("Deployment", "ReplicaSet", "StatefulSet")  # restartPolicy Always: pods never complete
+# restartPolicy Always: their pods never complete
+RESTARTING_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 
 
 @dataclass

@@ -20,7 +20,7 @@ from packsched.api.objects import Pod
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.backend.queue import QueuedPod
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
+from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Status
@@ -160,6 +160,10 @@ class Simulation:
         self.queue = self.scheduler.queue
         for quota in cluster.elastic_quotas:
             self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
+        for service in cluster.services:
+            self.scheduler.dispatch(ClusterEvent(SERVICE, ADD, None, service))
+        for workload in cluster.workloads:
+            self.scheduler.dispatch(ClusterEvent(WORKLOAD, ADD, None, workload))
         self._load_pods()
 
     def _load_pods(self) -> None:
