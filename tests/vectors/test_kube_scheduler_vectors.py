@@ -4,29 +4,13 @@ message (see ``vector_cases.py``)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from vectors.vector_cases import VECTORS, Decision, decisions, differences, explain, needs_inter_pod_affinity
+from vectors.vector_cases import VECTORS, Decision, decisions, differences, expected_failure, explain
 
-IPA_REASON = "needs InterPodAffinity (ipa branch)"
-# Until the PodTopologySpread plugin lands on this branch (then this mark goes away).
-NEEDS_PTS = pytest.mark.xfail(strict=False, reason="needs PodTopologySpread (pts branch, in progress)")
-
-
-def _uses_spread(d: Decision) -> bool:
-    objects = d.scenario["objects"]
-    uses_defaults = any(objects.get(k) for k in ("services", "replicasets", "statefulsets"))
-    return uses_defaults or "topologySpreadConstraints" in json.dumps(d.scenario["pods"])
-
-
-def _params() -> list[object]:
-    return [pytest.param(d, id=d.id, marks=[NEEDS_PTS] if _uses_spread(d) else []) for d in decisions()]
-
-
-PARAMS = _params()
+PARAMS = [pytest.param(d, id=d.id) for d in decisions()]
 
 
 @pytest.mark.skipif(not VECTORS.is_dir(), reason=f"the vectors are not at {VECTORS} (clone with shared/ beside)")
@@ -34,12 +18,13 @@ PARAMS = _params()
 def test_decision_matches_kube_scheduler(decision: Decision, tmp_path: Path) -> None:
     got = explain(decision, tmp_path)
     diffs = differences(decision, got)
-    if needs_inter_pod_affinity(decision, got):
-        # a strict expected failure, decided per decision: which nodes InterPodAffinity rules out is known
-        # only next to what the other filters rule out
+    why = expected_failure(decision, got)
+    if why is not None:
+        # a strict expected failure, decided per decision (which nodes InterPodAffinity rules out is known only
+        # next to what the other filters rule out): it must fail now, and fails the run once it agrees
         if diffs:
-            pytest.xfail(IPA_REASON)
-        pytest.fail(f"XPASS(strict): {IPA_REASON}, yet it agrees: remove the expected failure")
+            pytest.xfail(why)
+        pytest.fail(f"XPASS(strict): {why}, yet it agrees: remove the expected failure")
     assert not diffs, "\n".join(diffs)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
-from packsched.api.pods import decode_node_affinity
+from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, TopologySpreadConstraint
+from packsched.api.pods import decode_label_selector, decode_node_affinity
 from packsched.config import catalog
 from packsched.config.defaults import DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
 from packsched.config.fielderr import (
@@ -30,14 +31,17 @@ from packsched.config.fielderr import (
 )
 from packsched.config.types import (
     LEAST_ALLOCATED,
+    LIST_DEFAULTING,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     SCORING_STRATEGY_TYPES,
+    SYSTEM_DEFAULTING,
     DefaultPreemptionArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PluginArgs,
+    PodTopologySpreadArgs,
     RequestedToCapacityRatioParam,
     ResourceSpec,
     ScoreOnlyResourceArgs,
@@ -62,17 +66,33 @@ V1BETA1_SCORE_ONLY = {
 
 # Plugins whose args packsched decodes into typed args, per API version (upstream registers an <Name>Args kind
 # for each; args of other plugins are passed through as plain maps, as upstream passes runtime.Unknown).
+_CURRENT_TYPED = frozenset(
+    {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity", "PodTopologySpread"}
+)
 TYPED_ARGS: dict[str, frozenset[str]] = {
-    catalog.V1: frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}),
-    catalog.V1BETA3: frozenset(
-        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
-    ),
-    catalog.V1BETA2: frozenset(
-        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
-    ),
+    catalog.V1: _CURRENT_TYPED,
+    catalog.V1BETA3: _CURRENT_TYPED,
+    catalog.V1BETA2: _CURRENT_TYPED,
     # BalancedAllocation had no args before v1beta2.
-    catalog.V1BETA1: frozenset({"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", *V1BETA1_SCORE_ONLY}),
+    catalog.V1BETA1: frozenset(
+        {"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", "PodTopologySpread", *V1BETA1_SCORE_ONLY}
+    ),
 }
+SPREAD_CONSTRAINT_FIELDS = (
+    "maxSkew",
+    "topologyKey",
+    "whenUnsatisfiable",
+    "labelSelector",
+    "minDomains",
+    "nodeAffinityPolicy",
+    "nodeTaintsPolicy",
+    "matchLabelKeys",
+)
+# kube-scheduler's built-in default constraints (defaultingType System).
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint(3, "kubernetes.io/hostname", SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(5, "topology.kubernetes.io/zone", SCHEDULE_ANYWAY),
+)
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -228,6 +248,32 @@ def decode_node_affinity_args(r: Reader, raw: object, path: str) -> NodeAffinity
     return NodeAffinityArgs(decode_node_affinity(r, data.get("addedAffinity"), child(path, "addedAffinity")))
 
 
+def _decode_default_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConstraint:
+    """A defaultConstraints entry as written; checks are the args validator's (validate_pod_topology_spread_args)."""
+    data = r.fields(raw, path, SPREAD_CONSTRAINT_FIELDS)
+    selector = None
+    if data.get("labelSelector") is not None:
+        selector = decode_label_selector(r, data.get("labelSelector"), child(path, "labelSelector"))
+    return TopologySpreadConstraint(
+        max_skew=read_int(r, data.get("maxSkew"), child(path, "maxSkew")) or 0,
+        topology_key=r.str(data.get("topologyKey"), child(path, "topologyKey")),
+        when_unsatisfiable=r.str(data.get("whenUnsatisfiable"), child(path, "whenUnsatisfiable")),
+        label_selector=selector,
+        min_domains=read_int(r, data.get("minDomains"), child(path, "minDomains")),
+        node_affinity_policy=r.str(data.get("nodeAffinityPolicy"), child(path, "nodeAffinityPolicy")) or None,
+        node_taints_policy=r.str(data.get("nodeTaintsPolicy"), child(path, "nodeTaintsPolicy")) or None,
+        match_label_keys=tuple(r.str_list(data.get("matchLabelKeys"), child(path, "matchLabelKeys"))),
+    )
+
+
+def decode_pod_topology_spread_args(r: Reader, raw: object, path: str) -> PodTopologySpreadArgs:
+    data = r.fields(raw, path, ("defaultConstraints", "defaultingType", *TYPE_META))
+    cp = child(path, "defaultConstraints")
+    items = r.list(data.get("defaultConstraints"), cp)
+    constraints = [_decode_default_constraint(r, c, index(cp, i)) for i, c in enumerate(items)]
+    return PodTopologySpreadArgs(constraints, r.str(data.get("defaultingType"), child(path, "defaultingType")))
+
+
 def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str) -> ScoreOnlyResourceArgs:
     kind = V1BETA1_SCORE_ONLY[name]
     known = ["resources", *TYPE_META]
@@ -265,6 +311,8 @@ def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version
         return decode_default_preemption_args(r, raw, path)
     if name == "NodeAffinity":
         return decode_node_affinity_args(r, raw, path)
+    if name == "PodTopologySpread":
+        return decode_pod_topology_spread_args(r, raw, path)
     return decode_v1beta1_score_only_args(r, name, raw, path)
 
 
@@ -292,6 +340,17 @@ def default_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs) 
             res.weight = 1
 
 
+def default_pod_topology_spread_args(args: PodTopologySpreadArgs, api_version: str) -> None:
+    """SetDefaults_PodTopologySpreadArgs: an unset defaultingType is System (v1beta2 on); v1beta1 picked List
+    when constraints were given."""
+    if args.defaulting_type:
+        return
+    if api_version == catalog.V1BETA1 and args.default_constraints:
+        args.defaulting_type = LIST_DEFAULTING
+    else:
+        args.defaulting_type = SYSTEM_DEFAULTING
+
+
 def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
     """v1.19-v1.21 SetDefaults_*Args: only an empty resource list is defaulted; a weight of 0 stays 0 (and
     fails validation), as it did before v1.22."""
@@ -311,6 +370,10 @@ def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
         return DefaultPreemptionArgs()
     if name == "NodeAffinity":
         return NodeAffinityArgs()
+    if name == "PodTopologySpread":
+        spread = PodTopologySpreadArgs()
+        default_pod_topology_spread_args(spread, api_version)
+        return spread
     if api_version == catalog.V1BETA1 and name in (
         "NodeResourcesLeastAllocated",
         "NodeResourcesMostAllocated",
@@ -329,6 +392,8 @@ def apply_defaults(name: str, args: TypedPluginArgs, api_version: str) -> None:
         default_fit_args(args)
     elif isinstance(args, NodeResourcesBalancedAllocationArgs):
         default_balanced_allocation_args(args)
+    elif isinstance(args, PodTopologySpreadArgs):
+        default_pod_topology_spread_args(args, api_version)
     elif isinstance(args, ScoreOnlyResourceArgs) and api_version == catalog.V1BETA1:
         default_v1beta1_score_only_args(args)
 
@@ -448,6 +513,45 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     return errs
 
 
+def validate_pod_topology_spread_args(args: PodTopologySpreadArgs, path: str = "") -> list[FieldError]:
+    """ValidatePodTopologySpreadArgs: the defaulting type, then each default constraint (no selector allowed:
+    it is deduced for each pod)."""
+    errs: list[FieldError] = []
+    tp = child(path, "defaultingType")
+    if args.defaulting_type not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
+        errs.append(FieldError(tp, unsupported(args.defaulting_type, (SYSTEM_DEFAULTING, LIST_DEFAULTING))))
+    elif args.defaulting_type == SYSTEM_DEFAULTING and args.default_constraints:
+        errs.append(FieldError(tp, invalid(args.defaulting_type, "when .defaultConstraints are not empty")))
+    cp = child(path, "defaultConstraints")
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(args.default_constraints):
+        p = index(cp, i)
+        if c.max_skew <= 0:
+            errs.append(FieldError(child(p, "maxSkew"), invalid(c.max_skew, "not in valid range (0, inf)")))
+        kp = child(p, "topologyKey")
+        if not c.topology_key:
+            errs.append(FieldError(kp, required("can not be empty")))
+        else:
+            errs += [FieldError(kp, invalid(c.topology_key, m)) for m in qualified_name_errors(c.topology_key)]
+        wp = child(p, "whenUnsatisfiable")
+        if not c.when_unsatisfiable:
+            errs.append(FieldError(wp, required("can not be empty")))
+        elif c.when_unsatisfiable not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+            errs.append(FieldError(wp, unsupported(c.when_unsatisfiable, (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY))))
+        if c.label_selector is not None:
+            errs.append(
+                FieldError(
+                    child(p, "labelSelector"),
+                    "Forbidden: constraint must not define a selector, as they deduced for each pod",
+                )
+            )
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            errs.append(FieldError(p, duplicate(f"{{{c.topology_key}, {c.when_unsatisfiable}}}")))
+        seen.add(pair)
+    return errs
+
+
 def default_preemption_args_errors(args: DefaultPreemptionArgs) -> list[str]:
     """Upstream ValidateDefaultPreemptionArgs for args built in code (not read from a file): each problem as
     ``field: detail``, e.g. ``minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]``;
@@ -530,6 +634,8 @@ def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_versio
         return validate_balanced_allocation_args(args, path)
     if isinstance(args, DefaultPreemptionArgs):
         return validate_default_preemption_args(args, path)
+    if isinstance(args, PodTopologySpreadArgs):
+        return validate_pod_topology_spread_args(args, path)
     if isinstance(args, ScoreOnlyResourceArgs):
         msg = v1beta1_args_first_error(args)
         return [FieldError(path, msg)] if msg else []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from packsched.api.objects import NodeAffinity
+from packsched.api.objects import NodeAffinity, TopologySpreadConstraint
 from packsched.config.defaults import (
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
@@ -93,6 +93,20 @@ class NodeAffinityArgs:
     added_affinity: NodeAffinity | None = None
 
 
+SYSTEM_DEFAULTING = "System"
+LIST_DEFAULTING = "List"
+
+
+@dataclass
+class PodTopologySpreadArgs:
+    """``defaultConstraints`` apply to pods that have no constraints of their own and that a Service,
+    ReplicationController, ReplicaSet or StatefulSet selects; ``defaultingType`` System uses kube-scheduler's
+    built-in ones instead (and then no list may be given)."""
+
+    default_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
+    defaulting_type: str = ""  # "" until defaulted
+
+
 @dataclass
 class ScoreOnlyResourceArgs:
     """v1beta1 NodeResourcesLeastAllocated / NodeResourcesMostAllocated / RequestedToCapacityRatio plugins:
@@ -108,6 +122,7 @@ TypedPluginArgs: TypeAlias = (
     | NodeResourcesBalancedAllocationArgs
     | DefaultPreemptionArgs
     | NodeAffinityArgs
+    | PodTopologySpreadArgs
     | ScoreOnlyResourceArgs
 )
 PluginArgs: TypeAlias = TypedPluginArgs | dict[str, Any]

@@ -24,6 +24,7 @@ from packsched.plugins.noderesources.legacy import (
     new_requested_to_capacity_ratio,
 )
 from packsched.plugins.nodeunschedulable.node_unschedulable import new_node_unschedulable
+from packsched.plugins.podtopologyspread.pod_topology_spread import new_pod_topology_spread
 from packsched.plugins.queuesort.priority_sort import new_priority_sort
 from packsched.plugins.randomscore.random_score import new_random_score
 from packsched.plugins.schedulinggates.scheduling_gates import new_scheduling_gates
@@ -41,6 +42,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeAffinity": new_node_affinity,
         "NodeResourcesFit": new_fit,
         "NodeResourcesBalancedAllocation": new_balanced_allocation,
+        "PodTopologySpread": new_pod_topology_spread,
         "DefaultPreemption": new_default_preemption,
         "DefaultBinder": new_default_binder,
         "NodeResourcesLeastAllocated": new_least_allocated,

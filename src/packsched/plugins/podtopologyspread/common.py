@@ -1,0 +1,170 @@
+"""What PodTopologySpread works from: the constraints it applies to a pod (its own, or the default ones with the
+selector deduced from the Services and controllers that select it), and which nodes each constraint counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from packsched.api.objects import HONOR, LabelSelector, OwnerRef, Pod, Requirement, Service, TopologySpreadConstraint
+from packsched.backend.podcounts import PodFilter, pod_counts
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
+from packsched.plugins.helper.labels import selector_mask, terms_mask
+
+HOSTNAME = "kubernetes.io/hostname"
+MAX_INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A constraint as the plugin applies it: ``selector`` None matches no pod (a constraint without a
+    labelSelector); the policies resolved (Honor for node affinity and Ignore for taints when not set)."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector | None
+    min_domains: int
+    honor_affinity: bool
+    honor_taints: bool
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return self.selector is not None and self.selector.matches(dict(labels))
+
+
+def _merge_match_label_keys(
+    selector: LabelSelector | None, keys: Sequence[str], labels: Mapping[str, str]
+) -> LabelSelector | None:
+    """matchLabelKeys: the pod's values of those keys join the selector (a missing selector stays one that
+    matches nothing)."""
+    extra = tuple(sorted((k, labels[k]) for k in dict.fromkeys(keys) if k in labels))
+    if selector is None or not extra:
+        return selector
+    return LabelSelector(extra + selector.match_labels, selector.match_expressions)
+
+
+def select_constraints(
+    constraints: Sequence[TopologySpreadConstraint], labels: Mapping[str, str], action: str
+) -> list[Constraint]:
+    """The constraints with ``whenUnsatisfiable == action``, resolved as the scheduler applies them."""
+    out: list[Constraint] = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        selector = _merge_match_label_keys(c.label_selector, c.match_label_keys, labels)
+        out.append(
+            Constraint(
+                c.max_skew,
+                c.topology_key,
+                selector,
+                c.min_domains if c.min_domains is not None else 1,
+                (c.node_affinity_policy or HONOR) == HONOR,
+                c.node_taints_policy == HONOR,
+            )
+        )
+    return out
+
+
+def controller_of(pod: Pod) -> OwnerRef | None:
+    """The pod's controller: the ownerReference marked controller, or the workload packsched expanded it from."""
+    for ref in pod.owner_refs:
+        if ref.controller:
+            return ref
+    return pod.owner
+
+
+# Kinds whose selector the default constraints use, with the apiVersion their owner references must name
+# ("" for the pods packsched itself expands from a workload, which name none). A Deployment's pods are owned
+# by its ReplicaSet, whose selector is the Deployment's (plus the pod-template-hash label, the same for every
+# pod of one template), so a pod expanded from a Deployment uses the Deployment's selector.
+_SELECTOR_OWNERS = {
+    "ReplicationController": "v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Deployment": "",
+}
+
+
+def default_selector(
+    pod: Pod,
+    services: Mapping[str, Service],
+    selectors: Mapping[tuple[str, str, str], LabelSelector | None],
+) -> LabelSelector | None:
+    """upstream DefaultSelector: the selectors of the pod's Services (merged), and of its controller when that
+    is a ReplicationController, ReplicaSet or StatefulSet; None when that leaves nothing to select by."""
+    labels: dict[str, str] = {}
+    for svc in services.values():
+        if svc.namespace != pod.namespace or svc.selector is None:
+            continue
+        if all(pod.labels.get(k) == v for k, v in svc.selector.items()):
+            labels.update(svc.selector)
+    extra: list[Requirement] = []
+    ref = controller_of(pod)
+    if ref is not None and ref.kind in _SELECTOR_OWNERS and ref.api_version in ("", _SELECTOR_OWNERS[ref.kind]):
+        owner = selectors.get((pod.namespace, ref.kind, ref.name))
+        if owner is not None and ref.kind == "ReplicationController":
+            labels.update(dict(owner.match_labels))
+        elif owner is not None:
+            extra += [Requirement(k, "In", (v,)) for k, v in owner.match_labels]
+            extra += owner.match_expressions
+    if not labels and not extra:
+        return None
+    return LabelSelector(tuple(sorted(labels.items())), tuple(extra))
+
+
+def untolerated_mask(snap: Snapshot, pod: Pod) -> BoolArray:
+    """Nodes with a NoSchedule or NoExecute taint the pod does not tolerate."""
+    rows = [r for r in snap.hard_taint_rows if not any(t.tolerates(snap.taints[r]) for t in pod.tolerations)]
+    if not rows:
+        return np.zeros(snap.n, dtype=bool)
+    out: BoolArray = np.asarray((snap.taint_pos[rows] >= 0).any(axis=0), dtype=bool)
+    return out
+
+
+def required_affinity_mask(snap: Snapshot, pod: Pod) -> BoolArray:
+    """Nodes matching the pod's nodeSelector and required node affinity (GetRequiredNodeAffinity)."""
+    mask = selector_mask(snap, pod.node_selector)
+    if pod.node_affinity is not None and pod.node_affinity.required is not None:
+        mask &= terms_mask(snap, pod.node_affinity.required)
+    return mask
+
+
+class NodeMasks:
+    """Per-node facts about one pod, computed once per cycle: which nodes carry every constraint's key, and
+    which nodes each inclusion policy keeps."""
+
+    def __init__(self, snap: Snapshot, pod: Pod, constraints: Sequence[Constraint]) -> None:
+        self.snap = snap
+        self.pod = pod
+        self._affinity: BoolArray | None = None
+        self._tolerated: BoolArray | None = None
+        self.all_keys = np.ones(snap.n, dtype=bool)
+        for c in constraints:
+            self.all_keys &= self.codes(c.topology_key) >= 0
+
+    def codes(self, key: str) -> IntArray:
+        col = self.snap.labels.column(key)
+        if col is None:
+            return np.full(self.snap.n, -1, dtype=np.int64)
+        return col.astype(np.int64)
+
+    def included(self, c: Constraint) -> BoolArray:
+        """Nodes the constraint's nodeAffinityPolicy and nodeTaintsPolicy keep."""
+        mask = np.ones(self.snap.n, dtype=bool)
+        if c.honor_affinity:
+            if self._affinity is None:
+                self._affinity = required_affinity_mask(self.snap, self.pod)
+            mask &= self._affinity
+        if c.honor_taints:
+            if self._tolerated is None:
+                self._tolerated = ~untolerated_mask(self.snap, self.pod)
+            mask &= self._tolerated
+        return mask
+
+
+def matching_per_node(snap: Snapshot, c: Constraint, namespace: str) -> IntArray:
+    """How many placed, not terminating pods of ``namespace`` matching the constraint's selector each node holds."""
+    if c.selector is None:
+        return np.zeros(snap.n, dtype=np.int64)
+    return pod_counts(snap).counts(PodFilter(frozenset({namespace}), c.selector, skip_terminating=True))
