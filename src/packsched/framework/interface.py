@@ -78,6 +78,13 @@ class ClusterEventPlugin(Protocol):
     def on_cluster_event(self, event: ClusterEvent) -> None: ...
 
 
+def handles(plugin: ClusterEventPlugin, resource: str) -> bool:
+    """Whether the plugin wants events of ``resource``: those its ``cluster_events`` attribute lists, every
+    resource when it has none (so that the live adapter watches only what some plugin reads)."""
+    wanted = getattr(plugin, "cluster_events", None)
+    return wanted is None or resource in wanted
+
+
 @runtime_checkable
 class PreEnqueuePlugin(Protocol):
     name: str

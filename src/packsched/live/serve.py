@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.interface import ELASTIC_QUOTA, handles
 from packsched.framework.runtime import PluginFactory
 from packsched.live.controller import EVICT, Controller
 from packsched.live.health import HealthServer
@@ -116,7 +117,8 @@ class Server:
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
         watched = list(WATCHED)
-        if any(f.event_handlers for f in self.controller.scheduler.frameworks.values()):
+        frameworks = self.controller.scheduler.frameworks.values()
+        if any(handles(p, ELASTIC_QUOTA) for f in frameworks for p in f.event_handlers):
             watched.append(ELASTIC_QUOTAS)
         for res in watched:
             inf = Informer(

@@ -31,6 +31,8 @@ PRE_SCORE_KEY = "PreScore" + NAME
 
 class PodTopologySpread:
     name = NAME
+    # The objects its default constraints read (the simulator sends them; live mode does not watch them yet).
+    cluster_events = (SERVICE, WORKLOAD)
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args is None:
