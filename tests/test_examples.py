@@ -208,3 +208,22 @@ def test_fgd_args_from_a_config_file_reach_the_plugin(tmp_path: Path) -> None:
     result = runner.invoke(app, ["simulate", str(EX / "gpu-share" / "cluster.yaml"), "--config", str(cfg)])
     assert result.exit_code == 2  # the args were read (and 5000 milli rejected), not silently dropped
     assert "targetWorkload[0].gpuMilli must be at most 1000" in result.output
+
+
+def test_zone_spread_deployment_puts_one_web_pod_on_every_node() -> None:
+    # maxSkew 1 on zone and on hostname: whatever the seed breaks ties with, two web pods per zone, one per node,
+    # and the node that already runs the batch pod (least free) is the one left for the last replica
+    cluster = str(EX / "zone-spread-deployment" / "cluster.yaml")
+    for seed in ("0", "1", "7"):
+        data = _json("simulate", cluster, "--seed", seed)
+        web = {p["pod"]: p["node"] for p in data["placements"] if p["pod"].startswith("default/web-")}
+        assert sorted(web.values()) == ["a1", "a2", "b1", "b2", "c1", "c2"]
+        assert web["default/web-5"] == "a1"
+        assert data["warnings"] == []
+    data = _json("explain", cluster, "--pod", "default/web-5")
+    assert data["selected"] == "a1"
+    rejected = {n["node"]: n["reasons"] for n in data["nodes"] if not n["feasible"]}
+    assert rejected == {
+        n: ["node(s) didn't match pod topology spread constraints"] for n in ("a2", "b1", "b2", "c1", "c2")
+    }
+    assert "PodTopologySpread" not in data["omitted_default_plugins"]
