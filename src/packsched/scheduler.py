@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from packsched.api.storage import StorageObjects
 from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
@@ -114,6 +115,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         cache: Cache | None = None,
         on_clear_nomination: Callable[[PodInfo], None] | None = None,
+        storage: StorageObjects | None = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
@@ -131,6 +133,7 @@ class Scheduler:
         self._rng = np.random.default_rng(seed)
         self.nominator = Nominator()
         self._pdb_source = pdb_source
+        self._storage = storage
         self.next_start_node_index = 0
         self._order: IntArray | None = None
         self._order_gen = -1
@@ -161,6 +164,9 @@ class Scheduler:
 
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
+
+    def storage(self) -> StorageObjects | None:
+        return self._storage
 
     def new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every

@@ -139,6 +139,36 @@ class Container:
     limits: ResourceList = field(default_factory=dict)
     ports: list[ContainerPort] = field(default_factory=list)
     restart_policy: str = ""  # "Always" on an init container makes it a sidecar
+    image: str = ""  # as written (ImageLocality normalises it)
+
+
+@dataclass(frozen=True)
+class PodVolume:
+    """One entry of ``spec.volumes`` as the volume plugins see it.
+
+    ``source`` is the volume type (``persistentVolumeClaim``, ``ephemeral``, ``gcePersistentDisk``,
+    ``awsElasticBlockStore``, ``rbd``, ``iscsi``, or another type the plugins ignore). ``claim_name`` is the
+    claim of a persistentVolumeClaim volume; ``disk`` identifies an in-line disk (GCE PD name, EBS volume id,
+    iSCSI IQN, RBD pool and image) and ``monitors`` are an RBD volume's Ceph monitors. ``from_template``: a
+    StatefulSet volumeClaimTemplate (``claim_name`` is then ``<volume name>-<pod name>``)."""
+
+    name: str
+    source: str
+    claim_name: str = ""
+    read_only: bool = False
+    disk: tuple[str, ...] = ()
+    monitors: tuple[str, ...] = ()
+    from_template: bool = False
+    # an ephemeral volume's volumeClaimTemplate, undecoded (the manifest loader makes the claim)
+    claim_template: object = field(default=None, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    """One entry of a node's ``status.images``: the names it is known by and its size in bytes."""
+
+    names: tuple[str, ...]
+    size: int
 
 
 @dataclass
@@ -167,6 +197,7 @@ class Pod:
     # status.conditions has DisruptionTarget=True with reason PreemptionByScheduler: a scheduler preempted it
     preempted_by_scheduler: bool = False
     scheduling_gates: list[str] = field(default_factory=list)
+    volumes: list[PodVolume] = field(default_factory=list)
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
     # From packsched's annotations (packsched.api.annotations), in virtual seconds: when the pod is created,
@@ -195,6 +226,7 @@ class Node:
     allocatable: ResourceList = field(default_factory=dict)
     taints: list[Taint] = field(default_factory=list)
     unschedulable: bool = False
+    images: tuple[NodeImage, ...] = ()  # status.images
     source: str = ""
 
 

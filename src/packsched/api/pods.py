@@ -16,6 +16,7 @@ from packsched.api.objects import (
     NodeAffinity,
     NodeSelectorTerm,
     Pod,
+    PodVolume,
     PreferredTerm,
     Requirement,
     Toleration,
@@ -185,7 +186,7 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
         restart = r.one_of(data.get("restartPolicy"), f"{path}.restartPolicy", ("Always",), "")
     elif data.get("restartPolicy") is not None:
         r.errors.add(f"{path}.restartPolicy", "Forbidden: may not be set for non-init containers")
-    return Container(name, requests, limits, ports, restart)
+    return Container(name, requests, limits, ports, restart, r.str(data.get("image"), f"{path}.image"))
 
 
 def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
@@ -222,9 +223,7 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
         unsupported.append("topologySpreadConstraints (PodTopologySpread)")
     if aff.get("podAffinity") or aff.get("podAntiAffinity"):
         unsupported.append("podAffinity/podAntiAffinity (InterPodAffinity)")
-    volumes = r.list(spec.get("volumes"), f"{path}.volumes")
-    if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
-        unsupported.append("persistent volume claims (VolumeBinding)")
+    pod.volumes = decode_pod_volumes(r, spec.get("volumes"), f"{path}.volumes")
     if spec.get("resources"):
         unsupported.append("pod-level resources (spec.resources)")
     pod.unsupported_features = unsupported
@@ -286,3 +285,51 @@ def template_pod(r: Reader, raw: object, path: str, namespace: str) -> tuple[Pod
         r.errors.add(f"{path}.spec", "Required value")
     decode_pod_spec(r, data.get("spec"), f"{path}.spec", pod)
     return pod, meta
+
+
+_DISK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # source: (its schema, the fields that name the disk)
+    "gcePersistentDisk": (schema.GCE_PD_SOURCE, ("pdName",)),
+    "awsElasticBlockStore": (schema.AWS_EBS_SOURCE, ("volumeID",)),
+    "iscsi": (schema.ISCSI_SOURCE, ("iqn",)),
+    "rbd": (schema.RBD_SOURCE, ("pool", "image")),
+}
+
+
+def decode_pod_volumes(r: Reader, raw: object, path: str) -> list[PodVolume]:
+    """A pod's ``spec.volumes`` (an ephemeral volume keeps its claim template undecoded: the manifest loader makes
+    the claim, as the ephemeral volume controller does)."""
+    out: list[PodVolume] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.VOLUME)
+        name = r.str(data.get("name"), f"{p}.name")
+        if not name:
+            r.errors.add(f"{p}.name", "Required value")
+        sources = [k for k in data if k != "name"]
+        source = sources[0] if sources else "emptyDir"  # the API server defaults a volume without a source
+        if len(sources) > 1:
+            r.errors.add(p, "Forbidden: may not specify more than 1 volume type")
+        sp = f"{p}.{source}"
+        body = data.get(source)
+        if source == "persistentVolumeClaim":
+            d = r.fields(body, sp, schema.PVC_VOLUME_SOURCE)
+            claim = r.str(d.get("claimName"), f"{sp}.claimName")
+            if not claim:
+                r.errors.add(f"{sp}.claimName", "Required value")
+            out.append(PodVolume(name, source, claim, r.bool(d.get("readOnly"), f"{sp}.readOnly")))
+        elif source in _DISK_FIELDS:
+            keys, ident = _DISK_FIELDS[source]
+            d = r.fields(body, sp, keys)
+            disk = [r.str(d.get(k), f"{sp}.{k}", "rbd" if k == "pool" else "") for k in ident]
+            monitors = tuple(r.str_list(d.get("monitors"), f"{sp}.monitors")) if source == "rbd" else ()
+            out.append(PodVolume(name, source, "", r.bool(d.get("readOnly"), f"{sp}.readOnly"), tuple(disk), monitors))
+        elif source == "ephemeral":
+            d = r.fields(body, sp, schema.EPHEMERAL_SOURCE)
+            if d.get("volumeClaimTemplate") is None:
+                r.errors.add(f"{sp}.volumeClaimTemplate", "Required value")
+            out.append(PodVolume(name, source, claim_template=d.get("volumeClaimTemplate")))
+        else:
+            r.map(body, sp)
+            out.append(PodVolume(name, source))
+    return out

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from packsched.api.storage import StorageObjects
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
@@ -229,6 +230,11 @@ class Handle(Protocol):
 
     def pdbs(self) -> Sequence[BudgetView]:
         """PodDisruptionBudgets with the disruptions each allows now."""
+        ...
+
+    def storage(self) -> StorageObjects | None:
+        """PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (upstream's listers), or None
+        where the runtime does not track them (the volume plugins then let every pod pass)."""
         ...
 
     def framework_for(self, pod: PodInfo) -> Framework | None:

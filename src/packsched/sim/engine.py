@@ -154,7 +154,14 @@ class Simulation:
         self._seq = itertools.count()
         self._warned: set[str] = set()
         self.scheduler = Scheduler(
-            config, registry, _Actions(self), self.snapshot, seed, self.budgets, clock=self._clock
+            config,
+            registry,
+            _Actions(self),
+            self.snapshot,
+            seed,
+            self.budgets,
+            clock=self._clock,
+            storage=cluster.storage,
         )
         self.cache = self.scheduler.cache
         self.queue = self.scheduler.queue
