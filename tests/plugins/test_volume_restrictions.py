@@ -7,14 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from packsched.config.loader import default_config
 from packsched.framework.snapshot import make_pod_info
 from packsched.framework.status import Code
+from packsched.plugins.registry import in_tree_registry
 from packsched.plugins.volumerestrictions.volume_restrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_RWOP_CONFLICT,
     new_volume_restrictions,
 )
-from volume_cases import evaluate, run
+from packsched.sim.engine import run_simulation
+from volume_cases import evaluate, load, run
 
 
 def _pods(existing: str, incoming: str) -> str:
@@ -183,3 +186,48 @@ def test_without_storage_objects_only_inline_disks_count(tmp_path: Path) -> None
     out.handle.store = None
     again = evaluate(out.plugin, out.handle, make_pod_info(out.pod.pod))
     assert again.pre_filter.code == Code.SKIP
+
+
+PREEMPT = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOncePod], claimRef: {namespace: default, name: solo}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: solo}
+spec: {accessModes: [ReadWriteOncePod], resources: {requests: {storage: 1Gi}}, volumeName: pv}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low}
+spec:
+  nodeName: node-b
+  containers: [{name: c}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: solo}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec:
+  priorityClassName: high
+  containers: [{name: c}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: solo}}]
+"""
+
+
+def test_pod_blocked_by_a_lower_priority_claim_user_preempts_it(tmp_path: Path) -> None:
+    """Every node is Unschedulable (not unresolvable): the dry run removes the user on its node through
+    RemovePod, so preemption evicts it and the pod lands there."""
+    cluster = load(tmp_path, PREEMPT)
+    registry = in_tree_registry()
+    result = run_simulation(cluster, default_config(set(registry)), registry)
+    phases = {r.pod.name: (r.phase, r.node) for r in result.records}
+    assert phases["low"][0] == "Preempted"
+    assert phases["urgent"] == ("Running", "node-b")
