@@ -166,11 +166,10 @@ class Scheduler:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
         profile to use the same one), with the configuration's backoff."""
         first = next(iter(self.frameworks.values()))
-        sort_key = getattr(first.queue_sort, "sort_key", None)
-        if sort_key is None:
-            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
         return SchedulingQueue(
-            sort_key, float(self.config.pod_initial_backoff_seconds), float(self.config.pod_max_backoff_seconds)
+            first.queue_sort.sort_key,
+            float(self.config.pod_initial_backoff_seconds),
+            float(self.config.pod_max_backoff_seconds),
         )
 
     def dispatch(self, event: ClusterEvent) -> None:

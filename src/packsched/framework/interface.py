@@ -85,9 +85,14 @@ class PreEnqueuePlugin(Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Protocol):
+    """Orders the scheduling queue. ``less`` is upstream's Less; ``sort_key`` is the same order as a key (the
+    queue is a heap of keys): ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``."""
+
     name: str
 
     def less(self, a: PodInfo, b: PodInfo) -> bool: ...
+
+    def sort_key(self, pod: PodInfo) -> tuple[int, int]: ...
 
 
 @runtime_checkable
