@@ -22,6 +22,7 @@ from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import ClusterActions, ClusterEvent
@@ -152,6 +153,10 @@ class Scheduler:
     @property
     def rng(self) -> np.random.Generator:
         return self._rng
+
+    @property
+    def kube_version(self) -> KubeVersion:
+        return self.config.kube_version
 
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         return self.nominator.on_node(col)

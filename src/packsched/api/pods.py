@@ -230,11 +230,13 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.unsupported_features = unsupported
 
 
-def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
+def _sum_requests(pod: Pod, non_zero: bool, with_sidecars: bool = True) -> ResourceList:
     """Upstream PodRequests: sidecars run beside the app containers, each plain init container runs alone
     (with the sidecars started before it), the pod needs the per-resource maximum of those phases, plus
     overhead.
-    With ``non_zero``, a container with no cpu (memory) entry counts as 100m (200Mi), as scoring does."""
+    With ``non_zero``, a container with no cpu (memory) entry counts as 100m (200Mi), as scoring does.
+    ``with_sidecars=False``: restartPolicy on init containers is ignored (kube-scheduler before 1.29, whose API server
+    drops the field), every init container runs alone."""
 
     def of(c: Container) -> ResourceList:
         req = dict(c.requests)
@@ -250,7 +252,7 @@ def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
     init_peak: ResourceList = {}
     for c in pod.init_containers:
         req = of(c)
-        if c.restart_policy == "Always":
+        if with_sidecars and c.restart_policy == "Always":
             add_into(running, req)
             add_into(sidecars, req)
             max_into(init_peak, sidecars)
@@ -264,14 +266,30 @@ def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
     return total
 
 
-def pod_requests(pod: Pod) -> ResourceList:
-    """What the pod needs, as the NodeResourcesFit filter and quota checks count it (no defaults)."""
-    return {k: v for k, v in _sum_requests(pod, non_zero=False).items() if v != 0}
+def pod_requests(pod: Pod, sidecars: bool = True) -> ResourceList:
+    """What the pod needs, as the NodeResourcesFit filter and quota checks count it (no defaults).
+    ``sidecars``: whether restartable init containers are sidecars (kube-scheduler 1.29+)."""
+    return {k: v for k, v in _sum_requests(pod, non_zero=False, with_sidecars=sidecars).items() if v != 0}
 
 
-def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
-    """cpu (millicores) and memory (bytes) with the per-container scoring defaults."""
-    total = _sum_requests(pod, non_zero=True)
+def _legacy_non_zero(pod: Pod) -> tuple[int, int]:
+    """kube-scheduler 1.29-1.31's scoring requests: max(sum over app containers, each init container alone,
+    sidecars included), then overhead; every container gets the 100m / 200Mi defaults."""
+    cpu = sum(c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) for c in pod.containers)
+    mem = sum(c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) for c in pod.containers)
+    for c in pod.init_containers:
+        cpu = max(cpu, c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST))
+        mem = max(mem, c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST))
+    return cpu + pod.overhead.get(CPU, 0), mem + pod.overhead.get(MEMORY, 0)
+
+
+def pod_non_zero_requests(pod: Pod, sidecars: bool = True, sidecars_in_sum: bool = True) -> tuple[int, int]:
+    """cpu (millicores) and memory (bytes) with the per-container scoring defaults. ``sidecars``: as in
+    :func:`pod_requests`; ``sidecars_in_sum``: whether the scoring sum counts sidecars like the real requests
+    do (kube-scheduler 1.32+) or takes the older max(app containers, each init container)."""
+    if sidecars and not sidecars_in_sum:
+        return _legacy_non_zero(pod)
+    total = _sum_requests(pod, non_zero=True, with_sidecars=sidecars)
     return total.get(CPU, 0), total.get(MEMORY, 0)
 
 

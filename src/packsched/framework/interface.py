@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
@@ -223,6 +224,11 @@ class Handle(Protocol):
 
     @property
     def rng(self) -> np.random.Generator: ...
+
+    @property
+    def kube_version(self) -> KubeVersion:
+        """The kube-scheduler release whose behaviour plugins follow (``--kube-version``)."""
+        ...
 
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         """Pods nominated to run on node ``col`` that are not placed yet."""

@@ -172,7 +172,7 @@ class Simulation:
                 self._push(rec.created, _ARRIVE, rec)
 
     def _new_record(self, pod: Pod, created: float, replaces: str | None = None) -> PodRecord:
-        info = make_pod_info(pod, len(self.history))
+        info = make_pod_info(pod, len(self.history), self.scheduler.config.kube_version)
         rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
         self.history.append(rec)
         for feature in pod.unsupported_features:
