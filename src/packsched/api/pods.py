@@ -13,12 +13,16 @@ from packsched.api.objects import (
     TAINT_EFFECTS,
     Container,
     ContainerPort,
+    LabelSelector,
     NodeAffinity,
     NodeSelectorTerm,
     Pod,
+    PodAffinity,
+    PodAffinityTerm,
     PreferredTerm,
     Requirement,
     Toleration,
+    WeightedPodAffinityTerm,
 )
 from packsched.api.quantity import QuantityError, parse_quantity
 from packsched.api.resources import (
@@ -114,6 +118,108 @@ def decode_node_affinity(r: Reader, raw: object, path: str) -> NodeAffinity | No
     return NodeAffinity(required, tuple(preferred))
 
 
+def decode_pod_label_selector(r: Reader, raw: object, path: str) -> LabelSelector | None:
+    """A metav1.LabelSelector; None when absent (upstream: a nil selector selects nothing)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, schema.LABEL_SELECTOR)
+    labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
+    exprs = decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS)
+    return LabelSelector(tuple(sorted(labels.items())), exprs)
+
+
+def decode_pod_affinity_term(r: Reader, raw: object, path: str) -> PodAffinityTerm:
+    data = r.fields(raw, path, schema.POD_AFFINITY_TERM)
+    selector = decode_pod_label_selector(r, data.get("labelSelector"), f"{path}.labelSelector")
+    topology_key = r.str(data.get("topologyKey"), f"{path}.topologyKey")
+    if not topology_key:
+        r.errors.add(f"{path}.topologyKey", "Required value: can not be empty")
+    match_keys = tuple(r.str_list(data.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    mismatch_keys = tuple(r.str_list(data.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys"))
+    for name, keys in (("matchLabelKeys", match_keys), ("mismatchLabelKeys", mismatch_keys)):
+        if keys and selector is None:
+            r.errors.add(f"{path}.{name}", "Forbidden: must not be specified when labelSelector is not set")
+    for i, key in enumerate(mismatch_keys):
+        if key in match_keys:
+            r.errors.add(
+                f"{path}.mismatchLabelKeys[{i}]",
+                f"Invalid value: {key!r}: exists in both matchLabelKeys and mismatchLabelKeys",
+            )
+    return PodAffinityTerm(
+        topology_key,
+        selector,
+        tuple(r.str_list(data.get("namespaces"), f"{path}.namespaces")),
+        decode_pod_label_selector(r, data.get("namespaceSelector"), f"{path}.namespaceSelector"),
+        match_keys,
+        mismatch_keys,
+    )
+
+
+def decode_pod_affinity(r: Reader, raw: object, path: str) -> PodAffinity | None:
+    """spec.affinity.podAffinity or podAntiAffinity (None when absent)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, schema.POD_AFFINITY)
+    rp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        decode_pod_affinity_term(r, t, f"{rp}[{i}]")
+        for i, t in enumerate(r.list(data.get("requiredDuringSchedulingIgnoredDuringExecution"), rp))
+    )
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred: list[WeightedPodAffinityTerm] = []
+    for i, item in enumerate(r.list(data.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
+        ip = f"{pp}[{i}]"
+        wt = r.fields(item, ip, schema.WEIGHTED_POD_AFFINITY_TERM)
+        weight = r.int(wt.get("weight"), f"{ip}.weight", 0) or 0
+        if not 1 <= weight <= 100:
+            r.errors.add(f"{ip}.weight", f"Invalid value: {weight}: must be in the range 1-100")
+        term = decode_pod_affinity_term(r, wt.get("podAffinityTerm"), f"{ip}.podAffinityTerm")
+        preferred.append(WeightedPodAffinityTerm(weight, term))
+    return PodAffinity(required, tuple(preferred))
+
+
+def merge_label_keys(term: PodAffinityTerm, labels: dict[str, str]) -> PodAffinityTerm:
+    """What the API server does to a term when it creates the pod (MatchLabelKeysInPodAffinity, on by default
+    since v1.31): each matchLabelKeys key the pod has adds ``key In (value)`` to the label selector, each
+    mismatchLabelKeys key ``key NotIn (value)``; keys the pod lacks add nothing; a term without a label selector
+    is left alone (it selects nothing anyway)."""
+    if term.label_selector is None or not (term.match_label_keys or term.mismatch_label_keys):
+        return term
+    extra = [Requirement(k, "In", (labels[k],)) for k in term.match_label_keys if k in labels]
+    extra += [Requirement(k, "NotIn", (labels[k],)) for k in term.mismatch_label_keys if k in labels]
+    if not extra:
+        return term
+    sel = term.label_selector
+    merged = LabelSelector(sel.match_labels, sel.match_expressions + tuple(extra))
+    return PodAffinityTerm(
+        term.topology_key,
+        merged,
+        term.namespaces,
+        term.namespace_selector,
+        term.match_label_keys,
+        term.mismatch_label_keys,
+    )
+
+
+def _merge_affinity(aff: PodAffinity | None, labels: dict[str, str]) -> PodAffinity | None:
+    if aff is None:
+        return None
+    return PodAffinity(
+        tuple(merge_label_keys(t, labels) for t in aff.required),
+        tuple(WeightedPodAffinityTerm(w.weight, merge_label_keys(w.term, labels)) for w in aff.preferred),
+    )
+
+
+def apply_label_keys(pod: Pod) -> None:
+    """Merge matchLabelKeys / mismatchLabelKeys into the pod's (anti-)affinity terms once, with its labels as
+    they are now (the API server does it at creation); a pod read from a cluster is already merged."""
+    if pod.label_keys_merged:
+        return
+    pod.pod_affinity = _merge_affinity(pod.pod_affinity, pod.labels)
+    pod.pod_anti_affinity = _merge_affinity(pod.pod_anti_affinity, pod.labels)
+    pod.label_keys_merged = True
+
+
 def decode_tolerations(r: Reader, raw: object, path: str) -> list[Toleration]:
     out: list[Toleration] = []
     for i, item in enumerate(r.list(raw, path)):
@@ -204,6 +310,8 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.node_selector = r.str_map(spec.get("nodeSelector"), f"{path}.nodeSelector")
     aff = r.fields(spec.get("affinity"), f"{path}.affinity", schema.AFFINITY)
     pod.node_affinity = decode_node_affinity(r, aff.get("nodeAffinity"), f"{path}.affinity.nodeAffinity")
+    pod.pod_affinity = decode_pod_affinity(r, aff.get("podAffinity"), f"{path}.affinity.podAffinity")
+    pod.pod_anti_affinity = decode_pod_affinity(r, aff.get("podAntiAffinity"), f"{path}.affinity.podAntiAffinity")
     pod.tolerations = decode_tolerations(r, spec.get("tolerations"), f"{path}.tolerations")
     pod.scheduler_name = r.str(spec.get("schedulerName"), f"{path}.schedulerName", DEFAULT_SCHEDULER_NAME)
     pod.priority_class_name = r.str(spec.get("priorityClassName"), f"{path}.priorityClassName")
@@ -220,8 +328,6 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     unsupported: list[str] = []
     if spec.get("topologySpreadConstraints"):
         unsupported.append("topologySpreadConstraints (PodTopologySpread)")
-    if aff.get("podAffinity") or aff.get("podAntiAffinity"):
-        unsupported.append("podAffinity/podAntiAffinity (InterPodAffinity)")
     volumes = r.list(spec.get("volumes"), f"{path}.volumes")
     if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
         unsupported.append("persistent volume claims (VolumeBinding)")

@@ -99,6 +99,16 @@ class NodeAffinityArgs:
 
 
 @dataclass
+class InterPodAffinityArgs:
+    """hardPodAffinityWeight (0..100, default 1): the score weight of existing pods' required affinity terms that
+    the incoming pod matches. ignorePreferredTermsOfExistingPods (v1.26+): unless the incoming pod has preferred
+    terms of its own, existing pods' terms are not scored."""
+
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+
+@dataclass
 class ScoreOnlyResourceArgs:
     """v1beta1 NodeResourcesLeastAllocated / NodeResourcesMostAllocated / RequestedToCapacityRatio plugins:
     converted to a scoring strategy that a score-only plugin of that name runs."""
@@ -113,6 +123,7 @@ TypedPluginArgs: TypeAlias = (
     | NodeResourcesBalancedAllocationArgs
     | DefaultPreemptionArgs
     | NodeAffinityArgs
+    | InterPodAffinityArgs
     | ScoreOnlyResourceArgs
 )
 PluginArgs: TypeAlias = TypedPluginArgs | dict[str, Any]

@@ -155,6 +155,9 @@ class Snapshot:
         self.listeners: list[PodListener] = []
         # per-snapshot state that plugins own (e.g. the GPU device table), by plugin-chosen key
         self.extensions: dict[str, object] = {}
+        # Namespace labels by namespace name (InterPodAffinity's namespaceSelector); a namespace not listed has only
+        # the label the API server gives every namespace (kubernetes.io/metadata.name: <name>).
+        self.namespaces: dict[str, dict[str, str]] = {}
         for node in nodes:
             self.add_node(node)
 

@@ -141,6 +141,7 @@ class Simulation:
         self.warnings: list[str] = []
         self.snapshot = Snapshot()
         self.snapshot.add_nodes(cluster.nodes)
+        self.snapshot.namespaces = {name: dict(ns.labels) for name, ns in cluster.namespaces.items()}
         self.history: list[PodRecord] = []  # every pod, in the order it was written or created
         self.records: dict[str, PodRecord] = {}  # the latest pod of each name
         # binding order: the tie-break between pods the simulator started at the same virtual time (pods bound
