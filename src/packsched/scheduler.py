@@ -23,6 +23,7 @@ from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import ClusterActions, ClusterEvent
@@ -156,6 +157,10 @@ class Scheduler:
     def rng(self) -> np.random.Generator:
         return self._rng
 
+    @property
+    def kube_version(self) -> KubeVersion:
+        return self.config.kube_version
+
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         return self.nominator.on_node(col)
 
@@ -172,11 +177,10 @@ class Scheduler:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
         profile to use the same one), with the configuration's backoff."""
         first = next(iter(self.frameworks.values()))
-        sort_key = getattr(first.queue_sort, "sort_key", None)
-        if sort_key is None:
-            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
         return SchedulingQueue(
-            sort_key, float(self.config.pod_initial_backoff_seconds), float(self.config.pod_max_backoff_seconds)
+            first.queue_sort.sort_key,
+            float(self.config.pod_initial_backoff_seconds),
+            float(self.config.pod_max_backoff_seconds),
         )
 
     def dispatch(self, event: ClusterEvent) -> None:

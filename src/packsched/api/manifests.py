@@ -175,6 +175,8 @@ def _load_json(text: str) -> Any:
     return doc
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
 
 
@@ -507,7 +509,10 @@ class _Builder:
         _label: str,
     ) -> None:
         r.map(data.get("spec"), "spec")
-        self.cluster.namespaces[name] = Namespace(name, r.str_map(meta.get("labels"), "metadata.labels"))
+        labels = r.str_map(meta.get("labels"), "metadata.labels")
+        # the API server labels every namespace with its name (NamespaceDefaultLabelName, GA in v1.22)
+        labels[NAMESPACE_NAME_LABEL] = name
+        self.cluster.namespaces[name] = Namespace(name, labels)
 
     def _poddisruptionbudget(
         self,

@@ -98,6 +98,35 @@ class NodeAffinity:
 
 
 @dataclass(frozen=True)
+class PodAffinityTerm:
+    """One inter-pod (anti-)affinity term. ``label_selector`` None selects no pod; ``namespace_selector`` None
+    selects no namespace (then ``namespaces``, or the pod's own namespace when both are empty, apply).
+    ``match_label_keys`` / ``mismatch_label_keys`` as written; the API server merges them into the selector when
+    the pod is created (:func:`packsched.api.pods.merge_label_keys`)."""
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True)
+class PodAffinity:
+    """spec.affinity.podAffinity or podAntiAffinity: required and preferred terms."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True)
 class Taint:
     key: str
     value: str
@@ -189,6 +218,11 @@ class Pod:
     node_name: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
     node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+    # The API server has merged matchLabelKeys / mismatchLabelKeys into the terms' selectors (objects read from a
+    # cluster); pods read from manifests get them merged with their final labels when first scheduled.
+    label_keys_merged: bool = False
     tolerations: list[Toleration] = field(default_factory=list)
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     nominated_node_name: str = ""

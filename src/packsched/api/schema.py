@@ -125,6 +125,22 @@ PREFERRED_TERM = ("weight", "preference")
 
 LABEL_SELECTOR = ("matchLabels", "matchExpressions")
 
+POD_AFFINITY = (
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "preferredDuringSchedulingIgnoredDuringExecution",
+)
+
+POD_AFFINITY_TERM = (
+    "labelSelector",
+    "namespaces",
+    "topologyKey",
+    "namespaceSelector",
+    "matchLabelKeys",
+    "mismatchLabelKeys",
+)
+
+WEIGHTED_POD_AFFINITY_TERM = ("weight", "podAffinityTerm")
+
 NODE_SPEC = ("podCIDR", "podCIDRs", "providerID", "unschedulable", "taints", "configSource", "externalID")
 
 NODE_STATUS = (

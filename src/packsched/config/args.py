@@ -34,6 +34,7 @@ from packsched.config.types import (
     REQUESTED_TO_CAPACITY_RATIO,
     SCORING_STRATEGY_TYPES,
     DefaultPreemptionArgs,
+    InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -62,17 +63,21 @@ V1BETA1_SCORE_ONLY = {
 
 # Plugins whose args packsched decodes into typed args, per API version (upstream registers an <Name>Args kind
 # for each; args of other plugins are passed through as plain maps, as upstream passes runtime.Unknown).
+_CURRENT_TYPED = frozenset(
+    {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity", "InterPodAffinity"}
+)
 TYPED_ARGS: dict[str, frozenset[str]] = {
-    catalog.V1: frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}),
-    catalog.V1BETA3: frozenset(
-        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
-    ),
-    catalog.V1BETA2: frozenset(
-        {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity"}
-    ),
+    catalog.V1: _CURRENT_TYPED,
+    catalog.V1BETA3: _CURRENT_TYPED,
+    catalog.V1BETA2: _CURRENT_TYPED,
     # BalancedAllocation had no args before v1beta2.
-    catalog.V1BETA1: frozenset({"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", *V1BETA1_SCORE_ONLY}),
+    catalog.V1BETA1: frozenset(
+        {"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", "InterPodAffinity", *V1BETA1_SCORE_ONLY}
+    ),
 }
+# InterPodAffinity's hardPodAffinityWeight bounds (validation_pluginargs.go).
+MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 
 
 def default_resources() -> list[ResourceSpec]:
@@ -228,6 +233,18 @@ def decode_node_affinity_args(r: Reader, raw: object, path: str) -> NodeAffinity
     return NodeAffinityArgs(decode_node_affinity(r, data.get("addedAffinity"), child(path, "addedAffinity")))
 
 
+def decode_inter_pod_affinity_args(r: Reader, raw: object, path: str, api_version: str) -> InterPodAffinityArgs:
+    """hardPodAffinityWeight (absent: 1, as SetDefaults_InterPodAffinityArgs); ignorePreferredTermsOfExistingPods
+    exists from v1beta2 on (v1beta1 predates it)."""
+    known = ["hardPodAffinityWeight", *TYPE_META]
+    if api_version != catalog.V1BETA1:
+        known.append("ignorePreferredTermsOfExistingPods")
+    data = r.fields(raw, path, known)
+    weight = read_int(r, data.get("hardPodAffinityWeight"), child(path, "hardPodAffinityWeight"))
+    ignore = r.bool(data.get("ignorePreferredTermsOfExistingPods"), child(path, "ignorePreferredTermsOfExistingPods"))
+    return InterPodAffinityArgs(DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else weight, ignore)
+
+
 def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str) -> ScoreOnlyResourceArgs:
     kind = V1BETA1_SCORE_ONLY[name]
     known = ["resources", *TYPE_META]
@@ -265,6 +282,8 @@ def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version
         return decode_default_preemption_args(r, raw, path)
     if name == "NodeAffinity":
         return decode_node_affinity_args(r, raw, path)
+    if name == "InterPodAffinity":
+        return decode_inter_pod_affinity_args(r, raw, path, api_version)
     return decode_v1beta1_score_only_args(r, name, raw, path)
 
 
@@ -311,6 +330,8 @@ def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
         return DefaultPreemptionArgs()
     if name == "NodeAffinity":
         return NodeAffinityArgs()
+    if name == "InterPodAffinity":
+        return InterPodAffinityArgs()
     if api_version == catalog.V1BETA1 and name in (
         "NodeResourcesLeastAllocated",
         "NodeResourcesMostAllocated",
@@ -448,6 +469,15 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     return errs
 
 
+def validate_inter_pod_affinity_args(args: InterPodAffinityArgs, path: str = "") -> list[FieldError]:
+    """Upstream ValidateInterPodAffinityArgs: hardPodAffinityWeight within [0, 100]."""
+    w = args.hard_pod_affinity_weight
+    if not MIN_HARD_POD_AFFINITY_WEIGHT <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
+        msg = f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
+        return [FieldError(child(path, "hardPodAffinityWeight"), invalid(w, msg))]
+    return []
+
+
 def default_preemption_args_errors(args: DefaultPreemptionArgs) -> list[str]:
     """Upstream ValidateDefaultPreemptionArgs for args built in code (not read from a file): each problem as
     ``field: detail``, e.g. ``minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]``;
@@ -530,6 +560,8 @@ def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_versio
         return validate_balanced_allocation_args(args, path)
     if isinstance(args, DefaultPreemptionArgs):
         return validate_default_preemption_args(args, path)
+    if isinstance(args, InterPodAffinityArgs):
+        return validate_inter_pod_affinity_args(args, path)
     if isinstance(args, ScoreOnlyResourceArgs):
         msg = v1beta1_args_first_error(args)
         return [FieldError(path, msg)] if msg else []

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from packsched.api.storage import StorageObjects
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
@@ -86,9 +87,14 @@ class PreEnqueuePlugin(Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Protocol):
+    """Orders the scheduling queue. ``less`` is upstream's Less; ``sort_key`` is the same order as a key (the
+    queue is a heap of keys): ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``."""
+
     name: str
 
     def less(self, a: PodInfo, b: PodInfo) -> bool: ...
+
+    def sort_key(self, pod: PodInfo) -> tuple[int, int]: ...
 
 
 @runtime_checkable
@@ -219,6 +225,11 @@ class Handle(Protocol):
 
     @property
     def rng(self) -> np.random.Generator: ...
+
+    @property
+    def kube_version(self) -> KubeVersion:
+        """The kube-scheduler release whose behaviour plugins follow (``--kube-version``)."""
+        ...
 
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         """Pods nominated to run on node ``col`` that are not placed yet."""

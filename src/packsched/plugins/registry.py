@@ -13,6 +13,7 @@ from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
 from packsched.plugins.gpupacking.gpu_packing import new_gpu_packing
 from packsched.plugins.gpushare.gpu_share import new_gpu_share
 from packsched.plugins.imagelocality.image_locality import new_image_locality
+from packsched.plugins.interpodaffinity.inter_pod_affinity import new_inter_pod_affinity
 from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
 from packsched.plugins.nodename.node_name import new_node_name
 from packsched.plugins.nodeports.node_ports import new_node_ports
@@ -46,6 +47,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeAffinity": new_node_affinity,
         "NodeResourcesFit": new_fit,
         "NodeResourcesBalancedAllocation": new_balanced_allocation,
+        "InterPodAffinity": new_inter_pod_affinity,
         "DefaultPreemption": new_default_preemption,
         "DefaultBinder": new_default_binder,
         "NodeResourcesLeastAllocated": new_least_allocated,
