@@ -210,6 +210,25 @@ def test_fgd_args_from_a_config_file_reach_the_plugin(tmp_path: Path) -> None:
     assert "targetWorkload[0].gpuMilli must be at most 1000" in result.output
 
 
+def test_zonal_pv_example_places_pods_with_their_volumes() -> None:
+    data = _json("simulate", str(EX / "zonal-pv" / "cluster.yaml"))
+    phases = _phases(data)
+    assert phases["default/db"] == ("Running", "node-b")  # its volume is in zone-b, though node-b is the fullest
+    assert {phases["default/cache-0"], phases["default/cache-1"]} == {("Running", "node-a"), ("Running", "node-c")}
+    assert phases["default/cache-2"] == ("Pending", None)
+    reason = next(p["reason"] for p in data["placements"] if p["pod"] == "default/cache-2")
+    assert reason.startswith("0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind.")
+
+
+def test_zonal_pv_example_explains_the_volume_conflict() -> None:
+    data = _json("explain", str(EX / "zonal-pv" / "cluster.yaml"), "--pod", "default/db")
+    assert data["selected"] == "node-b"
+    rejected = {n["node"]: (n["rejected_by"], n["reasons"]) for n in data["nodes"] if not n["feasible"]}
+    conflict = ("VolumeBinding", ["node(s) had volume node affinity conflict"])
+    assert rejected == {"node-a": conflict, "node-c": conflict}
+    assert "VolumeBinding" not in data["omitted_default_plugins"]
+
+
 def test_zone_spread_deployment_puts_one_web_pod_on_every_node() -> None:
     # maxSkew 1 on zone and on hostname: whatever the seed breaks ties with, two web pods per zone, one per node,
     # and the node that already runs the batch pod (least free) is the one left for the last replica

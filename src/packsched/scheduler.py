@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from packsched.api.storage import StorageObjects
 from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import ClusterActions, ClusterEvent
@@ -114,6 +116,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         cache: Cache | None = None,
         on_clear_nomination: Callable[[PodInfo], None] | None = None,
+        storage: StorageObjects | None = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
@@ -131,6 +134,7 @@ class Scheduler:
         self._rng = np.random.default_rng(seed)
         self.nominator = Nominator()
         self._pdb_source = pdb_source
+        self._storage = storage
         self.next_start_node_index = 0
         self._order: IntArray | None = None
         self._order_gen = -1
@@ -153,6 +157,10 @@ class Scheduler:
     def rng(self) -> np.random.Generator:
         return self._rng
 
+    @property
+    def kube_version(self) -> KubeVersion:
+        return self.config.kube_version
+
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         return self.nominator.on_node(col)
 
@@ -162,15 +170,17 @@ class Scheduler:
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
 
+    def storage(self) -> StorageObjects | None:
+        return self._storage
+
     def new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
         profile to use the same one), with the configuration's backoff."""
         first = next(iter(self.frameworks.values()))
-        sort_key = getattr(first.queue_sort, "sort_key", None)
-        if sort_key is None:
-            raise ValueError(f"queue sort plugin {first.queue_sort.name!r} has no sort key")
         return SchedulingQueue(
-            sort_key, float(self.config.pod_initial_backoff_seconds), float(self.config.pod_max_backoff_seconds)
+            first.queue_sort.sort_key,
+            float(self.config.pod_initial_backoff_seconds),
+            float(self.config.pod_max_backoff_seconds),
         )
 
     def dispatch(self, event: ClusterEvent) -> None:

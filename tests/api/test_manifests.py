@@ -708,7 +708,8 @@ def test_namespaces(tmp_path: Path) -> None:
     text = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {env: prod}\n"
     text += "spec:\n  finalizers: [kubernetes]\n"
     c = load(write(tmp_path, "ns.yaml", text))
-    assert c.namespaces["shop"].labels == {"env": "prod"}
+    # the API server labels every namespace with its name
+    assert c.namespaces["shop"].labels == {"env": "prod", "kubernetes.io/metadata.name": "shop"}
 
 
 @pytest.mark.parametrize("kind", ["Endpoints", "ConfigMap", "Secret", "HorizontalPodAutoscaler"])

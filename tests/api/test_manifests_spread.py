@@ -111,7 +111,7 @@ def test_services_and_owner_references(tmp_path: Path) -> None:
         OwnerRef("ReplicaSet", "web-rs", True, "apps/v1"),
         OwnerRef("ConfigMap", "cm", False, "v1"),
     )
-    assert pod.owner is None  # packsched's controllers do not take over pods they did not create
+    assert pod.owner == OwnerRef("ReplicaSet", "web-rs")  # the controller, as the volume plugins read it
 
 
 def test_two_controllers_are_an_error(tmp_path: Path) -> None:

@@ -796,7 +796,9 @@ def test_one_document_per_file(tmp_path: Path) -> None:
     text = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n---\nkind: Policy\n"
     with pytest.raises(InputError) as exc:
         load_config(_write(tmp_path, "two.yaml", text), KNOWN)
-    assert exc.value.errors[0].message == "a configuration file holds one document, this one has 2"
+    assert exc.value.errors[0].message == (
+        "a configuration file holds one document (plus at most one PackschedConfiguration), this one has 2"
+    )
 
 
 def test_missing_file(tmp_path: Path) -> None:

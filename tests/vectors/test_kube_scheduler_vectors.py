@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vectors.vector_cases import VECTORS, Decision, decisions, differences, expected_failure, explain
+from vectors.vector_cases import VECTORS, Decision, decisions, differences, explain
 
 PARAMS = [pytest.param(d, id=d.id) for d in decisions()]
 
@@ -16,15 +16,7 @@ PARAMS = [pytest.param(d, id=d.id) for d in decisions()]
 @pytest.mark.skipif(not VECTORS.is_dir(), reason=f"the vectors are not at {VECTORS} (clone with shared/ beside)")
 @pytest.mark.parametrize("decision", PARAMS)
 def test_decision_matches_kube_scheduler(decision: Decision, tmp_path: Path) -> None:
-    got = explain(decision, tmp_path)
-    diffs = differences(decision, got)
-    why = expected_failure(decision, got)
-    if why is not None:
-        # a strict expected failure, decided per decision (which nodes InterPodAffinity rules out is known only
-        # next to what the other filters rule out): it must fail now, and fails the run once it agrees
-        if diffs:
-            pytest.xfail(why)
-        pytest.fail(f"XPASS(strict): {why}, yet it agrees: remove the expected failure")
+    diffs = differences(decision, explain(decision, tmp_path))
     assert not diffs, "\n".join(diffs)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -29,15 +29,29 @@ from packsched.api.objects import (
     LabelSelector,
     Namespace,
     Node,
+    NodeImage,
     OwnerRef,
     Pod,
     PodDisruptionBudget,
+    PodVolume,
     PriorityClass,
     Service,
     Taint,
 )
 from packsched.api.pods import decode_label_selector, decode_pod_spec, template_pod
 from packsched.api.resources import PODS, parse_resource_list
+from packsched.api.storage import (
+    ANN_BETA_STORAGE_CLASS,
+    STORAGE_API_VERSIONS,
+    PersistentVolumeClaim,
+    StorageObjects,
+    controller_owner,
+    decode_claim,
+    decode_claim_template,
+    decode_csi_node,
+    decode_storage_class,
+    decode_volume,
+)
 
 try:  # the C loader is much faster on big manifests
     _Loader: Any = yaml.CSafeLoader
@@ -162,6 +176,8 @@ def _load_json(text: str) -> Any:
     return doc
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 
 
@@ -178,6 +194,8 @@ class Workload:
     # Job only: spec.completions (None: absent) and the pods it runs at once (0 when suspended).
     completions: int | None = None
     parallelism: int = 0
+    # StatefulSet only: its volumeClaimTemplates (each pod gets a claim ``<template>-<pod>`` made from one).
+    claim_templates: list[PersistentVolumeClaim] = field(default_factory=list)
     # spec.selector (a ReplicationController's map as matchLabels); None: not given (a Job may omit it)
     selector: LabelSelector | None = None
 
@@ -195,6 +213,9 @@ class Cluster:
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # PersistentVolumeClaims (those StatefulSets and ephemeral volumes make included), PersistentVolumes,
+    # StorageClasses and CSINodes
+    storage: StorageObjects = field(default_factory=StorageObjects)
 
     def pod(self, key: str) -> Pod | None:
         for p in self.pods:
@@ -271,6 +292,17 @@ _API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicationController": ("v1",),
     "Service": ("v1",),
     "ElasticQuota": ELASTIC_QUOTA_API_VERSIONS,
+    "PersistentVolumeClaim": ("v1",),
+    "PersistentVolume": ("v1",),
+    "StorageClass": STORAGE_API_VERSIONS,
+    "CSINode": STORAGE_API_VERSIONS,
+}
+
+# Kinds whose objects have no namespace, and kinds whose fields sit beside metadata (not in spec and status).
+_CLUSTER_SCOPED = ("Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode")
+_TOP_KEYS: dict[str, tuple[str, ...]] = {
+    "PriorityClass": schema.PRIORITY_CLASS,
+    "StorageClass": schema.STORAGE_CLASS,
 }
 
 
@@ -284,6 +316,9 @@ class _Builder:
         # Every pod added, with where it was written (file, document label) and the path of its pod spec.
         self._pending_priority: list[tuple[Pod, str, str, str]] = []
         self._named = True
+        # Claims the StatefulSet controller makes for its pods (a claim the manifests define wins).
+        self._template_claims: list[PersistentVolumeClaim] = []
+        self._in_workload = False  # the pods being added come from a workload's template
 
     def add_file(self, path: str, named: bool = True) -> None:
         """``named``: the user named this file (not found in a directory), so a wrong kind in it is an error."""
@@ -326,13 +361,13 @@ class _Builder:
         before = len(r.errors)
         sub = ErrorList(file=r.errors.file)
         sr = Reader(sub)
-        keys = schema.PRIORITY_CLASS if kind == "PriorityClass" else schema.TOP
+        keys = _TOP_KEYS.get(kind, schema.TOP)
         data = sr.fields(doc, "", keys)
         meta = sr.fields(data.get("metadata"), "metadata", schema.OBJECT_META)
         name = sr.str(meta.get("name"), "metadata.name")
         if not name:
             sub.add("metadata.name", "Required value")
-        cluster_scoped = kind in ("Node", "Namespace", "PriorityClass")
+        cluster_scoped = kind in _CLUSTER_SCOPED
         namespace = (
             "" if cluster_scoped else sr.str(meta.get("namespace"), "metadata.namespace", "default") or "default"
         )
@@ -389,6 +424,7 @@ class _Builder:
             allocatable=allocatable,
             taints=taints,
             unschedulable=r.bool(spec.get("unschedulable"), "spec.unschedulable"),
+            images=_node_images(r, status.get("images")),
             source=where,
         )
         # kubelet always sets the well-known hostname label; scheduling plugins rely on it.
@@ -415,6 +451,7 @@ class _Builder:
         pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
         pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
         pod.terminating = meta.get("deletionTimestamp") is not None
+        pod.owner = controller_owner(r, meta.get("ownerReferences"), "metadata.ownerReferences")
         pod.owner_refs = _owner_refs(r, meta.get("ownerReferences"), "metadata.ownerReferences")
         if data.get("spec") is None:
             r.errors.add("spec", "Required value")
@@ -432,7 +469,8 @@ class _Builder:
         self._add_pod(pod, r, label)
 
     def _add_pod(self, pod: Pod, r: Reader, label: str) -> None:
-        spec = "spec" if pod.owner is None else "spec.template.spec"
+        spec = "spec.template.spec" if self._in_workload else "spec"
+        self._ephemeral_claims(pod, r, spec)
         self._pending_priority.append((pod, r.errors.file, label, spec))
         self.cluster.pods.append(pod)
 
@@ -478,7 +516,10 @@ class _Builder:
         _label: str,
     ) -> None:
         r.map(data.get("spec"), "spec")
-        self.cluster.namespaces[name] = Namespace(name, r.str_map(meta.get("labels"), "metadata.labels"))
+        labels = r.str_map(meta.get("labels"), "metadata.labels")
+        # the API server labels every namespace with its name (NamespaceDefaultLabelName, GA in v1.22)
+        labels[NAMESPACE_NAME_LABEL] = name
+        self.cluster.namespaces[name] = Namespace(name, labels)
 
     def _poddisruptionbudget(
         self,
@@ -570,6 +611,7 @@ class _Builder:
         spec = r.fields(data.get("spec"), "spec", keys)
         template, _ = template_pod(r, spec.get("template"), "spec.template", ns)
         read_timing(r, template, "spec.template.metadata.annotations")
+        claim_templates = self._claim_templates(r, spec.get("volumeClaimTemplates"), template, ns)
         completions: int | None = None
         parallelism = 0
         if kind == "Job":
@@ -608,12 +650,87 @@ class _Builder:
                     "Invalid value: `selector` does not match template `labels`",
                 )
         self.cluster.workloads.append(
-            Workload(kind, name, ns, count, template, where, completions, max(parallelism, 0), selector)
+            Workload(
+                kind,
+                name,
+                ns,
+                count,
+                template,
+                where,
+                completions,
+                max(parallelism, 0),
+                claim_templates=claim_templates,
+                selector=selector,
+            )
         )
+        self._in_workload = True
         for i in range(count):
             pod = instantiate(template, kind, name, i)
             pod.source = where
             self._add_pod(pod, r, label)
+            for claim in claim_templates:
+                self._template_claims.append(statefulset_claim(claim, pod))
+        self._in_workload = False
+
+    def _finish_storage(self) -> None:
+        _finish_storage_impl(self.cluster.storage, self._template_claims)
+        self._template_claims = []
+
+    def _claim_templates(self, r: Reader, raw: object, template: Pod, ns: str) -> list[PersistentVolumeClaim]:
+        """A StatefulSet's volumeClaimTemplates; each becomes a volume of the pod template (replacing a volume
+        of the same name, as the StatefulSet controller does)."""
+        out: list[PersistentVolumeClaim] = []
+        for i, item in enumerate(r.list(raw, "spec.volumeClaimTemplates")):
+            p = f"spec.volumeClaimTemplates[{i}]"
+            meta = r.map(r.map(item, p).get("metadata"), f"{p}.metadata")
+            name = r.str(meta.get("name"), f"{p}.metadata.name")
+            if not name:
+                r.errors.add(f"{p}.metadata.name", "Required value")
+            out.append(decode_claim_template(r, item, p, name, ns))
+        names = {c.name for c in out}
+        template.volumes = [v for v in template.volumes if v.name not in names] + [
+            PodVolume(c.name, "persistentVolumeClaim", from_template=True) for c in out
+        ]
+        return out
+
+    def _ephemeral_claims(self, pod: Pod, r: Reader, spec: str) -> None:
+        """The claim of each ephemeral volume, ``<pod>-<volume>``, owned by the pod (what the ephemeral volume
+        controller creates)."""
+        for i, vol in enumerate(pod.volumes):
+            if vol.source != "ephemeral" or vol.claim_template is None:
+                continue
+            path = f"{spec}.volumes[{i}].ephemeral.volumeClaimTemplate"
+            claim = decode_claim_template(r, vol.claim_template, path, f"{pod.name}-{vol.name}", pod.namespace)
+            claim.owner_uid, claim.owner_pod = pod.uid, pod.key
+            self._template_claims.append(claim)
+
+    def _persistentvolumeclaim(
+        self, r: Reader, data: dict[str, Any], meta: dict[str, Any], name: str, ns: str, where: str, _label: str
+    ) -> None:
+        claim = decode_claim(r, data, meta, name, ns)
+        claim.source = where
+        self.cluster.storage.claims[claim.key] = claim
+
+    def _persistentvolume(
+        self, r: Reader, data: dict[str, Any], meta: dict[str, Any], name: str, _ns: str, where: str, _label: str
+    ) -> None:
+        volume = decode_volume(r, data, meta, name)
+        volume.source = where
+        self.cluster.storage.volumes[name] = volume
+
+    def _storageclass(
+        self, r: Reader, data: dict[str, Any], meta: dict[str, Any], name: str, _ns: str, where: str, _label: str
+    ) -> None:
+        sc = decode_storage_class(r, data, meta, name)
+        sc.source = where
+        self.cluster.storage.classes[name] = sc
+
+    def _csinode(
+        self, r: Reader, data: dict[str, Any], _meta: dict[str, Any], name: str, _ns: str, where: str, _label: str
+    ) -> None:
+        node = decode_csi_node(r, data, name)
+        node.source = where
+        self.cluster.storage.csi_nodes[name] = node
 
     # -- after every file --------------------------------------------------------------------------------
 
@@ -655,9 +772,44 @@ class _Builder:
                     )
                 )
         self._pending_priority.clear()
+        self._finish_storage()
         if self.all_errors:
             raise InputError(_dedupe(self.all_errors))
         return self.cluster
+
+
+def _finish_storage_impl(storage: StorageObjects, made: list[PersistentVolumeClaim]) -> None:
+    """Claims made by controllers join the ones the manifests define (those win), then claims without a class
+    get the default StorageClass, as the DefaultStorageClass admission plugin does."""
+    for claim in made:
+        storage.claims.setdefault(claim.key, claim)
+    defaults = [sc for sc in storage.classes.values() if sc.is_default]
+    if defaults:
+        for claim in storage.claims.values():
+            if claim.storage_class_name is None and ANN_BETA_STORAGE_CLASS not in claim.annotations:
+                claim.storage_class_name = defaults[-1].name
+
+
+def statefulset_claim(template: PersistentVolumeClaim, pod: Pod) -> PersistentVolumeClaim:
+    """The claim the StatefulSet controller makes from ``template`` for ``pod``: ``<template>-<pod>``, with the
+    template's labels and the pod's StatefulSet labels."""
+    return replace(
+        template,
+        name=f"{template.name}-{pod.name}",
+        labels=dict(template.labels),
+        annotations=dict(template.annotations),
+        source=pod.source,
+    )
+
+
+def _node_images(r: Reader, raw: object) -> tuple[NodeImage, ...]:
+    out: list[NodeImage] = []
+    for i, item in enumerate(r.list(raw, "status.images")):
+        p = f"status.images[{i}]"
+        data = r.fields(item, p, schema.NODE_IMAGE)
+        size = r.int(data.get("sizeBytes"), f"{p}.sizeBytes", 0) or 0
+        out.append(NodeImage(tuple(r.str_list(data.get("names"), f"{p}.names")), size))
+    return tuple(out)
 
 
 def _at(label: str, path: str) -> str:
@@ -710,6 +862,9 @@ def instantiate(template: Pod, kind: str, owner: str, index: int) -> Pod:
     pod.owner = OwnerRef(kind, owner)
     if kind == "StatefulSet":
         pod.labels.setdefault("statefulset.kubernetes.io/pod-name", pod.name)
+        pod.volumes = [
+            replace(v, claim_name=f"{v.name}-{pod.name}") if v.from_template else v for v in template.volumes
+        ]
     return pod
 
 

@@ -123,6 +123,35 @@ class NodeAffinity:
 
 
 @dataclass(frozen=True)
+class PodAffinityTerm:
+    """One inter-pod (anti-)affinity term. ``label_selector`` None selects no pod; ``namespace_selector`` None
+    selects no namespace (then ``namespaces``, or the pod's own namespace when both are empty, apply).
+    ``match_label_keys`` / ``mismatch_label_keys`` as written; the API server merges them into the selector when
+    the pod is created (:func:`packsched.api.pods.merge_label_keys`)."""
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True)
+class PodAffinity:
+    """spec.affinity.podAffinity or podAntiAffinity: required and preferred terms."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True)
 class Taint:
     key: str
     value: str
@@ -164,6 +193,36 @@ class Container:
     limits: ResourceList = field(default_factory=dict)
     ports: list[ContainerPort] = field(default_factory=list)
     restart_policy: str = ""  # "Always" on an init container makes it a sidecar
+    image: str = ""  # as written (ImageLocality normalises it)
+
+
+@dataclass(frozen=True)
+class PodVolume:
+    """One entry of ``spec.volumes`` as the volume plugins see it.
+
+    ``source`` is the volume type (``persistentVolumeClaim``, ``ephemeral``, ``gcePersistentDisk``,
+    ``awsElasticBlockStore``, ``rbd``, ``iscsi``, or another type the plugins ignore). ``claim_name`` is the
+    claim of a persistentVolumeClaim volume; ``disk`` identifies an in-line disk (GCE PD name, EBS volume id,
+    iSCSI IQN, RBD pool and image) and ``monitors`` are an RBD volume's Ceph monitors. ``from_template``: a
+    StatefulSet volumeClaimTemplate (``claim_name`` is then ``<volume name>-<pod name>``)."""
+
+    name: str
+    source: str
+    claim_name: str = ""
+    read_only: bool = False
+    disk: tuple[str, ...] = ()
+    monitors: tuple[str, ...] = ()
+    from_template: bool = False
+    # an ephemeral volume's volumeClaimTemplate, undecoded (the manifest loader makes the claim)
+    claim_template: object = field(default=None, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    """One entry of a node's ``status.images``: the names it is known by and its size in bytes."""
+
+    names: tuple[str, ...]
+    size: int
 
 
 @dataclass
@@ -184,6 +243,11 @@ class Pod:
     node_name: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
     node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+    # The API server has merged matchLabelKeys / mismatchLabelKeys into the terms' selectors (objects read from a
+    # cluster); pods read from manifests get them merged with their final labels when first scheduled.
+    label_keys_merged: bool = False
     tolerations: list[Toleration] = field(default_factory=list)
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     nominated_node_name: str = ""
@@ -192,6 +256,7 @@ class Pod:
     # status.conditions has DisruptionTarget=True with reason PreemptionByScheduler: a scheduler preempted it
     preempted_by_scheduler: bool = False
     scheduling_gates: list[str] = field(default_factory=list)
+    volumes: list[PodVolume] = field(default_factory=list)
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     # metadata.ownerReferences as written (``owner`` is set only for the pods packsched expands from workloads)
     owner_refs: tuple[OwnerRef, ...] = ()
@@ -223,6 +288,7 @@ class Node:
     allocatable: ResourceList = field(default_factory=dict)
     taints: list[Taint] = field(default_factory=list)
     unschedulable: bool = False
+    images: tuple[NodeImage, ...] = ()  # status.images
     source: str = ""
 
 

@@ -21,10 +21,14 @@ from packsched.api.objects import (
     NodeAffinity,
     NodeSelectorTerm,
     Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    PodVolume,
     PreferredTerm,
     Requirement,
     Toleration,
     TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
 )
 from packsched.api.quantity import QuantityError, parse_quantity
 from packsched.api.resources import (
@@ -187,6 +191,108 @@ def decode_node_affinity(r: Reader, raw: object, path: str) -> NodeAffinity | No
     return NodeAffinity(required, tuple(preferred))
 
 
+def decode_pod_label_selector(r: Reader, raw: object, path: str) -> LabelSelector | None:
+    """A metav1.LabelSelector; None when absent (upstream: a nil selector selects nothing)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, schema.LABEL_SELECTOR)
+    labels = r.str_map(data.get("matchLabels"), f"{path}.matchLabels")
+    exprs = decode_requirements(r, data.get("matchExpressions"), f"{path}.matchExpressions", LABEL_SELECTOR_OPERATORS)
+    return LabelSelector(tuple(sorted(labels.items())), exprs)
+
+
+def decode_pod_affinity_term(r: Reader, raw: object, path: str) -> PodAffinityTerm:
+    data = r.fields(raw, path, schema.POD_AFFINITY_TERM)
+    selector = decode_pod_label_selector(r, data.get("labelSelector"), f"{path}.labelSelector")
+    topology_key = r.str(data.get("topologyKey"), f"{path}.topologyKey")
+    if not topology_key:
+        r.errors.add(f"{path}.topologyKey", "Required value: can not be empty")
+    match_keys = tuple(r.str_list(data.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+    mismatch_keys = tuple(r.str_list(data.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys"))
+    for name, keys in (("matchLabelKeys", match_keys), ("mismatchLabelKeys", mismatch_keys)):
+        if keys and selector is None:
+            r.errors.add(f"{path}.{name}", "Forbidden: must not be specified when labelSelector is not set")
+    for i, key in enumerate(mismatch_keys):
+        if key in match_keys:
+            r.errors.add(
+                f"{path}.mismatchLabelKeys[{i}]",
+                f"Invalid value: {key!r}: exists in both matchLabelKeys and mismatchLabelKeys",
+            )
+    return PodAffinityTerm(
+        topology_key,
+        selector,
+        tuple(r.str_list(data.get("namespaces"), f"{path}.namespaces")),
+        decode_pod_label_selector(r, data.get("namespaceSelector"), f"{path}.namespaceSelector"),
+        match_keys,
+        mismatch_keys,
+    )
+
+
+def decode_pod_affinity(r: Reader, raw: object, path: str) -> PodAffinity | None:
+    """spec.affinity.podAffinity or podAntiAffinity (None when absent)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, schema.POD_AFFINITY)
+    rp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        decode_pod_affinity_term(r, t, f"{rp}[{i}]")
+        for i, t in enumerate(r.list(data.get("requiredDuringSchedulingIgnoredDuringExecution"), rp))
+    )
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred: list[WeightedPodAffinityTerm] = []
+    for i, item in enumerate(r.list(data.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
+        ip = f"{pp}[{i}]"
+        wt = r.fields(item, ip, schema.WEIGHTED_POD_AFFINITY_TERM)
+        weight = r.int(wt.get("weight"), f"{ip}.weight", 0) or 0
+        if not 1 <= weight <= 100:
+            r.errors.add(f"{ip}.weight", f"Invalid value: {weight}: must be in the range 1-100")
+        term = decode_pod_affinity_term(r, wt.get("podAffinityTerm"), f"{ip}.podAffinityTerm")
+        preferred.append(WeightedPodAffinityTerm(weight, term))
+    return PodAffinity(required, tuple(preferred))
+
+
+def merge_label_keys(term: PodAffinityTerm, labels: dict[str, str]) -> PodAffinityTerm:
+    """What the API server does to a term when it creates the pod (MatchLabelKeysInPodAffinity, on by default
+    since v1.31): each matchLabelKeys key the pod has adds ``key In (value)`` to the label selector, each
+    mismatchLabelKeys key ``key NotIn (value)``; keys the pod lacks add nothing; a term without a label selector
+    is left alone (it selects nothing anyway)."""
+    if term.label_selector is None or not (term.match_label_keys or term.mismatch_label_keys):
+        return term
+    extra = [Requirement(k, "In", (labels[k],)) for k in term.match_label_keys if k in labels]
+    extra += [Requirement(k, "NotIn", (labels[k],)) for k in term.mismatch_label_keys if k in labels]
+    if not extra:
+        return term
+    sel = term.label_selector
+    merged = LabelSelector(sel.match_labels, sel.match_expressions + tuple(extra))
+    return PodAffinityTerm(
+        term.topology_key,
+        merged,
+        term.namespaces,
+        term.namespace_selector,
+        term.match_label_keys,
+        term.mismatch_label_keys,
+    )
+
+
+def _merge_affinity(aff: PodAffinity | None, labels: dict[str, str]) -> PodAffinity | None:
+    if aff is None:
+        return None
+    return PodAffinity(
+        tuple(merge_label_keys(t, labels) for t in aff.required),
+        tuple(WeightedPodAffinityTerm(w.weight, merge_label_keys(w.term, labels)) for w in aff.preferred),
+    )
+
+
+def apply_label_keys(pod: Pod) -> None:
+    """Merge matchLabelKeys / mismatchLabelKeys into the pod's (anti-)affinity terms once, with its labels as
+    they are now (the API server does it at creation); a pod read from a cluster is already merged."""
+    if pod.label_keys_merged:
+        return
+    pod.pod_affinity = _merge_affinity(pod.pod_affinity, pod.labels)
+    pod.pod_anti_affinity = _merge_affinity(pod.pod_anti_affinity, pod.labels)
+    pod.label_keys_merged = True
+
+
 def decode_tolerations(r: Reader, raw: object, path: str) -> list[Toleration]:
     out: list[Toleration] = []
     for i, item in enumerate(r.list(raw, path)):
@@ -258,7 +364,7 @@ def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Containe
         restart = r.one_of(data.get("restartPolicy"), f"{path}.restartPolicy", ("Always",), "")
     elif data.get("restartPolicy") is not None:
         r.errors.add(f"{path}.restartPolicy", "Forbidden: may not be set for non-init containers")
-    return Container(name, requests, limits, ports, restart)
+    return Container(name, requests, limits, ports, restart, r.str(data.get("image"), f"{path}.image"))
 
 
 def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
@@ -277,6 +383,8 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.node_selector = r.str_map(spec.get("nodeSelector"), f"{path}.nodeSelector")
     aff = r.fields(spec.get("affinity"), f"{path}.affinity", schema.AFFINITY)
     pod.node_affinity = decode_node_affinity(r, aff.get("nodeAffinity"), f"{path}.affinity.nodeAffinity")
+    pod.pod_affinity = decode_pod_affinity(r, aff.get("podAffinity"), f"{path}.affinity.podAffinity")
+    pod.pod_anti_affinity = decode_pod_affinity(r, aff.get("podAntiAffinity"), f"{path}.affinity.podAntiAffinity")
     pod.tolerations = decode_tolerations(r, spec.get("tolerations"), f"{path}.tolerations")
     pod.scheduler_name = r.str(spec.get("schedulerName"), f"{path}.schedulerName", DEFAULT_SCHEDULER_NAME)
     pod.priority_class_name = r.str(spec.get("priorityClassName"), f"{path}.priorityClassName")
@@ -294,21 +402,19 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
         r, spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"
     )
     unsupported: list[str] = []
-    if aff.get("podAffinity") or aff.get("podAntiAffinity"):
-        unsupported.append("podAffinity/podAntiAffinity (InterPodAffinity)")
-    volumes = r.list(spec.get("volumes"), f"{path}.volumes")
-    if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
-        unsupported.append("persistent volume claims (VolumeBinding)")
+    pod.volumes = decode_pod_volumes(r, spec.get("volumes"), f"{path}.volumes")
     if spec.get("resources"):
         unsupported.append("pod-level resources (spec.resources)")
     pod.unsupported_features = unsupported
 
 
-def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
+def _sum_requests(pod: Pod, non_zero: bool, with_sidecars: bool = True) -> ResourceList:
     """Upstream PodRequests: sidecars run beside the app containers, each plain init container runs alone
     (with the sidecars started before it), the pod needs the per-resource maximum of those phases, plus
     overhead.
-    With ``non_zero``, a container with no cpu (memory) entry counts as 100m (200Mi), as scoring does."""
+    With ``non_zero``, a container with no cpu (memory) entry counts as 100m (200Mi), as scoring does.
+    ``with_sidecars=False``: restartPolicy on init containers is ignored (kube-scheduler before 1.29, whose API server
+    drops the field), every init container runs alone."""
 
     def of(c: Container) -> ResourceList:
         req = dict(c.requests)
@@ -324,7 +430,7 @@ def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
     init_peak: ResourceList = {}
     for c in pod.init_containers:
         req = of(c)
-        if c.restart_policy == "Always":
+        if with_sidecars and c.restart_policy == "Always":
             add_into(running, req)
             add_into(sidecars, req)
             max_into(init_peak, sidecars)
@@ -338,14 +444,30 @@ def _sum_requests(pod: Pod, non_zero: bool) -> ResourceList:
     return total
 
 
-def pod_requests(pod: Pod) -> ResourceList:
-    """What the pod needs, as the NodeResourcesFit filter and quota checks count it (no defaults)."""
-    return {k: v for k, v in _sum_requests(pod, non_zero=False).items() if v != 0}
+def pod_requests(pod: Pod, sidecars: bool = True) -> ResourceList:
+    """What the pod needs, as the NodeResourcesFit filter and quota checks count it (no defaults).
+    ``sidecars``: whether restartable init containers are sidecars (kube-scheduler 1.29+)."""
+    return {k: v for k, v in _sum_requests(pod, non_zero=False, with_sidecars=sidecars).items() if v != 0}
 
 
-def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
-    """cpu (millicores) and memory (bytes) with the per-container scoring defaults."""
-    total = _sum_requests(pod, non_zero=True)
+def _legacy_non_zero(pod: Pod) -> tuple[int, int]:
+    """kube-scheduler 1.29-1.31's scoring requests: max(sum over app containers, each init container alone,
+    sidecars included), then overhead; every container gets the 100m / 200Mi defaults."""
+    cpu = sum(c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) for c in pod.containers)
+    mem = sum(c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) for c in pod.containers)
+    for c in pod.init_containers:
+        cpu = max(cpu, c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST))
+        mem = max(mem, c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST))
+    return cpu + pod.overhead.get(CPU, 0), mem + pod.overhead.get(MEMORY, 0)
+
+
+def pod_non_zero_requests(pod: Pod, sidecars: bool = True, sidecars_in_sum: bool = True) -> tuple[int, int]:
+    """cpu (millicores) and memory (bytes) with the per-container scoring defaults. ``sidecars``: as in
+    :func:`pod_requests`; ``sidecars_in_sum``: whether the scoring sum counts sidecars like the real requests
+    do (kube-scheduler 1.32+) or takes the older max(app containers, each init container)."""
+    if sidecars and not sidecars_in_sum:
+        return _legacy_non_zero(pod)
+    total = _sum_requests(pod, non_zero=True, with_sidecars=sidecars)
     return total.get(CPU, 0), total.get(MEMORY, 0)
 
 
@@ -360,3 +482,51 @@ def template_pod(r: Reader, raw: object, path: str, namespace: str) -> tuple[Pod
         r.errors.add(f"{path}.spec", "Required value")
     decode_pod_spec(r, data.get("spec"), f"{path}.spec", pod)
     return pod, meta
+
+
+_DISK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # source: (its schema, the fields that name the disk)
+    "gcePersistentDisk": (schema.GCE_PD_SOURCE, ("pdName",)),
+    "awsElasticBlockStore": (schema.AWS_EBS_SOURCE, ("volumeID",)),
+    "iscsi": (schema.ISCSI_SOURCE, ("iqn",)),
+    "rbd": (schema.RBD_SOURCE, ("pool", "image")),
+}
+
+
+def decode_pod_volumes(r: Reader, raw: object, path: str) -> list[PodVolume]:
+    """A pod's ``spec.volumes`` (an ephemeral volume keeps its claim template undecoded: the manifest loader makes
+    the claim, as the ephemeral volume controller does)."""
+    out: list[PodVolume] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.VOLUME)
+        name = r.str(data.get("name"), f"{p}.name")
+        if not name:
+            r.errors.add(f"{p}.name", "Required value")
+        sources = [k for k in data if k != "name"]
+        source = sources[0] if sources else "emptyDir"  # the API server defaults a volume without a source
+        if len(sources) > 1:
+            r.errors.add(p, "Forbidden: may not specify more than 1 volume type")
+        sp = f"{p}.{source}"
+        body = data.get(source)
+        if source == "persistentVolumeClaim":
+            d = r.fields(body, sp, schema.PVC_VOLUME_SOURCE)
+            claim = r.str(d.get("claimName"), f"{sp}.claimName")
+            if not claim:
+                r.errors.add(f"{sp}.claimName", "Required value")
+            out.append(PodVolume(name, source, claim, r.bool(d.get("readOnly"), f"{sp}.readOnly")))
+        elif source in _DISK_FIELDS:
+            keys, ident = _DISK_FIELDS[source]
+            d = r.fields(body, sp, keys)
+            disk = [r.str(d.get(k), f"{sp}.{k}", "rbd" if k == "pool" else "") for k in ident]
+            monitors = tuple(r.str_list(d.get("monitors"), f"{sp}.monitors")) if source == "rbd" else ()
+            out.append(PodVolume(name, source, "", r.bool(d.get("readOnly"), f"{sp}.readOnly"), tuple(disk), monitors))
+        elif source == "ephemeral":
+            d = r.fields(body, sp, schema.EPHEMERAL_SOURCE)
+            if d.get("volumeClaimTemplate") is None:
+                r.errors.add(f"{sp}.volumeClaimTemplate", "Required value")
+            out.append(PodVolume(name, source, claim_template=d.get("volumeClaimTemplate")))
+        else:
+            r.map(body, sp)
+            out.append(PodVolume(name, source))
+    return out

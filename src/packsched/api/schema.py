@@ -125,6 +125,21 @@ PREFERRED_TERM = ("weight", "preference")
 
 LABEL_SELECTOR = ("matchLabels", "matchExpressions")
 
+POD_AFFINITY = (
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "preferredDuringSchedulingIgnoredDuringExecution",
+)
+
+POD_AFFINITY_TERM = (
+    "labelSelector",
+    "namespaces",
+    "topologyKey",
+    "namespaceSelector",
+    "matchLabelKeys",
+    "mismatchLabelKeys",
+)
+
+WEIGHTED_POD_AFFINITY_TERM = ("weight", "podAffinityTerm")
 TOPOLOGY_SPREAD_CONSTRAINT = (
     "maxSkew",
     "topologyKey",
@@ -265,7 +280,6 @@ IGNORED_KINDS = frozenset(
         "Endpoints",
         "EndpointSlice",
         "CustomResourceDefinition",
-        "StorageClass",
         "IngressClass",
         "Event",
         "Lease",
@@ -274,3 +288,150 @@ IGNORED_KINDS = frozenset(
         "APIService",
     }
 )
+
+# -- volumes and storage (PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, pod volumes) ----------
+
+VOLUME_SOURCES = (
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+)
+
+VOLUME = ("name", *VOLUME_SOURCES)
+
+PVC_VOLUME_SOURCE = ("claimName", "readOnly")
+
+GCE_PD_SOURCE = ("pdName", "fsType", "partition", "readOnly")
+
+AWS_EBS_SOURCE = ("volumeID", "fsType", "partition", "readOnly")
+
+RBD_SOURCE = ("monitors", "image", "fsType", "pool", "user", "keyring", "secretRef", "readOnly")
+
+ISCSI_SOURCE = (
+    "targetPortal",
+    "iqn",
+    "lun",
+    "iscsiInterface",
+    "fsType",
+    "readOnly",
+    "portals",
+    "chapAuthDiscovery",
+    "chapAuthSession",
+    "secretRef",
+    "initiatorName",
+)
+
+EPHEMERAL_SOURCE = ("volumeClaimTemplate",)
+
+PVC_TEMPLATE = ("metadata", "spec")
+
+PVC_SPEC = (
+    "accessModes",
+    "selector",
+    "resources",
+    "volumeName",
+    "storageClassName",
+    "volumeMode",
+    "dataSource",
+    "dataSourceRef",
+    "volumeAttributesClassName",
+)
+
+PVC_STATUS = (
+    "phase",
+    "accessModes",
+    "capacity",
+    "conditions",
+    "allocatedResources",
+    "resizeStatus",
+    "allocatedResourceStatuses",
+    "currentVolumeAttributesClassName",
+    "modifyVolumeStatus",
+)
+
+VOLUME_RESOURCES = ("limits", "requests")
+
+PV_SPEC = (
+    "capacity",
+    "accessModes",
+    "claimRef",
+    "persistentVolumeReclaimPolicy",
+    "storageClassName",
+    "mountOptions",
+    "volumeMode",
+    "nodeAffinity",
+    "volumeAttributesClassName",
+    *(v for v in VOLUME_SOURCES if v not in ("emptyDir", "gitRepo", "secret", "persistentVolumeClaim")),
+    "local",
+)
+
+PV_STATUS = ("phase", "message", "reason", "lastPhaseTransitionTime")
+
+VOLUME_NODE_AFFINITY = ("required",)
+
+OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+CSI_PV_SOURCE = (
+    "driver",
+    "volumeHandle",
+    "readOnly",
+    "fsType",
+    "volumeAttributes",
+    "controllerPublishSecretRef",
+    "nodeStageSecretRef",
+    "nodePublishSecretRef",
+    "controllerExpandSecretRef",
+    "nodeExpandSecretRef",
+)
+
+STORAGE_CLASS = (
+    "apiVersion",
+    "kind",
+    "metadata",
+    "provisioner",
+    "parameters",
+    "reclaimPolicy",
+    "mountOptions",
+    "allowVolumeExpansion",
+    "volumeBindingMode",
+    "allowedTopologies",
+)
+
+TOPOLOGY_SELECTOR_TERM = ("matchLabelExpressions",)
+
+TOPOLOGY_REQUIREMENT = ("key", "values")
+
+CSI_NODE_SPEC = ("drivers",)
+
+CSI_NODE_DRIVER = ("name", "nodeID", "topologyKeys", "allocatable")
+
+VOLUME_NODE_RESOURCES = ("count",)
+
+NODE_IMAGE = ("names", "sizeBytes")

@@ -154,6 +154,7 @@ class Cache:
         snap.add_nodes(n for n in old.nodes if n.name != name)
         snap.generation = old.generation + 1
         snap.node_generation = old.node_generation + 1
+        snap.namespaces = old.namespaces
         for st in self._pods.values():
             st.info.node = -1
         self._waiting.clear()

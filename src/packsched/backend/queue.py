@@ -145,12 +145,6 @@ class SchedulingQueue:
             self._to_backoff_or_active(qp, now)
         return len(moved)
 
-    def ungate(self, key: str) -> None:
-        qp = self.gated.pop(key, None)
-        if qp is not None:
-            qp.gated = False
-            self._push_active(qp)
-
     def remove(self, key: str) -> QueuedPod | None:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""
         qp = self._queued.pop(key, None)

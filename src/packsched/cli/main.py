@@ -18,8 +18,9 @@ from packsched.api.gpushare import gpu_annotation_errors
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
-from packsched.config.loader import load_config_data
+from packsched.config.loader import load_config_data, resolve_version
 from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
+from packsched.config.versions import NEWEST, OLDEST_MODELLED, KubeVersion, parse_kube_version
 from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
 from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
@@ -44,7 +45,16 @@ SemanticsOpt = Annotated[
     str,
     typer.Option(
         "--rtcr-semantics",
-        help="RequestedToCapacityRatio arithmetic: current (v1.22+), v1.17 (v1.17-v1.21) or v1.16 (0-10 scores)",
+        help="alias of --kube-version for RequestedToCapacityRatio's arithmetic: current (no change), v1.17 "
+        "(= --kube-version 1.17: v1.17-v1.21) or v1.16 (= --kube-version 1.16: 0-10 scores)",
+    ),
+]
+KubeVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kube-version",
+        help=f"imitate this kube-scheduler minor version, 1.{OLDEST_MODELLED}-1.{NEWEST} (default: 1.{NEWEST}, or "
+        "the config file's PackschedConfiguration); see docs/reference/semantics.md",
     ),
 ]
 
@@ -71,22 +81,45 @@ def _check_semantics(semantics: str) -> None:
         raise typer.Exit(EXIT_INPUT)
 
 
+def _kube_version(text: str | None, semantics: str) -> KubeVersion | None:
+    """The --kube-version given (None: not given), checked against the --rtcr-semantics alias; exit 2 when
+    either is wrong."""
+    _check_semantics(semantics)
+    try:
+        version = None if text is None else parse_kube_version(text)
+        if version is not None or semantics != SEMANTICS_CURRENT:
+            version = resolve_version(version, semantics)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] --kube-version: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    if version is not None and not version.modelled:
+        err.print(
+            f"warning: kube-scheduler {version} is older than packsched models (1.{OLDEST_MODELLED}): only "
+            f"RequestedToCapacityRatio's arithmetic follows {version}, the rest follows 1.{OLDEST_MODELLED}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return version
+
+
 def known_plugins() -> set[str]:
     return set(in_tree_registry())
 
 
-def _config(path: Path | None, semantics: str) -> KubeSchedulerConfiguration:
+def _config(path: Path | None, version: KubeVersion | None) -> KubeSchedulerConfiguration:
     if path is None:
-        return default_config(known_plugins())
-    return load_config(str(path), known_plugins(), rtcr_semantics=semantics)
+        return default_config(known_plugins(), version)
+    return load_config(str(path), known_plugins(), kube_version=version)
 
 
-def _load(paths: list[Path], config: Path | None, semantics: str) -> tuple[Cluster, KubeSchedulerConfiguration]:
+def _load(
+    paths: list[Path], config: Path | None, version: KubeVersion | None
+) -> tuple[Cluster, KubeSchedulerConfiguration]:
     def load() -> tuple[Cluster, KubeSchedulerConfiguration]:
         errors = []
         cluster = cfg = None
         try:
-            cfg = _config(config, semantics)
+            cfg = _config(config, version)
         except InputError as exc:
             errors += exc.errors
         try:
@@ -112,12 +145,13 @@ def simulate(
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+    kube_version: KubeVersionOpt = None,
     limit: Annotated[int, typer.Option(help="rows per table in table output")] = 200,
 ) -> None:
     """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
     _check_output(output)
-    _check_semantics(rtcr_semantics)
-    cluster, cfg = _load(paths, config, rtcr_semantics)
+    version = _kube_version(kube_version, rtcr_semantics)
+    cluster, cfg = _load(paths, config, version)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
     unenforced = not_enforced_warning(cluster, cfg)
     if unenforced:
@@ -146,15 +180,19 @@ def quotas(
     ] = None,
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
+    kube_version: KubeVersionOpt = None,
 ) -> None:
     """Per ElasticQuota after the simulation: min / used / max per resource, what it borrows beyond its min
     (and so could lose to reclaim), and what of its min it leaves to others."""
     _check_output(output)
+    version = _kube_version(kube_version, SEMANTICS_CURRENT)
     if config is None:
         cluster = _guard(lambda: load_manifests([str(p) for p in paths]))
-        cfg = _guard(lambda: load_config_data(CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins()))
+        cfg = _guard(
+            lambda: load_config_data(CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins(), kube_version=version)
+        )
     else:
-        cluster, cfg = _load(paths, config, SEMANTICS_CURRENT)
+        cluster, cfg = _load(paths, config, version)
     if not cluster.elastic_quotas:
         err.print("[red]error:[/red] the manifests define no ElasticQuota")
         raise typer.Exit(EXIT_INPUT)
@@ -180,11 +218,12 @@ def explain(
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+    kube_version: KubeVersionOpt = None,
 ) -> None:
     """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
     _check_output(output)
-    _check_semantics(rtcr_semantics)
-    cluster, cfg = _load(paths, config, rtcr_semantics)
+    version = _kube_version(kube_version, rtcr_semantics)
+    cluster, cfg = _load(paths, config, version)
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
@@ -221,9 +260,10 @@ def _is_config_file(path: str) -> bool:
 def validate(
     files: Annotated[list[Path], typer.Argument(help="configs and manifests (files or directories)")],
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+    kube_version: KubeVersionOpt = None,
 ) -> None:
     """Check configs and manifests: every problem with its file and field path, and bin-packing traps."""
-    _check_semantics(rtcr_semantics)
+    version = _kube_version(kube_version, rtcr_semantics)
     problems: list[str] = []
     warnings: list[str] = []
     all_files = list(iter_manifest_files(str(f) for f in files))
@@ -232,7 +272,7 @@ def validate(
     loaded: list[KubeSchedulerConfiguration] = []
     for path in configs:
         try:
-            cfg = load_config(path, known_plugins(), rtcr_semantics=rtcr_semantics)
+            cfg = load_config(path, known_plugins(), kube_version=version)
         except InputError as exc:
             problems += [str(e) for e in exc.errors]
             continue
@@ -339,6 +379,7 @@ def serve(
     ] = False,
     seed: SeedOpt = 0,
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
+    kube_version: KubeVersionOpt = None,
 ) -> None:
     """Run as a scheduler on a real cluster: bind every pending pod whose schedulerName is one of the profiles."""
     import signal
@@ -348,7 +389,7 @@ def serve(
     from packsched.live.kube import KubernetesPort
     from packsched.live.serve import ServeOptions, Server
 
-    _check_semantics(rtcr_semantics)
+    version = _kube_version(kube_version, rtcr_semantics)
     if preemption_removal not in REMOVAL_MODES:
         err.print(f"[red]error:[/red] --preemption-removal must be one of {', '.join(REMOVAL_MODES)}")
         raise typer.Exit(EXIT_INPUT)
@@ -358,7 +399,7 @@ def serve(
     if log_level.lower() not in ("debug", "info", "warning", "error"):
         err.print("[red]error:[/red] --log-level must be debug, info, warning or error")
         raise typer.Exit(EXIT_INPUT)
-    cfg = _guard(lambda: _config(config, rtcr_semantics))
+    cfg = _guard(lambda: _config(config, version))
     path = str(kubeconfig) if kubeconfig is not None else (cfg.kubeconfig or None)
     api = _guard(lambda: KubernetesPort.connect(path))
     logs.setup(log_format, log_level)

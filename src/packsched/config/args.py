@@ -37,6 +37,7 @@ from packsched.config.types import (
     SCORING_STRATEGY_TYPES,
     SYSTEM_DEFAULTING,
     DefaultPreemptionArgs,
+    InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
@@ -67,7 +68,14 @@ V1BETA1_SCORE_ONLY = {
 # Plugins whose args packsched decodes into typed args, per API version (upstream registers an <Name>Args kind
 # for each; args of other plugins are passed through as plain maps, as upstream passes runtime.Unknown).
 _CURRENT_TYPED = frozenset(
-    {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "DefaultPreemption", "NodeAffinity", "PodTopologySpread"}
+    {
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+        "DefaultPreemption",
+        "NodeAffinity",
+        "InterPodAffinity",
+        "PodTopologySpread",
+    }
 )
 TYPED_ARGS: dict[str, frozenset[str]] = {
     catalog.V1: _CURRENT_TYPED,
@@ -75,9 +83,19 @@ TYPED_ARGS: dict[str, frozenset[str]] = {
     catalog.V1BETA2: _CURRENT_TYPED,
     # BalancedAllocation had no args before v1beta2.
     catalog.V1BETA1: frozenset(
-        {"NodeResourcesFit", "DefaultPreemption", "NodeAffinity", "PodTopologySpread", *V1BETA1_SCORE_ONLY}
+        {
+            "NodeResourcesFit",
+            "DefaultPreemption",
+            "NodeAffinity",
+            "InterPodAffinity",
+            "PodTopologySpread",
+            *V1BETA1_SCORE_ONLY,
+        }
     ),
 }
+# InterPodAffinity's hardPodAffinityWeight bounds (validation_pluginargs.go).
+MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 SPREAD_CONSTRAINT_FIELDS = (
     "maxSkew",
     "topologyKey",
@@ -248,6 +266,18 @@ def decode_node_affinity_args(r: Reader, raw: object, path: str) -> NodeAffinity
     return NodeAffinityArgs(decode_node_affinity(r, data.get("addedAffinity"), child(path, "addedAffinity")))
 
 
+def decode_inter_pod_affinity_args(r: Reader, raw: object, path: str, api_version: str) -> InterPodAffinityArgs:
+    """hardPodAffinityWeight (absent: 1, as SetDefaults_InterPodAffinityArgs); ignorePreferredTermsOfExistingPods
+    exists from v1beta2 on (v1beta1 predates it)."""
+    known = ["hardPodAffinityWeight", *TYPE_META]
+    if api_version != catalog.V1BETA1:
+        known.append("ignorePreferredTermsOfExistingPods")
+    data = r.fields(raw, path, known)
+    weight = read_int(r, data.get("hardPodAffinityWeight"), child(path, "hardPodAffinityWeight"))
+    ignore = r.bool(data.get("ignorePreferredTermsOfExistingPods"), child(path, "ignorePreferredTermsOfExistingPods"))
+    return InterPodAffinityArgs(DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else weight, ignore)
+
+
 def _decode_default_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConstraint:
     """A defaultConstraints entry as written; checks are the args validator's (validate_pod_topology_spread_args)."""
     data = r.fields(raw, path, SPREAD_CONSTRAINT_FIELDS)
@@ -311,6 +341,8 @@ def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version
         return decode_default_preemption_args(r, raw, path)
     if name == "NodeAffinity":
         return decode_node_affinity_args(r, raw, path)
+    if name == "InterPodAffinity":
+        return decode_inter_pod_affinity_args(r, raw, path, api_version)
     if name == "PodTopologySpread":
         return decode_pod_topology_spread_args(r, raw, path)
     return decode_v1beta1_score_only_args(r, name, raw, path)
@@ -370,6 +402,8 @@ def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
         return DefaultPreemptionArgs()
     if name == "NodeAffinity":
         return NodeAffinityArgs()
+    if name == "InterPodAffinity":
+        return InterPodAffinityArgs()
     if name == "PodTopologySpread":
         spread = PodTopologySpreadArgs()
         default_pod_topology_spread_args(spread, api_version)
@@ -513,6 +547,15 @@ def validate_default_preemption_args(args: DefaultPreemptionArgs, path: str = ""
     return errs
 
 
+def validate_inter_pod_affinity_args(args: InterPodAffinityArgs, path: str = "") -> list[FieldError]:
+    """Upstream ValidateInterPodAffinityArgs: hardPodAffinityWeight within [0, 100]."""
+    w = args.hard_pod_affinity_weight
+    if not MIN_HARD_POD_AFFINITY_WEIGHT <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
+        msg = f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
+        return [FieldError(child(path, "hardPodAffinityWeight"), invalid(w, msg))]
+    return []
+
+
 def validate_pod_topology_spread_args(args: PodTopologySpreadArgs, path: str = "") -> list[FieldError]:
     """ValidatePodTopologySpreadArgs: the defaulting type, then each default constraint (no selector allowed:
     it is deduced for each pod)."""
@@ -634,6 +677,8 @@ def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_versio
         return validate_balanced_allocation_args(args, path)
     if isinstance(args, DefaultPreemptionArgs):
         return validate_default_preemption_args(args, path)
+    if isinstance(args, InterPodAffinityArgs):
+        return validate_inter_pod_affinity_args(args, path)
     if isinstance(args, PodTopologySpreadArgs):
         return validate_pod_topology_spread_args(args, path)
     if isinstance(args, ScoreOnlyResourceArgs):

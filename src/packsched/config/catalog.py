@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from packsched.config.versions import KubeVersion
+
 GROUP: Final = "kubescheduler.config.k8s.io"
 V1: Final = f"{GROUP}/v1"
 V1BETA3: Final = f"{GROUP}/v1beta3"
@@ -107,6 +109,31 @@ V1_DEFAULT_MULTIPOINT: Final[tuple[Entry, ...]] = (
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
 )
+
+_IN_TREE_VOLUME_LIMITS: Final = {
+    "VolumeRestrictions": ("EBSLimits", "GCEPDLimits"),
+    "NodeVolumeLimits": ("AzureDiskLimits",),
+}
+
+
+def default_multipoint(api_version: str, version: KubeVersion) -> tuple[Entry, ...]:
+    """The multiPoint defaults of v1 or v1beta3 as the kube-scheduler release ``version`` builds them with its
+    default feature gates: SchedulingGates from 1.27 (PodSchedulingReadiness beta), the in-tree volume-limit
+    plugins until 1.30 (kubernetes#124500), DynamicResources from 1.34 (DRA GA). The lists above are the newest
+    releases' ones; where upstream appended a plugin at the end instead, packsched keeps the order above (only
+    PreEnqueue, where SchedulingGates is alone, could tell)."""
+    base = V1_DEFAULT_MULTIPOINT if api_version == V1 else V1BETA3_DEFAULT_MULTIPOINT
+    out: list[Entry] = []
+    for name, weight in base:
+        if name == "SchedulingGates" and not version.scheduling_gates:
+            continue
+        if name == "DynamicResources" and not version.dynamic_resources_default:
+            continue
+        out.append((name, weight))
+        if api_version == V1 and version.in_tree_volume_limit_plugins:
+            out += [(extra, 0) for extra in _IN_TREE_VOLUME_LIMITS.get(name, ())]
+    return tuple(out)
+
 
 # v1beta3 (its last releases, v1.27-v1.28: PodSchedulingReadiness is on, so SchedulingGates is appended).
 V1BETA3_DEFAULT_MULTIPOINT: Final[tuple[Entry, ...]] = (

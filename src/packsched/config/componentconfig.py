@@ -40,6 +40,8 @@ from packsched.config.types import (
     PluginSet,
     Profile,
 )
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 
 _COMMON_TOP = (
     "apiVersion",
@@ -116,6 +118,7 @@ class _Context:
     errors: ErrorList
     reader: Reader
     warnings: list[str]
+    version: KubeVersion = DEFAULT_KUBE_VERSION
 
     def add(self, path: str, message: str) -> None:
         self.errors.add(path, message)
@@ -125,11 +128,15 @@ class _Context:
 
 
 def convert(
-    data: Mapping[str, Any], api_version: str, known: Collection[str], errors: ErrorList
+    data: Mapping[str, Any],
+    api_version: str,
+    known: Collection[str],
+    errors: ErrorList,
+    version: KubeVersion = DEFAULT_KUBE_VERSION,
 ) -> KubeSchedulerConfiguration:
     """Decode, default, convert and validate one KubeSchedulerConfiguration document (problems go to
-    ``errors``; the caller raises)."""
-    ctx = _Context(api_version, known, errors, Reader(errors), [])
+    ``errors``; the caller raises). ``version``: the kube-scheduler release whose defaults apply."""
+    ctx = _Context(api_version, known, errors, Reader(errors), [], version)
     r = ctx.reader
     top = dict(data)
     for key in list(top):
@@ -303,11 +310,9 @@ def _check_user_plugin(ctx: _Context, name: str, path: str) -> bool:
     return False
 
 
-def _defaults(api_version: str) -> tuple[dict[str, list[PluginRef]], list[PluginRef]]:
-    if api_version == catalog.V1:
-        return {}, [PluginRef(n, w) for n, w in catalog.V1_DEFAULT_MULTIPOINT]
-    if api_version == catalog.V1BETA3:
-        return {}, [PluginRef(n, w) for n, w in catalog.V1BETA3_DEFAULT_MULTIPOINT]
+def _defaults(api_version: str, version: KubeVersion) -> tuple[dict[str, list[PluginRef]], list[PluginRef]]:
+    if api_version in (catalog.V1, catalog.V1BETA3):
+        return {}, [PluginRef(n, w) for n, w in catalog.default_multipoint(api_version, version)]
     table = catalog.V1BETA2_DEFAULTS if api_version == catalog.V1BETA2 else catalog.V1BETA1_DEFAULTS
     return {p: [PluginRef(n, w) for n, w in entries] for p, entries in table.items()}, []
 
@@ -419,7 +424,7 @@ def _merge_with_defaults(ctx: _Context, user: Mapping[str, _UserSet]) -> Plugins
     """The user's plugin sets merged with the version's defaults."""
     v = ctx.api_version
     points = PLUGIN_POINTS[v]
-    point_defaults, mp_default = _defaults(v)
+    point_defaults, mp_default = _defaults(v, ctx.version)
     merged = Plugins()
     for point in EXTENSION_POINTS:
         if point not in points and point not in point_defaults:

@@ -23,8 +23,15 @@ from packsched.config.types import (
     ScoreOnlyResourceArgs,
     ScoringStrategy,
 )
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion, from_rtcr_semantics, parse_kube_version
 
 POLICY_API_VERSIONS = ("v1", catalog.V1)
+# packsched's own settings, as a second YAML document beside the KubeSchedulerConfiguration or Policy (kube-scheduler
+# has no field for them; see docs/reference/config.md).
+PACKSCHED_API_VERSION = "packsched.io/v1alpha1"
+PACKSCHED_KIND = "PackschedConfiguration"
+_PACKSCHED_FIELDS = ("apiVersion", "kind", "kubeVersion")
 _ACCEPTED = (
     "kind KubeSchedulerConfiguration with apiVersion kubescheduler.config.k8s.io/v1, v1beta3, v1beta2 or "
     "v1beta1, or the legacy kind Policy with apiVersion v1"
@@ -100,10 +107,44 @@ def read_config_file(path: str, errors: ErrorList) -> object:
     if not docs:
         errors.add("", f"the file is empty: expected {_ACCEPTED}")
         return None
-    if len(docs) > 1:
-        errors.add("", f"a configuration file holds one document, this one has {len(docs)}")
+    settings = [d for d in docs if _is_settings(d)]
+    if len(docs) > 1 and not (len(docs) == 2 and len(settings) == 1):
+        errors.add(
+            "",
+            f"a configuration file holds one document (plus at most one {PACKSCHED_KIND}), this one has {len(docs)}",
+        )
         return None
-    return docs[0]
+    return docs[0] if len(docs) == 1 else next(d for d in docs if not _is_settings(d))
+
+
+def _is_settings(doc: object) -> bool:
+    return isinstance(doc, Mapping) and doc.get("kind") == PACKSCHED_KIND
+
+
+def read_settings(path: str, errors: ErrorList) -> KubeVersion | None:
+    """The kube-scheduler version named by the file's PackschedConfiguration document, if it has one."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            docs = [d for d in yaml.safe_load_all(fh) if _is_settings(d)] if not path.endswith(".json") else []
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # read_config_file reports these
+    if not docs:
+        return None
+    doc = docs[0]
+    where = f"{PACKSCHED_KIND}."
+    for key in doc:
+        if key not in _PACKSCHED_FIELDS:
+            errors.add(f"{where}{key}", f'unknown field "{key}"')
+    if doc.get("apiVersion") != PACKSCHED_API_VERSION:
+        errors.add(f"{where}apiVersion", f"must be {PACKSCHED_API_VERSION}, got {json.dumps(doc.get('apiVersion'))}")
+    raw = doc.get("kubeVersion")
+    if raw is None:
+        return None
+    try:
+        return parse_kube_version(str(raw))
+    except ValueError as exc:
+        errors.add(f"{where}kubeVersion", str(exc))
+        return None
 
 
 def _check_semantics(rtcr_semantics: str) -> None:
@@ -112,14 +153,14 @@ def _check_semantics(rtcr_semantics: str) -> None:
 
 
 def _dispatch(
-    data: object, errors: ErrorList, known: Collection[str], rtcr_semantics: str
+    data: object, errors: ErrorList, known: Collection[str], rtcr_semantics: str, version: KubeVersion
 ) -> KubeSchedulerConfiguration | None:
     if not isinstance(data, Mapping):
         errors.add("", f"a configuration must be a map with kind and apiVersion: expected {_ACCEPTED}")
         return None
     kind, api_version = data.get("kind"), data.get("apiVersion")
     if kind == "KubeSchedulerConfiguration" and api_version in catalog.API_VERSIONS:
-        return convert(data, str(api_version), known, errors)
+        return convert(data, str(api_version), known, errors, version)
     if kind == "Policy" and api_version in POLICY_API_VERSIONS:
         return convert_policy(data, known, errors, rtcr_semantics)
     where = "apiVersion" if kind in ("KubeSchedulerConfiguration", "Policy") else "kind"
@@ -138,43 +179,80 @@ def _strategies(cfg: KubeSchedulerConfiguration) -> list[ScoringStrategy]:
     return out
 
 
-def load_config_data(
-    data: object, file: str, known_plugins: Collection[str], *, rtcr_semantics: str = SEMANTICS_CURRENT
-) -> KubeSchedulerConfiguration:
-    """An already-decoded YAML/JSON document -> the internal configuration (raises ``InputError``)."""
+def resolve_version(kube_version: KubeVersion | None, rtcr_semantics: str) -> KubeVersion:
+    """The version to imitate: ``kube_version`` when given, else the one the ``--rtcr-semantics`` alias names,
+    else the newest. Raises ValueError when both are given and disagree on RequestedToCapacityRatio."""
     _check_semantics(rtcr_semantics)
+    alias = from_rtcr_semantics(rtcr_semantics)
+    if kube_version is None:
+        return alias or DEFAULT_KUBE_VERSION
+    if rtcr_semantics != SEMANTICS_CURRENT and kube_version.rtcr_semantics != rtcr_semantics:
+        raise ValueError(
+            f"--rtcr-semantics {rtcr_semantics} (an alias of --kube-version {alias}) contradicts "
+            f"--kube-version {kube_version}"
+        )
+    return kube_version
+
+
+def load_config_data(
+    data: object,
+    file: str,
+    known_plugins: Collection[str],
+    *,
+    rtcr_semantics: str = SEMANTICS_CURRENT,
+    kube_version: KubeVersion | None = None,
+) -> KubeSchedulerConfiguration:
+    """An already-decoded YAML/JSON document -> the internal configuration (raises ``InputError``).
+    ``kube_version`` (default: the newest, or what the ``rtcr_semantics`` alias names) selects the upstream
+    release whose behaviour the configuration gets."""
+    version = resolve_version(kube_version, rtcr_semantics)
     errors = ErrorList(file=file)
-    cfg = _dispatch(data, errors, frozenset(known_plugins), rtcr_semantics)
+    cfg = _dispatch(data, errors, frozenset(known_plugins), version.rtcr_semantics, version)
     if errors or cfg is None:
         raise InputError(list(errors.items))
     for strategy in _strategies(cfg):
         if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
-            strategy.semantics = rtcr_semantics
+            strategy.semantics = version.rtcr_semantics
     cfg.source_file = file
+    cfg.kube_version = version
     return cfg
 
 
 def load_config(
-    path: str, known_plugins: Collection[str], *, rtcr_semantics: str = SEMANTICS_CURRENT
+    path: str,
+    known_plugins: Collection[str],
+    *,
+    rtcr_semantics: str = SEMANTICS_CURRENT,
+    kube_version: KubeVersion | None = None,
 ) -> KubeSchedulerConfiguration:
-    """Read a KubeSchedulerConfiguration or Policy file (YAML or JSON) -> the internal configuration."""
+    """Read a KubeSchedulerConfiguration or Policy file (YAML or JSON) -> the internal configuration. A
+    ``kube_version`` given here (the command line) wins over the file's PackschedConfiguration document."""
     _check_semantics(rtcr_semantics)
     errors = ErrorList(file=path)
     data = read_config_file(path, errors)
+    from_file = read_settings(path, errors) if not errors else None
     if errors:
         raise InputError(list(errors.items))
-    return load_config_data(data, path, known_plugins, rtcr_semantics=rtcr_semantics)
+    if kube_version is None and rtcr_semantics == SEMANTICS_CURRENT:
+        kube_version = from_file
+    return load_config_data(data, path, known_plugins, rtcr_semantics=rtcr_semantics, kube_version=kube_version)
 
 
-def default_config(known_plugins: Collection[str]) -> KubeSchedulerConfiguration:
-    """What kube-scheduler runs without a config file: the v1 defaults (unimplemented plugins left out)."""
+def default_config(
+    known_plugins: Collection[str], kube_version: KubeVersion | None = None
+) -> KubeSchedulerConfiguration:
+    """What kube-scheduler runs without a config file: the v1 defaults of ``kube_version`` (default: the
+    newest), unimplemented plugins left out."""
     errors = ErrorList()
+    version = kube_version or DEFAULT_KUBE_VERSION
     cfg = convert(
         {"apiVersion": catalog.V1, "kind": "KubeSchedulerConfiguration"},
         catalog.V1,
         frozenset(known_plugins),
         errors,
+        version,
     )
     errors.raise_if_any()
     cfg.source_version = "default"
+    cfg.kube_version = version
     return cfg

@@ -15,6 +15,13 @@ from packsched.config.defaults import (
     DEFAULT_POD_MAX_BACKOFF_SECONDS,
     DEFAULT_SCHEDULER_NAME,
 )
+from packsched.config.versions import (
+    DEFAULT as DEFAULT_KUBE_VERSION,
+)
+from packsched.config.versions import SEMANTICS_CURRENT as SEMANTICS_CURRENT
+from packsched.config.versions import SEMANTICS_V1_16 as SEMANTICS_V1_16
+from packsched.config.versions import SEMANTICS_V1_17 as SEMANTICS_V1_17
+from packsched.config.versions import KubeVersion
 
 # Extension points, in the order a scheduling cycle visits them.
 EXTENSION_POINTS = (
@@ -37,10 +44,8 @@ MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
-# How RequestedToCapacityRatio scores are computed (spec requested-to-capacity-ratio.md §1, §6).
-SEMANTICS_CURRENT = "current"  # v1.22+: 0..100, floor utilisation, skips (the default)
-SEMANTICS_V1_17 = "v1.17"  # v1.17-v1.21: shape x10, ceil utilisation, no skips
-SEMANTICS_V1_16 = "v1.16"  # v1.16: 0..10 unscaled shape, ceil utilisation, no skips
+# How RequestedToCapacityRatio scores are computed (spec requested-to-capacity-ratio.md §1, §6): defined with the
+# kube-scheduler versions that decide them (config/versions.py).
 RTCR_SEMANTICS = (SEMANTICS_CURRENT, SEMANTICS_V1_17, SEMANTICS_V1_16)
 
 
@@ -108,6 +113,16 @@ class PodTopologySpreadArgs:
 
 
 @dataclass
+class InterPodAffinityArgs:
+    """hardPodAffinityWeight (0..100, default 1): the score weight of existing pods' required affinity terms that
+    the incoming pod matches. ignorePreferredTermsOfExistingPods (v1.26+): unless the incoming pod has preferred
+    terms of its own, existing pods' terms are not scored."""
+
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+
+@dataclass
 class ScoreOnlyResourceArgs:
     """v1beta1 NodeResourcesLeastAllocated / NodeResourcesMostAllocated / RequestedToCapacityRatio plugins:
     converted to a scoring strategy that a score-only plugin of that name runs."""
@@ -122,6 +137,7 @@ TypedPluginArgs: TypeAlias = (
     | NodeResourcesBalancedAllocationArgs
     | DefaultPreemptionArgs
     | NodeAffinityArgs
+    | InterPodAffinityArgs
     | PodTopologySpreadArgs
     | ScoreOnlyResourceArgs
 )
@@ -190,6 +206,9 @@ class KubeSchedulerConfiguration:
     source_file: str = ""
     # Non-fatal findings (traps, notes) collected while loading; `validate` prints them.
     warnings: list[str] = field(default_factory=list)
+    # Not an upstream field: which kube-scheduler release to imitate (--kube-version, or the config file's
+    # PackschedConfiguration document; docs/reference/semantics.md).
+    kube_version: KubeVersion = DEFAULT_KUBE_VERSION
 
     def profile(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Cloneable(Protocol):
+    """A value of the cycle state that copies itself for a dry run (only what a dry run may change)."""
+
+    def clone(self) -> Any: ...
 
 
 class CycleState:
@@ -24,8 +31,19 @@ class CycleState:
     def clone(self) -> CycleState:
         out = CycleState()
         for key, value in self._data.items():
-            clone = getattr(value, "clone", None)
-            out._data[key] = clone() if callable(clone) else copy.copy(value)
+            out._data[key] = value.clone() if _cloneable(type(value)) else copy.copy(value)
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
         return out
+
+
+_CLONEABLE: dict[type, bool] = {}
+
+
+def _cloneable(kind: type) -> bool:
+    """Whether values of this type are Cloneable (asked once per type: preemption's dry run clones the state of
+    every node it judges)."""
+    known = _CLONEABLE.get(kind)
+    if known is None:
+        known = _CLONEABLE[kind] = issubclass(kind, Cloneable)
+    return known

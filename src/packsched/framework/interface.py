@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from packsched.api.storage import StorageObjects
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
@@ -94,9 +96,14 @@ class PreEnqueuePlugin(Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Protocol):
+    """Orders the scheduling queue. ``less`` is upstream's Less; ``sort_key`` is the same order as a key (the
+    queue is a heap of keys): ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``."""
+
     name: str
 
     def less(self, a: PodInfo, b: PodInfo) -> bool: ...
+
+    def sort_key(self, pod: PodInfo) -> tuple[int, int]: ...
 
 
 @runtime_checkable
@@ -228,6 +235,11 @@ class Handle(Protocol):
     @property
     def rng(self) -> np.random.Generator: ...
 
+    @property
+    def kube_version(self) -> KubeVersion:
+        """The kube-scheduler release whose behaviour plugins follow (``--kube-version``)."""
+        ...
+
     def nominated_pods(self, col: int) -> Sequence[PodInfo]:
         """Pods nominated to run on node ``col`` that are not placed yet."""
         ...
@@ -238,6 +250,11 @@ class Handle(Protocol):
 
     def pdbs(self) -> Sequence[BudgetView]:
         """PodDisruptionBudgets with the disruptions each allows now."""
+        ...
+
+    def storage(self) -> StorageObjects | None:
+        """PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (upstream's listers), or None
+        where the runtime does not track them (the volume plugins then let every pod pass)."""
         ...
 
     def framework_for(self, pod: PodInfo) -> Framework | None:

@@ -437,6 +437,7 @@ class Evaluator:
         else:
             maybe = [True] * len(order)
         found = CandidateCollector(snap, num_candidates)
+        no_victims, nodes = self.policy.no_victims, snap.nodes
         pos = 0
         chunk = max(num_candidates, 1) if batched else 1
         while pos < len(order):
@@ -446,9 +447,9 @@ class Evaluator:
             results = self.select_victims(fwk, state, pod, busy, pdbs, shared_filter=batched) if busy else {}
             for col in cols:
                 res = results.get(col)
-                if res is None:
-                    res = ([], 0, self.policy.no_victims(snap.nodes[col].name, pod))
-                if found.add(col, res):
+                if res is None:  # no potential victims: no candidate (most nodes, often)
+                    found.statuses[col] = no_victims(nodes[col].name, pod)
+                elif found.add(col, res):
                     return found.result()
             if batched:
                 chunk = max(num_candidates - found.size, _MIN_CHUNK)
@@ -593,11 +594,9 @@ class Evaluator:
         error in ``out``) if one fails."""
         snap = self.handle.snapshot
         for name, ext in self._extensions:
-            if what == ADD_POD:
-                st = ext.add_pod(run.state, pod, p, run.col, snap)
-            else:
-                st = ext.remove_pod(run.state, pod, p, run.col, snap)
-            if not st.ok:
+            call = ext.add_pod if what == ADD_POD else ext.remove_pod
+            st = call(run.state, pod, p, run.col, snap)
+            if st.code != Code.SUCCESS:
                 out[run.col] = ([], 0, _extension_error(what, st.plugin or name, st))
                 return False
         return True

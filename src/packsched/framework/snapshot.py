@@ -17,6 +17,8 @@ import numpy.typing as npt
 from packsched.api.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint
 from packsched.api.pods import pod_non_zero_requests, pod_requests
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -66,10 +68,13 @@ class PodInfo:
         return (self.start_time, self.start_seq)
 
 
-def make_pod_info(pod: Pod, arrival: int = 0) -> PodInfo:
-    cpu, mem = pod_non_zero_requests(pod)
+def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUBE_VERSION) -> PodInfo:
+    """The pod as the scheduler of ``version`` counts it (sidecars' share of the requests changed in 1.29 and
+    1.32; see docs/reference/semantics.md)."""
+    sidecars = version.sidecar_containers
+    cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
-    return PodInfo(pod, pod_requests(pod), cpu, mem, ports, arrival)
+    return PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
 
 
 class PodListener(Protocol):
@@ -150,6 +155,9 @@ class Snapshot:
         self.listeners: list[PodListener] = []
         # per-snapshot state that plugins own (e.g. the GPU device table), by plugin-chosen key
         self.extensions: dict[str, object] = {}
+        # Namespace labels by namespace name (InterPodAffinity's namespaceSelector); a namespace not listed has only
+        # the label the API server gives every namespace (kubernetes.io/metadata.name: <name>).
+        self.namespaces: dict[str, dict[str, str]] = {}
         for node in nodes:
             self.add_node(node)
 

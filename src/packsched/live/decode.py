@@ -46,6 +46,8 @@ def decode(res: Resource, raw: Obj) -> Decoded:
     for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are
         if isinstance(phase, str) and phase:
             pod.phase = phase
+        # the API server merged matchLabelKeys / mismatchLabelKeys into the selectors when it created the pod
+        pod.label_keys_merged = True
     out.problems = [e for e in errors.items if e.message != UNKNOWN_FIELD]
     return out
 

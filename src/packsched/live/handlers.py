@@ -213,7 +213,10 @@ class InformerHandlers:
                 self.forget(key)
                 self._enqueue(pod, uid)
             return
-        if terminating or self.scheduler.framework_for(make_pod_info(pod)) is None:
+        if (
+            terminating
+            or self.scheduler.framework_for(make_pod_info(pod, 0, self.scheduler.config.kube_version)) is None
+        ):
             return  # another scheduler's pod, or one on its way out
         self._enqueue(pod, uid)
 
@@ -237,7 +240,7 @@ class InformerHandlers:
             self.cache.remove_pod(key)
             self.scheduler.dequeue(tr.info)
         self._fix_priority(pod)
-        info = make_pod_info(pod, self._next_arrival())
+        info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
         self.pods[key] = Tracked(info, uid, terminating=terminating)
         self.cache.add_pod(info, node)
         self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, pod))
@@ -267,7 +270,7 @@ class InformerHandlers:
 
     def _enqueue(self, pod: Pod, uid: str) -> None:
         self._fix_priority(pod)
-        info = make_pod_info(pod, self._next_arrival())
+        info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
         self.pods[pod.key] = Tracked(info, uid)
         gate = self.scheduler.enqueue(info)
         if not gate.ok and gate.plugin == "SchedulingGates":

@@ -12,6 +12,8 @@ from packsched.plugins.fgd.fgd import new_fgd
 from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
 from packsched.plugins.gpupacking.gpu_packing import new_gpu_packing
 from packsched.plugins.gpushare.gpu_share import new_gpu_share
+from packsched.plugins.imagelocality.image_locality import new_image_locality
+from packsched.plugins.interpodaffinity.inter_pod_affinity import new_inter_pod_affinity
 from packsched.plugins.nodeaffinity.node_affinity import new_node_affinity
 from packsched.plugins.nodename.node_name import new_node_name
 from packsched.plugins.nodeports.node_ports import new_node_ports
@@ -24,11 +26,15 @@ from packsched.plugins.noderesources.legacy import (
     new_requested_to_capacity_ratio,
 )
 from packsched.plugins.nodeunschedulable.node_unschedulable import new_node_unschedulable
+from packsched.plugins.nodevolumelimits.csi import new_csi_limits
 from packsched.plugins.podtopologyspread.pod_topology_spread import new_pod_topology_spread
 from packsched.plugins.queuesort.priority_sort import new_priority_sort
 from packsched.plugins.randomscore.random_score import new_random_score
 from packsched.plugins.schedulinggates.scheduling_gates import new_scheduling_gates
 from packsched.plugins.tainttoleration.taint_toleration import new_taint_toleration
+from packsched.plugins.volumebinding.volume_binding import new_volume_binding
+from packsched.plugins.volumerestrictions.volume_restrictions import new_volume_restrictions
+from packsched.plugins.volumezone.volume_zone import new_volume_zone
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:
@@ -42,6 +48,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeAffinity": new_node_affinity,
         "NodeResourcesFit": new_fit,
         "NodeResourcesBalancedAllocation": new_balanced_allocation,
+        "InterPodAffinity": new_inter_pod_affinity,
         "PodTopologySpread": new_pod_topology_spread,
         "DefaultPreemption": new_default_preemption,
         "DefaultBinder": new_default_binder,
@@ -49,6 +56,11 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "NodeResourcesMostAllocated": new_most_allocated,
         "RequestedToCapacityRatio": new_requested_to_capacity_ratio,
         "NodePreferAvoidPods": new_node_prefer_avoid_pods,
+        "ImageLocality": new_image_locality,
+        "VolumeRestrictions": new_volume_restrictions,
+        "VolumeZone": new_volume_zone,
+        "VolumeBinding": new_volume_binding,
+        "NodeVolumeLimits": new_csi_limits,
         # scheduler-plugins (out of tree upstream)
         "CapacityScheduling": new_capacity_scheduling,
         # shared GPUs and the GPU policies of Weng et al. (USENIX ATC '23); see docs/guides/gpu-trace-replay.md

@@ -141,6 +141,7 @@ class Simulation:
         self.warnings: list[str] = []
         self.snapshot = Snapshot()
         self.snapshot.add_nodes(cluster.nodes)
+        self.snapshot.namespaces = {name: dict(ns.labels) for name, ns in cluster.namespaces.items()}
         self.history: list[PodRecord] = []  # every pod, in the order it was written or created
         self.records: dict[str, PodRecord] = {}  # the latest pod of each name
         # binding order: the tie-break between pods the simulator started at the same virtual time (pods bound
@@ -154,7 +155,14 @@ class Simulation:
         self._seq = itertools.count()
         self._warned: set[str] = set()
         self.scheduler = Scheduler(
-            config, registry, _Actions(self), self.snapshot, seed, self.budgets, clock=self._clock
+            config,
+            registry,
+            _Actions(self),
+            self.snapshot,
+            seed,
+            self.budgets,
+            clock=self._clock,
+            storage=cluster.storage,
         )
         self.cache = self.scheduler.cache
         self.queue = self.scheduler.queue
@@ -176,7 +184,7 @@ class Simulation:
                 self._push(rec.created, _ARRIVE, rec)
 
     def _new_record(self, pod: Pod, created: float, replaces: str | None = None) -> PodRecord:
-        info = make_pod_info(pod, len(self.history))
+        info = make_pod_info(pod, len(self.history), self.scheduler.config.kube_version)
         rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
         self.history.append(rec)
         for feature in pod.unsupported_features:

@@ -184,7 +184,7 @@ def replay(
     for i, idx in enumerate(seq):
         tp = trace.pods[idx]
         name = tp.name if i < n - copies else f"{tp.name}-copy-{i}"
-        info = make_pod_info(tp.to_pod(name), i)
+        info = make_pod_info(tp.to_pod(name), i, sched.config.kube_version)
         a += tp.total_milli
         result = sched.schedule_one(info)
         if result.scheduled:

@@ -78,17 +78,23 @@ class QuotaInfo:
         return (self._base - self._removed) | self._added
 
     def add_pod_if_absent(self, uid: str, request: Mapping[str, int]) -> None:
+        if not self.tracks(uid):
+            self.add_untracked(uid, request)
+
+    def delete_pod_if_present(self, uid: str, request: Mapping[str, int]) -> None:
         if self.tracks(uid):
-            return
+            self.delete_tracked(uid, request)
+
+    def add_untracked(self, uid: str, request: Mapping[str, int]) -> None:
+        """Count a pod this record does not count yet (the caller checked)."""
         if uid in self._removed:
             self._removed.discard(uid)
         elif uid not in self._base:
             self._added.add(uid)
         add_to(self.used, request)
 
-    def delete_pod_if_present(self, uid: str, request: Mapping[str, int]) -> None:
-        if not self.tracks(uid):
-            return
+    def delete_tracked(self, uid: str, request: Mapping[str, int]) -> None:
+        """Stop counting a pod this record counts (the caller checked)."""
         if uid in self._added:
             self._added.discard(uid)
         else:
@@ -182,7 +188,7 @@ class QuotaInfos(dict[str, QuotaInfo]):
         info = self.get(ns)
         if info is None or info.tracks(uid):
             return
-        self._own(ns, info).add_pod_if_absent(uid, request)
+        self._own(ns, info).add_untracked(uid, request)
         if self._sums is not None:
             add_to(self._sums[0], request)
 
@@ -191,7 +197,7 @@ class QuotaInfos(dict[str, QuotaInfo]):
         info = self.get(ns)
         if info is None or not info.tracks(uid):
             return
-        self._own(ns, info).delete_pod_if_present(uid, request)
+        self._own(ns, info).delete_tracked(uid, request)
         if self._sums is not None:
             add_to(self._sums[0], request, -1)
 

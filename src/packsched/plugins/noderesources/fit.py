@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource
 from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStrategy
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
@@ -22,7 +24,7 @@ class Fit:
 
     name = NAME
 
-    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+    def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         if args is None:
             args = NodeResourcesFitArgs()
         if not isinstance(args, NodeResourcesFitArgs):
@@ -34,6 +36,8 @@ class Fit:
         self.ignored = set(args.ignored_resources)
         self.ignored_groups = set(args.ignored_resource_groups)
         self.scorer = Scorer(args.scoring_strategy)
+        # from 1.34 (kubernetes#131345) a node too small even when empty is UnschedulableAndUnresolvable
+        self.unresolvable_when_too_small = version.fit_unresolvable_when_node_too_small
 
     @property
     def strategy(self) -> ScoringStrategy:
@@ -72,8 +76,11 @@ class Fit:
             short = amount > alloc - snap.requested[row, sel]
             if not short.any():
                 continue
-            never = short & (amount > alloc)
             reason = f"Insufficient {name}"
+            if not self.unresolvable_when_too_small:
+                out.append(Rejection(short, reason, Code.UNSCHEDULABLE))
+                continue
+            never = short & (amount > alloc)
             # A node too small even when empty cannot be helped by preemption (UnschedulableAndUnresolvable).
             if never.any():
                 out.append(Rejection(never, reason, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
@@ -89,4 +96,4 @@ class Fit:
 
 
 def new_fit(args: PluginArgs | None, handle: Handle) -> Fit:
-    return Fit(args, handle)
+    return Fit(args, handle, handle.kube_version)

@@ -11,11 +11,17 @@ NAME = "SchedulingGates"
 
 
 class SchedulingGates:
+    """``honoured``: False for kube-scheduler 1.25-1.26, whose API server drops spec.schedulingGates (the
+    PodSchedulingReadiness gate is off): the pod is then tried at once."""
+
     name = NAME
+
+    def __init__(self, honoured: bool = True) -> None:
+        self.honoured = honoured
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         gates = pod.pod.scheduling_gates
-        if not gates:
+        if not gates or not self.honoured:
             return Status()
         return Status.unschedulable(
             f"waiting for scheduling gates: [{' '.join(gates)}]", plugin=NAME, unresolvable=True
@@ -23,4 +29,4 @@ class SchedulingGates:
 
 
 def new_scheduling_gates(args: PluginArgs | None, handle: Handle) -> SchedulingGates:
-    return SchedulingGates()
+    return SchedulingGates(honoured=handle.kube_version.scheduling_gates)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from packsched.api.objects import PREFER_NO_SCHEDULE, Toleration
+from packsched.api.objects import PREFER_NO_SCHEDULE, Taint, Toleration
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
@@ -17,6 +17,11 @@ NAME = "TaintToleration"
 ERR_REASON = "node(s) had untolerated taint(s)"
 
 
+def named_reason(taint: Taint) -> str:
+    """The message of kube-scheduler before 1.34 (kubernetes#134740): the node's first untolerated taint."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
 def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Toleration]) -> list[int]:
     return [r for r in rows if not any(t.tolerates(snap.taints[r]) for t in tolerations)]
 
@@ -24,7 +29,8 @@ def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Tolerat
 class TaintToleration:
     name = NAME
 
-    def __init__(self) -> None:
+    def __init__(self, name_taints: bool = False) -> None:
+        self.name_taints = name_taints
         self._cache: dict[tuple[int, tuple[Toleration, ...]], BoolArray] = {}
         self._cache_gen = -1
 
@@ -48,7 +54,25 @@ class TaintToleration:
         if not snap.taints:
             return []
         mask = self._blocked(snap, pod.pod.tolerations)[sel]
-        return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)] if mask.any() else []
+        if not mask.any():
+            return []
+        if self.name_taints:
+            return self._named(snap, pod.pod.tolerations, sel, mask)
+        return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)]
+
+    def _named(self, snap: Snapshot, tolerations: list[Toleration], sel: NodeSel, mask: BoolArray) -> list[Rejection]:
+        """One rejection per message: each rejected node names its first untolerated NoSchedule/NoExecute
+        taint (in the node's own order), as upstream's FindMatchingUntoleratedTaint does."""
+        rows = np.asarray(_untolerated_rows(snap, snap.hard_taint_rows, tolerations), dtype=np.intp)
+        pos = snap.taint_pos[rows][:, sel].astype(np.int64)
+        pos[pos < 0] = np.iinfo(np.int64).max
+        first = rows[np.argmin(pos, axis=0)]
+        out: dict[str, BoolArray] = {}
+        for row in np.unique(first[mask]).tolist():
+            reason = named_reason(snap.taints[row])
+            hit = mask & (first == row)
+            out[reason] = out[reason] | hit if reason in out else hit
+        return [Rejection(m, r, Code.UNSCHEDULABLE_AND_UNRESOLVABLE) for r, m in out.items()]
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         prefer = [t for t in pod.pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
@@ -70,4 +94,4 @@ class TaintToleration:
 
 
 def new_taint_toleration(args: PluginArgs | None, handle: Handle) -> TaintToleration:
-    return TaintToleration()
+    return TaintToleration(name_taints=handle.kube_version.taint_message_names_taint)

@@ -1,0 +1,173 @@
+"""Which kube-scheduler packsched imitates: one minor version, as a typed object with a predicate per known
+difference between releases (``docs/reference/semantics.md`` lists them with their upstream sources).
+
+packsched models kube-scheduler 1.25 to 1.34 (the newest, and the default). Older minor versions (1.16 to 1.24)
+are accepted only for what the legacy Policy files of that era need, RequestedToCapacityRatio's arithmetic;
+everything else then behaves as in 1.25. ``--rtcr-semantics`` is an alias: ``v1.16`` is ``--kube-version 1.16``,
+``v1.17`` is ``--kube-version 1.17``, ``current`` changes nothing.
+
+The object travels with the configuration (``KubeSchedulerConfiguration.kube_version``); plugins read it from
+their handle (``Handle.kube_version``), never from global state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+# How RequestedToCapacityRatio scores are computed (spec requested-to-capacity-ratio.md §1, §6).
+SEMANTICS_CURRENT: Final = "current"  # v1.22+: 0..100, floor utilisation, skips (the default)
+SEMANTICS_V1_17: Final = "v1.17"  # v1.17-v1.21: shape x10, ceil utilisation, no skips
+SEMANTICS_V1_16: Final = "v1.16"  # v1.16: 0..10 unscaled shape, ceil utilisation, no skips
+
+OLDEST_MODELLED: Final = 25  # the first minor version whose scheduler packsched models in full
+OLDEST_ACCEPTED: Final = 16  # the first minor version accepted at all (legacy Policy arithmetic)
+NEWEST: Final = 34
+
+_PATTERN = re.compile(r"^v?1\.(\d{1,2})(?:\.\d+)?$")
+
+
+@dataclass(frozen=True, order=True)
+class KubeVersion:
+    """kube-scheduler 1.<minor>. Each property answers one question whose answer changed between releases."""
+
+    minor: int = NEWEST
+
+    def __str__(self) -> str:
+        return f"1.{self.minor}"
+
+    @property
+    def modelled(self) -> bool:
+        """False for 1.16-1.24: only RequestedToCapacityRatio follows that release, the rest follows 1.25."""
+        return self.minor >= OLDEST_MODELLED
+
+    # -- RequestedToCapacityRatio (legacy Policy files, kubernetes#96258 / #101541) -------------------------
+
+    @property
+    def rtcr_semantics(self) -> str:
+        """v1.16: the 0..10 shape unscaled; v1.17-v1.21: shape x10, utilisation rounded up, nothing skipped;
+        v1.22+: today's arithmetic."""
+        if self.minor <= 16:
+            return SEMANTICS_V1_16
+        if self.minor <= 21:
+            return SEMANTICS_V1_17
+        return SEMANTICS_CURRENT
+
+    # -- NodeResourcesBalancedAllocation ----------------------------------------------------------------------
+
+    @property
+    def balanced_allocation_skips_zero_request_pods(self) -> bool:
+        """v1.33+ (kubernetes#130260, fixing #129138): PreScore returns Skip for a pod that requests none of
+        the plugin's resources, so the plugin gives no score at all; before, such a pod was scored from the
+        node's existing requests alone."""
+        return self.minor >= 33
+
+    # -- restartable init containers (KEP-753 sidecars) ----------------------------------------------------
+
+    @property
+    def sidecar_containers(self) -> bool:
+        """v1.29+ (SidecarContainers beta, on by default; alpha and off in 1.28, absent before): an init
+        container with ``restartPolicy: Always`` runs beside the app containers. Before, the API server drops
+        the field (1.28) or does not know it (1.25-1.27), so the container is a plain init container."""
+        return self.minor >= 29
+
+    @property
+    def sidecars_in_non_zero_sum(self) -> bool:
+        """v1.32+ (kubernetes#127878, fixing #127868): the scoring requests (100m / 200Mi per container without
+        one) add sidecars to the app containers as the real requests do. In 1.29-1.31 the scoring requests
+        still took max(sum of app containers, largest single init container), sidecars counted as plain init
+        containers."""
+        return self.minor >= 32
+
+    # -- NodeResourcesFit, DefaultPreemption -----------------------------------------------------------------
+
+    @property
+    def fit_unresolvable_when_node_too_small(self) -> bool:
+        """v1.34+ (kubernetes#131345, fixing #131310): a node whose allocatable is below the pod's request even
+        when empty is UnschedulableAndUnresolvable, so preemption skips it ("Preemption is not helpful for
+        scheduling"); before, it was Unschedulable and the dry run tried it ("No preemption victims found for
+        incoming pod", or the filter's own reason when victims did not free enough)."""
+        return self.minor >= 34
+
+    # -- TaintToleration ----------------------------------------------------------------------------------------
+
+    @property
+    def taint_message_names_taint(self) -> bool:
+        """Before v1.34 the filter named the first untolerated taint: ``node(s) had untolerated taint {key:
+        value}``; from kubernetes#134740 (1.35, cherry-picked to 1.34 as #135023) it says ``node(s) had
+        untolerated taint(s)``. packsched takes 1.34 to be its newest patch release."""
+        return self.minor < 34
+
+    # -- the default profile -------------------------------------------------------------------------------------
+
+    @property
+    def scheduling_gates(self) -> bool:
+        """v1.27+ (PodSchedulingReadiness beta, on by default): ``spec.schedulingGates`` holds pods back and
+        SchedulingGates is a default plugin. In 1.25-1.26 the API server drops the field (alpha and off in
+        1.26), so gated pods are scheduled at once."""
+        return self.minor >= 27
+
+    @property
+    def in_tree_volume_limit_plugins(self) -> bool:
+        """Before v1.31 (kubernetes#124500) the default profile also lists EBSLimits, GCEPDLimits and
+        AzureDiskLimits."""
+        return self.minor < 31
+
+    @property
+    def dynamic_resources_default(self) -> bool:
+        """v1.34+ (DynamicResourceAllocation GA, on by default): DynamicResources is a default plugin."""
+        return self.minor >= 34
+
+    # -- pods: features the API server keeps or drops --------------------------------------------------------
+
+    @property
+    def match_label_keys_in_pod_affinity(self) -> bool:
+        """v1.31+ (MatchLabelKeysInPodAffinity beta, on by default; alpha and off in 1.29-1.30): the API
+        server merges ``matchLabelKeys`` / ``mismatchLabelKeys`` of pod (anti-)affinity terms into their
+        labelSelector on creation. To be honoured by InterPodAffinity / the manifest reader."""
+        return self.minor >= 31
+
+    @property
+    def match_label_keys_in_topology_spread(self) -> bool:
+        """v1.27+ (MatchLabelKeysInPodTopologySpread beta, on by default; alpha and off in 1.25-1.26): a
+        topology spread constraint's ``matchLabelKeys`` narrows its selector. To be honoured by
+        PodTopologySpread."""
+        return self.minor >= 27
+
+    @property
+    def node_inclusion_policy_in_topology_spread(self) -> bool:
+        """v1.26+ (NodeInclusionPolicyInPodTopologySpread beta, on by default; alpha and off in 1.25):
+        ``nodeAffinityPolicy`` / ``nodeTaintsPolicy`` are honoured; before, the fields are dropped and nodes
+        are counted as under the defaults (affinity Honor, taints Ignore). To be honoured by
+        PodTopologySpread."""
+        return self.minor >= 26
+
+    @property
+    def min_domains_in_topology_spread(self) -> bool:
+        """v1.27+ (MinDomainsInPodTopologySpread beta and on by default from 1.27; GA 1.30; beta but off in
+        1.25-1.26): ``minDomains`` counts. To be honoured by PodTopologySpread."""
+        return self.minor >= 27
+
+
+DEFAULT: Final = KubeVersion(NEWEST)
+RTCR_ALIASES: Final = {SEMANTICS_V1_16: "1.16", SEMANTICS_V1_17: "1.17"}
+
+
+def parse_kube_version(text: str) -> KubeVersion:
+    """``1.31``, ``v1.31`` or ``1.31.4`` -> KubeVersion(31). Raises ValueError with a message that lists the
+    accepted range."""
+    m = _PATTERN.match(text.strip())
+    minor = int(m.group(1)) if m else -1
+    if not OLDEST_ACCEPTED <= minor <= NEWEST:
+        raise ValueError(
+            f"unknown kube-scheduler version {text!r}: expected 1.{OLDEST_ACCEPTED} to 1.{NEWEST} (e.g. 1.{NEWEST}; "
+            f"1.{OLDEST_MODELLED} and later are modelled in full)"
+        )
+    return KubeVersion(minor)
+
+
+def from_rtcr_semantics(semantics: str) -> KubeVersion | None:
+    """The version the ``--rtcr-semantics`` alias stands for; None for ``current`` (nothing to change)."""
+    alias = RTCR_ALIASES.get(semantics)
+    return None if alias is None else parse_kube_version(alias)

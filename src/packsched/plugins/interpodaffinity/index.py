@@ -1,0 +1,153 @@
+"""Per-node counts InterPodAffinity reads instead of walking every pod in every cycle, kept in the snapshot and
+updated as pods are placed and removed (binding, preemption's dry run):
+
+- for every term carried by placed pods (required anti-affinity, required affinity, preferred affinity and
+  anti-affinity, with the weight), how many placed pods on each node carry it;
+- for the pod selections that incoming pods ask about (a conjunction of terms without topology), how many placed
+  pods on each node match (built on first use, then kept up to date; the least recently used are dropped).
+
+Counts per topology domain are then one ``np.bincount`` over the snapshot's label codes.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from packsched.framework.interface import NodeSel
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.plugins.interpodaffinity.terms import MatchKey, Term, matches_key, namespace_labels, pod_terms
+
+INDEX_KEY = "InterPodAffinity/index"
+MAX_SELECTIONS = 256
+
+REQUIRED_ANTI, REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI = "ra", "rf", "pa", "pn"
+# (kind, term, weight): a term placed pods carry
+Signature = tuple[str, Term, int]
+Selection = tuple[MatchKey, ...]
+
+
+def _signatures(info: PodInfo) -> list[Signature]:
+    t = pod_terms(info)
+    if t.empty:
+        return []
+    out: list[Signature] = [(REQUIRED_ANTI, term, 0) for term in t.required_anti]
+    out += [(REQUIRED_AFFINITY, term, 0) for term in t.required_affinity]
+    out += [(PREFERRED_AFFINITY, term, w) for w, term in t.preferred_affinity]
+    out += [(PREFERRED_ANTI, term, w) for w, term in t.preferred_anti]
+    return out
+
+
+class AffinityIndex:
+    """The snapshot's per-node counts for InterPodAffinity (a PodListener of the snapshot)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.n = snap.n
+        self.carried: dict[Signature, IntArray] = {}
+        self.selections: OrderedDict[Selection, IntArray] = OrderedDict()
+        for info in snap.pods.values():
+            self._carry(info, info.node, +1)
+        snap.listeners.append(self)
+
+    # -- upkeep ---------------------------------------------------------------------------------------------
+
+    def _grow(self) -> None:
+        n = self.snap.n
+        if n == self.n:
+            return
+        pad = np.zeros(n - self.n, dtype=np.int64)
+        for table in (self.carried, self.selections):
+            for key, vec in table.items():
+                table[key] = np.concatenate([vec, pad])  # type: ignore[index]
+        self.n = n
+
+    def _carry(self, info: PodInfo, col: int, sign: int) -> None:
+        for sig in _signatures(info):
+            vec = self.carried.get(sig)
+            if vec is None:
+                vec = self.carried[sig] = np.zeros(self.n, dtype=np.int64)
+            vec[col] += sign
+            if sign < 0 and not vec.any():
+                del self.carried[sig]
+
+    def _select(self, info: PodInfo, col: int, sign: int) -> None:
+        if not self.selections:
+            return
+        pod = info.pod
+        labels = namespace_labels(self.snap, pod.namespace)
+        for sel, vec in self.selections.items():
+            if all(matches_key(k, pod, labels) for k in sel):
+                vec[col] += sign
+
+    def pod_added(self, info: PodInfo, col: int) -> None:
+        self._grow()
+        self._carry(info, col, +1)
+        self._select(info, col, +1)
+
+    def pod_removed(self, info: PodInfo, col: int) -> None:
+        self._grow()
+        self._carry(info, col, -1)
+        self._select(info, col, -1)
+
+    # -- questions ------------------------------------------------------------------------------------------
+
+    def matching(self, sel: Selection) -> IntArray:
+        """How many placed pods on each node match every term of ``sel``."""
+        self._grow()
+        vec = self.selections.get(sel)
+        if vec is not None:
+            self.selections.move_to_end(sel)
+            return vec
+        vec = np.zeros(self.n, dtype=np.int64)
+        snap = self.snap
+        for info in snap.pods.values():
+            pod = info.pod
+            labels = namespace_labels(snap, pod.namespace)
+            if all(matches_key(k, pod, labels) for k in sel):
+                vec[info.node] += 1
+        self.selections[sel] = vec
+        if len(self.selections) > MAX_SELECTIONS:
+            self.selections.popitem(last=False)
+        return vec
+
+    def carried_terms(self, kinds: tuple[str, ...]) -> list[tuple[Signature, IntArray]]:
+        self._grow()
+        return [(sig, vec) for sig, vec in self.carried.items() if sig[0] in kinds]
+
+
+def affinity_index(snap: Snapshot) -> AffinityIndex:
+    """The snapshot's index (built from the placed pods on first use; it goes away with the snapshot)."""
+    idx = snap.extensions.get(INDEX_KEY)
+    if not isinstance(idx, AffinityIndex):
+        idx = AffinityIndex(snap)
+        snap.extensions[INDEX_KEY] = idx
+    return idx
+
+
+def per_domain(snap: Snapshot, key: str, per_node: IntArray) -> IntArray | None:
+    """``per_node`` summed per value of label ``key`` (indexed by the label index's value codes); None when no
+    node has the key. Nodes without the key count nowhere."""
+    codes = snap.labels.column(key)
+    if codes is None:
+        return None
+    size = len(snap.labels.vocab[key])
+    has = codes >= 0
+    if not has.all():
+        out: IntArray = np.bincount(codes[has], weights=per_node[has], minlength=size).astype(np.int64)
+    else:
+        out = np.bincount(codes, weights=per_node, minlength=size).astype(np.int64)
+    return out
+
+
+def node_values(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSel) -> IntArray:
+    """Each selected node's entry of ``by_code`` (0 where the node lacks the key or the code is beyond it)."""
+    codes = snap.labels.column(key)
+    if codes is None or by_code is None:
+        return np.zeros(len(np.arange(snap.n)[cols]), dtype=np.int64)
+    c = codes[cols]
+    ok = (c >= 0) & (c < len(by_code))
+    out = np.zeros(len(c), dtype=np.int64)
+    out[ok] = by_code[c[ok]]
+    return out

@@ -1,0 +1,295 @@
+"""InterPodAffinity: required pod affinity and anti-affinity (Filter), the required anti-affinity of pods already
+placed (Filter, both ways), and preferred terms of the pod and of placed pods (Score, min-max normalised).
+
+PreFilter counts, per topology domain, the placed pods that match the incoming pod's terms and the placed pods
+whose required anti-affinity the incoming pod matches; Filter reads only those counts, which AddPod/RemovePod keep
+right while preemption adds and removes pods. Counts per node come from the snapshot's index
+(:mod:`.index`), so no cycle walks every placed pod.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from packsched.config.types import InterPodAffinityArgs, PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import MAX_NODE_SCORE, Handle, NodeSel, Rejection
+from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.status import Code, PluginError, Status
+from packsched.plugins.interpodaffinity.index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI,
+    affinity_index,
+    node_values,
+    per_domain,
+)
+from packsched.plugins.interpodaffinity.terms import PodTerms, Term, namespace_labels, pod_terms
+
+NAME = "InterPodAffinity"
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+# Counts per topology domain: label key -> int64 array indexed by the snapshot's value code of that key.
+DomainCounts = dict[str, IntArray]
+
+
+def _add(counts: DomainCounts, key: str, by_code: IntArray) -> None:
+    have = counts.get(key)
+    if have is None:
+        counts[key] = by_code.copy()
+    elif len(have) < len(by_code):
+        grown = np.zeros(len(by_code), dtype=np.int64)
+        grown[: len(have)] = have
+        counts[key] = grown + by_code
+    else:
+        have[: len(by_code)] += by_code
+
+
+def _bump(counts: DomainCounts, snap: Snapshot, key: str, col: int, by: int) -> None:
+    """Add ``by`` to the domain of node ``col`` for ``key`` (nothing when the node lacks the key)."""
+    codes = snap.labels.column(key)
+    if codes is None or codes[col] < 0:
+        return
+    code = int(codes[col])
+    arr = counts.get(key)
+    if arr is None or len(arr) <= code:
+        grown = np.zeros(len(snap.labels.vocab[key]), dtype=np.int64)
+        if arr is not None:
+            grown[: len(arr)] = arr
+        arr = counts[key] = grown
+    arr[code] += by
+
+
+def _empty(counts: DomainCounts) -> bool:
+    """Upstream's ``len(map) == 0``: no domain with a count other than zero."""
+    return not any(arr.any() for arr in counts.values())
+
+
+def _clone(counts: DomainCounts) -> DomainCounts:
+    return {k: v.copy() for k, v in counts.items()}
+
+
+@dataclass
+class PreFilterState:
+    """Upstream's preFilterState: the incoming pod's terms, its namespace's labels, and three counts per topology
+    domain (existing pods' required anti-affinity matching the pod; placed pods matching all of the pod's required
+    affinity terms; placed pods matching each of its required anti-affinity terms)."""
+
+    info: PodInfo
+    terms: PodTerms
+    ns_labels: dict[str, str]
+    existing_anti: DomainCounts = field(default_factory=dict)
+    affinity: DomainCounts = field(default_factory=dict)
+    anti: DomainCounts = field(default_factory=dict)
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(
+            self.info,
+            self.terms,
+            self.ns_labels,
+            _clone(self.existing_anti),
+            _clone(self.affinity),
+            _clone(self.anti),
+        )
+
+    def update_with_pod(self, snap: Snapshot, other: PodInfo, col: int, sign: int) -> None:
+        """Upstream updateWithPod: ``other`` comes to (+1) or leaves (-1) node ``col``."""
+        pod = self.info.pod
+        for t in pod_terms(other).required_anti:
+            if t.matches(pod, self.ns_labels):
+                _bump(self.existing_anti, snap, t.topology_key, col, sign)
+        req_aff = self.terms.required_affinity
+        if req_aff:
+            labels = namespace_labels(snap, other.pod.namespace)
+            if all(t.matches(other.pod, labels) for t in req_aff):
+                for t in req_aff:
+                    _bump(self.affinity, snap, t.topology_key, col, sign)
+        if self.terms.required_anti:
+            labels = namespace_labels(snap, other.pod.namespace)
+            for t in self.terms.required_anti:
+                if t.matches(other.pod, labels):
+                    _bump(self.anti, snap, t.topology_key, col, sign)
+
+
+@dataclass
+class PreScoreState:
+    """Score per topology domain (label key -> int64 array by value code)."""
+
+    topology_score: DomainCounts
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only once written, as upstream
+
+
+class InterPodAffinity:
+    name = NAME
+
+    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+        if args is not None and not isinstance(args, InterPodAffinityArgs):
+            raise TypeError(f"want args to be of type InterPodAffinityArgs, got {type(args).__name__}")
+        self.args = args if args is not None else InterPodAffinityArgs()
+
+    # -- PreFilter ------------------------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        terms = pod_terms(pod)
+        idx = affinity_index(snap)
+        s = PreFilterState(pod, terms, namespace_labels(snap, pod.pod.namespace))
+        for (_, term, _), vec in idx.carried_terms((REQUIRED_ANTI,)):
+            if term.matches(pod.pod, s.ns_labels):
+                by_code = per_domain(snap, term.topology_key, vec)
+                if by_code is not None and by_code.any():
+                    _add(s.existing_anti, term.topology_key, by_code)
+        if terms.required_affinity:
+            vec = idx.matching(tuple(t.match_key for t in terms.required_affinity))
+            for t in terms.required_affinity:
+                by_code = per_domain(snap, t.topology_key, vec)
+                if by_code is not None and by_code.any():
+                    _add(s.affinity, t.topology_key, by_code)
+        for t in terms.required_anti:
+            by_code = per_domain(snap, t.topology_key, idx.matching((t.match_key,)))
+            if by_code is not None and by_code.any():
+                _add(s.anti, t.topology_key, by_code)
+        if _empty(s.existing_anti) and not terms.required_affinity and not terms.required_anti:
+            return Status.skip()
+        state.write(PRE_FILTER_KEY, s)
+        return Status()
+
+    def _state(self, state: CycleState) -> PreFilterState:
+        s = state.read(PRE_FILTER_KEY)
+        if not isinstance(s, PreFilterState):
+            raise PluginError(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        return s
+
+    def add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
+        self._state(state).update_with_pod(snap, other, col, +1)
+        return Status()
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int, snap: Snapshot) -> Status:
+        self._state(state).update_with_pod(snap, other, col, -1)
+        return Status()
+
+    # -- Filter ---------------------------------------------------------------------------------------------
+
+    def _affinity_ok(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
+        """satisfyPodAffinity on every selected node."""
+        ok = np.ones(size, dtype=bool)
+        terms = s.terms.required_affinity
+        if not terms:
+            return ok
+        has_all = np.ones(size, dtype=bool)
+        pods_exist = np.ones(size, dtype=bool)
+        for t in terms:
+            codes = snap.labels.column(t.topology_key)
+            if codes is None:
+                return np.zeros(size, dtype=bool)
+            has_all &= codes[sel] >= 0
+            pods_exist &= node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
+        # The first pod of a group whose terms select itself: no placed pod matches yet, so any node with every
+        # topology key will do.
+        own = _empty(s.affinity) and all(t.matches(s.info.pod, s.ns_labels) for t in terms)
+        return has_all & (pods_exist | own)
+
+    def _anti_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
+        bad = np.zeros(size, dtype=bool)
+        if _empty(s.anti):
+            return bad
+        for t in s.terms.required_anti:
+            bad |= node_values(snap, t.topology_key, s.anti.get(t.topology_key), sel) > 0
+        return bad
+
+    def _existing_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
+        bad = np.zeros(size, dtype=bool)
+        for key, by_code in s.existing_anti.items():
+            if (by_code > 0).any():
+                bad |= node_values(snap, key, by_code, sel) > 0
+        return bad
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        s = self._state(state)
+        size = len(np.arange(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
+        out: list[Rejection] = []
+        aff_bad = ~self._affinity_ok(s, snap, sel, size)
+        if aff_bad.any():
+            out.append(Rejection(aff_bad, ERR_REASON_AFFINITY, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+        anti_bad = self._anti_fails(s, snap, sel, size) & ~aff_bad
+        if anti_bad.any():
+            out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
+        existing_bad = self._existing_fails(s, snap, sel, size) & ~aff_bad & ~anti_bad
+        if existing_bad.any():
+            out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
+        return out
+
+    # -- Score ----------------------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
+        terms = pod_terms(pod)
+        has_constraints = bool(terms.preferred_affinity or terms.preferred_anti)
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.skip()
+        idx = affinity_index(snap)
+        scores: DomainCounts = {}
+        touched = False
+
+        def account(term: Term, per_node: IntArray, weight: int) -> None:
+            nonlocal touched
+            by_code = per_domain(snap, term.topology_key, per_node)
+            if by_code is None or not by_code.any():
+                return
+            touched = True
+            _add(scores, term.topology_key, by_code * weight)
+
+        # the pod's preferred terms, against every placed pod
+        for weight, term in terms.preferred_affinity:
+            account(term, idx.matching((term.match_key,)), weight)
+        for weight, term in terms.preferred_anti:
+            account(term, idx.matching((term.match_key,)), -weight)
+        # placed pods' terms, against the pod
+        ns_labels = namespace_labels(snap, pod.pod.namespace)
+        hard = self.args.hard_pod_affinity_weight
+        kinds = (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI)
+        for (kind, term, weight), vec in idx.carried_terms(kinds):
+            if kind == REQUIRED_AFFINITY:
+                if hard <= 0:
+                    continue
+                weight = hard
+            elif kind == PREFERRED_ANTI:
+                weight = -weight
+            if term.matches(pod.pod, ns_labels):
+                account(term, vec, weight)
+        if not touched:
+            return Status.skip()
+        state.write(PRE_SCORE_KEY, PreScoreState(scores))
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        s = state.read(PRE_SCORE_KEY)
+        if not isinstance(s, PreScoreState):
+            raise PluginError(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
+        total = np.zeros(len(cols), dtype=np.int64)
+        for key, by_code in s.topology_score.items():
+            total += node_values(snap, key, by_code, cols)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        """Min-max to 0..MAX_NODE_SCORE in float64, truncated, as upstream; all equal: every node 0."""
+        if len(scores) == 0:
+            return scores
+        lo, hi = int(scores.min()), int(scores.max())
+        diff = hi - lo
+        if diff <= 0:
+            return np.zeros(len(scores), dtype=np.int64)
+        frac = (scores - lo).astype(np.float64) / float(diff)
+        out: IntArray = (float(MAX_NODE_SCORE) * frac).astype(np.int64)
+        return out
+
+
+def new_inter_pod_affinity(args: PluginArgs | None, handle: Handle) -> InterPodAffinity:
+    return InterPodAffinity(args, handle)

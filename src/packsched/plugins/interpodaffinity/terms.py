@@ -1,0 +1,100 @@
+"""Inter-pod (anti-)affinity terms as the scheduler uses them (upstream's framework.AffinityTerm): the namespaces
+a term covers, its namespace selector and label selector, and its topology key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packsched.api.objects import LabelSelector, Pod, PodAffinity, PodAffinityTerm
+from packsched.api.pods import apply_label_keys
+from packsched.framework.snapshot import PodInfo, Snapshot
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# Which pods a term selects, without its topology key: (namespaces, namespace selector, label selector).
+MatchKey = tuple[frozenset[str], LabelSelector | None, LabelSelector | None]
+
+
+@dataclass(frozen=True)
+class Term:
+    """``namespaces``: the names listed, or the owner's namespace when neither names nor a namespace selector are
+    given. ``ns_selector`` None selects no namespace, an empty one every namespace. ``selector`` None selects no
+    pod, an empty one every pod."""
+
+    namespaces: frozenset[str]
+    ns_selector: LabelSelector | None
+    selector: LabelSelector | None
+    topology_key: str
+
+    @property
+    def match_key(self) -> MatchKey:
+        return (self.namespaces, self.ns_selector, self.selector)
+
+    def matches(self, pod: Pod, ns_labels: dict[str, str]) -> bool:
+        """Upstream AffinityTerm.Matches: the pod's namespace is covered (listed, or its labels ``ns_labels``
+        match the namespace selector) and its labels match the label selector."""
+        return matches_key(self.match_key, pod, ns_labels)
+
+
+def matches_key(key: MatchKey, pod: Pod, ns_labels: dict[str, str]) -> bool:
+    namespaces, ns_selector, selector = key
+    if selector is None:
+        return False
+    if pod.namespace in namespaces or (ns_selector is not None and ns_selector.matches(ns_labels)):
+        return selector.matches(pod.labels)
+    return False
+
+
+@dataclass(frozen=True)
+class PodTerms:
+    """A pod's processed terms: required affinity and anti-affinity, preferred ones with their weights."""
+
+    required_affinity: tuple[Term, ...] = ()
+    required_anti: tuple[Term, ...] = ()
+    preferred_affinity: tuple[tuple[int, Term], ...] = ()
+    preferred_anti: tuple[tuple[int, Term], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.required_affinity or self.required_anti or self.preferred_affinity or self.preferred_anti)
+
+
+NO_TERMS = PodTerms()
+
+
+def _term(pod: Pod, t: PodAffinityTerm) -> Term:
+    if not t.namespaces and t.namespace_selector is None:
+        namespaces = frozenset((pod.namespace,))
+    else:
+        namespaces = frozenset(t.namespaces)
+    return Term(namespaces, t.namespace_selector, t.label_selector, t.topology_key)
+
+
+def _split(pod: Pod, aff: PodAffinity | None) -> tuple[tuple[Term, ...], tuple[tuple[int, Term], ...]]:
+    if aff is None:
+        return (), ()
+    return tuple(_term(pod, t) for t in aff.required), tuple((w.weight, _term(pod, w.term)) for w in aff.preferred)
+
+
+def pod_terms(info: PodInfo) -> PodTerms:
+    """The pod's terms (computed once per PodInfo). matchLabelKeys / mismatchLabelKeys are merged into the
+    selectors first, as the API server does when it creates a pod."""
+    cached = info.__dict__.get("_ipa_terms")
+    if isinstance(cached, PodTerms):
+        return cached
+    pod = info.pod
+    if pod.pod_affinity is None and pod.pod_anti_affinity is None:
+        terms = NO_TERMS
+    else:
+        apply_label_keys(pod)
+        req_aff, pref_aff = _split(pod, pod.pod_affinity)
+        req_anti, pref_anti = _split(pod, pod.pod_anti_affinity)
+        terms = PodTerms(req_aff, req_anti, pref_aff, pref_anti)
+    info.__dict__["_ipa_terms"] = terms
+    return terms
+
+
+def namespace_labels(snap: Snapshot, namespace: str) -> dict[str, str]:
+    """A namespace's labels; one the snapshot does not list has only the label every namespace carries."""
+    labels = snap.namespaces.get(namespace)
+    return labels if labels is not None else {NAMESPACE_NAME_LABEL: namespace}

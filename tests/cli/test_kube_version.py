@@ -1,0 +1,302 @@
+"""--kube-version: every known difference between kube-scheduler releases, seen in a score or a message as a user
+runs `packsched explain` / `simulate`, and the option itself (parse, default, errors, the --rtcr-semantics alias,
+the config file's PackschedConfiguration document)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from packsched.api.objects import Container, Pod
+from packsched.api.pods import pod_non_zero_requests, pod_requests
+from packsched.cli.main import app
+from packsched.config import catalog
+from packsched.config.loader import default_config, load_config, resolve_version
+from packsched.config.versions import NEWEST, KubeVersion, parse_kube_version
+from packsched.plugins.registry import in_tree_registry
+
+runner = CliRunner()
+KNOWN = set(in_tree_registry())
+Mi = 1024**2
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", taints: str = "[]") -> str:
+    return f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}}}
+spec: {{taints: {taints}}}
+status: {{allocatable: {{cpu: "{cpu}", memory: {memory}, pods: "110"}}}}
+"""
+
+
+def pod(name: str, spec: str, node_name: str = "", priority: int = 0) -> str:
+    bound = f"nodeName: {node_name}, " if node_name else ""
+    return f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default}}
+spec: {{{bound}priority: {priority}, {spec}}}
+"""
+
+
+def explain(tmp_path: Path, manifests: str, target: str, *args: str) -> dict[str, Any]:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(manifests)
+    res = runner.invoke(app, ["explain", str(path), "--pod", target, "-o", "json", *args])
+    assert res.exit_code == 0, res.output
+    data: dict[str, Any] = json.loads(res.stdout)
+    return data
+
+
+def by_node(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["node"]: n for n in data["nodes"]}
+
+
+# -- the version object and its parsing ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "minor"), [("1.31", 31), ("v1.25", 25), ("1.34.2", 34), (" 1.16 ", 16)])
+def test_parse_kube_version(text: str, minor: int) -> None:
+    assert parse_kube_version(text) == KubeVersion(minor)
+
+
+@pytest.mark.parametrize("text", ["1.35", "1.15", "2.1", "latest", "", "1.3x"])
+def test_parse_kube_version_rejects_unknown(text: str) -> None:
+    with pytest.raises(ValueError, match=r"expected 1\.16 to 1\.34"):
+        parse_kube_version(text)
+
+
+def test_default_is_the_newest() -> None:
+    assert NEWEST == 34
+    assert default_config(KNOWN).kube_version == KubeVersion(34)
+    assert str(KubeVersion()) == "1.34"
+
+
+def test_rtcr_semantics_is_an_alias() -> None:
+    assert resolve_version(None, "v1.16") == KubeVersion(16)
+    assert resolve_version(None, "v1.17") == KubeVersion(17)
+    assert resolve_version(None, "current") == KubeVersion(34)
+    assert resolve_version(KubeVersion(19), "v1.17") == KubeVersion(19)
+    with pytest.raises(ValueError, match=r"contradicts --kube-version 1\.31"):
+        resolve_version(KubeVersion(31), "v1.16")
+    assert KubeVersion(16).rtcr_semantics == "v1.16"
+    assert KubeVersion(21).rtcr_semantics == "v1.17"
+    assert KubeVersion(22).rtcr_semantics == "current"
+
+
+# -- the CLI option ----------------------------------------------------------------------------------------------
+
+
+CLUSTER = node("a") + pod("p", "containers: [{name: c, resources: {requests: {cpu: 100m}}}]")
+
+
+@pytest.mark.parametrize("command", ["simulate", "explain", "validate"])
+def test_unknown_version_exits_2_naming_the_option(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER)
+    extra = ["--pod", "p"] if command == "explain" else []
+    res = runner.invoke(app, [command, str(path), *extra, "--kube-version", "1.99"])
+    assert res.exit_code == 2
+    assert "--kube-version" in res.output and "unknown kube-scheduler version '1.99'" in res.output
+
+
+def test_serve_checks_the_version_before_connecting() -> None:
+    res = runner.invoke(app, ["serve", "--kube-version", "one"])
+    assert res.exit_code == 2
+    assert "--kube-version" in res.output
+
+
+def test_contradicting_alias_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER)
+    res = runner.invoke(app, ["simulate", str(path), "--kube-version", "1.31", "--rtcr-semantics", "v1.16"])
+    assert res.exit_code == 2
+    assert "contradicts --kube-version 1.31" in res.output
+
+
+def test_old_version_warns_that_only_rtcr_follows_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER)
+    res = runner.invoke(app, ["simulate", str(path), "--kube-version", "1.20", "-o", "json"])
+    assert res.exit_code == 0
+    assert "only RequestedToCapacityRatio's arithmetic follows 1.20" in res.stderr
+
+
+CONFIG_V1 = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+
+def test_config_file_names_the_version(tmp_path: Path) -> None:
+    path = tmp_path / "sched.yaml"
+    path.write_text(
+        CONFIG_V1 + "---\napiVersion: packsched.io/v1alpha1\nkind: PackschedConfiguration\nkubeVersion: '1.29'\n"
+    )
+    assert load_config(str(path), KNOWN).kube_version == KubeVersion(29)
+    # the command line wins over the file
+    assert load_config(str(path), KNOWN, kube_version=KubeVersion(31)).kube_version == KubeVersion(31)
+
+
+def test_config_file_version_errors_have_field_paths(tmp_path: Path) -> None:
+    path = tmp_path / "sched.yaml"
+    path.write_text(
+        CONFIG_V1 + "---\napiVersion: packsched.io/v9\nkind: PackschedConfiguration\nkubeVersion: '2.0'\nx: 1\n"
+    )
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2
+    for text in (
+        "PackschedConfiguration.x: unknown field",
+        "PackschedConfiguration.apiVersion: must be packsched.io/v1alpha1",
+        "PackschedConfiguration.kubeVersion: unknown kube-scheduler version '2.0'",
+    ):
+        assert text in res.output
+
+
+# -- (a) NodeResourcesBalancedAllocation and pods that request nothing ------------------------------------------
+
+BEST_EFFORT = (
+    node("a")
+    + node("b")
+    + pod("big", "containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]", node_name="a")
+    + pod("be", "containers: [{name: c}]")
+)
+
+
+def test_balanced_allocation_scores_best_effort_pods_before_1_33(tmp_path: Path) -> None:
+    old = by_node(explain(tmp_path, BEST_EFFORT, "be", "--kube-version", "1.32"))
+    # node a: cpu 3/4, memory 1/8 -> std 0.3125 -> (1 - 0.3125) x 100 = 68.75 -> 68; node b empty -> 100
+    assert old["a"]["scores"]["NodeResourcesBalancedAllocation"] == 68
+    assert old["b"]["scores"]["NodeResourcesBalancedAllocation"] == 100
+    new = by_node(explain(tmp_path, BEST_EFFORT, "be", "--kube-version", "1.33"))
+    assert "NodeResourcesBalancedAllocation" not in new["a"]["scores"]
+    assert "NodeResourcesBalancedAllocation" not in new["b"]["scores"]
+
+
+# -- (b) sidecars (restartable init containers, KEP-753) ---------------------------------------------------------
+
+
+def _sidecar_pod() -> Pod:
+    p = Pod(name="s")
+    p.containers = [Container("app", {"cpu": 500, "memory": 100 * Mi})]
+    p.init_containers = [
+        Container("side", {"cpu": 300}, restart_policy="Always"),  # no memory request: 200Mi when scoring
+        Container("init", {"cpu": 700, "memory": 50 * Mi}),
+    ]
+    return p
+
+
+def test_sidecar_requests_follow_the_release() -> None:
+    p = _sidecar_pod()
+    # 1.29+: app + sidecar run together (800m); the init container runs beside the sidecar (1000m) -> 1000m
+    assert pod_requests(p, sidecars=True) == {"cpu": 1000, "memory": 100 * Mi}
+    # before 1.29 the sidecar is a plain init container: max(500, 300, 700)
+    assert pod_requests(p, sidecars=False) == {"cpu": 700, "memory": 100 * Mi}
+    # scoring requests, 1.32+: as above with 200Mi for the sidecar's missing memory: 100Mi + 200Mi, vs 200Mi + 50Mi
+    assert pod_non_zero_requests(p, True, True) == (1000, 300 * Mi)
+    # 1.29-1.31: max(app containers, each init container alone)
+    assert pod_non_zero_requests(p, True, False) == (700, 200 * Mi)
+    # before 1.29: plain init containers everywhere
+    assert pod_non_zero_requests(p, False, False) == (700, 200 * Mi)
+
+
+SIDECAR_CLUSTER = node("a", cpu="1") + pod(
+    "s",
+    "initContainers: [{name: side, restartPolicy: Always, resources: {requests: {cpu: 300m}}}], "
+    "containers: [{name: app, resources: {requests: {cpu: 800m}}}]",
+)
+
+
+def test_sidecar_decides_whether_the_pod_fits(tmp_path: Path) -> None:
+    # 800m + 300m > 1 cpu once the sidecar runs beside the app (1.29+); before, max(800m, 300m) fits
+    new = explain(tmp_path, SIDECAR_CLUSTER, "s", "--kube-version", "1.29")
+    assert new["selected"] is None
+    assert by_node(new)["a"]["reasons"] == ["Insufficient cpu"]
+    old = explain(tmp_path, SIDECAR_CLUSTER, "s", "--kube-version", "1.28")
+    assert old["selected"] == "a"
+
+
+def test_sidecar_in_scoring_requests(tmp_path: Path) -> None:
+    manifests = node("a", cpu="10", memory="10Gi") + pod(
+        "s",
+        "initContainers: [{name: side, restartPolicy: Always, resources: {requests: {cpu: '2', memory: 1Gi}}}], "
+        "containers: [{name: app, resources: {requests: {cpu: '3', memory: 1Gi}}}]",
+    )
+    # LeastAllocated on the scoring requests: 1.32 counts 5 cpu / 2Gi -> (50 + 80) / 2 = 65;
+    # 1.31 takes max(3, 2) cpu / max(1Gi, 1Gi) -> (70 + 90) / 2 = 80
+    fit_new = by_node(explain(tmp_path, manifests, "s", "--kube-version", "1.32"))["a"]["scores"]
+    fit_old = by_node(explain(tmp_path, manifests, "s", "--kube-version", "1.31"))["a"]["scores"]
+    assert (fit_new["NodeResourcesFit"], fit_old["NodeResourcesFit"]) == (65, 80)
+
+
+# -- (c) preemption and nodes too small for the pod ----------------------------------------------------------------
+
+TOO_BIG = (
+    node("a", cpu="2") + node("b", cpu="2") + pod("huge", "containers: [{name: c, resources: {requests: {cpu: '3'}}}]")
+)
+
+
+def test_preemption_message_for_a_pod_larger_than_every_node(tmp_path: Path) -> None:
+    new = explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.34")
+    assert new["reason"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )
+    old = explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.33")
+    assert old["reason"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
+    )
+
+
+# -- (d) TaintToleration's message, SchedulingGates, the default plugin list ---------------------------------------
+
+TAINTED = (
+    node("a", taints="[{key: dedicated, value: infra, effect: NoSchedule}]")
+    + node("b", taints="[{key: x, value: '', effect: PreferNoSchedule}, {key: gpu, effect: NoExecute}]")
+    + pod("p", "containers: [{name: c}]")
+)
+
+
+def test_taint_message_names_the_taint_before_1_34(tmp_path: Path) -> None:
+    old = explain(tmp_path, TAINTED, "p", "--kube-version", "1.31")
+    assert old["reason"].startswith(
+        "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, "
+        "1 node(s) had untolerated taint {gpu: }."
+    )
+    new = explain(tmp_path, TAINTED, "p", "--kube-version", "1.34")
+    assert new["reason"].startswith("0/2 nodes are available: 2 node(s) had untolerated taint(s).")
+
+
+GATED = node("a") + pod("g", "schedulingGates: [{name: wait}], containers: [{name: c}]")
+
+
+def test_scheduling_gates_hold_pods_from_1_27(tmp_path: Path) -> None:
+    assert explain(tmp_path, GATED, "g", "--kube-version", "1.27")["selected"] is None
+    assert explain(tmp_path, GATED, "g", "--kube-version", "1.26")["selected"] == "a"
+
+
+@pytest.mark.parametrize(
+    ("minor", "present", "absent"),
+    [
+        (34, {"SchedulingGates", "DynamicResources"}, {"EBSLimits", "AzureDiskLimits"}),
+        (31, {"SchedulingGates"}, {"DynamicResources", "EBSLimits"}),
+        (30, {"SchedulingGates", "EBSLimits", "GCEPDLimits", "AzureDiskLimits"}, {"DynamicResources"}),
+        (26, {"EBSLimits"}, {"SchedulingGates", "DynamicResources"}),
+    ],
+)
+def test_default_plugins_per_release(minor: int, present: set[str], absent: set[str]) -> None:
+    names = {n for n, _ in catalog.default_multipoint(catalog.V1, KubeVersion(minor))}
+    assert present <= names
+    assert not absent & names
+    cfg = default_config(KNOWN, KubeVersion(minor))
+    omitted = set(cfg.profiles[0].omitted_default_plugins)
+    enabled = {p.name for p in cfg.profiles[0].plugins.multi_point.enabled}
+    assert (omitted | enabled) == names
+
+
+def test_v1beta3_defaults_follow_the_release() -> None:
+    assert "SchedulingGates" not in {n for n, _ in catalog.default_multipoint(catalog.V1BETA3, KubeVersion(26))}
+    assert "SchedulingGates" in {n for n, _ in catalog.default_multipoint(catalog.V1BETA3, KubeVersion(28))}

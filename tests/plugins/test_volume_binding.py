@@ -1,0 +1,298 @@
+"""VolumeBinding: the distinct behaviours of upstream's binder and plugin tables (volume_binding_test.go,
+binder_test.go), in our words. Nodes: node-a (zone-a), node-b (zone-b), node-c (no zone)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from packsched.api.storage import CLAIM_BOUND, VOLUME_BOUND
+from packsched.framework.status import Code
+from packsched.plugins.volumebinding.volume_binding import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_PV_NOT_EXIST,
+    ERR_UNBOUND_IMMEDIATE,
+    new_volume_binding,
+)
+from volume_cases import evaluate, run
+
+
+def pod(*claims: str) -> str:
+    vols = ", ".join(f"{{name: v{i}, persistentVolumeClaim: {{claimName: {c}}}}}" for i, c in enumerate(claims))
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: incoming}}
+spec:
+  containers: [{{name: c}}]
+  volumes: [{vols}]
+"""
+
+
+def claim(name: str, size: str = "1Gi", cls: str = "wait", extra: str = "", meta: str = "") -> str:
+    return f"""
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: {name}{meta}}}
+spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: {size}}}}}, storageClassName: {cls}{extra}}}
+"""
+
+
+def volume(name: str, size: str = "1Gi", cls: str = "wait", node: str = "", extra: str = "") -> str:
+    affinity = ""
+    if node:
+        affinity = (
+            ", nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: "
+            f"[{{key: kubernetes.io/hostname, operator: In, values: [{node}]}}]}}]}}}}"
+        )
+    return f"""
+apiVersion: v1
+kind: PersistentVolume
+metadata: {{name: {name}}}
+spec: {{capacity: {{storage: {size}}}, accessModes: [ReadWriteOnce], storageClassName: {cls}{affinity}{extra}}}
+"""
+
+
+def storage_class(name: str, provisioner: str, mode: str = "WaitForFirstConsumer", extra: str = "") -> str:
+    return f"""
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {{name: {name}}}
+provisioner: {provisioner}
+volumeBindingMode: {mode}
+{extra}
+"""
+
+
+def docs(*parts: str) -> str:
+    return "\n---\n".join(parts)
+
+
+LOCAL = storage_class("wait", "kubernetes.io/no-provisioner")
+ZONAL_PV = """
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: zonal}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  claimRef: {namespace: default, name: data}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-b]}]
+"""
+
+CASES = [
+    (
+        "bound claim, volume without affinity",
+        docs(
+            claim("data", cls='""', extra=", volumeName: free"),
+            volume("free", cls='""').replace(
+                "storageClassName", "claimRef: {namespace: default, name: data}, storageClassName"
+            ),
+            pod("data"),
+        ),
+        {},
+    ),
+    (
+        "bound claim, zonal volume",
+        docs(claim("data", cls='""', extra=", volumeName: zonal"), ZONAL_PV, pod("data")),
+        {"node-a": [ERR_REASON_NODE_CONFLICT], "node-c": [ERR_REASON_NODE_CONFLICT]},
+    ),
+    (
+        "bound to a missing volume",
+        docs(claim("data", cls='""', extra=", volumeName: gone"), pod("data")),
+        {n: [ERR_REASON_PV_NOT_EXIST] for n in ("node-a", "node-b", "node-c")},
+    ),
+    (
+        "static volume on one node",
+        docs(LOCAL, claim("data"), volume("pv-b", node="node-b"), pod("data")),
+        {"node-a": [ERR_REASON_BIND_CONFLICT], "node-c": [ERR_REASON_BIND_CONFLICT]},
+    ),
+    (
+        "static volume too small",
+        docs(LOCAL, claim("data", "2Gi"), volume("pv-b", node="node-b"), pod("data")),
+        {n: [ERR_REASON_BIND_CONFLICT] for n in ("node-a", "node-b", "node-c")},
+    ),
+    (
+        "static volume of another class",
+        docs(LOCAL, claim("data"), volume("pv-b", cls="other", node="node-b"), pod("data")),
+        {n: [ERR_REASON_BIND_CONFLICT] for n in ("node-a", "node-b", "node-c")},
+    ),
+    (
+        "access mode the volume lacks",
+        docs(
+            LOCAL, claim("data").replace("ReadWriteOnce", "ReadWriteMany"), volume("pv-b", node="node-b"), pod("data")
+        ),
+        {n: [ERR_REASON_BIND_CONFLICT] for n in ("node-a", "node-b", "node-c")},
+    ),
+    (
+        "two claims need two volumes",
+        docs(
+            LOCAL,
+            claim("one"),
+            claim("two"),
+            volume("pv-b1", node="node-b"),
+            volume("pv-b2", node="node-b"),
+            volume("pv-a", node="node-a"),
+            pod("one", "two"),
+        ),
+        {"node-a": [ERR_REASON_BIND_CONFLICT], "node-c": [ERR_REASON_BIND_CONFLICT]},
+    ),
+    (
+        "volume pre-bound to another claim",
+        docs(
+            LOCAL,
+            claim("data"),
+            volume("pv-b", node="node-b", extra=", claimRef: {namespace: default, name: other}"),
+            pod("data"),
+        ),
+        {n: [ERR_REASON_BIND_CONFLICT] for n in ("node-a", "node-b", "node-c")},
+    ),
+    (
+        "volume pre-bound to this claim",
+        docs(
+            LOCAL,
+            claim("data"),
+            volume("pv-a", node="node-a", extra=", claimRef: {namespace: default, name: data}"),
+            volume("pv-b", node="node-b"),
+            pod("data"),
+        ),
+        {"node-b": [ERR_REASON_BIND_CONFLICT], "node-c": [ERR_REASON_BIND_CONFLICT]},
+    ),
+    ("dynamic provisioning anywhere", docs(storage_class("wait", "csi.example.com"), claim("data"), pod("data")), {}),
+    (
+        "dynamic provisioning, allowed topologies",
+        docs(
+            storage_class(
+                "wait",
+                "csi.example.com",
+                extra="allowedTopologies: [{matchLabelExpressions: "
+                "[{key: topology.kubernetes.io/zone, values: [zone-a]}]}]",
+            ),
+            claim("data"),
+            pod("data"),
+        ),
+        {"node-b": [ERR_REASON_BIND_CONFLICT], "node-c": [ERR_REASON_BIND_CONFLICT]},
+    ),
+    (
+        "claim with a selected node",
+        docs(
+            storage_class("wait", "csi.example.com"),
+            claim("data", meta=", annotations: {volume.kubernetes.io/selected-node: node-c}"),
+            pod("data"),
+        ),
+        {"node-a": [ERR_REASON_BIND_CONFLICT], "node-b": [ERR_REASON_BIND_CONFLICT]},
+    ),
+    (
+        "bound and unbound claims both fail",
+        docs(
+            LOCAL,
+            claim("data", cls='""', extra=", volumeName: zonal"),
+            ZONAL_PV,
+            claim("more"),
+            volume("pv-b", node="node-b"),
+            pod("data", "more"),
+        ),
+        {
+            "node-a": [ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT],
+            "node-c": [ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT],
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "want"), CASES, ids=[c[0] for c in CASES])
+def test_filter(tmp_path: Path, name: str, text: str, want: dict[str, list[str]]) -> None:
+    out = run(tmp_path, text, new_volume_binding)
+    assert out.pre_filter.ok, out.pre_filter
+    assert {n: sorted(r) for n, r in out.reasons.items()} == {n: sorted(r) for n, r in want.items()}
+    assert set(out.codes.values()) <= {Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
+
+
+PRE_FILTER = [
+    ("no claims", pod().replace("volumes: []", "volumes: [{name: x, emptyDir: {}}]"), Code.SKIP, ""),
+    ("missing claim", pod("data"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "data" not found'),
+    (
+        "unbound immediate claim",
+        docs(storage_class("wait", "x", "Immediate"), claim("data"), pod("data")),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ERR_UNBOUND_IMMEDIATE,
+    ),
+    (
+        "claim of a missing class counts as immediate",
+        docs(claim("data"), pod("data")),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ERR_UNBOUND_IMMEDIATE,
+    ),
+    (
+        "claim being deleted",
+        docs(LOCAL, claim("data", meta=", deletionTimestamp: '2024-01-01T00:00:00Z'"), pod("data")),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'persistentvolumeclaim "data" is being deleted',
+    ),
+    (
+        "lost claim",
+        docs(claim("data", extra=", volumeName: gone").rstrip() + "\nstatus: {phase: Lost}", pod("data")),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        'persistentvolumeclaim "data" bound to non-existent persistentvolume "gone"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "code", "message"), PRE_FILTER, ids=[c[0] for c in PRE_FILTER])
+def test_pre_filter(tmp_path: Path, name: str, text: str, code: Code, message: str) -> None:
+    out = run(tmp_path, text, new_volume_binding)
+    assert out.pre_filter.code == code
+    assert out.pre_filter.message == message
+
+
+def test_smallest_fitting_volume_is_bound_at_pre_bind(tmp_path: Path) -> None:
+    text = docs(
+        LOCAL, claim("data"), volume("big", "5Gi", node="node-b"), volume("small", "2Gi", node="node-b"), pod("data")
+    )
+    out = run(tmp_path, text, new_volume_binding)
+    assert out.plugin.reserve(out.state, out.pod, "node-b").ok
+    assert out.plugin.pre_bind(out.state, out.pod, "node-b").ok
+    storage = out.handle.store
+    assert storage is not None
+    pvc = storage.claim("default", "data")
+    assert pvc is not None and pvc.volume_name == "small" and pvc.phase == CLAIM_BOUND
+    small = storage.volume("small")
+    assert small is not None and small.phase == VOLUME_BOUND and small.bound_to(pvc)
+    # a later cycle sees the claim bound: only the volume's node fits
+    bound = evaluate(out.plugin, out.handle, out.pod)
+    assert bound.reasons == {"node-a": [ERR_REASON_NODE_CONFLICT], "node-c": [ERR_REASON_NODE_CONFLICT]}
+
+
+def test_provisioned_volume_follows_the_node_topology(tmp_path: Path) -> None:
+    sc = storage_class(
+        "wait",
+        "csi.example.com",
+        extra="allowedTopologies: [{matchLabelExpressions: [{key: topology.kubernetes.io/zone, "
+        "values: [zone-a, zone-b]}]}]",
+    )
+    out = run(tmp_path, docs(sc, claim("data"), pod("data")), new_volume_binding)
+    assert out.reasons == {"node-c": [ERR_REASON_BIND_CONFLICT]}
+    out.plugin.reserve(out.state, out.pod, "node-b")
+    out.plugin.pre_bind(out.state, out.pod, "node-b")
+    storage = out.handle.store
+    assert storage is not None
+    pvc = storage.claim("default", "data")
+    assert pvc is not None and pvc.phase == CLAIM_BOUND
+    pv = storage.volume(pvc.volume_name)
+    assert pv is not None and pv.csi_driver == "csi.example.com" and pv.capacity == 1024**3
+    assert pv.node_affinity is not None
+    assert [(r.key, r.values) for r in pv.node_affinity[0].match_expressions] == [
+        ("topology.kubernetes.io/zone", ("zone-b",))
+    ]
+
+
+def test_score_is_skipped(tmp_path: Path) -> None:
+    out = run(tmp_path, docs(storage_class("wait", "csi.example.com"), claim("data"), pod("data")), new_volume_binding)
+    assert out.plugin.pre_score(out.state, out.pod, out.handle.snapshot, np.arange(3)).code == Code.SKIP
+    assert out.plugin.score(out.state, out.pod, out.handle.snapshot, np.arange(3)).tolist() == [0, 0, 0]
