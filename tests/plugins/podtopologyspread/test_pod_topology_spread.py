@@ -27,6 +27,7 @@ from packsched.api.objects import (
     TopologySpreadConstraint,
 )
 from packsched.config.types import LIST_DEFAULTING, SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from packsched.config.versions import parse_kube_version
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import ADD, DELETE, SERVICE, WORKLOAD, ClusterEvent
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
@@ -37,11 +38,7 @@ from packsched.plugins.podtopologyspread.filtering import (
     CriticalPaths,
     PreFilterState,
 )
-from packsched.plugins.podtopologyspread.pod_topology_spread import (
-    PRE_FILTER_KEY,
-    PodTopologySpread,
-    new_pod_topology_spread,
-)
+from packsched.plugins.podtopologyspread.pod_topology_spread import PRE_FILTER_KEY, PodTopologySpread
 
 FOO = LabelSelector((), (Requirement("foo", "Exists"),))
 BAR = LabelSelector((), (Requirement("bar", "Exists"),))
@@ -89,8 +86,8 @@ def incoming(*constraints: TopologySpreadConstraint, labels: dict[str, str] | No
     return make_pod_info(pod)
 
 
-def plugin(args: PodTopologySpreadArgs | None = None) -> PodTopologySpread:
-    return new_pod_topology_spread(args, None)  # type: ignore[arg-type]
+def plugin(args: PodTopologySpreadArgs | None = None, version: str = "1.34") -> PodTopologySpread:
+    return PodTopologySpread(args, None, parse_kube_version(version))  # type: ignore[arg-type]
 
 
 def domains(state: PreFilterState, i: int) -> dict[str, int]:
@@ -636,7 +633,26 @@ def test_list_defaulting_uses_the_given_constraints() -> None:
 
 def test_wrong_args_type_is_refused() -> None:
     with pytest.raises(TypeError, match="PodTopologySpreadArgs"):
-        new_pod_topology_spread({"x": 1}, None)  # type: ignore[arg-type]
+        PodTopologySpread({"x": 1}, None)  # type: ignore[arg-type]
+
+
+def test_older_releases_drop_the_newer_fields() -> None:
+    # 1.26: matchLabelKeys and minDomains dropped; 1.25: node inclusion policies dropped too (Honor / Ignore)
+    snap = build(ZONES_4, [("node-a", {"foo": "", "ver": "2"})], {"node-x": [Taint("t", "", NO_SCHEDULE)]})
+    keys = incoming(tsc(1, "zone", DNS, FOO, match_label_keys=("ver",)), labels={"foo": "", "ver": "1"})
+    assert domains(pre_filter(plugin(version="1.27"), snap, keys)[1], 0) == {"zone1": 0, "zone2": 0}
+    assert domains(pre_filter(plugin(version="1.26"), snap, keys)[1], 0) == {"zone1": 1, "zone2": 0}
+    minimum = incoming(tsc(1, "zone", DNS, FOO, min_domains=3))
+    assert pre_filter(plugin(version="1.27"), snap, minimum)[1].min_match(0) == 0
+    assert pre_filter(plugin(version="1.26"), snap, minimum)[1].min_match(0) == 0  # zone2 empty: 0 anyway
+    assert pre_filter(plugin(version="1.26"), snap, minimum)[1].constraints[0].min_domains == 1
+    taints = incoming(
+        tsc(1, "zone", DNS, FOO, node_taints_policy=HONOR, node_affinity_policy=IGNORE), node_selector={"zone": "zone1"}
+    )
+    s = pre_filter(plugin(version="1.26"), snap, taints)[1]
+    assert [int(x) for x in s.eligible[0]] == [1, 1, 0, 1]  # the tainted node-x is left out; the selector ignored
+    s = pre_filter(plugin(version="1.25"), snap, taints)[1]
+    assert [int(x) for x in s.eligible[0]] == [1, 1, 0, 0]  # as Honor (selector) / Ignore (taints)
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:

@@ -44,23 +44,36 @@ def _merge_match_label_keys(
     return LabelSelector(extra + selector.match_labels, selector.match_expressions)
 
 
+@dataclass(frozen=True)
+class Features:
+    """Fields the kube-scheduler being imitated reads (``KubeVersion``): older releases drop them."""
+
+    match_label_keys: bool = True  # 1.27+
+    node_inclusion_policies: bool = True  # 1.26+; before, every node counts as under Honor / Ignore
+    min_domains: bool = True  # 1.27+
+
+
 def select_constraints(
-    constraints: Sequence[TopologySpreadConstraint], labels: Mapping[str, str], action: str
+    constraints: Sequence[TopologySpreadConstraint],
+    labels: Mapping[str, str],
+    action: str,
+    features: Features = Features(),
 ) -> list[Constraint]:
     """The constraints with ``whenUnsatisfiable == action``, resolved as the scheduler applies them."""
     out: list[Constraint] = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
-        selector = _merge_match_label_keys(c.label_selector, c.match_label_keys, labels)
+        keys = c.match_label_keys if features.match_label_keys else ()
+        policies = features.node_inclusion_policies
         out.append(
             Constraint(
                 c.max_skew,
                 c.topology_key,
-                selector,
-                c.min_domains if c.min_domains is not None else 1,
-                (c.node_affinity_policy or HONOR) == HONOR,
-                c.node_taints_policy == HONOR,
+                _merge_match_label_keys(c.label_selector, keys, labels),
+                c.min_domains if c.min_domains is not None and features.min_domains else 1,
+                (c.node_affinity_policy or HONOR) == HONOR if policies else True,
+                c.node_taints_policy == HONOR if policies else False,
             )
         )
     return out

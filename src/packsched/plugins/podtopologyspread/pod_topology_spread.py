@@ -11,11 +11,13 @@ from __future__ import annotations
 from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, LabelSelector, Service, TopologySpreadConstraint
 from packsched.config.args import SYSTEM_DEFAULT_CONSTRAINTS
 from packsched.config.types import SYSTEM_DEFAULTING, PluginArgs, PodTopologySpreadArgs
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import DELETE, SERVICE, WORKLOAD, ClusterEvent, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.framework.status import Status
-from packsched.plugins.podtopologyspread.common import Constraint, default_selector, select_constraints
+from packsched.plugins.podtopologyspread.common import Constraint, Features, default_selector, select_constraints
 from packsched.plugins.podtopologyspread.filtering import (
     PreFilterState,
     compute_state,
@@ -34,7 +36,12 @@ class PodTopologySpread:
     # The objects its default constraints read (the simulator sends them; live mode does not watch them yet).
     cluster_events = (SERVICE, WORKLOAD)
 
-    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+    def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
+        self.features = Features(
+            version.match_label_keys_in_topology_spread,
+            version.node_inclusion_policy_in_topology_spread,
+            version.min_domains_in_topology_spread,
+        )
         if args is None:
             args = PodTopologySpreadArgs(defaulting_type=SYSTEM_DEFAULTING)
         if not isinstance(args, PodTopologySpreadArgs):
@@ -68,8 +75,8 @@ class PodTopologySpread:
         deduced from its Services and controller (none when nothing selects it)."""
         p = pod.pod
         if p.topology_spread_constraints:
-            return select_constraints(p.topology_spread_constraints, p.labels, action)
-        defaults = select_constraints(self.default_constraints, p.labels, action)
+            return select_constraints(p.topology_spread_constraints, p.labels, action, self.features)
+        defaults = select_constraints(self.default_constraints, p.labels, action, self.features)
         if not defaults:
             return []
         selector = default_selector(p, self.services, self.selectors)
@@ -134,4 +141,4 @@ class PodTopologySpread:
 
 
 def new_pod_topology_spread(args: PluginArgs | None, handle: Handle) -> PodTopologySpread:
-    return PodTopologySpread(args, handle)
+    return PodTopologySpread(args, handle, handle.kube_version)
