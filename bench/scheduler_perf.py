@@ -256,13 +256,15 @@ class _Clock:
         self.last_end = now
 
 
-def run_case(workload: str, size_name: str, seed: int = 1, profile_out: str | None = None) -> dict[str, Any]:
+def run_case(
+    workload: str, size_name: str, seed: int = 1, profile_out: str | None = None, path: str = WORKLOADS_FILE
+) -> dict[str, Any]:
     """One case in this process: build, load, schedule; the numbers of the measured pods."""
     from packsched.config.loader import load_config_data
     from packsched.plugins.registry import in_tree_registry
     from packsched.sim.engine import RUNNING, Simulation
 
-    data = load_workloads()
+    data = load_workloads(path)
     t0 = time.perf_counter()
     docs, measured = build_documents(data, workload, size_name)
     cluster, notes = load_cluster(docs)
@@ -313,20 +315,30 @@ def run_case(workload: str, size_name: str, seed: int = 1, profile_out: str | No
 # -- the driver ----------------------------------------------------------------------------------------------------
 
 
-def run_child(workload: str, size: str, seed: int, profile_dir: str | None) -> dict[str, Any]:
-    """One case in a fresh interpreter (its peak RSS is its own)."""
+def run_child(
+    workload: str, size: str, seed: int, profile_dir: str | None, timeout: float | None, path: str = WORKLOADS_FILE
+) -> dict[str, Any]:
+    """One case in a fresh interpreter (its peak RSS is its own). A case that fails or runs past ``timeout``
+    seconds gives a row saying so."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", workload, size, "--seed", str(seed)]
+    cmd += ["--workloads-file", path]
     if profile_dir:
         cmd += ["--profile", profile_dir]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    failed = {"workload": workload, "size": size, "pods_per_s": None, "absent": [], "measured_pods": 0}
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {**failed, "error": f"did not finish in {timeout:g} s"}
     if proc.returncode != 0:
-        raise SystemExit(f"{workload} {size} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return {**failed, "error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Repeats of one case: the best run's numbers, with every run's pods/s."""
+    if any("error" in r for r in runs):
+        return {**runs[-1], "pods_per_s_runs": [r["pods_per_s"] for r in runs], "pods_per_s_median": None}
     rates = [r["pods_per_s"] or 0.0 for r in runs]
     best = max(runs, key=lambda r: r["pods_per_s"] or 0.0)
     return {
@@ -357,6 +369,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['workload']} | {r['size']} | | | – | – | | | {r['loadavg_1m']:.2f} | {r['error']} |")
+            continue
         rate = "-" if r["pods_per_s"] is None else f"{r['pods_per_s']:,.0f}"
         absent = "; ".join(r["absent"]) or "none"
         lines.append(
@@ -375,18 +390,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", metavar="DIR", help="write a cProfile of each case's scheduling loop here")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per case before it is given up")
     parser.add_argument("--in-process", action="store_true", help="run cases in this process (RSS is shared)")
+    parser.add_argument("--workloads-file", default=WORKLOADS_FILE, help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
         workload, size = args.child
         prof = os.path.join(args.profile, f"{workload}-{size.replace('/', '-')}.prof") if args.profile else None
-        print(json.dumps(run_case(workload, size, args.seed, prof)))
+        print(json.dumps(run_case(workload, size, args.seed, prof, args.workloads_file)))
         return 0
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
-    data = load_workloads()
+    data = load_workloads(args.workloads_file)
     workloads = args.workloads.split(",") if args.workloads else None
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     cases = select_cases(data, workloads, sizes)
@@ -398,13 +415,13 @@ def main(argv: list[str] | None = None) -> int:
             load1 = os.getloadavg()[0]
             if args.in_process:
                 prof = os.path.join(args.profile, f"{workload}-{size.replace('/', '-')}.prof") if args.profile else None
-                run = run_case(workload, size, args.seed, prof)
+                run = run_case(workload, size, args.seed, prof, args.workloads_file)
             else:
-                run = run_child(workload, size, args.seed, args.profile)
+                run = run_child(workload, size, args.seed, args.profile, args.timeout, args.workloads_file)
             run["loadavg_1m"] = round(load1, 2)
             runs.append(run)
-            if args.output == "table":
-                print(f"  {workload} {size}: {run['pods_per_s']} pods/s, load {load1:.2f}", file=sys.stderr)
+            done = run.get("error") or f"{run['pods_per_s']} pods/s, {run['peak_rss_mib']} MiB"
+            print(f"  {workload} {size}: {done}, load {load1:.2f}", file=sys.stderr, flush=True)
         row = summarize(runs)
         row["loadavg_1m"] = max(r["loadavg_1m"] for r in runs)
         rows.append(row)
@@ -415,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             f"machine: {info['machine']} ({info['cpus']} cpus), python {info['python']}, numpy {info['numpy']}, "
             f"load average at start {info['loadavg']}"
         )
-        absent = rows[0]["profile_plugins_absent"] if rows else []
+        absent = next((r["profile_plugins_absent"] for r in rows if "error" not in r), [])
         print(f"default-profile plugins packsched lacks: {', '.join(absent) or 'none'}")
         print(markdown(rows))
         if args.profile:
