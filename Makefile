@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODE := src tests bench
 
-.PHONY: demo test lint typecheck format bench bench-replay clean
+.PHONY: demo test lint typecheck format bench bench-replay bench-perf clean
 
 # (Re)creates the virtual environment whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -46,6 +46,11 @@ bench: $(STAMP)
 # The GPU trace replay (needs the Alibaba trace under ../shared/data/alibaba-gpu-v2023).
 bench-replay: $(STAMP)
 	$(BIN)/python bench/bench_replay.py
+
+# kube-scheduler's scheduler_perf workloads at 500 and 5,000 nodes, and SchedulingBasic at 50,000 (issue 10);
+# each case in its own process. Options: PERF_ARGS="--workloads SchedulingBasic --sizes 5000 --repeat 3 -o json".
+bench-perf: $(STAMP)
+	$(BIN)/python bench/scheduler_perf.py $(PERF_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov
