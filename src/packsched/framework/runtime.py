@@ -261,13 +261,25 @@ class Framework:
         else:
             where = {int(c): i for i, c in enumerate(np.asarray(sel).tolist())}
             positions = {col: where[col] for col in marked if col in where}
+        todo: list[tuple[int, int, list[PodInfo]]] = []  # (column, position in sel, nominated pods to add)
         for col, i in sorted(positions.items()):
             if not feasible[i] or col >= snap.n:
                 continue
-            nominated = [p for p in self.handle.nominated_pods(col) if p.key != pod.key and p.priority >= pod.priority]
-            if not nominated:
-                continue
-            ok, sub_groups = self._filter_with_added(state, pod, col, nominated)
+            nominated = [
+                p
+                for p in self.handle.nominated_pods(col)
+                if p.key != pod.key and p.priority >= pod.priority and p.node < 0
+            ]
+            if nominated:
+                todo.append((col, i, nominated))
+        if not todo:
+            return feasible, groups
+        if any(p.name not in state.skip_filter for p in self._extensions):
+            # AddPod may change the cycle state a filter reads: each node with its own copy, one at a time
+            verdicts = [self._filter_with_added(state, pod, col, extra) for col, _, extra in todo]
+        else:
+            verdicts = self._filter_many_with_added(state, pod, todo)
+        for (_, i, _), (ok, sub_groups) in zip(todo, verdicts, strict=True):
             if not ok:
                 feasible[i] = False
                 for g in sub_groups:
@@ -275,6 +287,26 @@ class Framework:
                     mask[i] = True
                     groups.append(RejectGroup(g.plugin, mask, g.reason, g.code))
         return feasible, groups
+
+    def _filter_many_with_added(
+        self, state: CycleState, pod: PodInfo, todo: Sequence[tuple[int, int, list[PodInfo]]]
+    ) -> list[tuple[bool, list[RejectGroup]]]:
+        """``_filter_with_added`` for many nodes with one filter call, when no PreFilter extension is active (the
+        cycle state does not change): every node's nominated pods are added at once; a filter judges a node by
+        that node alone."""
+        snap = self.handle.snapshot
+        added = [(p, col) for col, _, extra in todo for p in extra]
+        snap.add_pods(added)
+        try:
+            cols = np.array([col for col, _, _ in todo], dtype=np.intp)
+            ok, groups = self.run_filters(state, pod, cols)
+        finally:
+            snap.remove_pods([p for p, _ in added])
+        out: list[tuple[bool, list[RejectGroup]]] = []
+        for j in range(len(todo)):
+            mine = [RejectGroup(g.plugin, g.mask[j : j + 1], g.reason, g.code) for g in groups if g.mask[j]]
+            out.append((bool(ok[j]), mine))
+        return out
 
     def _filter_with_added(
         self, state: CycleState, pod: PodInfo, col: int, extra: Sequence[PodInfo]

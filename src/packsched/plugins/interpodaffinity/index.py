@@ -29,6 +29,15 @@ Selection = tuple[MatchKey, ...]
 
 
 def _signatures(info: PodInfo) -> list[Signature]:
+    """The terms ``info`` carries (computed once per PodInfo: pods come and go many times in preemption's dry
+    runs)."""
+    cached: list[Signature] | None = info.__dict__.get("_ipa_signatures")
+    if cached is None:
+        cached = info.__dict__["_ipa_signatures"] = _compute_signatures(info)
+    return cached
+
+
+def _compute_signatures(info: PodInfo) -> list[Signature]:
     t = pod_terms(info)
     if t.empty:
         return []
@@ -82,14 +91,16 @@ class AffinityIndex:
                 vec[col] += sign
 
     def pod_added(self, info: PodInfo, col: int) -> None:
-        self._grow()
-        self._carry(info, col, +1)
-        self._select(info, col, +1)
+        if self.selections or _signatures(info):
+            self._grow()
+            self._carry(info, col, +1)
+            self._select(info, col, +1)
 
     def pod_removed(self, info: PodInfo, col: int) -> None:
-        self._grow()
-        self._carry(info, col, -1)
-        self._select(info, col, -1)
+        if self.selections or _signatures(info):
+            self._grow()
+            self._carry(info, col, -1)
+            self._select(info, col, -1)
 
     # -- questions ------------------------------------------------------------------------------------------
 
