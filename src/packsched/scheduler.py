@@ -26,7 +26,7 @@ from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import ClusterActions, ClusterEvent
+from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions, ClusterEvent
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, PluginError, Status
@@ -142,6 +142,13 @@ class Scheduler:
         for i, profile in enumerate(config.profiles):
             self.frameworks[profile.scheduler_name] = Framework(profile, registry, self, config.source_file, i)
         self.queue = self.new_queue()
+        self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {
+            p.name: p
+            for fwk in self.frameworks.values()
+            for p in fwk.plugins.values()
+            if isinstance(p, AssignedPodAddPlugin)
+        }
+        self.queue.hinted_plugins = frozenset(self._pod_add_hints)
 
     # -- Handle -------------------------------------------------------------------------------------------
 
@@ -254,7 +261,25 @@ class Scheduler:
         if result.status.code == Code.ERROR:
             self.queue.requeue_now(qp, self.clock())
         else:
-            self.queue.add_unschedulable(qp, self.clock(), result.message)
+            plugins = frozenset(result.diagnosis.unschedulable_plugins) if result.diagnosis else frozenset()
+            self.queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+
+    def assigned_pod_added(self, added: PodInfo) -> None:
+        """A pod is now on a node (bound, or seen bound): kube-scheduler's AssignedPodAdded. Unschedulable pods
+        that a plugin rejected and that this pod may help (the plugin's ``assigned_pod_may_help``: a spread
+        constraint's namespace, a required pod affinity term it matches) go back to be tried."""
+        hints = self._pod_add_hints
+        if not hints:
+            return
+        snap = self._snapshot
+
+        def helps(qp: QueuedPod) -> bool:
+            return any(
+                name in hints and hints[name].assigned_pod_may_help(qp.info, added, snap)
+                for name in qp.unschedulable_plugins
+            )
+
+        self.queue.move_some(self.clock(), helps)
 
     def forget_assumed(self, pod: PodInfo) -> None:
         """An attempt that failed after it assumed the pod: the pod no longer holds room (nothing when the pod

@@ -98,7 +98,8 @@ class Watch:
         state = CycleState()
         if not fwk.run_pre_filter(state, preemptor).ok:
             return False
-        ok, _ = fwk.run_filters(state, preemptor, np.array([col], dtype=np.intp))
+        # as the evaluator judges: with the equal- or higher-priority pods nominated to the node added
+        ok, _ = fwk.run_filters_with_nominated(state, preemptor, np.array([col], dtype=np.intp))
         return bool(ok[0])
 
     def on_cycle(self, result: CycleResult) -> None:

@@ -22,6 +22,7 @@ class QueuedPod:
     last_reason: str = ""
     gated: bool = False
     moves_seen: int = 0  # the queue's move requests when it was popped (see add_unschedulable)
+    unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
 
 
 @dataclass(order=True)
@@ -47,6 +48,9 @@ class SchedulingQueue:
         self._active: list[_Entry] = []
         self._backoff: list[_Entry] = []
         self.unschedulable: dict[str, QueuedPod] = {}
+        # the plugins whose rejections a newly assigned pod may lift, and the unschedulable pods one of them rejected
+        self.hinted_plugins: frozenset[str] = frozenset()
+        self._hinted: dict[str, QueuedPod] = {}
         self.gated: dict[str, QueuedPod] = {}
         self._queued: dict[str, QueuedPod] = {}  # every pod in any sub-queue, by key
         self._seq = itertools.count()
@@ -112,17 +116,20 @@ class SchedulingQueue:
             heapq.heappop(self._backoff)
         return None
 
-    def add_unschedulable(self, qp: QueuedPod, now: float, reason: str) -> None:
+    def add_unschedulable(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str] = frozenset()) -> None:
         """After a failed attempt: wait for a cluster change, then for the backoff. A cluster change that came
         while the pod was being tried (a move request since it was popped: its own victims left, say) did not move
         it, so it goes to backoff at once (upstream AddUnschedulableIfNotPresent with moveRequestCycle)."""
         qp.last_reason = reason
+        qp.unschedulable_plugins = plugins
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         self._queued[qp.info.key] = qp
         if qp.moves_seen != self.move_requests:
             self._to_backoff_or_active(qp, now)
         else:
             self.unschedulable[qp.info.key] = qp
+            if plugins & self.hinted_plugins:
+                self._hinted[qp.info.key] = qp
 
     def requeue_now(self, qp: QueuedPod, now: float) -> None:
         """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
@@ -136,11 +143,24 @@ class SchedulingQueue:
         else:
             heapq.heappush(self._backoff, _Entry((qp.backoff_until,), next(self._seq), qp))
 
+    def move_some(self, now: float, which: Callable[[QueuedPod], bool]) -> int:
+        """A cluster event that may make some pods schedulable: the unschedulable pods rejected by one of the
+        ``hinted_plugins`` that ``which`` picks go back.
+        Counts as a move request for pods being tried (upstream movePodsToActiveOrBackoffQueue)."""
+        self.move_requests += 1
+        moved = [qp for qp in self._hinted.values() if self.unschedulable.get(qp.info.key) is qp and which(qp)]
+        for qp in moved:
+            del self.unschedulable[qp.info.key]
+            del self._hinted[qp.info.key]
+            self._to_backoff_or_active(qp, now)
+        return len(moved)
+
     def move_all(self, now: float) -> int:
         """A cluster event that may make pods schedulable: every unschedulable pod goes back."""
         self.move_requests += 1
         moved = list(self.unschedulable.values())
         self.unschedulable.clear()
+        self._hinted.clear()
         for qp in moved:
             self._to_backoff_or_active(qp, now)
         return len(moved)
@@ -149,5 +169,6 @@ class SchedulingQueue:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""
         qp = self._queued.pop(key, None)
         self.unschedulable.pop(key, None)
+        self._hinted.pop(key, None)
         self.gated.pop(key, None)
         return qp

@@ -88,6 +88,17 @@ def handles(plugin: ClusterEventPlugin, resource: str) -> bool:
 
 
 @runtime_checkable
+class AssignedPodAddPlugin(Protocol):
+    """A plugin whose rejection a newly assigned pod may lift (kube-scheduler's queue moves such pods when a pod is
+    bound: ``AssignedPodAdded``). ``may_help(waiting, added)``: whether ``added``, now on a node, may let
+    ``waiting``, which this plugin rejected, fit."""
+
+    name: str
+
+    def assigned_pod_may_help(self, waiting: PodInfo, added: PodInfo, snap: Snapshot) -> bool: ...
+
+
+@runtime_checkable
 class PreEnqueuePlugin(Protocol):
     name: str
 

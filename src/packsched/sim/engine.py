@@ -112,6 +112,7 @@ class _Actions:
         sim.cache.add_pod(pod, node)  # the binding is confirmed at once
         # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
         sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
+        sim.scheduler.assigned_pod_added(pod)
         sim.schedule_completion(rec)
         return Status()
 
@@ -233,6 +234,7 @@ class Simulation:
             info.start_time = self.now
             pod.phase = RUNNING
             self.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod))
+            self.scheduler.assigned_pod_added(info)
             self.schedule_completion(rec)
             return
         if self.scheduler.framework_for(info) is None:

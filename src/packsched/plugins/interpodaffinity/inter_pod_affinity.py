@@ -138,6 +138,12 @@ class InterPodAffinity:
 
     # -- PreFilter ------------------------------------------------------------------------------------------
 
+    def assigned_pod_may_help(self, waiting: PodInfo, added: PodInfo, snap: Snapshot) -> bool:
+        """kube-scheduler's queue (without queueing hints) moves a pod this plugin rejected when the assigned pod
+        matches one of its required affinity terms."""
+        labels = namespace_labels(snap, added.pod.namespace)
+        return any(t.matches(added.pod, labels) for t in pod_terms(waiting).required_affinity)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         terms = pod_terms(pod)
         idx = affinity_index(snap)

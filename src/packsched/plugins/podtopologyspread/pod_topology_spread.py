@@ -89,6 +89,11 @@ class PodTopologySpread:
 
     # -- filtering ----------------------------------------------------------------------------------------
 
+    def assigned_pod_may_help(self, waiting: PodInfo, added: PodInfo, snap: Snapshot) -> bool:
+        """kube-scheduler's queue (without queueing hints) moves a pod this plugin rejected when any pod of its
+        namespace is assigned (the new pod may raise a domain's count, and with it the minimum)."""
+        return waiting.pod.namespace == added.pod.namespace
+
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         constraints = self.constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
