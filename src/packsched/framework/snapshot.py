@@ -88,11 +88,13 @@ class PodListener(Protocol):
 
 @dataclass
 class LabelIndex:
-    """Per label key, each node's value as an integer code (-1: the node lacks the key)."""
+    """Per label key, each node's value as an integer code (-1: the node lacks the key). Codes are given in order
+    of first appearance and never change; ``names[key][code]`` is the value of a code."""
 
     n: int = 0
     codes: dict[str, npt.NDArray[np.int32]] = field(default_factory=dict)
     vocab: dict[str, dict[str, int]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)
     version: int = 0
 
     def set_node(self, col: int, labels: dict[str, str]) -> None:
@@ -105,8 +107,12 @@ class LabelIndex:
                 arr = np.full(self.n, -1, dtype=np.int32)
                 self.codes[key] = arr
                 self.vocab[key] = {}
+                self.names[key] = []
             voc = self.vocab[key]
-            code = voc.setdefault(val, len(voc))
+            code = voc.get(val)
+            if code is None:
+                code = voc[val] = len(voc)
+                self.names[key].append(val)
             arr[col] = code
         self.version += 1
 
@@ -117,6 +123,10 @@ class LabelIndex:
 
     def column(self, key: str) -> npt.NDArray[np.int32] | None:
         return self.codes.get(key)
+
+    def values(self, key: str) -> list[str]:
+        """The key's values by code (do not write to it)."""
+        return self.names.get(key, [])
 
 
 class Snapshot:

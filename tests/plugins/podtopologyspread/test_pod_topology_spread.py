@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packsched.api.manifests import Workload
 from packsched.api.objects import (
@@ -32,11 +34,13 @@ from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import ADD, DELETE, SERVICE, WORKLOAD, ClusterEvent
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Code
+from packsched.plugins.podtopologyspread.common import MAX_INT32
 from packsched.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     CriticalPaths,
     PreFilterState,
+    critical_paths,
 )
 from packsched.plugins.podtopologyspread.pod_topology_spread import PRE_FILTER_KEY, PodTopologySpread
 
@@ -431,6 +435,28 @@ def test_critical_paths_keep_upstreams_approximation_after_additions() -> None:
     assert p.min == 1
     p.update("c", 0)  # a decrease (or a known value) is always exact
     assert p.min == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0, 1, 2, 3, MAX_INT32 - 1, MAX_INT32, MAX_INT32 + 5]), st.booleans()), max_size=12
+    ),
+    st.integers(-1, 11),
+)
+def test_critical_paths_of_prefilter_equal_the_walk_over_the_domains(
+    domains_: list[tuple[int, bool]], blank: int
+) -> None:
+    # the array computation gives the names and counts the per-domain walk (upstream's order: by code) gives,
+    # ties, counts at MAX_INT32 and a domain named "" (the empty paths' name) included
+    values = [("" if i == blank else f"d{i}") for i in range(len(domains_))]
+    match = np.array([c for c, _ in domains_], dtype=np.int64)
+    present = np.array([p for _, p in domains_], dtype=bool)
+    walk = CriticalPaths()
+    for code in np.flatnonzero(present).tolist():
+        walk.update(values[code], int(match[code]))
+    empty = values.index("") if "" in values else None
+    assert critical_paths(values, match, present, empty).paths == walk.paths
 
 
 # --- Score (TestPodTopologySpreadScore) ----------------------------------------------------------------------
