@@ -130,13 +130,11 @@ class AttachedVolumes:
                 del self.users[volume]
 
     def _count(self, key: str, col: int, sign: int) -> None:
+        if col >= self.n:  # a node added since: every row grows
+            self._grow()
         row = self.used.get(key)
         if row is None:
-            self._grow()
             row = self.used[key] = np.zeros(self.n, dtype=np.int64)
-        elif col >= len(row):
-            self._grow()
-            row = self.used[key]
         row[col] += sign
 
     def _read(self, pod_key: str, res: Resolved, sign: int) -> None:

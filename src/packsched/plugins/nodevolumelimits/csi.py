@@ -31,6 +31,7 @@ from packsched.plugins.nodevolumelimits.attached import (
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+NO_LIMIT = 2**62  # a node without a limit for a key: no count of volumes comes near it
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "CSILimits", "ClaimMissing", "attachable_volumes", "new_csi_limits"]
 
@@ -44,17 +45,17 @@ class CSILimits:
         self._rows: dict[str, IntArray] = {}
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
-        if self.handle.storage() is None:
+        if not pod.pod.volumes or self.handle.storage() is None:
             return Status.skip()
         if has_claims(pod.pod):
             return Status()
         return Status.skip()
 
     def _limit_rows(self, snap: Snapshot, storage: StorageObjects, keys: set[str]) -> dict[str, IntArray]:
-        """Per limit key, each node's limit (-1: none), from node allocatable and CSINode (CSINode wins)."""
+        """Per limit key, each node's limit (NO_LIMIT: none), from node allocatable and CSINode (CSINode wins)."""
         out: dict[str, IntArray] = {}
         for key in keys:
-            row = np.full(snap.n, -1, dtype=np.int64)
+            row = np.full(snap.n, NO_LIMIT, dtype=np.int64)
             for col, node in enumerate(snap.nodes):
                 amount = node.allocatable.get(key)
                 if amount is not None:
@@ -97,13 +98,17 @@ class CSILimits:
         index = attached_volumes(snap, storage)
         bad = np.zeros(snap.n, dtype=bool)
         for key, limit in rows.items():
-            # The pod's volumes of this key that each node does not have attached yet (upstream: a volume used
-            # by a pod of the node does not count again), against the distinct ones the node has attached.
+            # The pod's volumes of this key that a node does not have attached yet (upstream: a volume used by a
+            # pod of the node does not count again) must fit in what the node's limit leaves.
             volumes = [v for v, k in new.items() if k == key]
-            fresh = np.full(snap.n, len(volumes), dtype=np.int64)
-            for volume in volumes:
-                fresh[index.nodes_using(volume)] -= 1
-            bad |= (limit >= 0) & (fresh > 0) & (index.attached(key) + fresh > limit)
+            room = limit - index.attached(key)
+            if any(index.nodes_using(v) for v in volumes):
+                fresh = np.full(snap.n, len(volumes), dtype=np.int64)
+                for volume in volumes:
+                    fresh[index.nodes_using(volume)] -= 1
+                bad |= (fresh > 0) & (fresh > room)
+            else:
+                bad |= room < len(volumes)
         out = bad[sel]
         return [Rejection(out, ERR_REASON_MAX_VOLUME_COUNT)] if out.any() else []
 
