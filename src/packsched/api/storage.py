@@ -40,6 +40,10 @@ VOLUME_AVAILABLE, VOLUME_BOUND = "Available", "Bound"
 
 STORAGE_API_VERSIONS = ("storage.k8s.io/v1", "storage.k8s.io/v1beta1")
 
+# What a change to the catalog touched (StorageObjects.changes): a claim (namespace/name) or a volume (name).
+CLAIM_CHANGED, VOLUME_CHANGED = "claim", "volume"
+MAX_CHANGES = 1 << 16  # the journal starts afresh beyond this (its readers then resolve everything again)
+
 
 @dataclass(frozen=True)
 class ClaimRef:
@@ -138,6 +142,12 @@ class StorageObjects:
     classes: dict[str, StorageClass] = field(default_factory=dict)
     csi_nodes: dict[str, CSINode] = field(default_factory=dict)
     generation: int = 0  # bumped by every change, for caches
+    # What each change made through the methods below touched, in order, one entry per generation bumped:
+    # (CLAIM_CHANGED, namespace/name) or (VOLUME_CHANGED, name). Caches of resolved claims (NodeVolumeLimits'
+    # attached volumes) re-resolve only the pods a change can affect; when generation moved by another amount
+    # than the journal (the journal started afresh, or something changed the objects another way), they
+    # resolve everything again.
+    changes: list[tuple[str, str]] = field(default_factory=list)
 
     def claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         return self.claims.get(f"{namespace}/{name}")
@@ -154,13 +164,19 @@ class StorageObjects:
     def volumes_of_class(self, class_name: str) -> list[PersistentVolume]:
         return [pv for pv in self.volumes.values() if pv.class_name == class_name]
 
+    def _changed(self, kind: str, name: str) -> None:
+        if len(self.changes) >= MAX_CHANGES:
+            self.changes.clear()
+        self.changes.append((kind, name))
+        self.generation += 1
+
     def add_claim(self, pvc: PersistentVolumeClaim) -> None:
         self.claims[pvc.key] = pvc
-        self.generation += 1
+        self._changed(CLAIM_CHANGED, pvc.key)
 
     def add_volume(self, pv: PersistentVolume) -> None:
         self.volumes[pv.name] = pv
-        self.generation += 1
+        self._changed(VOLUME_CHANGED, pv.name)
 
     def bind(self, pvc: PersistentVolumeClaim, pv: PersistentVolume) -> None:
         """What the PV controller does once the scheduler chose ``pv`` for ``pvc``: both are Bound."""
@@ -168,7 +184,7 @@ class StorageObjects:
         pv.phase = VOLUME_BOUND
         pvc.volume_name = pv.name
         pvc.phase = CLAIM_BOUND
-        self.generation += 1
+        self._changed(CLAIM_CHANGED, pvc.key)
 
 
 def lost_claim(pvc: PersistentVolumeClaim) -> bool:

@@ -5,54 +5,35 @@ The pod's claims resolve to a CSI driver and volume handle (claim -> bound PV's 
 counts once for its StorageClass's provisioner). A volume already attached to the node (used by one of its pods)
 does not count again. The node is rejected when, for some driver, attached + new exceeds its limit.
 In-tree volumes migrated to CSI are not counted (packsched reads no CSI migration state).
+
+What each node has attached comes from the snapshot's index (``attached.py``), kept up to date as pods come and
+go; the limits per key are rows over the nodes, made again only when nodes or CSINodes change; every node is judged
+at once.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from packsched.api.objects import Pod
-from packsched.api.storage import StorageObjects, claim_name_of
+from packsched.api.storage import StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
-from packsched.plugins.helper.volumes import claim_not_found, csi_attach_limit_key
+from packsched.plugins.helper.volumes import csi_attach_limit_key
+from packsched.plugins.nodevolumelimits.attached import (
+    ClaimMissing,
+    attachable_volumes,
+    attached_volumes,
+    has_claims,
+)
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
-_UNBOUND_PREFIX = "unbound"  # upstream uses a random prefix for claims not bound yet; any fixed one is as good
+NO_LIMIT = 2**62  # a node without a limit for a key: no count of volumes comes near it
 
-
-class ClaimMissing(Exception):
-    pass
-
-
-def attachable_volumes(pod: Pod, storage: StorageObjects, new_pod: bool) -> dict[str, str]:
-    """``driver/handle`` -> limit key of the pod's CSI volumes (upstream filterAttachableVolumes). A missing claim
-    raises ClaimMissing for the pod being scheduled and is skipped for pods already placed."""
-    out: dict[str, str] = {}
-    for vol in pod.volumes:
-        name = claim_name_of(vol, pod.name)
-        if not name:
-            continue
-        pvc = storage.claim(pod.namespace, name)
-        if pvc is None:
-            if new_pod:
-                raise ClaimMissing(f"looking up PVC {pod.namespace}/{name}: {claim_not_found(name)}")
-            continue
-        driver, handle = "", ""
-        pv = storage.volume(pvc.volume_name) if pvc.volume_name else None
-        if pv is not None:
-            driver, handle = pv.csi_driver, pv.csi_handle
-        else:
-            sc = storage.storage_class(pvc.class_name) if pvc.class_name else None
-            if sc is not None:
-                driver, handle = sc.provisioner, f"{_UNBOUND_PREFIX}-{pvc.namespace}/{pvc.name}"
-        if driver and handle:
-            out[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
-    return out
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "CSILimits", "ClaimMissing", "attachable_volumes", "new_csi_limits"]
 
 
 class CSILimits:
@@ -64,17 +45,17 @@ class CSILimits:
         self._rows: dict[str, IntArray] = {}
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
-        if self.handle.storage() is None:
+        if not pod.pod.volumes or self.handle.storage() is None:
             return Status.skip()
-        if any(v.source in ("persistentVolumeClaim", "ephemeral") for v in pod.pod.volumes):
+        if has_claims(pod.pod):
             return Status()
         return Status.skip()
 
     def _limit_rows(self, snap: Snapshot, storage: StorageObjects, keys: set[str]) -> dict[str, IntArray]:
-        """Per limit key, each node's limit (-1: none), from node allocatable and CSINode (CSINode wins)."""
+        """Per limit key, each node's limit (NO_LIMIT: none), from node allocatable and CSINode (CSINode wins)."""
         out: dict[str, IntArray] = {}
         for key in keys:
-            row = np.full(snap.n, -1, dtype=np.int64)
+            row = np.full(snap.n, NO_LIMIT, dtype=np.int64)
             for col, node in enumerate(snap.nodes):
                 amount = node.allocatable.get(key)
                 if amount is not None:
@@ -91,7 +72,9 @@ class CSILimits:
         return out
 
     def _cached_rows(self, snap: Snapshot, storage: StorageObjects, keys: set[str]) -> dict[str, IntArray]:
-        stamp = (id(snap), snap.node_generation, storage.generation, len(storage.csi_nodes))
+        """The limit rows, made again only when nodes or CSINodes change (the catalog's claims and volumes,
+        which change as pods are bound, do not bear on them; CSINodes are only ever added)."""
+        stamp = (id(snap), snap.node_generation, id(storage), len(storage.csi_nodes))
         if self._stamp != stamp:
             self._rows = {}
             self._stamp = stamp
@@ -112,33 +95,22 @@ class CSILimits:
         if not new:
             return []
         rows = self._cached_rows(snap, storage, set(new.values()))
-        wanted = {key: sum(1 for k in new.values() if k == key) for key in rows}
-        # Nodes holding no pod with volumes: only the pod's own volumes count.
+        index = attached_volumes(snap, storage)
         bad = np.zeros(snap.n, dtype=bool)
-        for key, row in rows.items():
-            bad |= (row >= 0) & (wanted[key] > row)
-        busy = {p.node for p in snap.pods.values() if p.node >= 0 and p.pod.volumes}
-        for col in busy:
-            bad[col] = self._exceeds(snap, storage, col, new, rows)
+        for key, limit in rows.items():
+            # The pod's volumes of this key that a node does not have attached yet (upstream: a volume used by a
+            # pod of the node does not count again) must fit in what the node's limit leaves.
+            volumes = [v for v, k in new.items() if k == key]
+            room = limit - index.attached(key)
+            if any(index.nodes_using(v) for v in volumes):
+                fresh = np.full(snap.n, len(volumes), dtype=np.int64)
+                for volume in volumes:
+                    fresh[index.nodes_using(volume)] -= 1
+                bad |= (fresh > 0) & (fresh > room)
+            else:
+                bad |= room < len(volumes)
         out = bad[sel]
         return [Rejection(out, ERR_REASON_MAX_VOLUME_COUNT)] if out.any() else []
-
-    def _exceeds(
-        self, snap: Snapshot, storage: StorageObjects, col: int, new: dict[str, str], rows: dict[str, IntArray]
-    ) -> bool:
-        attached: dict[str, str] = {}
-        for other in snap.pods_on[col].values():
-            if other.pod.volumes:
-                attached.update(attachable_volumes(other.pod, storage, False))
-        fresh = [k for h, k in new.items() if h not in attached]
-        for key in set(fresh):
-            limit = int(rows[key][col])
-            if limit < 0:
-                continue
-            used = sum(1 for k in attached.values() if k == key)
-            if used + fresh.count(key) > limit:
-                return True
-        return False
 
 
 def new_csi_limits(args: PluginArgs | None, handle: Handle) -> CSILimits:

@@ -149,7 +149,7 @@ class VolumeBinding:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         storage = self.handle.storage()
-        if storage is None:
+        if storage is None or not pod.pod.volumes:  # a pod without volumes has no claim
             return Status.skip()
         claims, st = pod_claims(pod.pod, storage)
         if not st.ok:
@@ -190,6 +190,8 @@ class VolumeBinding:
         return out
 
     def _evaluate(self, data: _State, snap: Snapshot, storage: StorageObjects) -> list[tuple[BoolArray, str]]:
+        if not data.delayed and all(pv is not None and pv.node_affinity is None for _pvc, pv in data.bound):
+            return []  # bound volumes that admit every node, nothing to bind
         n = snap.n
         node_conflict = np.zeros(n, dtype=bool)
         pv_missing = np.zeros(n, dtype=bool)

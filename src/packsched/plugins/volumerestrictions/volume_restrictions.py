@@ -68,6 +68,8 @@ class VolumeRestrictions:
         self.handle = handle
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        if not pod.pod.volumes:  # no in-line disk, no ReadWriteOncePod claim
+            return Status.skip()
         needs_check = any(v.source in DISK_SOURCES for v in pod.pod.volumes)
         storage = self.handle.storage()
         rwop: set[str] = set()

@@ -83,7 +83,7 @@ class VolumeZone:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         storage = self.handle.storage()
-        if storage is None:
+        if storage is None or not pod.pod.volumes:  # a pod without volumes has no volume topology
             return Status.skip()
         topologies, st = pv_topologies(pod, storage)
         if not st.ok:
