@@ -84,6 +84,7 @@ def test_no_kubeconfig_outside_a_cluster_is_exit_2(monkeypatch: object) -> None:
 
 
 def test_bad_option_is_exit_2(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["serve", "--preemption-removal", "kill"])
-    assert result.exit_code == 2
-    assert "--preemption-removal must be one of evict, delete" in result.output
+    for flag in ("--preemption-mode", "--preemption-removal"):  # the documented name and the old one
+        result = runner.invoke(app, ["serve", flag, "kill"])
+        assert result.exit_code == 2
+        assert "--preemption-mode must be one of evict, delete" in result.output

@@ -45,6 +45,7 @@ class Tracked:
     uid: str
     conflict_since: float | None = None  # our bind got 409: waiting for the watch
     terminating: bool = False
+    fit_message: str = ""  # the last attempt's "0/N nodes are available: ..." (without the preemption part)
 
 
 class InformerHandlers:

@@ -23,12 +23,18 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from packsched.api.errors import ErrorList, InputError
-from packsched.live.port import BOOKMARK, ERROR, ApiError, Obj, Resource, WatchEvent
+from packsched.live.port import BOOKMARK, ERROR, EVENTS, ApiError, Obj, Resource, WatchEvent
+from packsched.live.ratelimit import TokenBucket
 
 PODS_PATH = "/api/v1/namespaces/{ns}/pods/{name}"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "packsched/0.1.0"
+# client-go's rest.Config defaults when nothing is configured (kube-scheduler's configuration defaults to 50/100)
+DEFAULT_QPS = 50.0
+DEFAULT_BURST = 100
+# Connections kept open per host: the binding workers, the informers' watches, the event and status writers.
+DEFAULT_POOL_SIZE = 32
 BUILTIN_GROUPS = frozenset({"", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io"})
 
 
@@ -103,8 +109,23 @@ def _status_error(status: int, reason: str, body: bytes) -> ApiError:
 class KubernetesPort:
     """ApiPort over HTTP(S) through the official client's configuration and connection pool."""
 
-    def __init__(self, configuration: Any, timeout_s: float = 30.0, connect_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        configuration: Any,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = 5.0,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        """``qps``/``burst``: the client's token bucket (clientConnection), shared by every request; events go
+        through a second bucket of the same size, as kube-scheduler sends them with a client of their own.
+        ``pool_size``: keep-alive connections kept per host (more concurrent requests open extra ones)."""
         self._cfg = configuration
+        configuration.connection_pool_maxsize = pool_size
+        self.limiter = TokenBucket(qps, burst)
+        self.event_limiter = TokenBucket(qps, burst)
         self._api = k8s_client.ApiClient(configuration)
         self._pool: urllib3.PoolManager = self._api.rest_client.pool_manager
         self._host = str(configuration.host).rstrip("/")
@@ -114,8 +135,16 @@ class KubernetesPort:
         self._lock = threading.Lock()
 
     @classmethod
-    def connect(cls, kubeconfig: str | None, timeout_s: float = 30.0) -> KubernetesPort:
-        return cls(client_configuration(kubeconfig), timeout_s)
+    def connect(
+        cls,
+        kubeconfig: str | None,
+        timeout_s: float = 30.0,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> KubernetesPort:
+        return cls(client_configuration(kubeconfig), timeout_s, qps=qps, burst=burst, pool_size=pool_size)
 
     @property
     def host(self) -> str:
@@ -144,6 +173,7 @@ class KubernetesPort:
         read_timeout: float | None = None,
     ) -> Any:
         url = self._host + path + ("?" + urlencode(query) if query else "")
+        (self.event_limiter if path.startswith(EVENTS.base()) else self.limiter).accept()
         data = None if body is None else json.dumps(body).encode()
         try:
             resp = self._pool.request(

@@ -10,6 +10,7 @@ shutdown it releases the lease (empty holder), so a standby takes over without w
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import random
 import threading
@@ -29,6 +30,35 @@ JITTER = 1.2
 class _Observed:
     record: tuple[str, int, str]  # holder, duration, renewTime: a change in any of these restarts the clock
     at: float
+
+
+def parse_micro_time(text: str) -> float | None:
+    """A Lease's MicroTime (or RFC 3339 time) as seconds since the epoch; None when unreadable."""
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue
+    return None
+
+
+def active_holder(port: ApiPort, config: LeaderElection, now: float | None = None) -> str:
+    """Who holds the lease and renewed it within its duration (wall clocks compared, with ``retryPeriod`` of
+    slack); "" when nobody does, the lease does not exist or cannot be read."""
+    try:
+        lease = port.get(LEASES, config.resource_namespace, config.resource_name)
+    except ApiError as exc:
+        if not exc.not_found:
+            LOG.warning("cannot read the lease", extra={"error": str(exc)})
+        return ""
+    spec = lease.get("spec") or {}
+    holder = str(spec.get("holderIdentity") or "")
+    renewed = parse_micro_time(str(spec.get("renewTime") or ""))
+    if not holder or renewed is None:
+        return ""
+    duration = float(spec.get("leaseDurationSeconds") or config.lease_duration_s)
+    now = time.time() if now is None else now
+    return holder if now - renewed <= duration + config.retry_period_s else ""
 
 
 class LeaderElector:
