@@ -42,7 +42,7 @@ def test_server_errors_on_binding_listing_and_events(api: FakeApiServer, tmp_pat
     api.inject("POST", r"/events$", status=503, count=3)
     names = [f"p{i}" for i in range(24)]
     _pods(api, names)
-    run = start(api, tmp_path)
+    run = start(api, tmp_path, timeout_s=10.0)  # no client timeout on a loaded machine: only the injected errors
     try:
         assert api.wait_for(all_bound(names), 25)
     finally:

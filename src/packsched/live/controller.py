@@ -30,6 +30,7 @@ from packsched.framework.snapshot import PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.handlers import InformerHandlers, Tracked
+from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import ApiError, ApiPort, Obj, Resource
@@ -85,8 +86,12 @@ class Controller:
         clock: Callable[[], float] = time.monotonic,
         quota_status: bool = False,
         binding_workers: int = 0,
+        health: ApiHealth | None = None,
+        prober: Callable[[threading.Event], Prober] | None = None,
     ) -> None:
-        """``binding_workers``: threads running binding cycles (0: each runs within :meth:`attempt`)."""
+        """``binding_workers``: threads running binding cycles (0: each runs within :meth:`attempt`). ``health``:
+        whether the API server answers (no pod is tried while it does not); ``prober`` makes what asks it while
+        it is down."""
         self.port = port
         self.config = config
         self.metrics = metrics or Metrics()
@@ -94,6 +99,9 @@ class Controller:
         self.identity = identity
         self.clock = clock
         self.stats = Stats()
+        self.health = health or ApiHealth(clock)
+        self.log = self.health.log
+        self._make_prober = prober
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
         self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
@@ -166,16 +174,22 @@ class Controller:
         """Schedule until ``stop`` is set. Nothing is tried before ``is_ready()`` (the informers have listed).
         Bindings in flight when it stops are waited for (a few seconds at most) and accounted."""
         self.binding.start()
+        prober = self._make_prober(stop) if self._make_prober is not None else None
         try:
-            self._loop(stop, is_ready)
+            self._loop(stop, is_ready, prober)
         finally:
             self.binding.close(BIND_DRAIN_S)
             self.drain(0)
 
-    def _loop(self, stop: threading.Event, is_ready: Callable[[], bool]) -> None:
+    def _loop(self, stop: threading.Event, is_ready: Callable[[], bool], prober: Prober | None) -> None:
         while not stop.is_set():
             if not is_ready():
                 self.drain(0.05)
+                continue
+            if self.health.down:  # binds would only fail: wait for the server (the prober ends the outage)
+                if prober is not None:
+                    prober.kick()
+                self.drain(0.1)
                 continue
             self.drain(0)
             if not self.step():
@@ -324,7 +338,9 @@ class Controller:
             self.stats.conflicts += 1
             self.metrics.bind_conflicts.inc()
             tr.conflict_since = self.clock()
-            LOG.info("pod already bound; waiting for the watch", extra={"pod": key, "error": str(exc)})
+            self.log.log(
+                logging.INFO, "conflict", "pod already bound; waiting for the watch", {"pod": key, "error": str(exc)}
+            )
             self.scheduler.handle_failure(qp, result, requeue=False)
             return result
         if exc.not_found:
@@ -333,7 +349,7 @@ class Controller:
             return result
         self.stats.bind_errors += 1
         self._observe(ERROR, result.profile, elapsed)
-        LOG.warning("binding failed; retrying after backoff", extra={"pod": key, "error": str(exc)})
+        self.log.failed("bind", "binding failed; retrying after backoff", exc, {"pod": key})
         self.scheduler.handle_failure(qp, result)
         self.statuses.failed(tr.info.pod, "SchedulerError", f"Binding rejected: {exc}")
         return result

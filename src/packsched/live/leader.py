@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from packsched.config.types import LeaderElection
+from packsched.live.health_port import ThrottledLog
 from packsched.live.port import LEASES, ApiError, ApiPort, Obj
 from packsched.live.recorder import micro_time
 
@@ -69,8 +70,10 @@ class LeaderElector:
         identity: str,
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[bool], None] | None = None,
+        log: ThrottledLog | None = None,
     ) -> None:
         self.port = port
+        self.log = log or ThrottledLog(LOG)
         self.cfg = config
         self.identity = identity
         self.clock = clock
@@ -94,7 +97,7 @@ class LeaderElector:
             lease = self.port.get(LEASES, self.namespace, self.name)
         except ApiError as exc:
             if not exc.not_found:
-                LOG.warning("cannot read the lease", extra={"lease": self._where(), "error": str(exc)})
+                self.log.failed("lease", "cannot read the lease", exc, {"lease": self._where()})
                 return False
             try:
                 self.port.create(LEASES, self.namespace, self._lease_body(None, 0, now_acquire=True))

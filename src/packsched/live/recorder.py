@@ -16,7 +16,6 @@ import logging
 import queue as queue_mod
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -67,8 +66,11 @@ class Recorder:
         capacity: int = 10000,
         senders: int = SENDERS,
         clock: Callable[[], float] = time.monotonic,
+        paused: Callable[[], bool] = lambda: False,
     ) -> None:
+        """``paused``: while it answers True (the API server is gone) the senders hold their writes."""
         self.port = port
+        self.paused = paused
         self.identity = identity
         self.controller = controller
         self.clock = clock
@@ -81,6 +83,7 @@ class Recorder:
         self._lock = threading.RLock()  # _submit may count a drop while the series are locked
         self._series: dict[tuple[str, ...], _Series] = {}
         self._last_refresh = clock()
+        self._seq = 0
 
     def start(self) -> None:
         for i, q in enumerate(self._queues):
@@ -108,6 +111,8 @@ class Recorder:
             job = q.get()
             if job is None:
                 return
+            while self.paused() and self._threads:
+                time.sleep(0.1)
             self._do(job)
 
     def _do(self, job: Callable[[], None]) -> None:
@@ -151,7 +156,7 @@ class Recorder:
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{pod.name}.{uuid.uuid4().hex[:16]}",
+                "name": self._event_name(pod.name),
                 "namespace": pod.namespace,
             },
             "eventTime": micro_time(stamp),
@@ -172,6 +177,14 @@ class Recorder:
         with self._lock:
             self._series[key] = _Series(body, last=now)
         self._submit(lambda: self._create_event(pod.namespace, body), shard)
+
+    def _event_name(self, regarding: str) -> str:
+        """client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made in
+        the same nanosecond apart."""
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        return f"{regarding}.{time.time_ns() + seq:x}"
 
     def _with_series(self, series: _Series) -> Obj:
         """The event with its series as it stands (called with the lock held)."""

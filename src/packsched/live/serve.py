@@ -19,6 +19,7 @@ from packsched.framework.runtime import PluginFactory
 from packsched.live.binding import DEFAULT_WORKERS
 from packsched.live.controller import DELETE, Controller
 from packsched.live.health import HealthServer
+from packsched.live.health_port import ApiHealth, MonitoredPort, Prober
 from packsched.live.informer import Informer
 from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
@@ -63,12 +64,13 @@ class Server:
         registry: Mapping[str, PluginFactory],
         options: ServeOptions | None = None,
     ) -> None:
-        self.port = port
+        self.api_health = ApiHealth()
+        self.port = port = MonitoredPort(port, self.api_health)  # every request tells whether the server is there
         self.config = config
         self.options = options or ServeOptions()
         self.identity = self.options.identity or default_identity()
         self.metrics = Metrics()
-        self.recorder = Recorder(port, self.identity)
+        self.recorder = Recorder(port, self.identity, paused=lambda: self.api_health.down)
         self.controller = Controller(
             port,
             config,
@@ -80,6 +82,8 @@ class Server:
             removal=self.options.removal,
             quota_status=self.options.quota_status,
             binding_workers=self.options.binding_workers,
+            health=self.api_health,
+            prober=lambda stop: Prober(port, self._probe, stop),
         )
         self.stop = threading.Event()
         self.informers: list[Informer] = []
@@ -88,7 +92,11 @@ class Server:
         self.elector: LeaderElector | None = None
         if elect:
             self.elector = LeaderElector(
-                port, le, self.identity, on_change=lambda on: self.metrics.leader.labels(le.resource_name).set(int(on))
+                port,
+                le,
+                self.identity,
+                on_change=lambda on: self.metrics.leader.labels(le.resource_name).set(int(on)),
+                log=self.api_health.log,
             )
         self.health: HealthServer | None = None
         if self.options.serve_http:
@@ -106,7 +114,14 @@ class Server:
             return False, "leaderElection: lease lost"
         return True, "ok"
 
+    def _probe(self) -> None:
+        """One cheap request (a node by name; 404 is an answer too)."""
+        nodes = self.controller.snapshot.nodes
+        self.port.get(NODES, "", nodes[0].name if nodes else "packsched-probe")
+
     def ready(self) -> tuple[bool, str]:
+        if self.api_health.down:
+            return False, "API server unreachable"
         if not self.synced():
             waiting = ", ".join(i.res.plural for i in self.informers if not i.synced.is_set())
             return False, f"informers not synced: {waiting or 'not started'}"
@@ -160,6 +175,7 @@ class Server:
                 self.stop,
                 self.options.watch_timeout_s,
                 on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+                log=self.api_health.log,
             )
             self.informers.append(inf)
             inf.start()
