@@ -101,9 +101,11 @@ class Running:
         return self.result[0]
 
 
-def start(api: FakeApiServer, tmp: Path, timeout_s: float = 2.0, **opts: Any) -> Running:
+def start(
+    api: FakeApiServer, tmp: Path, timeout_s: float = 2.0, qps: float = 1000, burst: int = 100, **opts: Any
+) -> Running:
     kubeconfig = api.kubeconfig(str(tmp / "kubeconfig"))
-    cfg = load(write_config(tmp))
+    cfg = load(write_config(tmp, qps=qps, burst=burst))
     port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)

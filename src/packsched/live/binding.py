@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import queue as queue_mod
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,8 +41,12 @@ class BindingPool:
         workers: int,
         run: Callable[[BindingCycle], Status],
         done: Callable[[BindingDone], None],
+        paused: Callable[[], bool] = lambda: False,
     ) -> None:
+        """``paused``: while it answers True (the API server is gone) workers hold the bindings they have not
+        sent, rather than send them to fail."""
         self.workers = workers
+        self._paused = paused
         self._run = run
         self._done = done
         self._jobs: queue_mod.SimpleQueue[BindingDone | None] = queue_mod.SimpleQueue()
@@ -84,6 +89,8 @@ class BindingPool:
             return Status.error(f"binding cycle failed: {exc}")
 
     def _finish(self, item: BindingDone) -> None:
+        while self._paused() and not self.closing:
+            time.sleep(0.05)
         if self.closing:
             item.status = Status.error("scheduler stopping: binding not sent")
         else:

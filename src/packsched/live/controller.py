@@ -116,7 +116,9 @@ class Controller:
             on_clear_nomination=lambda info: self.statuses.nomination_cleared(info.pod),
             async_binding=True,
         )
-        self.binding = BindingPool(binding_workers, self.scheduler.run_binding_cycle, self.inbox.put)
+        self.binding = BindingPool(
+            binding_workers, self.scheduler.run_binding_cycle, self.inbox.put, lambda: self.health.down
+        )
         self.cache = self.scheduler.cache
         self.informers = InformerHandlers(self.scheduler, self.statuses, self.victims, self.recorder, self.stats)
         self.pods = self.informers.pods
