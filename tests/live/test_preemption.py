@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from live.fakeapi import FakeApiServer
-from live.harness import all_bound, check_cluster, node, pod, start, wait
-from packsched.live.controller import DELETE, EVICT
+from live.harness import all_bound, check_cluster, load, node, pod, start, wait, write_config
+from live.test_cache import StubPort, _obj
+from packsched.live.controller import DELETE, EVICT, Controller
+from packsched.live.port import ADDED, MODIFIED, NODES, PODS, PRIORITY_CLASSES
+from packsched.plugins.registry import in_tree_registry
 
 
 def _setup(api: FakeApiServer, labels: dict[str, str] | None = None) -> None:
@@ -184,3 +187,33 @@ def test_delete_mode_removes_victims_even_against_a_budget(api: FakeApiServer, t
         run.stop()
     assert len([p for p in api.objects("pods") if p["metadata"]["name"].startswith("low")]) == 2
     check_cluster(api, expect_bound=1)
+
+
+def test_a_preemptor_waiting_for_its_victims_says_so(tmp_path: Path) -> None:
+    """Until the watch shows the victims gone, the preemptor is not tried again, and its condition says why in
+    upstream's words (the victims here never go: the stub's delete does nothing)."""
+    port = StubPort()
+    now = [1000.0]
+    ctl = Controller(port, load(write_config(tmp_path)), in_tree_registry(), removal=DELETE, clock=lambda: now[0])
+    for name, value in (("low", 10), ("high", 1000)):
+        ctl.handle(PRIORITY_CLASSES, ADDED, _obj({"metadata": {"name": name}, "value": value}, name, 1))
+    ctl.handle(NODES, ADDED, _obj(node("n0", cpu="2"), "n0", 2))
+    for i in range(4):
+        raw = pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low", node_name="n0")
+        raw["spec"]["priority"] = 10
+        ctl.handle(PODS, ADDED, _obj(raw, f"uid-l{i}", 3 + i))
+    hi = pod("hi", cpu="1", priority_class="high")
+    hi["spec"]["priority"] = 1000
+    ctl.handle(PODS, ADDED, _obj(hi, "uid-hi", 10))
+    assert ctl.step()
+    assert ctl.pods["default/hi"].info.pod.nominated_node_name == "n0" and ctl.stats.evictions == 2
+    ctl.handle(NODES, MODIFIED, _obj(node("n0", cpu="2"), "n0", 11))  # a change: the preemptor is tried again
+    now[0] += 11  # past any backoff
+    assert ctl.step() and ctl.stats.attempts == 1  # popped, but no attempt: its victims are still there
+    conds = [w[1]["status"]["conditions"][0] for w in port.writes if w[0] == "patch" and "conditions" in w[1]["status"]]
+    last = [c for c in conds if c["type"] == "PodScheduled"][-1]
+    assert last["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: not eligible due to a terminating pod on the nominated node."
+    )
+    assert ctl.queue.unschedulable and "not eligible" in next(iter(ctl.queue.pods())).last_reason
