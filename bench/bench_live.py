@@ -45,6 +45,12 @@ def main() -> None:
     ap.add_argument("--qps", type=float, default=1000.0)
     ap.add_argument("--outage-s", type=float, default=10.0)
     ap.add_argument("--binding-workers", type=int, default=16)
+    ap.add_argument(
+        "--serve-src",
+        default="",
+        help="run `packsched serve` from this source tree (its src/ folder) instead: a baseline before this change, "
+        "given only the options it knows",
+    )
     args = ap.parse_args()
     rng = random.Random(7)
     api = FakeApiServer(max_watch_s=30.0, write_latency_s=args.write_latency_ms / 1000).start()
@@ -74,15 +80,18 @@ def main() -> None:
         "0",
         "--log-level",
         "info",
-        "--binding-workers",
-        str(args.binding_workers),
     ]
+    env = dict(os.environ)
+    if args.serve_src:
+        env["PYTHONPATH"] = str(Path(args.serve_src).resolve() / "src")
+    else:
+        cmd += ["--binding-workers", str(args.binding_workers)]
     if args.faults:
         # An outage as long as renewDeadline (10 s) loses the lease, and kube-scheduler exits then too: the fault
         # run measures one scheduler riding the outage out, without leader election.
         cmd.append("--no-leader-elect")
     lines: list[tuple[float, str]] = []  # the scheduler's log lines, with when they came
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=args.serve_src or ROOT, stderr=subprocess.PIPE, text=True, env=env)
     reader = threading.Thread(target=_read_lines, args=(proc, lines), daemon=True)
     reader.start()
     start = time.monotonic()
@@ -128,7 +137,8 @@ def main() -> None:
         f"faults fired: {api.stats.faults_fired}, exit code: {proc.returncode}"
     )
     print(
-        f"write latency {args.write_latency_ms:g} ms, qps {args.qps:g}, binding workers {args.binding_workers}; "
+        f"serve from {args.serve_src or 'this tree'}; write latency {args.write_latency_ms:g} ms, qps {args.qps:g}, "
+        f"binding workers {'-' if args.serve_src else args.binding_workers}; "
         f"scheduler CPU {cpu:.1f} s ({1000 * cpu / max(len(bound_pods), 1):.2f} ms/pod); "
         f"load average {os.getloadavg()[0]:.2f}"
     )
