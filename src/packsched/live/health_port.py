@@ -23,7 +23,7 @@ from packsched.live.port import ApiError, ApiPort, Obj, Resource, WatchEvent
 LOG = logging.getLogger("packsched.live")
 
 PROBE_MIN_S = 0.25
-PROBE_MAX_S = 4.0
+PROBE_MAX_S = 1.0
 # Requests failing because the server is gone are logged under one key, at most once per OUTAGE_LOG_S: the outage
 # has a line of its own when it starts and when it ends.
 OUTAGE_KEY = "api-unreachable"
