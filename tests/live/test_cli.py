@@ -88,3 +88,9 @@ def test_bad_option_is_exit_2(tmp_path: Path) -> None:
         result = runner.invoke(app, ["serve", flag, "kill"])
         assert result.exit_code == 2
         assert "--preemption-mode must be one of evict, delete" in result.output
+
+
+def test_binding_workers_must_be_positive(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--binding-workers", "0"])
+    assert result.exit_code == 2
+    assert "--binding-workers must be at least 1" in result.output
