@@ -286,7 +286,7 @@ class Controller:
             result.status = Status(Code.ERROR, [f"{result.message} {self.victims.blocked_now}"])
         is_error = result.status.code == Code.ERROR
         self._observe(ERROR if is_error else UNSCHEDULABLE, profile, elapsed)
-        if not is_error and self.scheduler.frameworks[profile].post_filters:
+        if (not is_error or self.victims.blocked_now) and self.scheduler.frameworks[profile].post_filters:
             self.metrics.preemption_attempts.inc()
         if self.victims.removed_now:
             self.metrics.preemption_victims.observe(self.victims.removed_now)
