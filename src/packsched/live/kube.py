@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -35,6 +36,7 @@ DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
 # Connections kept open per host: the binding workers, the informers' watches, the event and status writers.
 DEFAULT_POOL_SIZE = 32
+AUTH_REFRESH_S = 30.0
 BUILTIN_GROUPS = frozenset({"", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io"})
 
 
@@ -133,6 +135,8 @@ class KubernetesPort:
         self.connect_timeout_s = connect_timeout_s
         self._streams: set[Any] = set()  # open watch responses, cut by close()
         self._lock = threading.Lock()
+        self._auth: dict[str, str] | None = None
+        self._auth_at = 0.0
 
     @classmethod
     def connect(
@@ -152,15 +156,28 @@ class KubernetesPort:
 
     # -- transport ------------------------------------------------------------------------------------
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if content_type:
-            headers["Content-Type"] = content_type
+    def _auth_headers(self) -> dict[str, str]:
+        """The credentials' headers, asked of the client's configuration at most every AUTH_REFRESH_S (asking runs
+        its token-refresh hook, which re-reads the kubeconfig: a large share of a request's CPU if done each time),
+        and at once after a 401."""
+        now = time.monotonic()
+        with self._lock:
+            if self._auth is not None and now - self._auth_at < AUTH_REFRESH_S:
+                return self._auth
+        headers: dict[str, str] = {}
         for setting in self._cfg.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[str(setting["key"])] = str(setting["value"])
         if getattr(self._cfg, "username", None) or getattr(self._cfg, "password", None):
             headers["Authorization"] = str(self._cfg.get_basic_auth_token())
+        with self._lock:
+            self._auth, self._auth_at = headers, now
+        return headers
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **self._auth_headers()}
+        if content_type:
+            headers["Content-Type"] = content_type
         return headers
 
     def _open(
@@ -188,6 +205,9 @@ class KubernetesPort:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, type(exc).__name__, str(exc)) from None
         if not 200 <= resp.status <= 299:
+            if resp.status == 401:
+                with self._lock:
+                    self._auth = None  # an expired token: ask the configuration again next time
             try:
                 payload = resp.read()
             except (urllib3.exceptions.HTTPError, OSError):
