@@ -251,7 +251,8 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
                 api.outage(0.6)  # the API server goes away (less than renewDeadline): serve probes it
                 assert wait(lambda: any(m == "GET" and "/nodes/" in p for m, p, _ in api.stats.log), 5)
                 assert api.wait_for(lambda s: not s.is_down(), 5)
-                assert wait(lambda r=recorder: r.stats.aggregated >= 1, 10)  # type: ignore[misc]
+                api.create("nodes", node("n1", cpu="1", memory="4Gi"))  # a change: "huge" is tried again
+                assert wait(lambda r=recorder: r.stats.aggregated >= 1, 15)  # type: ignore[misc]
         finally:
             run.stop()
     used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}
