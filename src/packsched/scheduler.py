@@ -57,6 +57,9 @@ class CycleResult:
     nominated_node: str | None = None  # set by preemption
     victims: list[PodInfo] = field(default_factory=list)
     used_nominated_node: bool = False
+    # Set when the scheduler binds asynchronously (live mode): the pod is assumed, reserved and permitted, and
+    # its binding cycle is still to run (Scheduler.run_binding_cycle, then Scheduler.finish_binding_cycle).
+    binding: BindingCycle | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -67,6 +70,18 @@ class CycleResult:
         if self.diagnosis is not None and not self.scheduled and self.status.code != Code.ERROR:
             return self.diagnosis.message()
         return self.status.message
+
+
+@dataclass
+class BindingCycle:
+    """What a binding cycle needs: the pod's scheduling cycle chose ``node``, assumed the pod there, reserved and
+    permitted it; PreBind and Bind are left (upstream's ``bindingCycle``, run in a goroutine of its own)."""
+
+    fwk: Framework
+    state: CycleState
+    pod: PodInfo
+    node: str
+    result: CycleResult
 
 
 def zone_interleaved_order(snap: Snapshot) -> IntArray:
@@ -101,7 +116,10 @@ class Scheduler:
 
     ``clock``: the time the queue's backoffs and the cache's expiries are measured in (virtual seconds in the
     simulator). ``cache``: the cache over ``snapshot`` (one is made when not given). ``on_clear_nomination``: how the
-    cluster hears that a pod's nomination was cleared (live: status.nominatedNodeName patched away)."""
+    cluster hears that a pod's nomination was cleared (live: status.nominatedNodeName patched away).
+    ``async_binding``: ``schedule_one`` stops after Permit and hands the binding cycle back on
+    ``CycleResult.binding`` (live mode runs it on a worker, as kube-scheduler runs it in a goroutine); the
+    simulator binds within ``schedule_one``."""
 
     def __init__(
         self,
@@ -117,6 +135,7 @@ class Scheduler:
         cache: Cache | None = None,
         on_clear_nomination: Callable[[PodInfo], None] | None = None,
         storage: StorageObjects | None = None,
+        async_binding: bool = False,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
@@ -130,6 +149,7 @@ class Scheduler:
             raise ValueError("the cache must keep the scheduler's snapshot")
         self.clock = clock
         self._on_clear_nomination = on_clear_nomination
+        self.async_binding = async_binding
         self._actions = actions
         self._rng = np.random.default_rng(seed)
         self.nominator = Nominator()
@@ -432,13 +452,32 @@ class Scheduler:
         st = fwk.run_permit(state, pod, node)
         if not st.ok:
             return self._undo(fwk, state, pod, node, result, st, reserved=True)
-        for step in (fwk.run_pre_bind, fwk.run_bind):  # the binding cycle
-            st = step(state, pod, node)
+        job = BindingCycle(fwk, state, pod, node, result)
+        if self.async_binding:
+            result.binding = job
+            return result
+        return self.finish_binding_cycle(job, self.run_binding_cycle(job))
+
+    @staticmethod
+    def run_binding_cycle(job: BindingCycle) -> Status:
+        """PreBind and Bind. It reads and writes no state of the scheduler (plugins at these points talk to the
+        cluster), so live mode runs it on a worker thread while the next pods are scheduled."""
+        for step in (job.fwk.run_pre_bind, job.fwk.run_bind):
+            st = step(job.state, job.pod, job.node)
             if not st.ok:
-                self._undo(fwk, state, pod, node, result, st, reserved=True)
-                # the forgotten pod's room is free again (upstream handleBindingCycleError: AssignedPodDelete)
-                self.move_all()
-                return result
+                return st
+        return Status()
+
+    def finish_binding_cycle(self, job: BindingCycle, st: Status) -> CycleResult:
+        """Back on the scheduling thread: after a bind, the TTL starts and PostBind runs; after a failure the pod
+        is unreserved and forgotten, and its room is free again for the pods that did not fit (upstream
+        ``handleBindingCycleError``: an AssignedPodDelete move)."""
+        fwk, state, pod, node, result = job.fwk, job.state, job.pod, job.node, job.result
+        result.binding = None
+        if not st.ok:
+            self._undo(fwk, state, pod, node, result, st, reserved=True)
+            self.move_all()
+            return result
         self.cache.finish_binding(pod, self.clock())
         fwk.run_post_bind(state, pod, node)
         return result

@@ -11,6 +11,11 @@ uses.
   does), else the pod is deleted.
 - PUT checks resourceVersion (409 on a stale one): leases rely on it. POST of an existing name is 409.
 - PATCH of pods/status merges conditions by type (strategic merge) and deletes ``null`` fields.
+- latency: every write (POST, PUT, PATCH, DELETE) takes ``write_latency_s`` (default 4 ms, about what a real
+  API server on loopback with etcd takes), reads ``read_latency_s`` (default 0); requests are served
+  concurrently, so the latency hides nothing but a synchronous client.
+- outage: :meth:`outage` makes the server drop every request and watch unanswered for a while (as a restarting
+  API server: clients see the connection close).
 - faults: :meth:`inject` makes matching requests answer an error status, or hang (after applying the request,
   or without), :meth:`drop_watches` cuts every open watch stream without ending it cleanly.
 """
@@ -98,6 +103,8 @@ class Stats:
     evictions_refused: int = 0
     watches: int = 0
     log: list[tuple[str, str, bool]] = field(default_factory=list)  # (method, path, watch) of each request
+    times: list[float] = field(default_factory=list)  # monotonic arrival time of each request, as log
+    dropped_in_outage: int = 0
     gone: int = 0
     faults_fired: int = 0
 
@@ -146,8 +153,18 @@ def _pdb_allows(pdb: Obj, pods: list[Obj]) -> bool:
 
 
 class FakeApiServer:
-    def __init__(self, token: str = "test-token", bookmark_interval_s: float = 0.5, max_watch_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        token: str = "test-token",
+        bookmark_interval_s: float = 0.5,
+        max_watch_s: float = 5.0,
+        write_latency_s: float = 0.004,
+        read_latency_s: float = 0.0,
+    ) -> None:
         self.token = token
+        self.write_latency_s = write_latency_s
+        self.read_latency_s = read_latency_s
+        self.down_until = 0.0  # monotonic time an outage ends
         self.bookmark_interval_s = bookmark_interval_s
         self.max_watch_s = max_watch_s
         self.lock = threading.Condition()
@@ -238,6 +255,16 @@ class FakeApiServer:
             self.history_rvs.clear()
             self.watch_epoch += 1  # open watches end too, as after an etcd compaction they would
             self.lock.notify_all()
+
+    def outage(self, seconds: float) -> None:
+        """For ``seconds`` from now every request is dropped unanswered and open watches are cut."""
+        with self.lock:
+            self.down_until = time.monotonic() + seconds
+            self.watch_epoch += 1
+            self.lock.notify_all()
+
+    def is_down(self) -> bool:
+        return time.monotonic() < self.down_until
 
     def _take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:
@@ -497,6 +524,11 @@ class _Handler(BaseHTTPRequestHandler):
         with api.lock:
             api.stats.requests += 1
             api.stats.log.append((method, url.path, "watch=true" in url.query or "watch=1" in url.query))
+            api.stats.times.append(time.monotonic())
+            if api.is_down():
+                api.stats.dropped_in_outage += 1
+                self.close_connection = True
+                return  # no answer at all: the client sees the connection close
         if self.headers.get("Authorization") != f"Bearer {api.token}":
             self._send(401, ApiFailure(401, "Unauthorized", "Unauthorized").status())
             return
@@ -509,8 +541,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, ApiFailure(404, "NotFound", f"the server could not find {url.path}").status())
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        if api.bind_latency_s and url.path.endswith("/binding"):
-            time.sleep(api.bind_latency_s)
+        latency = api.write_latency_s if method != "GET" else api.read_latency_s
+        if url.path.endswith("/binding"):
+            latency += api.bind_latency_s
+        if latency > 0 and "watch=" not in url.query:
+            time.sleep(latency)
         if fault is not None and not fault.apply_first:
             self._hang(fault)
             return

@@ -28,9 +28,12 @@ def deploy_config_text() -> str:
     return str(cm["data"]["config.yaml"])
 
 
-def write_config(tmp: Path, fast_election: bool = True) -> str:
-    """The shipped config, with leader-election timings shortened for tests."""
+def write_config(tmp: Path, fast_election: bool = True, qps: float = 1000, burst: int = 100) -> str:
+    """The shipped config, with leader-election timings shortened for tests, and the client's rate limit raised
+    (kube-scheduler's default, 50 requests a second, would make every test wait on it): the qps the comparison
+    with kube-scheduler on a real cluster used."""
     data = yaml.safe_load(deploy_config_text())
+    data["clientConnection"] = {"qps": qps, "burst": burst}
     if fast_election:
         data["leaderElection"].update(
             {
@@ -98,10 +101,12 @@ class Running:
         return self.result[0]
 
 
-def start(api: FakeApiServer, tmp: Path, timeout_s: float = 2.0, **opts: Any) -> Running:
+def start(
+    api: FakeApiServer, tmp: Path, timeout_s: float = 2.0, qps: float = 1000, burst: int = 100, **opts: Any
+) -> Running:
     kubeconfig = api.kubeconfig(str(tmp / "kubeconfig"))
-    cfg = load(write_config(tmp))
-    port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s)
+    cfg = load(write_config(tmp, qps=qps, burst=burst))
+    port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)
     result: list[int] = []

@@ -84,6 +84,13 @@ def test_no_kubeconfig_outside_a_cluster_is_exit_2(monkeypatch: object) -> None:
 
 
 def test_bad_option_is_exit_2(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["serve", "--preemption-removal", "kill"])
+    for flag in ("--preemption-mode", "--preemption-removal"):  # the documented name and the old one
+        result = runner.invoke(app, ["serve", flag, "kill"])
+        assert result.exit_code == 2
+        assert "--preemption-mode must be one of evict, delete" in result.output
+
+
+def test_binding_workers_must_be_positive(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--binding-workers", "0"])
     assert result.exit_code == 2
-    assert "--preemption-removal must be one of evict, delete" in result.output
+    assert "--binding-workers must be at least 1" in result.output

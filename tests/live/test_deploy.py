@@ -227,8 +227,9 @@ def _granted() -> set[tuple[str, str, str]]:
 
 
 def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path) -> None:
-    """Run serve through binding, a failure, preemption by eviction and by deletion, and leader election; every
-    request must be allowed by the shipped RBAC (with its namespace for the Lease), and every grant used."""
+    """Run serve through binding, a failure (repeated: an event series), preemption by eviction and by deletion,
+    leader election and an outage; every request must be allowed by the shipped RBAC (with its namespace for the
+    Lease), and every grant used."""
     api.create("priorityclasses", {"metadata": {"name": "low"}, "value": 10})
     api.create("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
     api.create("nodes", node("n0", cpu="1", memory="4Gi"))
@@ -237,6 +238,7 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
             "pods", pod(f"low{i}", cpu="500m", scheduler="default-scheduler", priority_class="low", node_name="n0")
         )
     used: set[tuple[str, str, str, str, str]] = set()
+    api.create("pods", pod("huge", cpu="64"))  # never fits: its FailedScheduling events become a series (update)
     for mode, hi in (("evict", "hi1"), ("delete", "hi2")):
         run = start(api, tmp_path, removal=mode)
         try:
@@ -245,6 +247,12 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
             assert api.wait_for(all_bound([hi]), 15)
             recorder = run.server.recorder
             assert wait(lambda r=recorder: r.stats.sent >= 3, 5)  # type: ignore[misc]
+            if mode == "delete":
+                api.outage(0.6)  # the API server goes away (less than renewDeadline): serve probes it
+                assert wait(lambda: any(m == "GET" and "/nodes/" in p for m, p, _ in api.stats.log), 5)
+                assert api.wait_for(lambda s: not s.is_down(), 5)
+                api.create("nodes", node("n1", cpu="1", memory="4Gi"))  # a change: "huge" is tried again
+                assert wait(lambda r=recorder: r.stats.aggregated >= 1, 15)  # type: ignore[misc]
         finally:
             run.stop()
     used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}

@@ -42,7 +42,7 @@ def test_server_errors_on_binding_listing_and_events(api: FakeApiServer, tmp_pat
     api.inject("POST", r"/events$", status=503, count=3)
     names = [f"p{i}" for i in range(24)]
     _pods(api, names)
-    run = start(api, tmp_path)
+    run = start(api, tmp_path, timeout_s=10.0)  # no client timeout on a loaded machine: only the injected errors
     try:
         assert api.wait_for(all_bound(names), 25)
     finally:
@@ -66,7 +66,9 @@ def test_binding_timeouts_with_and_without_the_bind_applied(api: FakeApiServer, 
     finally:
         run.stop()
     check_cluster(api, expect_bound=12)
-    assert run.server.controller.stats.bind_errors >= 3
+    stats = run.server.controller.stats
+    # the lost answers come after the watch showed the pods bound (nothing to undo) or, when first, as errors
+    assert stats.bind_errors + stats.late_bind_answers >= 3 and stats.bind_errors >= 1
 
 
 def test_watch_history_compacted_forces_relist(api: FakeApiServer, tmp_path: Path) -> None:
@@ -107,8 +109,8 @@ def test_more_pods_than_room_nothing_over_committed(api: FakeApiServer, tmp_path
 def test_scheduler_restarts_mid_run(api: FakeApiServer, tmp_path: Path) -> None:
     _cluster(api)
     names = [f"p{i}" for i in range(30)]
-    api.bind_latency_s = 0.05  # slow enough that the first replica is stopped half-way
-    first = start(api, tmp_path)
+    api.bind_latency_s = 0.05  # slow enough, one bind at a time, that the first replica is stopped half-way
+    first = start(api, tmp_path, binding_workers=1)
     try:
         _pods(api, names[:15])
         assert wait(lambda: first.server.controller.stats.bound >= 5, 10)

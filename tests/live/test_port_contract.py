@@ -124,6 +124,20 @@ def test_requests_carry_the_kubeconfig_token(api: FakeApiServer, tmp_path: Path)
     assert err.value.status == 401
 
 
+def test_a_rotated_token_is_picked_up_after_a_401(api: FakeApiServer, tmp_path: Path) -> None:
+    """Credentials are asked of the client's configuration at most every 30 s, and again at once after a 401 (a
+    token the server no longer takes)."""
+    port = connect(api, tmp_path)
+    port.list(NODES)
+    api.token = "rotated"
+    # what the client's refresh hook does when the token rotates (an exec plugin, the service account's file)
+    port._cfg.refresh_api_key_hook = lambda cfg: cfg.api_key.update(BearerToken="Bearer rotated")
+    with pytest.raises(ApiError) as err:
+        port.list(NODES)  # the cached header still carries the old token
+    assert err.value.status == 401
+    port.list(NODES)  # asked again: the new token
+
+
 def test_transport_errors_are_status_0(tmp_path: Path) -> None:
     api = FakeApiServer().start()
     port = connect(api, tmp_path, timeout_s=1)

@@ -359,13 +359,26 @@ def serve(
         bool | None,
         typer.Option("--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"),
     ] = None,
-    preemption_removal: Annotated[
+    preemption_mode: Annotated[
         str,
         typer.Option(
+            "--preemption-mode",
             "--preemption-removal",
-            help="how preemption removes victims: evict (Eviction API, honours PodDisruptionBudgets) or delete",
+            help="how preemption removes victims: delete (as kube-scheduler) or evict (Eviction API: a "
+            "PodDisruptionBudget may refuse it); --preemption-removal is the old name",
         ),
-    ] = "evict",
+    ] = "delete",
+    allow_concurrent: Annotated[
+        bool,
+        typer.Option(
+            "--allow-concurrent-scheduler",
+            help="with leader election off, start even when another instance holds the lease (both will bind "
+            "pods of the same profiles: over-commit is possible)",
+        ),
+    ] = False,
+    binding_workers: Annotated[
+        int, typer.Option("--binding-workers", help="binding cycles in flight at once (kube-scheduler: unbounded)")
+    ] = 16,
     identity: Annotated[str, typer.Option("--identity", help="leader-election identity (default: host_uuid)")] = "",
     log_format: Annotated[str, typer.Option("--log-format", help="json or text")] = "json",
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
@@ -390,8 +403,11 @@ def serve(
     from packsched.live.serve import ServeOptions, Server
 
     version = _kube_version(kube_version, rtcr_semantics)
-    if preemption_removal not in REMOVAL_MODES:
-        err.print(f"[red]error:[/red] --preemption-removal must be one of {', '.join(REMOVAL_MODES)}")
+    if preemption_mode not in REMOVAL_MODES:
+        err.print(f"[red]error:[/red] --preemption-mode must be one of {', '.join(REMOVAL_MODES)}")
+        raise typer.Exit(EXIT_INPUT)
+    if binding_workers < 1:
+        err.print("[red]error:[/red] --binding-workers must be at least 1")
         raise typer.Exit(EXIT_INPUT)
     if log_format not in ("json", "text"):
         err.print("[red]error:[/red] --log-format must be json or text")
@@ -401,13 +417,15 @@ def serve(
         raise typer.Exit(EXIT_INPUT)
     cfg = _guard(lambda: _config(config, version))
     path = str(kubeconfig) if kubeconfig is not None else (cfg.kubeconfig or None)
-    api = _guard(lambda: KubernetesPort.connect(path))
+    api = _guard(lambda: KubernetesPort.connect(path, qps=cfg.client_qps, burst=cfg.client_burst))
     logs.setup(log_format, log_level)
     options = ServeOptions(
         bind_address=bind_address,
         port=port,
         identity=identity,
-        removal=preemption_removal,
+        removal=preemption_mode,
+        binding_workers=binding_workers,
+        allow_concurrent=allow_concurrent,
         seed=seed,
         leader_elect=leader_elect,
         quota_status=write_quota_status,

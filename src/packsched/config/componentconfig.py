@@ -25,6 +25,8 @@ from packsched.api.errors import ErrorList, FieldError
 from packsched.config import args as pluginargs
 from packsched.config import catalog
 from packsched.config.defaults import (
+    DEFAULT_CLIENT_BURST,
+    DEFAULT_CLIENT_QPS,
     DEFAULT_PARALLELISM,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
     DEFAULT_POD_MAX_BACKOFF_SECONDS,
@@ -146,7 +148,7 @@ def convert(
     top = r.fields(top, "", TOP_FIELDS[api_version])
     cfg = KubeSchedulerConfiguration(source_version=api_version)
 
-    cfg.leader_election, cfg.kubeconfig = _decode_live_only(ctx, top)
+    cfg.leader_election, (cfg.kubeconfig, cfg.client_qps, cfg.client_burst) = _decode_live_only(ctx, top)
     if "parallelism" in top:
         value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
         cfg.parallelism = DEFAULT_PARALLELISM if value is None else value
@@ -190,7 +192,7 @@ def parse_duration(text: str) -> float | None:
     return -total if m.group(1) == "-" else total
 
 
-def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElection, str]:
+def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElection, tuple[str, float, int]]:
     """Fields that matter only to a running scheduler (``packsched serve``): decoded, defaulted and validated
     as upstream does (ValidateLeaderElectionConfiguration); the simulator ignores them."""
     r = ctx.reader
@@ -199,12 +201,12 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
     if out.leader_elect:
         _validate_leader_election(ctx, out)
     cc = r.fields(top.get("clientConnection"), "clientConnection", CLIENT_CONNECTION_FIELDS)
-    kubeconfig = _decode_client_connection(ctx, cc)
+    client = _decode_client_connection(ctx, cc)
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         r.bool(top.get(key), key)
     for key in ("healthzBindAddress", "metricsBindAddress"):
         r.str(top.get(key), key)
-    return out, kubeconfig
+    return out, client
 
 
 def _decode_leader_election(ctx: _Context, le: Mapping[str, Any]) -> LeaderElection:
@@ -255,8 +257,9 @@ def _validate_leader_election(ctx: _Context, out: LeaderElection) -> None:
             ctx.add(f"leaderElection.{key}", "Required value")
 
 
-def _decode_client_connection(ctx: _Context, cc: Mapping[str, Any]) -> str:
-    """clientConnection, checked for types; only its kubeconfig is used."""
+def _decode_client_connection(ctx: _Context, cc: Mapping[str, Any]) -> tuple[str, float, int]:
+    """clientConnection: the kubeconfig, and the client's qps and burst (0 or absent: kube-scheduler's defaults,
+    50 and 100; the other fields are checked for types)."""
     r = ctx.reader
     for key in ("acceptContentTypes", "contentType"):
         r.str(cc.get(key), f"clientConnection.{key}")
@@ -264,8 +267,11 @@ def _decode_client_connection(ctx: _Context, cc: Mapping[str, Any]) -> str:
     qps = cc.get("qps")
     if qps is not None and (isinstance(qps, bool) or not isinstance(qps, int | float)):
         ctx.add("clientConnection.qps", f"must be a number, got {qps!r}")
-    pluginargs.read_int(r, cc.get("burst"), "clientConnection.burst")
-    return kubeconfig
+        qps = None
+    burst = pluginargs.read_int(r, cc.get("burst"), "clientConnection.burst")
+    if burst is not None and burst < 0:
+        ctx.add("clientConnection.burst", f"Invalid value: {burst}: must be non-negative")
+    return kubeconfig, float(qps or DEFAULT_CLIENT_QPS), int(burst or DEFAULT_CLIENT_BURST)
 
 
 # -- profiles ------------------------------------------------------------------------------------------------

@@ -19,6 +19,9 @@ __all__ = [
 DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
+# clientConnection's defaults in kube-scheduler's v1 configuration (SetDefaults_KubeSchedulerConfiguration)
+DEFAULT_CLIENT_QPS = 50.0
+DEFAULT_CLIENT_BURST = 100
 
 # DefaultPreemptionArgs
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10

@@ -8,6 +8,8 @@ from typing import Any, TypeAlias
 
 from packsched.api.objects import NodeAffinity, TopologySpreadConstraint
 from packsched.config.defaults import (
+    DEFAULT_CLIENT_BURST,
+    DEFAULT_CLIENT_QPS,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
     DEFAULT_PARALLELISM,
@@ -201,6 +203,9 @@ class KubeSchedulerConfiguration:
     parallelism: int = DEFAULT_PARALLELISM
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     kubeconfig: str = ""  # clientConnection.kubeconfig
+    # clientConnection.qps and .burst: the client's token bucket (kube-scheduler's defaults; qps < 0: no limit)
+    client_qps: float = DEFAULT_CLIENT_QPS
+    client_burst: int = DEFAULT_CLIENT_BURST
     # Where it came from: "kubescheduler.config.k8s.io/v1", ..., "Policy", or "default".
     source_version: str = "default"
     source_file: str = ""

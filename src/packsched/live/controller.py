@@ -3,8 +3,10 @@ the informers report it, with the API server carrying them out.
 
 One thread (the caller of :meth:`Controller.run`) owns the scheduler (its queue, cache and snapshot) and every
 decision; informer threads only put events on :attr:`Controller.inbox`, applied by
-:class:`~packsched.live.handlers.InformerHandlers`; API writes that decide nothing (events, conditions) go out
-through a :class:`~packsched.live.recorder.Recorder` thread. Victims are removed by
+:class:`~packsched.live.handlers.InformerHandlers`. Binding cycles run on a
+:class:`~packsched.live.binding.BindingPool` while the next pods are scheduled against the assumed pods; their
+answers come back through the same inbox and are applied in the scheduling thread. API writes that decide
+nothing (events, conditions) go out through a :class:`~packsched.live.recorder.Recorder` thread. Victims are removed by
 :class:`~packsched.live.victims.VictimRemover`; ElasticQuota gauges and status by
 :class:`~packsched.live.quota_status.QuotaStatusController`.
 """
@@ -22,10 +24,13 @@ from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
+from packsched.framework.preemption import NOT_ELIGIBLE_TERMINATING
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.handlers import InformerHandlers, Tracked
+from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import ApiError, ApiPort, Obj, Resource
@@ -42,6 +47,8 @@ LOG = logging.getLogger("packsched.live")
 CONFLICT_WAIT_S = 30.0
 # kube-scheduler's podMaxInUnschedulablePodsDuration: unschedulable pods are retried at least this often.
 UNSCHEDULABLE_FLUSH_S = 300.0
+# How long a stopping scheduler waits for the bindings it has in flight.
+BIND_DRAIN_S = 5.0
 
 
 class _Actions:
@@ -78,7 +85,13 @@ class Controller:
         removal: str = EVICT,
         clock: Callable[[], float] = time.monotonic,
         quota_status: bool = False,
+        binding_workers: int = 0,
+        health: ApiHealth | None = None,
+        prober: Callable[[threading.Event], Prober] | None = None,
     ) -> None:
+        """``binding_workers``: threads running binding cycles (0: each runs within :meth:`attempt`). ``health``:
+        whether the API server answers (no pod is tried while it does not); ``prober`` makes what asks it while
+        it is down."""
         self.port = port
         self.config = config
         self.metrics = metrics or Metrics()
@@ -86,9 +99,12 @@ class Controller:
         self.identity = identity
         self.clock = clock
         self.stats = Stats()
+        self.health = health or ApiHealth(clock)
+        self.log = self.health.log
+        self._make_prober = prober
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
-        self.inbox: queue_mod.Queue[tuple[Resource, str, Obj]] = queue_mod.Queue()
+        self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
         self.scheduler = Scheduler(
             config,
             registry,
@@ -98,6 +114,10 @@ class Controller:
             self._budgets,
             clock=clock,
             on_clear_nomination=lambda info: self.statuses.nomination_cleared(info.pod),
+            async_binding=True,
+        )
+        self.binding = BindingPool(
+            binding_workers, self.scheduler.run_binding_cycle, self.inbox.put, lambda: self.health.down
         )
         self.cache = self.scheduler.cache
         self.informers = InformerHandlers(self.scheduler, self.statuses, self.victims, self.recorder, self.stats)
@@ -116,7 +136,12 @@ class Controller:
         return self.scheduler.snapshot
 
     def _budgets(self) -> list[BudgetStatus]:
-        return self.informers.budgets()
+        out = self.informers.budgets()
+        refused = self.victims.refused_victims(self.clock())
+        for b in out:  # a budget the API server just enforced allows nothing, whatever our count says
+            if any(b.pdb.matches(pod) for pod in refused):
+                b.desired_healthy = max(b.desired_healthy, b.healthy)
+        return out
 
     # -- informer side --------------------------------------------------------------------------------
 
@@ -132,7 +157,10 @@ class Controller:
         except queue_mod.Empty:
             return 0
         while True:
-            self.handle(*item)
+            if isinstance(item, BindingDone):
+                self.binding_done(item)
+            else:
+                self.handle(*item)
             handled += 1
             try:
                 item = self.inbox.get_nowait()
@@ -145,10 +173,25 @@ class Controller:
     # -- the loop ---------------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event, is_ready: Callable[[], bool] = lambda: True) -> None:
-        """Schedule until ``stop`` is set. Nothing is tried before ``is_ready()`` (the informers have listed)."""
+        """Schedule until ``stop`` is set. Nothing is tried before ``is_ready()`` (the informers have listed).
+        Bindings in flight when it stops are waited for (a few seconds at most) and accounted."""
+        self.binding.start()
+        prober = self._make_prober(stop) if self._make_prober is not None else None
+        try:
+            self._loop(stop, is_ready, prober)
+        finally:
+            self.binding.close(BIND_DRAIN_S)
+            self.drain(0)
+
+    def _loop(self, stop: threading.Event, is_ready: Callable[[], bool], prober: Prober | None) -> None:
         while not stop.is_set():
             if not is_ready():
                 self.drain(0.05)
+                continue
+            if self.health.down:  # binds would only fail: wait for the server (the prober ends the outage)
+                if prober is not None:
+                    prober.kick()
+                self.drain(0.1)
                 continue
             self.drain(0)
             if not self.step():
@@ -216,10 +259,13 @@ class Controller:
             return None  # deleted or bound since it was queued
         now = self.clock()
         if self.victims.waiting(key, now, self.pods.__contains__):
-            self.queue.add_unschedulable(qp, now, qp.last_reason)
+            # as upstream's PodEligibleToPreemptOthers answers while the victims terminate
+            message = f"{tr.fit_message} preemption: {NOT_ELIGIBLE_TERMINATING}".lstrip()
+            self.queue.add_unschedulable(qp, now, message)
+            self.statuses.failed(info.pod, "Unschedulable", message)
             return None
         self.stats.attempts += 1
-        self.victims.removed_now = 0
+        self.victims.new_attempt()
         start = time.perf_counter()
         try:
             result = self.scheduler.schedule_one(info)
@@ -230,27 +276,57 @@ class Controller:
             self.statuses.failed(info.pod, "SchedulerError", f"internal error: {exc}")
             self.queue.requeue_now(qp, self.clock())
             return None
+        if result.binding is not None:  # assumed, reserved, permitted: the binding cycle runs on a worker
+            answered = self.binding.submit(BindingDone(qp, result.binding, start))
+            return result if answered is None else self.binding_done(answered)
         elapsed = time.perf_counter() - start
         profile = result.profile
-        if result.scheduled and result.node is not None:
-            self.stats.bound += 1
-            LOG.debug("bound", extra={"pod": key, "node": result.node, "profile": profile})
-            self._observe(SCHEDULED, profile, elapsed)
-            self.recorder.event(
-                info.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {result.node}"
-            )
-            return result
-        if isinstance(result.status.cause, ApiError):
-            return self._bind_failed(qp, tr, result.status.cause, result, elapsed)
+        if self.victims.blocked_now:  # preemption stopped at a victim it could not remove: not nominated
+            result.nominated_node = "" if info.pod.nominated_node_name or result.nominated_node else None
+            result.status = Status(Code.ERROR, [f"{result.message} {self.victims.blocked_now}"])
         is_error = result.status.code == Code.ERROR
         self._observe(ERROR if is_error else UNSCHEDULABLE, profile, elapsed)
-        if not is_error and self.scheduler.frameworks[profile].post_filters:
+        if (not is_error or self.victims.blocked_now) and self.scheduler.frameworks[profile].post_filters:
             self.metrics.preemption_attempts.inc()
         if self.victims.removed_now:
             self.metrics.preemption_victims.observe(self.victims.removed_now)
         self.stats.unschedulable += 1
+        tr.fit_message = _fit_message(result)
         self.scheduler.handle_failure(qp, result)
         self.statuses.failed(info.pod, "SchedulerError" if is_error else "Unschedulable", result.message)
+        return result
+
+    def binding_done(self, done: BindingDone) -> CycleResult | None:
+        """A binding cycle answered (applied in the scheduling thread, in whatever order the answers come)."""
+        job, qp = done.job, done.qp
+        info = job.pod
+        key = info.key
+        elapsed = time.perf_counter() - done.start
+        if not done.status.ok and not (self.cache.is_assumed(key) and self.cache.get(key) is info):
+            # The watch settled it first: the pod was deleted, or it is bound to this node (the bind went through
+            # and its answer was lost). Nothing is held for it to give back.
+            self.stats.late_bind_answers += 1
+            LOG.debug("binding answer after the watch", extra={"pod": key, "error": done.status.message})
+            job.result.binding = None
+            return None
+        result = self.scheduler.finish_binding_cycle(job, done.status)
+        if result.scheduled and result.node is not None:
+            self.stats.bound += 1
+            LOG.debug("bound", extra={"pod": key, "node": result.node, "profile": result.profile})
+            self._observe(SCHEDULED, result.profile, elapsed)
+            self.recorder.event(
+                info.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {result.node}"
+            )
+            return result
+        tr = self.pods.get(key)
+        if tr is None or tr.info is not info:
+            return result  # deleted meanwhile
+        if isinstance(result.status.cause, ApiError):
+            return self._bind_failed(qp, tr, result.status.cause, result, elapsed)
+        self.stats.bind_errors += 1
+        self._observe(ERROR, result.profile, elapsed)
+        self.scheduler.handle_failure(qp, result)
+        self.statuses.failed(info.pod, "SchedulerError", result.message)
         return result
 
     def _bind_failed(
@@ -264,7 +340,9 @@ class Controller:
             self.stats.conflicts += 1
             self.metrics.bind_conflicts.inc()
             tr.conflict_since = self.clock()
-            LOG.info("pod already bound; waiting for the watch", extra={"pod": key, "error": str(exc)})
+            self.log.log(
+                logging.INFO, "conflict", "pod already bound; waiting for the watch", {"pod": key, "error": str(exc)}
+            )
             self.scheduler.handle_failure(qp, result, requeue=False)
             return result
         if exc.not_found:
@@ -273,7 +351,7 @@ class Controller:
             return result
         self.stats.bind_errors += 1
         self._observe(ERROR, result.profile, elapsed)
-        LOG.warning("binding failed; retrying after backoff", extra={"pod": key, "error": str(exc)})
+        self.log.failed("bind", "binding failed; retrying after backoff", exc, {"pod": key})
         self.scheduler.handle_failure(qp, result)
         self.statuses.failed(tr.info.pod, "SchedulerError", f"Binding rejected: {exc}")
         return result
@@ -281,3 +359,15 @@ class Controller:
     def _observe(self, result: str, profile: str, elapsed: float) -> None:
         self.metrics.schedule_attempts.labels(result, profile).inc()
         self.metrics.attempt_duration.labels(result, profile).observe(elapsed)
+
+
+def _fit_message(result: CycleResult) -> str:
+    """The attempt's FitError text without its preemption part."""
+    d = result.diagnosis
+    if d is None:
+        return ""
+    post, d.post_filter_msg = d.post_filter_msg, ""
+    try:
+        return d.message()
+    finally:
+        d.post_filter_msg = post

@@ -45,6 +45,7 @@ class Tracked:
     uid: str
     conflict_since: float | None = None  # our bind got 409: waiting for the watch
     terminating: bool = False
+    fit_message: str = ""  # the last attempt's "0/N nodes are available: ..." (without the preemption part)
 
 
 class InformerHandlers:
@@ -185,6 +186,8 @@ class InformerHandlers:
         if etype == DELETED:
             self.forget(key)
             return
+        if tr is not None and self._confirmed(tr, obj):
+            return
         decoded = decode(PODS, obj)
         if decoded.problems:
             self._unreadable_pod(obj, decoded.problems)
@@ -219,6 +222,34 @@ class InformerHandlers:
         ):
             return  # another scheduler's pod, or one on its way out
         self._enqueue(pod, uid)
+
+    def _confirmed(self, tr: Tracked, obj: Obj) -> bool:
+        """The watch shows our binding of an assumed pod, and nothing else that matters: confirmed without decoding
+        the pod again (the one change per pod that every binding brings; what it copies is what a full decode
+        would copy on first sight). False when the event needs the full path."""
+        key = tr.info.key
+        if not self.cache.is_assumed(key):
+            return False
+        spec = obj.get("spec") or {}
+        meta = obj.get("metadata") or {}
+        phase = (obj.get("status") or {}).get("phase") or "Pending"
+        labels = meta.get("labels") or {}
+        if (
+            spec.get("nodeName") != self.cache.node_of(key)
+            or meta.get("deletionTimestamp")
+            or phase not in ("Pending", "Running")
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())
+        ):
+            return False
+        node = str(spec["nodeName"])
+        self.cache.add_pod(tr.info, node)
+        tr.conflict_since = None
+        tr.terminating = False
+        tr.info.pod.labels = dict(labels)
+        tr.info.pod.phase = str(phase)
+        tr.info.pod.terminating = False
+        self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
+        return True
 
     def _on_bound_pod(self, tr: Tracked | None, pod: Pod, uid: str, node: str, terminating: bool) -> None:
         key = pod.key

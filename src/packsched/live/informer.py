@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from packsched.live.health_port import ThrottledLog
 from packsched.live.port import ADDED, BOOKMARK, DELETED, ApiError, ApiPort, Obj, Resource, key_of
 
 Sink = Callable[[Resource, str, Obj], None]
@@ -31,6 +32,7 @@ class Informer:
         min_backoff_s: float = 0.05,
         max_backoff_s: float = 10.0,
         on_relist: Callable[[Resource], None] | None = None,
+        log: ThrottledLog | None = None,
     ) -> None:
         self.port = port
         self.res = res
@@ -40,6 +42,7 @@ class Informer:
         self.min_backoff_s = min_backoff_s
         self.max_backoff_s = max_backoff_s
         self.on_relist = on_relist
+        self.log = log or ThrottledLog(LOG)
         self.synced = threading.Event()
         self.resource_version = ""
         self.relists = 0
@@ -83,9 +86,11 @@ class Informer:
                         self.on_relist(self.res)
                     continue
                 self.errors += 1
-                LOG.warning(
+                self.log.failed(
+                    f"watch-{self.res.plural}",
                     "list/watch failed, retrying",
-                    extra={"resource": self.res.plural, "error": str(exc), "backoffSeconds": backoff},
+                    exc,
+                    {"resource": self.res.plural, "backoffSeconds": backoff},
                 )
                 self.stop.wait(backoff)
                 backoff = min(backoff * 2, self.max_backoff_s)

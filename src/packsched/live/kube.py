@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -23,12 +24,19 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from packsched.api.errors import ErrorList, InputError
-from packsched.live.port import BOOKMARK, ERROR, ApiError, Obj, Resource, WatchEvent
+from packsched.live.port import BOOKMARK, ERROR, EVENTS, ApiError, Obj, Resource, WatchEvent
+from packsched.live.ratelimit import TokenBucket
 
 PODS_PATH = "/api/v1/namespaces/{ns}/pods/{name}"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "packsched/0.1.0"
+# client-go's rest.Config defaults when nothing is configured (kube-scheduler's configuration defaults to 50/100)
+DEFAULT_QPS = 50.0
+DEFAULT_BURST = 100
+# Connections kept open per host: the binding workers, the informers' watches, the event and status writers.
+DEFAULT_POOL_SIZE = 32
+AUTH_REFRESH_S = 30.0
 BUILTIN_GROUPS = frozenset({"", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io"})
 
 
@@ -103,8 +111,23 @@ def _status_error(status: int, reason: str, body: bytes) -> ApiError:
 class KubernetesPort:
     """ApiPort over HTTP(S) through the official client's configuration and connection pool."""
 
-    def __init__(self, configuration: Any, timeout_s: float = 30.0, connect_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        configuration: Any,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = 5.0,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        """``qps``/``burst``: the client's token bucket (clientConnection), shared by every request; events go
+        through a second bucket of the same size, as kube-scheduler sends them with a client of their own.
+        ``pool_size``: keep-alive connections kept per host (more concurrent requests open extra ones)."""
         self._cfg = configuration
+        configuration.connection_pool_maxsize = pool_size
+        self.limiter = TokenBucket(qps, burst)
+        self.event_limiter = TokenBucket(qps, burst)
         self._api = k8s_client.ApiClient(configuration)
         self._pool: urllib3.PoolManager = self._api.rest_client.pool_manager
         self._host = str(configuration.host).rstrip("/")
@@ -112,10 +135,20 @@ class KubernetesPort:
         self.connect_timeout_s = connect_timeout_s
         self._streams: set[Any] = set()  # open watch responses, cut by close()
         self._lock = threading.Lock()
+        self._auth: dict[str, str] | None = None
+        self._auth_at = 0.0
 
     @classmethod
-    def connect(cls, kubeconfig: str | None, timeout_s: float = 30.0) -> KubernetesPort:
-        return cls(client_configuration(kubeconfig), timeout_s)
+    def connect(
+        cls,
+        kubeconfig: str | None,
+        timeout_s: float = 30.0,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> KubernetesPort:
+        return cls(client_configuration(kubeconfig), timeout_s, qps=qps, burst=burst, pool_size=pool_size)
 
     @property
     def host(self) -> str:
@@ -123,15 +156,28 @@ class KubernetesPort:
 
     # -- transport ------------------------------------------------------------------------------------
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if content_type:
-            headers["Content-Type"] = content_type
+    def _auth_headers(self) -> dict[str, str]:
+        """The credentials' headers, asked of the client's configuration at most every AUTH_REFRESH_S (asking runs
+        its token-refresh hook, which re-reads the kubeconfig: a large share of a request's CPU if done each time),
+        and at once after a 401."""
+        now = time.monotonic()
+        with self._lock:
+            if self._auth is not None and now - self._auth_at < AUTH_REFRESH_S:
+                return self._auth
+        headers: dict[str, str] = {}
         for setting in self._cfg.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[str(setting["key"])] = str(setting["value"])
         if getattr(self._cfg, "username", None) or getattr(self._cfg, "password", None):
             headers["Authorization"] = str(self._cfg.get_basic_auth_token())
+        with self._lock:
+            self._auth, self._auth_at = headers, now
+        return headers
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **self._auth_headers()}
+        if content_type:
+            headers["Content-Type"] = content_type
         return headers
 
     def _open(
@@ -144,6 +190,7 @@ class KubernetesPort:
         read_timeout: float | None = None,
     ) -> Any:
         url = self._host + path + ("?" + urlencode(query) if query else "")
+        (self.event_limiter if path.startswith(EVENTS.base()) else self.limiter).accept()
         data = None if body is None else json.dumps(body).encode()
         try:
             resp = self._pool.request(
@@ -158,6 +205,9 @@ class KubernetesPort:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, type(exc).__name__, str(exc)) from None
         if not 200 <= resp.status <= 299:
+            if resp.status == 401:
+                with self._lock:
+                    self._auth = None  # an expired token: ask the configuration again next time
             try:
                 payload = resp.read()
             except (urllib3.exceptions.HTTPError, OSError):

@@ -10,6 +10,7 @@ shutdown it releases the lease (empty holder), so a standby takes over without w
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import random
 import threading
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from packsched.config.types import LeaderElection
+from packsched.live.health_port import ThrottledLog
 from packsched.live.port import LEASES, ApiError, ApiPort, Obj
 from packsched.live.recorder import micro_time
 
@@ -31,6 +33,35 @@ class _Observed:
     at: float
 
 
+def parse_micro_time(text: str) -> float | None:
+    """A Lease's MicroTime (or RFC 3339 time) as seconds since the epoch; None when unreadable."""
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue
+    return None
+
+
+def active_holder(port: ApiPort, config: LeaderElection, now: float | None = None) -> str:
+    """Who holds the lease and renewed it within its duration (wall clocks compared, with ``retryPeriod`` of
+    slack); "" when nobody does, the lease does not exist or cannot be read."""
+    try:
+        lease = port.get(LEASES, config.resource_namespace, config.resource_name)
+    except ApiError as exc:
+        if not exc.not_found:
+            LOG.warning("cannot read the lease", extra={"error": str(exc)})
+        return ""
+    spec = lease.get("spec") or {}
+    holder = str(spec.get("holderIdentity") or "")
+    renewed = parse_micro_time(str(spec.get("renewTime") or ""))
+    if not holder or renewed is None:
+        return ""
+    duration = float(spec.get("leaseDurationSeconds") or config.lease_duration_s)
+    now = time.time() if now is None else now
+    return holder if now - renewed <= duration + config.retry_period_s else ""
+
+
 class LeaderElector:
     def __init__(
         self,
@@ -39,8 +70,10 @@ class LeaderElector:
         identity: str,
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[bool], None] | None = None,
+        log: ThrottledLog | None = None,
     ) -> None:
         self.port = port
+        self.log = log or ThrottledLog(LOG)
         self.cfg = config
         self.identity = identity
         self.clock = clock
@@ -64,7 +97,7 @@ class LeaderElector:
             lease = self.port.get(LEASES, self.namespace, self.name)
         except ApiError as exc:
             if not exc.not_found:
-                LOG.warning("cannot read the lease", extra={"lease": self._where(), "error": str(exc)})
+                self.log.failed("lease", "cannot read the lease", exc, {"lease": self._where()})
                 return False
             try:
                 self.port.create(LEASES, self.namespace, self._lease_body(None, 0, now_acquire=True))

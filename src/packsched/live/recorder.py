@@ -1,6 +1,12 @@
-"""Events and status writes that decide nothing: sent by a thread of their own, so that a slow or failing API
-server delays no scheduling decision. The queue is bounded; when it is full the newest write is dropped and
-counted, as client-go's event broadcaster drops events."""
+"""Events and status writes that decide nothing: sent by threads of their own, so that a slow or failing API
+server delays no scheduling decision. Writes about one pod go through one sender (by the pod's name), so they
+reach the server in the order they were made; the senders' queues are bounded, and when one is full the newest write
+is dropped and counted, as client-go's event broadcaster drops events.
+
+Events are aggregated as client-go's events recorder (``tools/events``) does: an event like one recorded in the
+last six minutes (same pod, reason, action and reporting controller; the note may differ) is not created again.
+The second one turns the first into a series (an update with ``series.count: 2``); later ones only count, and
+series that grew are written back every 30 minutes."""
 
 from __future__ import annotations
 
@@ -9,15 +15,18 @@ import datetime as dt
 import logging
 import queue as queue_mod
 import threading
-import uuid
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
 from packsched.live.port import EVENTS, PODS, ApiError, ApiPort, Obj
 
 LOG = logging.getLogger("packsched.live.recorder")
 NOTE_MAX = 1024  # events.k8s.io/v1 limits note to 1kB
+SENDERS = 4
+SERIES_WINDOW_S = 6 * 60.0  # client-go: an isomorphic event within 6 minutes joins the series
+SERIES_REFRESH_S = 30 * 60.0  # client-go: series are written back every 30 minutes
 
 
 def micro_time(now: dt.datetime | None = None) -> str:
@@ -36,68 +45,121 @@ class RecorderStats:
     sent: int = 0
     failed: int = 0
     dropped: int = 0
+    aggregated: int = 0  # events counted into a series instead of created
+
+
+@dataclass
+class _Series:
+    body: Obj
+    count: int = 1
+    last: float = 0.0  # monotonic time of the last occurrence
+    written: int = 1  # the count the server has
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 class Recorder:
-    def __init__(self, port: ApiPort, identity: str, controller: str = "packsched", capacity: int = 10000) -> None:
+    def __init__(
+        self,
+        port: ApiPort,
+        identity: str,
+        controller: str = "packsched",
+        capacity: int = 10000,
+        senders: int = SENDERS,
+        clock: Callable[[], float] = time.monotonic,
+        paused: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``paused``: while it answers True (the API server is gone) the senders hold their writes."""
         self.port = port
+        self.paused = paused
         self.identity = identity
         self.controller = controller
+        self.clock = clock
         self.stats = RecorderStats()
-        self._queue: queue_mod.Queue[Callable[[], None] | None] = queue_mod.Queue(capacity)
-        self._thread: threading.Thread | None = None
+        per = max(capacity // max(senders, 1), 1)
+        self._queues: list[queue_mod.Queue[Callable[[], None] | None]] = [
+            queue_mod.Queue(per) for _ in range(max(senders, 1))
+        ]
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.RLock()  # _submit may count a drop while the series are locked
+        self._series: dict[tuple[str, ...], _Series] = {}
+        self._last_refresh = clock()
+        self._seq = 0
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
-        self._thread.start()
+        for i, q in enumerate(self._queues):
+            t = threading.Thread(target=self._run, args=(q,), name=f"recorder-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Send what is queued (for at most ``timeout_s``), then stop."""
-        if self._thread is None:
+        """Send what is queued (for at most ``timeout_s`` in all), then stop."""
+        if not self._threads:
             return
-        with contextlib.suppress(queue_mod.Full):
-            self._queue.put(None, timeout=timeout_s)
-        self._thread.join(timeout_s)
-        self._thread = None
+        deadline = time.monotonic() + timeout_s
+        for q in self._queues:
+            with contextlib.suppress(queue_mod.Full):
+                q.put(None, timeout=max(deadline - time.monotonic(), 0.01))
+        for t in self._threads:
+            t.join(max(deadline - time.monotonic(), 0.01))
+        self._threads = []
 
     def now(self) -> str:
         return rfc3339()
 
-    def _run(self) -> None:
+    def _run(self, q: queue_mod.Queue[Callable[[], None] | None]) -> None:
         while True:
-            job = self._queue.get()
+            job = q.get()
             if job is None:
                 return
+            while self.paused() and self._threads:
+                time.sleep(0.1)
             self._do(job)
 
     def _do(self, job: Callable[[], None]) -> None:
         try:
             job()
-            self.stats.sent += 1
+            with self._lock:
+                self.stats.sent += 1
         except ApiError as exc:
-            self.stats.failed += 1
+            with self._lock:
+                self.stats.failed += 1
             LOG.debug("write failed", extra={"error": str(exc)})
 
-    def _submit(self, job: Callable[[], None], wait: bool = False) -> None:
-        if wait or self._thread is None:
+    def _submit(self, job: Callable[[], None], shard: str, wait: bool = False) -> None:
+        if wait or not self._threads:
             self._do(job)
             return
         try:
-            self._queue.put_nowait(job)
+            self._queues[hash(shard) % len(self._queues)].put_nowait(job)
         except queue_mod.Full:
-            self.stats.dropped += 1
+            with self._lock:
+                self.stats.dropped += 1
 
     def event(self, pod: Pod, etype: str, reason: str, action: str, note: str) -> None:
-        """An events.k8s.io/v1 Event about ``pod``."""
-        now = dt.datetime.now(dt.UTC)
+        """An events.k8s.io/v1 Event about ``pod`` (or one more occurrence of a series)."""
+        shard = f"{pod.namespace}/{pod.name}"
+        key = (pod.namespace, pod.name, pod.uid, reason, action, self.controller)
+        now = self.clock()
+        self._refresh(now)
+        with self._lock:
+            series = self._series.get(key)
+            if series is not None and now - series.last <= SERIES_WINDOW_S:
+                series.count += 1
+                series.last = now
+                self.stats.aggregated += 1
+                if series.count > 2:
+                    return  # counted; written back with the periodic refresh
+                self._send_update(pod.namespace, self._with_series(series), shard)
+                return
+        stamp = dt.datetime.now(dt.UTC)
         body: Obj = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{pod.name}.{uuid.uuid4().hex[:16]}",
+                "name": self._event_name(pod.name),
                 "namespace": pod.namespace,
             },
-            "eventTime": micro_time(now),
+            "eventTime": micro_time(stamp),
             "reportingController": self.controller,
             "reportingInstance": self.identity,
             "action": action,
@@ -112,13 +174,47 @@ class Recorder:
                 "uid": pod.uid,
             },
         }
-        self._submit(lambda: self._create_event(pod.namespace, body))
+        with self._lock:
+            self._series[key] = _Series(body, last=now)
+        self._submit(lambda: self._create_event(pod.namespace, body), shard)
+
+    def _event_name(self, regarding: str) -> str:
+        """client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made in
+        the same nanosecond apart."""
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        return f"{regarding}.{time.time_ns() + seq:x}"
+
+    def _with_series(self, series: _Series) -> Obj:
+        """The event with its series as it stands (called with the lock held)."""
+        series.written = series.count
+        last = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=max(self.clock() - series.last, 0.0))
+        return {**series.body, "series": {"count": series.count, "lastObservedTime": micro_time(last)}}
+
+    def _refresh(self, now: float) -> None:
+        """Every SERIES_REFRESH_S: series that grew are written back; finished ones are forgotten."""
+        if now - self._last_refresh < SERIES_REFRESH_S:
+            return
+        self._last_refresh = now
+        with self._lock:
+            for key, series in list(self._series.items()):
+                if series.count > series.written:
+                    self._send_update(key[0], self._with_series(series), f"{key[0]}/{key[1]}")
+                if now - series.last > SERIES_WINDOW_S:
+                    del self._series[key]
+
+    def _send_update(self, namespace: str, body: Obj, shard: str) -> None:
+        self._submit(lambda: self._update_event(namespace, body), shard)
+
+    def _update_event(self, namespace: str, body: Obj) -> None:
+        self.port.update(EVENTS, namespace, str(body["metadata"]["name"]), body)
 
     def _create_event(self, namespace: str, body: Obj) -> None:
         self.port.create(EVENTS, namespace, body)
 
     def patch_pod_status(self, namespace: str, name: str, patch: Obj, wait: bool = False) -> None:
-        self._submit(lambda: self._patch(namespace, name, patch), wait)
+        self._submit(lambda: self._patch(namespace, name, patch), f"{namespace}/{name}", wait)
 
     def _patch(self, namespace: str, name: str, patch: Obj) -> None:
         try:

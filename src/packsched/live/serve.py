@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ELASTIC_QUOTA, handles
 from packsched.framework.runtime import PluginFactory
-from packsched.live.controller import EVICT, Controller
+from packsched.live.binding import DEFAULT_WORKERS
+from packsched.live.controller import DELETE, Controller
 from packsched.live.health import HealthServer
+from packsched.live.health_port import ApiHealth, MonitoredPort, Prober
 from packsched.live.informer import Informer
-from packsched.live.leader import LeaderElector
+from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
 from packsched.live.port import ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, ApiPort, Resource
 from packsched.live.recorder import Recorder
@@ -33,6 +35,7 @@ WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
 EXIT_LOST_LEASE = 1
+EXIT_REFUSED = 3  # leader election off while another instance holds the lease
 
 
 @dataclass
@@ -40,12 +43,14 @@ class ServeOptions:
     bind_address: str = "0.0.0.0"
     port: int = 10251  # kube-scheduler's historical plain-HTTP port; 0 picks a free one
     identity: str = ""
-    removal: str = EVICT
+    removal: str = DELETE  # how preemption removes victims: delete (kube-scheduler's way) or evict
+    binding_workers: int = DEFAULT_WORKERS  # binding cycles in flight at once
     watch_timeout_s: int = 300
     seed: int = 0
     leader_elect: bool | None = None  # None: the config's leaderElection.leaderElect
     serve_http: bool = True
     quota_status: bool = False  # write ElasticQuota status.used (scheduler-plugins' controller's job)
+    allow_concurrent: bool = False  # leader election off: start even when another instance holds the lease
 
 
 def default_identity() -> str:
@@ -60,12 +65,13 @@ class Server:
         registry: Mapping[str, PluginFactory],
         options: ServeOptions | None = None,
     ) -> None:
-        self.port = port
+        self.api_health = ApiHealth()
+        self.port = port = MonitoredPort(port, self.api_health)  # every request tells whether the server is there
         self.config = config
         self.options = options or ServeOptions()
         self.identity = self.options.identity or default_identity()
         self.metrics = Metrics()
-        self.recorder = Recorder(port, self.identity)
+        self.recorder = Recorder(port, self.identity, paused=lambda: self.api_health.down)
         self.controller = Controller(
             port,
             config,
@@ -76,6 +82,9 @@ class Server:
             seed=self.options.seed,
             removal=self.options.removal,
             quota_status=self.options.quota_status,
+            binding_workers=self.options.binding_workers,
+            health=self.api_health,
+            prober=lambda stop: Prober(port, self._probe, stop),
         )
         self.stop = threading.Event()
         self.informers: list[Informer] = []
@@ -84,7 +93,11 @@ class Server:
         self.elector: LeaderElector | None = None
         if elect:
             self.elector = LeaderElector(
-                port, le, self.identity, on_change=lambda on: self.metrics.leader.labels(le.resource_name).set(int(on))
+                port,
+                le,
+                self.identity,
+                on_change=lambda on: self.metrics.leader.labels(le.resource_name).set(int(on)),
+                log=self.api_health.log,
             )
         self.health: HealthServer | None = None
         if self.options.serve_http:
@@ -102,7 +115,14 @@ class Server:
             return False, "leaderElection: lease lost"
         return True, "ok"
 
+    def _probe(self) -> None:
+        """One cheap request (a node by name; 404 is an answer too)."""
+        nodes = self.controller.snapshot.nodes
+        self.port.get(NODES, "", nodes[0].name if nodes else "packsched-probe")
+
     def ready(self) -> tuple[bool, str]:
+        if self.api_health.down:
+            return False, "API server unreachable"
         if not self.synced():
             waiting = ", ".join(i.res.plural for i in self.informers if not i.synced.is_set())
             return False, f"informers not synced: {waiting or 'not started'}"
@@ -110,8 +130,37 @@ class Server:
 
     # -- run --------------------------------------------------------------------------------------------
 
+    def concurrent_leader(self) -> bool:
+        """With leader election off: whether another instance leads the same configuration's lease (refused unless
+        ``allow_concurrent``, then loudly warned about: two schedulers of one profile bind against each other's
+        stale view, and over-commit nodes)."""
+        if self.elector is not None:
+            return False
+        le = self.config.leader_election
+        holder = active_holder(self.port, le)
+        if not holder:
+            return False
+        where = f"{le.resource_namespace}/{le.resource_name}"
+        extra = {"lease": where, "holder": holder, "profiles": list(self.controller.scheduler.frameworks)}
+        if self.options.allow_concurrent:
+            LOG.warning(
+                "another instance leads these profiles and leader election is off: both will schedule the same "
+                "pods and may over-commit nodes (started anyway: --allow-concurrent-scheduler)",
+                extra=extra,
+            )
+            return False
+        LOG.error(
+            "another instance leads these profiles; refusing to schedule beside it with leader election off "
+            "(run with leader election, or pass --allow-concurrent-scheduler)",
+            extra=extra,
+        )
+        return True
+
     def run(self) -> int:
         """Serve until :attr:`stop` is set (SIGTERM) or the lease is lost. Returns the exit code."""
+        if self.concurrent_leader():
+            self.port.close()
+            return EXIT_REFUSED
         if self.health is not None:
             self.health.start()
             LOG.info("serving health and metrics", extra={"port": self.health.port})
@@ -128,6 +177,7 @@ class Server:
                 self.stop,
                 self.options.watch_timeout_s,
                 on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+                log=self.api_health.log,
             )
             self.informers.append(inf)
             inf.start()
