@@ -199,3 +199,24 @@ def test_clearing_a_nomination_clears_it_on_the_api_server(tmp_path: Path) -> No
     ctl.scheduler.clear_nomination(info)  # what preemption does to lower-priority pods nominated to its node
     assert ctl.scheduler.nominator.node_of("default/waiting") is None and info.pod.nominated_node_name == ""
     assert port.writes[-1] == ("patch", {"status": {"nominatedNodeName": None}})  # no recorder thread: written now
+
+
+def test_a_bound_pod_whose_labels_change_is_counted_again_by_the_match_counts(tmp_path: Path) -> None:
+    """The snapshot's per-node match counts (PodTopologySpread, InterPodAffinity) read labels: a relabelled pod is
+    counted out under its old labels and in under the new ones, so no count goes stale or negative."""
+    from packsched.api.objects import LabelSelector
+    from packsched.backend.podcounts import PodFilter, pod_counts
+
+    ctl, _ = _controller(tmp_path)
+    web = PodFilter(frozenset({"default"}), LabelSelector((("app", "web"),)), False)
+    counts = pod_counts(ctl.snapshot)
+    raw = _obj(pod("a", cpu="1", labels={"app": "web"}, node_name="n0"), "uid-a", 3)
+    ctl.handle(PODS, ADDED, raw)
+    assert counts.counts(web).tolist() == [1, 0]
+    relabelled = copy.deepcopy(raw)
+    relabelled["metadata"]["labels"] = {"app": "db"}
+    relabelled["metadata"]["resourceVersion"] = "4"
+    ctl.handle(PODS, MODIFIED, relabelled)
+    assert counts.counts(web).tolist() == [0, 0]
+    ctl.handle(PODS, DELETED, relabelled)
+    assert counts.counts(web).tolist() == [0, 0] and sum(_cpu(ctl).values()) == 0

@@ -259,11 +259,17 @@ class InformerHandlers:
             self.cache.add_pod(tr.info, node)  # confirmed (or an update of a pod we already account)
             tr.conflict_since = None
             tr.terminating = terminating
+            counted = tr.info.pod.labels != pod.labels or tr.info.pod.terminating != pod.terminating
+            if counted:  # what the snapshot's per-node match counts read changes: count the pod out and in again
+                self.cache.remove_pod(key)
             tr.info.pod.labels = pod.labels
             tr.info.pod.phase = pod.phase
             tr.info.pod.terminating = pod.terminating
+            if counted:
+                self.cache.add_pod(tr.info, node)
             if first_sight:  # the assigned-pod informer sees our binding
                 self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
+                self.scheduler.assigned_pod_added(tr.info)
             else:
                 self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, before, tr.info.pod))
             return
@@ -275,6 +281,7 @@ class InformerHandlers:
         self.pods[key] = Tracked(info, uid, terminating=terminating)
         self.cache.add_pod(info, node)
         self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, pod))
+        self.scheduler.assigned_pod_added(info)
 
     def _unreadable_pod(self, obj: Obj, problems: list[FieldError]) -> None:
         """Logged; and for a pending pod of ours, a FailedScheduling event says why it is not scheduled."""
