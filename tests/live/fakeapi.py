@@ -48,6 +48,14 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "leases": ("coordination.k8s.io/v1", "Lease", True),
     "events": ("events.k8s.io/v1", "Event", True),
     "elasticquotas": ("scheduling.x-k8s.io/v1alpha1", "ElasticQuota", True),
+    "services": ("v1", "Service", True),
+    "replicationcontrollers": ("v1", "ReplicationController", True),
+    "replicasets": ("apps/v1", "ReplicaSet", True),
+    "statefulsets": ("apps/v1", "StatefulSet", True),
+    "persistentvolumeclaims": ("v1", "PersistentVolumeClaim", True),
+    "persistentvolumes": ("v1", "PersistentVolume", False),
+    "storageclasses": ("storage.k8s.io/v1", "StorageClass", False),
+    "csinodes": ("storage.k8s.io/v1", "CSINode", False),
 }
 
 _PATH = re.compile(
@@ -442,6 +450,12 @@ class FakeApiServer:
         with self.lock:
             for obj in objs:
                 self._create(plural, obj.get("metadata", {}).get("namespace", ""), obj)
+
+    def update(self, plural: str, obj: Obj) -> Obj:
+        """PUT ``obj`` (as read: its resourceVersion must be the current one)."""
+        meta = obj.get("metadata", {})
+        with self.lock:
+            return copy.deepcopy(self._update(plural, meta.get("namespace", ""), meta["name"], obj))
 
     def delete(self, plural: str, ns: str, name: str) -> None:
         with self.lock:

@@ -28,12 +28,19 @@ def deploy_config_text() -> str:
     return str(cm["data"]["config.yaml"])
 
 
-def write_config(tmp: Path, fast_election: bool = True, qps: float = 1000, burst: int = 100) -> str:
+def write_config(
+    tmp: Path,
+    fast_election: bool = True,
+    qps: float = 1000,
+    burst: int = 100,
+    plugin_config: list[dict[str, Any]] | None = None,
+) -> str:
     """The shipped config, with leader-election timings shortened for tests, and the client's rate limit raised
     (kube-scheduler's default, 50 requests a second, would make every test wait on it): the qps the comparison
     with kube-scheduler on a real cluster used."""
     data = yaml.safe_load(deploy_config_text())
     data["clientConnection"] = {"qps": qps, "burst": burst}
+    data["profiles"][0].setdefault("pluginConfig", []).extend(plugin_config or [])
     if fast_election:
         data["leaderElection"].update(
             {
@@ -102,10 +109,17 @@ class Running:
 
 
 def start(
-    api: FakeApiServer, tmp: Path, timeout_s: float = 2.0, qps: float = 1000, burst: int = 100, **opts: Any
+    api: FakeApiServer,
+    tmp: Path,
+    timeout_s: float = 2.0,
+    qps: float = 1000,
+    burst: int = 100,
+    plugin_config: list[dict[str, Any]] | None = None,
+    **opts: Any,
 ) -> Running:
+    """``plugin_config``: pluginConfig entries added to the shipped profile's."""
     kubeconfig = api.kubeconfig(str(tmp / "kubeconfig"))
-    cfg = load(write_config(tmp, qps=qps, burst=burst))
+    cfg = load(write_config(tmp, qps=qps, burst=burst, plugin_config=plugin_config))
     port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)

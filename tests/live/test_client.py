@@ -208,5 +208,6 @@ def test_an_outage_pauses_binding_quietly_and_readiness_goes_false(
     assert len(lines) <= 6  # down, up, and at most one line per 5 s of each kind
     assert any("binding paused" in r.getMessage() for r in lines)
     assert any("binding resumed" in r.getMessage() for r in lines)
-    # no storm of retries against the gone server: the binds on the wire, the informers' and the prober's tries
-    assert api.stats.dropped_in_outage < 60 and during >= 1
+    # no storm of retries against the gone server: the binds on the wire and the prober's tries, and each
+    # informer's backed-off tries (about 6 in 3 s)
+    assert api.stats.dropped_in_outage < 32 + 7 * len(run.server.informers) and during >= 1

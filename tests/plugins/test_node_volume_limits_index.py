@@ -149,8 +149,31 @@ class World:
         elif roll < 0.9:
             self.add_node()
             self.plugin._stamp = None  # a CSINode may have come with it (manifests write them once, at load)
+        elif roll < 0.95:
+            self.live_change()
         else:
             self.storage.changes.clear()  # the journal started afresh
+
+    def live_change(self) -> None:
+        """What live mode's informers do besides adding: remove claims and volumes, change or remove classes,
+        change or remove CSINodes (through the catalog's methods only: the plugin's caches must notice)."""
+        rng, storage = self.rng, self.storage
+        kind = rng.randrange(6)
+        if kind == 0:
+            storage.remove_claim(f"default/c{rng.randint(0, 16)}")
+        elif kind == 1:
+            storage.remove_volume(f"pv{rng.randint(0, 13)}")
+        elif kind == 2:
+            name = rng.choice(["sc0", "sc1", "missing"])
+            storage.add_class(StorageClass(name, rng.choice(DRIVERS), WAIT_FOR_FIRST_CONSUMER))
+        elif kind == 3:
+            storage.remove_class(rng.choice(["sc0", "sc1", "missing"]))
+        elif kind == 4 and self.snap.n:
+            name = f"n{rng.randrange(self.snap.n)}"
+            drivers: dict[str, int | None] = {d: rng.choice([None, 0, 1, 2, 3]) for d in DRIVERS if rng.random() < 0.8}
+            storage.add_csi_node(CSINode(name, drivers))
+        elif self.snap.n:
+            storage.remove_csi_node(f"n{rng.randrange(self.snap.n)}")
 
     def check(self) -> None:
         for info in self.pods:

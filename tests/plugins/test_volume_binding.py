@@ -296,3 +296,21 @@ def test_score_is_skipped(tmp_path: Path) -> None:
     out = run(tmp_path, docs(storage_class("wait", "csi.example.com"), claim("data"), pod("data")), new_volume_binding)
     assert out.plugin.pre_score(out.state, out.pod, out.handle.snapshot, np.arange(3)).code == Code.SKIP
     assert out.plugin.score(out.state, out.pod, out.handle.snapshot, np.arange(3)).tolist() == [0, 0, 0]
+
+
+def test_live_mode_binds_no_claim_in_the_catalog_at_pre_bind(tmp_path: Path) -> None:
+    """A catalog that mirrors an API server is changed by its informers only: PreBind refuses (with the claims)
+    instead of binding in memory what nobody binds on the cluster."""
+    text = docs(LOCAL, claim("data"), volume("small", "2Gi", node="node-b"), pod("data"))
+    out = run(tmp_path, text, new_volume_binding)
+    storage = out.handle.store
+    assert storage is not None
+    storage.mirror = True
+    assert out.plugin.reserve(out.state, out.pod, "node-b").ok
+    st = out.plugin.pre_bind(out.state, out.pod, "node-b")
+    assert (
+        st.code == Code.ERROR
+        and st.message == "binding volumes is not supported in live mode yet (claims default/data)"
+    )
+    pvc = storage.claim("default", "data")
+    assert pvc is not None and pvc.volume_name == "" and storage.generation == 0

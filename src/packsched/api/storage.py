@@ -148,6 +148,10 @@ class StorageObjects:
     # than the journal (the journal started afresh, or something changed the objects another way), they
     # resolve everything again.
     changes: list[tuple[str, str]] = field(default_factory=list)
+    csi_generation: int = 0  # bumped when a CSINode is added, changed or removed (limits read from them)
+    # The catalog mirrors an API server (live mode): only its informers change it. VolumeBinding's PreBind then
+    # does not bind claims here (that is the API server's and the PV controller's job).
+    mirror: bool = False
 
     def claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         return self.claims.get(f"{namespace}/{name}")
@@ -177,6 +181,32 @@ class StorageObjects:
     def add_volume(self, pv: PersistentVolume) -> None:
         self.volumes[pv.name] = pv
         self._changed(VOLUME_CHANGED, pv.name)
+
+    def remove_claim(self, key: str) -> None:
+        if self.claims.pop(key, None) is not None:
+            self._changed(CLAIM_CHANGED, key)
+
+    def remove_volume(self, name: str) -> None:
+        if self.volumes.pop(name, None) is not None:
+            self._changed(VOLUME_CHANGED, name)
+
+    def add_class(self, sc: StorageClass) -> None:
+        """A class added or changed. What a claim resolves to may change with its class (an unbound claim's
+        provisioner): generation moves without a journal entry, so that caches resolve everything again."""
+        self.classes[sc.name] = sc
+        self.generation += 1
+
+    def remove_class(self, name: str) -> None:
+        if self.classes.pop(name, None) is not None:
+            self.generation += 1
+
+    def add_csi_node(self, node: CSINode) -> None:
+        self.csi_nodes[node.name] = node
+        self.csi_generation += 1
+
+    def remove_csi_node(self, name: str) -> None:
+        if self.csi_nodes.pop(name, None) is not None:
+            self.csi_generation += 1
 
     def bind(self, pvc: PersistentVolumeClaim, pv: PersistentVolume) -> None:
         """What the PV controller does once the scheduler chose ``pv`` for ``pvc``: both are Bound."""

@@ -80,6 +80,18 @@ class ClusterEventPlugin(Protocol):
     def on_cluster_event(self, event: ClusterEvent) -> None: ...
 
 
+# Cluster objects a plugin reads outside events (its ``cluster_reads`` attribute), so that the live adapter watches
+# them only for a profile that has such a plugin: namespace labels (``Snapshot.namespaces``) and the storage catalog
+# (``Handle.storage()``: claims, volumes, classes, CSINodes).
+NAMESPACES = "Namespaces"
+STORAGE = "Storage"
+
+
+def reads(plugin: object, what: str) -> bool:
+    """Whether the plugin reads ``what`` (NAMESPACES, STORAGE): listed in its ``cluster_reads`` attribute."""
+    return what in getattr(plugin, "cluster_reads", ())
+
+
 def handles(plugin: ClusterEventPlugin, resource: str) -> bool:
     """Whether the plugin wants events of ``resource``: those its ``cluster_events`` attribute lists, every
     resource when it has none (so that the live adapter watches only what some plugin reads)."""

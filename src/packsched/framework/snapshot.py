@@ -171,6 +171,22 @@ class Snapshot:
         for node in nodes:
             self.add_node(node)
 
+    def set_namespace(self, name: str, labels: dict[str, str] | None) -> None:
+        """A namespace added or relabelled (``labels``), or deleted (None). Per-snapshot state that matched pods'
+        namespace labels (an extension with ``namespaces_changed()``) is told, and starts its matches again."""
+        if labels is None:
+            if self.namespaces.pop(name, None) is None:
+                return
+        elif self.namespaces.get(name) == labels:
+            return
+        else:
+            self.namespaces[name] = dict(labels)
+        self.generation += 1
+        for ext in list(self.extensions.values()):
+            hook = getattr(ext, "namespaces_changed", None)
+            if callable(hook):
+                hook()
+
     # -- shape ----------------------------------------------------------------------------------------
 
     @property

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
@@ -105,6 +106,8 @@ class Controller:
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
         self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
+        # the claims, volumes, classes and CSINodes the volume plugins read, as the storage informers report them
+        self.storage = StorageObjects(mirror=True)
         self.scheduler = Scheduler(
             config,
             registry,
@@ -115,12 +118,15 @@ class Controller:
             clock=clock,
             on_clear_nomination=lambda info: self.statuses.nomination_cleared(info.pod),
             async_binding=True,
+            storage=self.storage,
         )
         self.binding = BindingPool(
             binding_workers, self.scheduler.run_binding_cycle, self.inbox.put, lambda: self.health.down
         )
         self.cache = self.scheduler.cache
-        self.informers = InformerHandlers(self.scheduler, self.statuses, self.victims, self.recorder, self.stats)
+        self.informers = InformerHandlers(
+            self.scheduler, self.statuses, self.victims, self.recorder, self.stats, self.storage
+        )
         self.pods = self.informers.pods
         # write status.used as scheduler-plugins' controller does (with quota_status)
         self.quota_status = QuotaStatusController(port, self.metrics, quota_status)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from packsched.api import manifests
 from packsched.api.errors import ErrorList, FieldError
-from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass
+from packsched.api.manifests import Workload
+from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass, Service
+from packsched.api.storage import StorageObjects
 from packsched.live.port import Obj, Resource, key_of
 
 UNKNOWN_FIELD = "unknown field"
@@ -24,12 +26,19 @@ class Decoded:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels
+    services: list[Service] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    storage: StorageObjects = field(default_factory=StorageObjects)
     problems: list[FieldError] = field(default_factory=list)
 
 
 def decode(res: Resource, raw: Obj) -> Decoded:
-    """Decode one object of ``res``'s kind. A Succeeded or Failed pod decodes to nothing (it holds nothing)."""
+    """Decode one object of ``res``'s kind. A Succeeded or Failed pod decodes to nothing (it holds nothing). A
+    workload is read without its pods (only its selector matters here)."""
     doc = dict(raw)
+    if isinstance(doc.get("spec"), dict) and "replicas" in doc["spec"]:
+        doc["spec"] = {**doc["spec"], "replicas": 0}  # the manifest reader would make a pod for each replica
     doc.setdefault("apiVersion", res.api_version)
     doc.setdefault("kind", res.kind)
     where = f"{res.kind} {key_of(raw)}"
@@ -41,6 +50,10 @@ def decode(res: Resource, raw: Obj) -> Decoded:
         cluster.pdbs,
         list(cluster.priority_classes.values()),
         cluster.elastic_quotas,
+        {name: ns.labels for name, ns in cluster.namespaces.items()},
+        cluster.services,
+        cluster.workloads,
+        cluster.storage,
     )
     phase = (raw.get("status") or {}).get("phase")
     for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are

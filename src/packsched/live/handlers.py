@@ -22,10 +22,12 @@ from packsched.api.objects import (
     PodDisruptionBudget,
     PriorityClass,
 )
+from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
 from packsched.framework.snapshot import PodInfo, make_pod_info
+from packsched.live.cluster_objects import ClusterObjects
 from packsched.live.decode import decode, resolve_pod_priority
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import DELETED, ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, Obj, Resource, key_of
@@ -56,7 +58,9 @@ class InformerHandlers:
         victims: VictimRemover,
         recorder: Recorder,
         stats: Stats,
+        storage: StorageObjects | None = None,
     ) -> None:
+        """``storage``: the catalog the scheduler's volume plugins read, kept by the storage informers."""
         self.scheduler = scheduler
         self.cache = scheduler.cache
         self.statuses = statuses
@@ -68,6 +72,8 @@ class InformerHandlers:
         self.quotas: dict[str, ElasticQuota] = {}
         self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
         self._arrival = 0
+        # namespaces, Services, controllers, the storage catalog
+        self.objects = ClusterObjects(scheduler, storage if storage is not None else StorageObjects(), stats)
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
         self.stats.events_handled += 1
@@ -81,6 +87,8 @@ class InformerHandlers:
             self._on_priority_class(etype, obj)
         elif res == ELASTIC_QUOTAS:
             self._on_quota(etype, obj)
+        elif self.objects.handles(res):
+            self.objects.handle(res, etype, obj)
 
     def budgets(self) -> list[BudgetStatus]:
         alive = (tr for tr in self.pods.values() if not tr.terminating)

@@ -34,10 +34,13 @@ USER_AGENT = "packsched/0.1.0"
 # client-go's rest.Config defaults when nothing is configured (kube-scheduler's configuration defaults to 50/100)
 DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
-# Connections kept open per host: the binding workers, the informers' watches, the event and status writers.
-DEFAULT_POOL_SIZE = 32
+# Connections kept open per host: the binding workers (16), the informers' watches (up to 17), the event and status
+# writers, the prober.
+DEFAULT_POOL_SIZE = 48
 AUTH_REFRESH_S = 30.0
-BUILTIN_GROUPS = frozenset({"", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io"})
+BUILTIN_GROUPS = frozenset(
+    {"", "apps", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io", "storage.k8s.io"}
+)
 
 
 def _check_kubeconfig(path: str) -> None:

@@ -54,9 +54,22 @@ PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", T
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
-# The ElasticQuota custom resource (deploy/elasticquota-crd.yaml). Not watched yet: watching it is this Resource
-# in serve.WATCHED, a branch in Controller.handle, and its decoding in api/ (the elastic quotas issue).
+# The ElasticQuota custom resource (deploy/elasticquota-crd.yaml), watched for CapacityScheduling.
 ELASTIC_QUOTAS = Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True)
+# Watched when a profile's plugin reads them: namespace labels (InterPodAffinity's namespaceSelector); Services and
+# the controllers whose selectors PodTopologySpread's default constraints use; the storage catalog (the volume
+# plugins).
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
+SERVICES = Resource("", "v1", "services", "Service", True)
+REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController", True)
+REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
+STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
+WORKLOADS = (REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
+PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
+PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", False)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False)
+STORAGE_RESOURCES = (PVCS, PVS, STORAGE_CLASSES, CSI_NODES)
 
 
 class ApiError(Exception):

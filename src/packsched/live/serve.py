@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ELASTIC_QUOTA, handles
+from packsched.framework.interface import ELASTIC_QUOTA, NAMESPACES, SERVICE, STORAGE, WORKLOAD, handles, reads
 from packsched.framework.runtime import PluginFactory
 from packsched.live.binding import DEFAULT_WORKERS
 from packsched.live.controller import DELETE, Controller
@@ -24,13 +24,28 @@ from packsched.live.health_port import ApiHealth, MonitoredPort, Prober
 from packsched.live.informer import Informer
 from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
-from packsched.live.port import ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, ApiPort, Resource
+from packsched.live.port import (
+    ELASTIC_QUOTAS,
+    NODES,
+    PDBS,
+    PODS,
+    PRIORITY_CLASSES,
+    SERVICES,
+    STORAGE_RESOURCES,
+    WORKLOADS,
+    ApiPort,
+    Resource,
+)
+from packsched.live.port import NAMESPACES as NAMESPACES_RES
 from packsched.live.recorder import Recorder
 
 LOG = logging.getLogger("packsched.live")
 
-# What the scheduler watches; ElasticQuotas too when a profile has a plugin that keeps a view of the cluster
-# (CapacityScheduling), so that a cluster without the CRD needs it only for such a configuration.
+# What the scheduler always watches. The rest only when a profile has a plugin that wants it (so that a cluster
+# without the ElasticQuota CRD, or RBAC without storage, needs it only for such a configuration): ElasticQuotas,
+# Services and controllers for the plugins that keep a view of them (CapacityScheduling; PodTopologySpread's
+# default constraints), namespaces and the storage catalog for the plugins that read them (InterPodAffinity; the
+# volume plugins).
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -165,11 +180,7 @@ class Server:
             self.health.start()
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
-        watched = list(WATCHED)
-        frameworks = self.controller.scheduler.frameworks.values()
-        if any(handles(p, ELASTIC_QUOTA) for f in frameworks for p in f.event_handlers):
-            watched.append(ELASTIC_QUOTAS)
-        for res in watched:
+        for res in self.watched():
             inf = Informer(
                 self.port,
                 res,
@@ -197,6 +208,24 @@ class Server:
         finally:
             self.shutdown()
         return code
+
+    def watched(self) -> list[Resource]:
+        """The resources serve watches for this configuration's profiles."""
+        frameworks = list(self.controller.scheduler.frameworks.values())
+        handlers = [p for f in frameworks for p in f.event_handlers]
+        plugins = [p for f in frameworks for p in f.plugins.values()]
+        out = list(WATCHED)
+        if any(handles(p, ELASTIC_QUOTA) for p in handlers):
+            out.append(ELASTIC_QUOTAS)
+        if any(reads(p, NAMESPACES) for p in plugins):
+            out.append(NAMESPACES_RES)
+        if any(handles(p, SERVICE) for p in handlers):
+            out.append(SERVICES)
+        if any(handles(p, WORKLOAD) for p in handlers):
+            out += WORKLOADS
+        if any(reads(p, STORAGE) for p in plugins):
+            out += STORAGE_RESOURCES
+        return out
 
     def _stop_when(self, event: threading.Event) -> None:
         while not self.stop.is_set():

@@ -88,6 +88,7 @@ def _summed(*parts: Res) -> Res:
 
 class CapacityScheduling:
     name = NAME
+    cluster_events = (POD, ELASTIC_QUOTA)  # the live adapter watches nothing else for it
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

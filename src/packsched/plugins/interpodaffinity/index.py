@@ -102,6 +102,11 @@ class AffinityIndex:
             self._carry(info, col, -1)
             self._select(info, col, -1)
 
+    def namespaces_changed(self) -> None:
+        """A namespace's labels changed: the selections matched namespace selectors against the old ones (the
+        terms placed pods carry do not depend on them)."""
+        self.selections.clear()
+
     # -- questions ------------------------------------------------------------------------------------------
 
     def matching(self, sel: Selection) -> IntArray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from packsched.config.types import InterPodAffinityArgs, PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, Handle, NodeSel, Rejection
+from packsched.framework.interface import MAX_NODE_SCORE, NAMESPACES, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, PluginError, Status
 from packsched.plugins.interpodaffinity.index import (
@@ -130,6 +130,7 @@ class PreScoreState:
 
 class InterPodAffinity:
     name = NAME
+    cluster_reads = (NAMESPACES,)  # namespaceSelector reads the snapshot's namespace labels
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, InterPodAffinityArgs):

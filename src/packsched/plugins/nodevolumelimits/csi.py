@@ -18,7 +18,7 @@ import numpy as np
 from packsched.api.storage import StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import csi_attach_limit_key
@@ -38,10 +38,11 @@ __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "CSILimits", "ClaimMissing", "
 
 class CSILimits:
     name = NAME
+    cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
-        self._stamp: tuple[int, int, int, int] | None = None
+        self._stamp: tuple[int, int, int, int, int] | None = None
         self._rows: dict[str, IntArray] = {}
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
@@ -73,8 +74,8 @@ class CSILimits:
 
     def _cached_rows(self, snap: Snapshot, storage: StorageObjects, keys: set[str]) -> dict[str, IntArray]:
         """The limit rows, made again only when nodes or CSINodes change (the catalog's claims and volumes,
-        which change as pods are bound, do not bear on them; CSINodes are only ever added)."""
-        stamp = (id(snap), snap.node_generation, id(storage), len(storage.csi_nodes))
+        which change as pods are bound, do not bear on them)."""
+        stamp = (id(snap), snap.node_generation, id(storage), storage.csi_generation, len(storage.csi_nodes))
         if self._stamp != stamp:
             self._rows = {}
             self._stamp = stamp

@@ -33,7 +33,7 @@ PRE_SCORE_KEY = "PreScore" + NAME
 
 class PodTopologySpread:
     name = NAME
-    # The objects its default constraints read (the simulator sends them; live mode does not watch them yet).
+    # The objects its default constraints read (the simulator sends them; live mode watches them for it).
     cluster_events = (SERVICE, WORKLOAD)
 
     def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:

@@ -40,7 +40,7 @@ from packsched.api.storage import (
 )
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, volume_node_mask
@@ -140,6 +140,7 @@ def find_matching_volume(
 
 class VolumeBinding:
     name = NAME
+    cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
@@ -308,6 +309,12 @@ class VolumeBinding:
         storage = self.handle.storage()
         if not isinstance(data, _State) or data.chosen is None or storage is None:
             return Status()
+        if storage.mirror and (data.chosen.bindings or data.chosen.provisions):
+            # Live mode: upstream writes the PV's claimRef / the claim's selected-node annotation and waits for the
+            # PV controller; packsched does not write them yet, and binding the pod without would leave it
+            # waiting for volumes nobody binds.
+            claims = ", ".join(pvc.key for pvc in [*(b[0] for b in data.chosen.bindings), *data.chosen.provisions])
+            return Status(Code.ERROR, [f"binding volumes is not supported in live mode yet (claims {claims})"])
         for pvc, pv in data.chosen.bindings:
             storage.bind(pvc, pv)
         for pvc in data.chosen.provisions:

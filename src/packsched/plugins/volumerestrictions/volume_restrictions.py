@@ -18,7 +18,7 @@ from packsched.api.objects import Pod, PodVolume
 from packsched.api.storage import READ_WRITE_ONCE_POD
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found
@@ -63,6 +63,7 @@ class _State:
 
 class VolumeRestrictions:
     name = NAME
+    cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

@@ -11,7 +11,7 @@ import numpy as np
 from packsched.api.storage import WAIT_FOR_FIRST_CONSUMER, StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.snapshot import BoolArray, PodInfo, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found, class_not_found, volume_not_found
@@ -77,6 +77,7 @@ def pv_topologies(pod: PodInfo, storage: StorageObjects) -> tuple[list[PVTopolog
 
 class VolumeZone:
     name = NAME
+    cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
