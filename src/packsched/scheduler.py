@@ -194,6 +194,9 @@ class Scheduler:
     def nominated_nodes(self) -> Sequence[int]:
         return self.nominator.nodes()
 
+    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray]:
+        return self.nominator.totals(pod, self._snapshot.n, names)
+
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
 

@@ -152,6 +152,21 @@ class FilterPlugin(Protocol):
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]: ...
 
 
+class ResourceFitFilter(Protocol):
+    """A filter that judges a node by its free amounts and its pod count alone (NodeResourcesFit): a node passes
+    when it has room for one more pod and, for each (snapshot resource row, amount) of ``fit_demand``, at least
+    that amount free. Preemption's vectorised dry run judges many nodes at once with it."""
+
+    def fit_demand(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> list[tuple[int, int]]: ...
+
+
+def filter_reads_pods(plugin: object) -> bool:
+    """Whether the plugin's filter verdict on a node may change when pods are placed on or removed from it. A
+    plugin says it does not with a ``filter_reads_pods = False`` attribute (its verdict reads the node and the
+    incoming pod only); by default it may."""
+    return bool(getattr(plugin, "filter_reads_pods", True))
+
+
 @runtime_checkable
 class PostFilterPlugin(Protocol):
     name: str
@@ -269,6 +284,11 @@ class Handle(Protocol):
 
     def nominated_nodes(self) -> Sequence[int]:
         """Node columns with at least one nominated pod."""
+        ...
+
+    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray]:
+        """Per node column of the snapshot: how many pods of priority at least ``pod``'s (``pod`` left out) are
+        nominated there, and what they request of each resource of ``names`` (a row per name)."""
         ...
 
     def pdbs(self) -> Sequence[BudgetView]:

@@ -35,6 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from packsched.api.objects import Pod
+from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import NO_NODE_AVAILABLE, Diagnosis, RejectGroup
 from packsched.framework.interface import BudgetView, Handle, PostFilterResult, PreFilterExtensions
@@ -116,6 +117,12 @@ class Policy(Protocol):
 
     def refuse_reprieve(self, node_state: CycleState, pod: PodInfo) -> bool:
         """After a victim was put back and the pod still fits: must the victim go all the same?"""
+        ...
+
+    @property
+    def victims_are_lower_priority_pods(self) -> bool:
+        """True if the potential victims of a node are exactly its pods of lower priority than the preemptor,
+        ``refuse_node`` answers None and ``refuse_reprieve`` False: then the dry run may run on arrays."""
         ...
 
 
@@ -259,18 +266,13 @@ def filters_read_extension_state(fwk: Framework, state: CycleState) -> bool:
     filters (so its filter reads what those change): then the dry run must judge each node with that node's own
     cycle state, one node at a time."""
     filtering = {p.name for p in fwk.filters if p.name not in state.skip_filter}
-    return any(
-        isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter and p.name in filtering
-        for p in fwk.pre_filter
-    )
+    return any(p.name not in state.skip_filter and p.name in filtering for p in fwk.extensions)
 
 
 def active_extensions(fwk: Framework, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
     """The PreFilter plugins of this cycle that must hear of pods added or removed (AddPod/RemovePod), by name,
     in the profile's order (the framework's RunPreFilterExtensionAddPod / RemovePod call the same ones)."""
-    return [
-        (p.name, p) for p in fwk.pre_filter if isinstance(p, PreFilterExtensions) and p.name not in state.skip_filter
-    ]
+    return [(p.name, p) for p in fwk.extensions if p.name not in state.skip_filter]
 
 
 def has_extensions(fwk: Framework, state: CycleState) -> bool:
@@ -339,11 +341,7 @@ class _DryRunLog:
         self.snap.add_pods(list(self.out.values()))
         self.out.clear()
         for col, order in self.orders.items():
-            on_node = self.snap.pods_on[col]
-            if list(on_node) != order:  # removing and adding a pod moves it to the end
-                items = [(k, on_node[k]) for k in order]
-                on_node.clear()
-                on_node.update(items)
+            self.snap.reorder_pods(col, order)  # removing and adding a pod moved it to the end
         self.orders.clear()
 
 
@@ -387,7 +385,15 @@ class Evaluator:
             found = DryRunResult([])
         else:
             offset, num_candidates = self.policy.offset_and_num_candidates(len(potential))
-            found = self.dry_run(fwk, state, pod, potential, list(self.handle.pdbs()), offset, num_candidates)
+            pdbs = list(self.handle.pdbs())
+            fast = self.vector_dry_run(fwk, state, pod, potential, pdbs, offset, num_candidates)
+            if fast is not None and len(fast) > 0:
+                i = fast.pick()
+                col = fast.cols[i]
+                chosen = Candidate(snap.nodes[col].name, col, fast.victims(i))
+                st = self.prepare_candidate(chosen, pod)
+                return PostFilterResult(chosen.name if st.ok else None, st)
+            found = self.dry_run(fwk, state, pod, potential, pdbs, offset, num_candidates)
         if found.errors and not found.candidates:
             return PostFilterResult(None, Status(Code.ERROR, [aggregate_errors(found.errors)]))
         if not found.candidates:
@@ -454,6 +460,27 @@ class Evaluator:
             if batched:
                 chunk = max(num_candidates - found.size, _MIN_CHUNK)
         return found.result()
+
+    def vector_dry_run(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        potential: IntArray,
+        pdbs: Sequence[BudgetView],
+        offset: int,
+        num_candidates: int,
+    ) -> vdr.Found | None:
+        """The dry run on arrays (:mod:`packsched.framework.vector_dry_run`) where the policy and this cycle's
+        filters allow it: the same candidates, in the same order, as :meth:`dry_run`; None where it does not
+        apply (then :meth:`dry_run` decides)."""
+        if not getattr(self.policy, "victims_are_lower_priority_pods", False):
+            return None
+        the_plan = vdr.plan(fwk, state, has_extensions(fwk, state), pdbs)
+        if the_plan is None:
+            return None
+        order = np.concatenate([potential[offset:], potential[:offset]])
+        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates)
 
     def select_victims_on_node(
         self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]

@@ -9,6 +9,7 @@ import numpy as np
 
 from packsched.api.errors import FieldError, InputError
 from packsched.config.types import EXTENSION_POINTS, PluginArgs, PluginRef, Profile
+from packsched.framework import vector_dry_run
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.interface import (
@@ -180,7 +181,9 @@ class Framework:
             for p, w in pts["score"]
             if isinstance(p, ScorePlugin)
         ]
-        self._extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
+        # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
+        # runtime protocol is slow, and preemption asks for every attempt)
+        self.extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
         self.reserves = [p for p, _ in pts["reserve"] if isinstance(p, ReservePlugin)]
         self.permits = [p for p, _ in pts["permit"] if isinstance(p, PermitPlugin)]
         self.pre_binds = [p for p, _ in pts["preBind"] if isinstance(p, PreBindPlugin)]
@@ -252,6 +255,12 @@ class Framework:
         """As kube-scheduler: on a node where pods of equal or higher priority are nominated, the pod must fit
         with those pods added (and also without them)."""
         feasible, groups = self.run_filters(state, pod, sel)
+        has_extensions = any(p.name not in state.skip_filter for p in self.extensions)
+        if vector_dry_run.plan(self, state, has_extensions, ()) is not None:
+            # every filter reads amounts and pod counts only, or no placed pod at all: add the nominated pods'
+            # totals to the arrays instead of placing each pod
+            self._filter_with_nominated_totals(state, pod, sel, feasible, groups)
+            return feasible, groups
         marked = self.handle.nominated_nodes()
         if not marked:
             return feasible, groups
@@ -274,7 +283,7 @@ class Framework:
                 todo.append((col, i, nominated))
         if not todo:
             return feasible, groups
-        if any(p.name not in state.skip_filter for p in self._extensions):
+        if has_extensions:
             # AddPod may change the cycle state a filter reads: each node with its own copy, one at a time
             verdicts = [self._filter_with_added(state, pod, col, extra) for col, _, extra in todo]
         else:
@@ -287,6 +296,39 @@ class Framework:
                     mask[i] = True
                     groups.append(RejectGroup(g.plugin, mask, g.reason, g.code))
         return feasible, groups
+
+    def _filter_with_nominated_totals(
+        self, state: CycleState, pod: PodInfo, sel: NodeSel, feasible: BoolArray, groups: list[RejectGroup]
+    ) -> None:
+        """``run_filters_with_nominated``'s second pass where the filters read amounts and pod counts only: each
+        feasible node's nominated pods (equal or higher priority) are added to its requested amounts and pod
+        count for one filter call over those nodes. Updates ``feasible`` and ``groups`` in place."""
+        snap = self.handle.snapshot
+        count, amounts = self.handle.nominated_totals(pod, snap.resources)
+        if isinstance(sel, slice):
+            at = np.flatnonzero(feasible & (count[sel] > 0))
+            cols = np.arange(snap.n, dtype=np.intp)[sel][at]
+        else:
+            chosen = np.asarray(sel, dtype=np.intp)
+            at = np.flatnonzero(feasible & (count[chosen] > 0))
+            cols = chosen[at]
+        if len(cols) == 0:
+            return
+        extra, extra_count = amounts[:, cols], count[cols]
+        snap.requested[:, cols] += extra
+        snap.pod_count[cols] += extra_count
+        snap.generation += 1
+        try:
+            ok, sub_groups = self.run_filters(state, pod, cols)
+        finally:
+            snap.requested[:, cols] -= extra
+            snap.pod_count[cols] -= extra_count
+            snap.generation += 1
+        feasible[at[~ok]] = False
+        for g in sub_groups:
+            mask = np.zeros(len(feasible), dtype=bool)
+            mask[at[g.mask]] = True
+            groups.append(RejectGroup(g.plugin, mask, g.reason, g.code))
 
     def _filter_many_with_added(
         self, state: CycleState, pod: PodInfo, todo: Sequence[tuple[int, int, list[PodInfo]]]
@@ -330,7 +372,7 @@ class Framework:
                 snap.remove_pod(other)
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
-        for p in self._extensions:
+        for p in self.extensions:
             if p.name in state.skip_filter:
                 continue
             st = p.add_pod(state, pod, other, col, self.handle.snapshot)
@@ -340,7 +382,7 @@ class Framework:
         return Status()
 
     def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
-        for p in self._extensions:
+        for p in self.extensions:
             if p.name in state.skip_filter:
                 continue
             st = p.remove_pod(state, pod, other, col, self.handle.snapshot)

@@ -19,6 +19,7 @@ from packsched.api.pods import pod_non_zero_requests, pod_requests
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
+from packsched.framework.podtable import PodTable
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -30,6 +31,10 @@ FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 # From this many pods on, add_pods / remove_pods update the arrays with one numpy call each instead of one
 # scalar update per pod and resource.
 _BULK = 8
+
+
+# PodInfo fields the snapshot's pod table keeps a copy of while the pod is placed
+_MIRRORED = frozenset({"start_time", "start_seq"})
 
 
 @dataclass(eq=False)
@@ -48,6 +53,13 @@ class PodInfo:
     # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name in _MIRRORED:
+            table = self.__dict__.get("_table")
+            if table is not None:  # placed: the snapshot's pod table mirrors when it started
+                table.started(self)
 
     @property
     def key(self) -> str:
@@ -155,6 +167,7 @@ class Snapshot:
         self.generation = 0  # bumped on every change, for caches
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
+        self.table = PodTable(len(self.resources))  # the same pods as rows of arrays (preemption reads them)
         # How many placed pods of each (namespace, priority) each node holds: row per group, column per node.
         # Preemption asks "which nodes hold a pod it may evict" of these few rows instead of walking every
         # node's pods in Python.
@@ -319,6 +332,7 @@ class Snapshot:
         self._group_of[info.key] = row
         info.node = col
         self.pods_on[col][info.key] = info
+        self.table.add(info, col, self._rows(info))
         self.pods[info.key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
@@ -343,6 +357,7 @@ class Snapshot:
         row = self._group_of.pop(info.key)
         del self.pods_on[col][info.key]
         del self.pods[info.key]
+        self.table.remove(info)
         for proto, ip, port in info.host_ports:
             users = self.ports[(proto, port)]
             users[col].remove(ip)
@@ -443,6 +458,17 @@ class Snapshot:
         self.nonzero[1, col] += sign * info.non_zero_memory
         self.pod_count[col] += sign
         self.generation += 1
+
+    def reorder_pods(self, col: int, keys: Sequence[str]) -> None:
+        """Put the pods of node ``col`` back in the order of ``keys`` (every key of a pod there, once): a dry
+        run that took pods out and put them back leaves the node as it found it."""
+        on_node = self.pods_on[col]
+        if list(on_node) == list(keys):
+            return
+        items = [(k, on_node[k]) for k in keys]
+        on_node.clear()
+        on_node.update(items)
+        self.table.renumber([info for _, info in items])
 
     def nodes_holding(self, groups: Iterable[tuple[str, int]]) -> BoolArray:
         """The nodes holding at least one placed pod of the given (namespace, priority) groups."""

@@ -263,6 +263,8 @@ class QuotaPolicy:
     dry-run, victims chosen by the quota rules, and the quota checks after the victims leave and at each
     reprieve."""
 
+    victims_are_lower_priority_pods = False  # quota rules choose the victims: the per-pod dry run
+
     def __init__(self, plugin: CapacityScheduling, handle: Handle) -> None:
         self.plugin = plugin
         self.handle = handle

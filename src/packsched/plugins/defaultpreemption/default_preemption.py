@@ -44,6 +44,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 class DefaultPolicy:
     """The default preemption policy (upstream's ``defaultpreemption`` plugin's side of the evaluator)."""
 
+    # every lower-priority pod is a potential victim, no node or reprieve is refused: the dry run may use arrays
+    victims_are_lower_priority_pods = True
+
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle

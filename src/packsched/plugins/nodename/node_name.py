@@ -16,6 +16,7 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = NAME
+    filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         wanted = pod.pod.node_name

@@ -62,10 +62,17 @@ class Fit:
         state.write(NAME, self._checked(pod))
         return Status()
 
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+    def _checked_in(self, state: CycleState, pod: PodInfo) -> list[tuple[str, int]]:
         checked: list[tuple[str, int]] | None = state.read(NAME)
-        if checked is None:
-            checked = self._checked(pod)
+        return self._checked(pod) if checked is None else checked
+
+    def fit_demand(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> list[tuple[int, int]]:
+        """What the filter compares, as (snapshot row, amount) pairs (beside the pod count): preemption's
+        vectorised dry run judges nodes with it (framework.interface.ResourceFitFilter)."""
+        return [(snap.ensure_resource(name), amount) for name, amount in self._checked_in(state, pod)]
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        checked = self._checked_in(state, pod)
         out: list[Rejection] = []
         too_many = snap.pod_count[sel] + 1 > snap.allowed_pods[sel]
         if too_many.any():

@@ -16,6 +16,7 @@ _TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
 
 class NodeUnschedulable:
     name = NAME
+    filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         mask = snap.unschedulable[sel]

@@ -28,6 +28,7 @@ def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Tolerat
 
 class TaintToleration:
     name = NAME
+    filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
 
     def __init__(self, name_taints: bool = False) -> None:
         self.name_taints = name_taints

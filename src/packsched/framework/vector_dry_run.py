@@ -1,0 +1,315 @@
+"""Preemption's dry run on arrays, for the common case: victims are the node's lower-priority pods and only their
+requests matter.
+
+When every filter of the cycle judges a node either by its free resources and pod count (a
+:class:`~packsched.framework.interface.ResourceFitFilter`: NodeResourcesFit) or without looking at placed pods at
+all (``filter_reads_pods = False``: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity), no PreFilter
+extension is active and no PodDisruptionBudget exists, upstream's SelectVictimsOnNode reduces to arithmetic on
+each node's amounts: take every lower-priority pod off, check the pod fits, then put the pods back one at a time,
+the most important first, keeping each one the pod still fits beside. :func:`run` does exactly that for a chunk of
+nodes at once, reading the victims from the snapshot's pod table, with one numpy step per reprieve position instead
+of a filter call and a snapshot update per pod; it never changes the snapshot. Nominated pods of equal or higher
+priority count on their nodes, as in ``Framework.run_filters_with_nominated``.
+
+The per-pod path (:meth:`packsched.framework.preemption.Evaluator.dry_run`) stays the reference: it handles every
+other case, and whatever this path cannot settle (no candidate anywhere, whose message needs each node's status).
+A property test runs both on random clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import FilterPlugin, Handle, ResourceFitFilter, filter_reads_pods
+from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+
+if TYPE_CHECKING:
+    from packsched.framework.runtime import Framework
+
+# pickOneNodeForPreemption's shift of every priority before summing (see preemption._PRIORITY_SHIFT)
+_PRIORITY_SHIFT = 2**31
+# Nodes judged at a time once fewer candidates than needed are held (as the per-pod path's chunks).
+_MIN_CHUNK = 16
+
+
+@dataclass
+class Plan:
+    """The filters of this cycle, split as the vectorised dry run needs them."""
+
+    fit: ResourceFitFilter
+    static: list[FilterPlugin]
+
+
+@dataclass
+class _Chunk:
+    """The candidates one chunk of nodes gave, as arrays (one entry per candidate, in the dry run's order)."""
+
+    cols: IntArray
+    top_priority: IntArray  # the highest victim priority (the first victim's)
+    priority_sum: IntArray  # victims' priorities, each shifted by 2**31, summed
+    n_victims: IntArray
+    first_start: npt.NDArray[np.float64]  # the first victim's start time and start order
+    first_seq: IntArray
+    victim_rows: IntArray  # (candidate, position): table rows, -1 where none
+    is_victim: BoolArray  # (candidate, position)
+    infos: list[PodInfo | None]  # the table's pods (read before the snapshot changes)
+
+
+@dataclass
+class Found:
+    """The candidates in the order the dry run met them, with what pickOneNodeForPreemption compares; a
+    candidate's victims (most important first) are made into a list only when asked for."""
+
+    chunks: list[_Chunk] = field(default_factory=list)
+    snap: Snapshot | None = None
+    generation: int = 0  # the snapshot's when the dry run ran: victims() is valid only while it holds
+
+    def __len__(self) -> int:
+        return sum(len(c.cols) for c in self.chunks)
+
+    def _all(self, name: str) -> np.ndarray:
+        if not self.chunks:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([getattr(c, name) for c in self.chunks])
+
+    @property
+    def cols(self) -> list[int]:
+        out: list[int] = self._all("cols").tolist()
+        return out
+
+    def victims(self, i: int) -> list[PodInfo]:
+        """The victims of candidate ``i``, the most important first (read before the snapshot changes)."""
+        if self.snap is not None and self.snap.generation != self.generation:
+            raise RuntimeError("the snapshot changed since the dry run: its table rows may hold other pods")
+        for c in self.chunks:
+            if i < len(c.cols):
+                rows = c.victim_rows[i][c.is_victim[i]]
+                return [p for p in (c.infos[r] for r in rows.tolist()) if p is not None]
+            i -= len(c.cols)
+        raise IndexError(i)
+
+    def pick(self) -> int:
+        """Upstream pickOneNodeForPreemption (no PDB violations here): the index of the chosen candidate."""
+        keep = np.arange(len(self))
+        scores = [
+            -self._all("top_priority"),
+            -self._all("priority_sum"),
+            -self._all("n_victims"),
+            self._all("first_start"),  # the latest start among the highest-priority victims wins
+            self._all("first_seq"),
+        ]
+        for score in scores:
+            if len(keep) == 1:
+                break
+            sc = score[keep]
+            keep = keep[sc == sc.max()]
+        return int(keep[0])
+
+
+def plan(fwk: Framework, state: CycleState, has_extensions: bool, pdbs: Sequence[object]) -> Plan | None:
+    """The vectorised dry run's view of this cycle's filters, or None where it does not apply."""
+    if has_extensions or pdbs:
+        return None
+    fit: ResourceFitFilter | None = None
+    static: list[FilterPlugin] = []
+    for p in fwk.filters:
+        if p.name in state.skip_filter:
+            continue
+        if callable(getattr(p, "fit_demand", None)):
+            if fit is not None:
+                return None
+            fit = p  # type: ignore[assignment]  # checked just above: it has fit_demand
+        elif filter_reads_pods(p):
+            return None
+        else:
+            static.append(p)
+    return Plan(fit, static) if fit is not None else None
+
+
+def run(
+    handle: Handle,
+    the_plan: Plan,
+    state: CycleState,
+    pod: PodInfo,
+    order: IntArray,
+    num_candidates: int,
+) -> Found | None:
+    """The first ``num_candidates`` candidates among the nodes of ``order`` (node columns, in the dry run's
+    order), each node judged as SelectVictimsOnNode would with every lower-priority pod a potential victim.
+    None when a node needs the per-pod path (it fits without evicting anything: upstream reports an error)."""
+    snap = handle.snapshot
+    snap.table.ensure_resources(len(snap.resources))
+    demand = the_plan.fit.fit_demand(state, pod, snap)
+    rows = np.array([r for r, _ in demand], dtype=np.intp)
+    amounts = np.array([a for _, a in demand], dtype=np.int64)[:, None]
+    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``)
+    nominated = handle.nominated_totals(pod, [snap.resources[r] for r in rows.tolist()])
+    found = Found(snap=snap, generation=snap.generation)
+    have = 0
+    pos = 0
+    chunk = max(3 * num_candidates, 1)  # judging a node whose candidacy is not needed costs little
+    while pos < len(order) and have < num_candidates:
+        cols = order[pos : pos + chunk]
+        pos += len(cols)
+        got = _judge(snap, the_plan, state, pod, cols, rows, amounts, nominated, num_candidates - have)
+        if got is None:
+            return None
+        if len(got.cols):
+            found.chunks.append(got)
+            have += len(got.cols)
+        # The result does not depend on the chunks (the first candidates in order are kept): size the next one
+        # from the share of nodes that were candidates so far.
+        need = num_candidates - have
+        chunk = max(_MIN_CHUNK, need * pos // max(have, 1) + need // 4 + 1)
+    return found
+
+
+def _judge(
+    snap: Snapshot,
+    the_plan: Plan,
+    state: CycleState,
+    pod: PodInfo,
+    cols: IntArray,
+    rows: IntArray,
+    amounts: IntArray,
+    nominated: tuple[IntArray, IntArray],
+    wanted: int,
+) -> _Chunk | None:
+    """One chunk of nodes: its first ``wanted`` candidates. First every node is judged with all its potential
+    victims off (sums per node, no order needed); then only the first ``wanted`` nodes where the pod fits so
+    are taken through the reprieve, their victims in order."""
+    table = snap.table
+    c = len(cols)
+    in_chunk = np.zeros(snap.n, dtype=bool)
+    in_chunk[cols] = True
+    prows = table.rows_on(in_chunk, pod.priority)
+    if len(prows) == 0:
+        return _empty_chunk(table.infos)
+    where = np.full(snap.n, -1, dtype=np.int64)
+    where[cols] = np.arange(c)
+    at = where[table.node[prows]]
+    counts = np.bincount(at, minlength=c)
+    held_all = table.requests[np.ix_(rows, prows)]
+    # every potential victim off its node; the nominated pods on theirs
+    used = snap.requested[np.ix_(rows, cols)] - _sum_by(at, held_all, c) + nominated[1][:, cols]
+    count = snap.pod_count[cols] - counts + nominated[0][cols]
+    free = snap.alloc[np.ix_(rows, cols)]
+    room = snap.allowed_pods[cols]
+    ok_static = np.ones(c, dtype=bool)
+    for p in the_plan.static:
+        for rej in p.filter(state, pod, snap, cols):
+            ok_static &= ~rej.mask
+    playing = _fits(ok_static, room, free, amounts, used, count) & (counts > 0)
+    cand = np.flatnonzero(playing)[:wanted]
+    if len(cand) == 0:
+        return _empty_chunk(table.infos)
+    # the reprieve, on those nodes only (renumbered 0..m-1 in the dry run's order)
+    m = len(cand)
+    pos = np.full(c, -1, dtype=np.int64)
+    pos[cand] = np.arange(m)
+    keep = pos[at] >= 0
+    prows, at = prows[keep], pos[at[keep]]
+    used, count, free, room, ok_static = used[:, cand], count[cand], free[:, cand], room[cand], ok_static[cand]
+    prio = table.priority[prows]
+    start = table.start[prows]
+    seq = table.start_seq[prows]
+    # each node's potential victims, the most important first (higher priority, earlier start), then in the
+    # node's own order: upstream's stable sort of the node's pod list by MoreImportantPod
+    idx = importance_order([at, -prio, start, seq, table.order[prows]])
+    prows, at, prio, start, seq = prows[idx], at[idx], prio[idx], start[idx], seq[idx]
+    per_node = np.bincount(at, minlength=m)
+    k = np.arange(len(prows)) - (np.cumsum(per_node) - per_node)[at]
+    depth = int(per_node.max())
+    held = np.zeros((len(rows), m, depth), dtype=np.int64)
+    held[:, at, k] = table.requests[np.ix_(rows, prows)]
+    present = np.zeros((m, depth), dtype=bool)
+    present[at, k] = True
+    victim = np.zeros((m, depth), dtype=bool)
+    for j in range(depth):
+        back = present[:, j]
+        trial = used + held[:, :, j]
+        ok = _fits(ok_static, room, free, amounts, trial, count + 1)
+        stays = back & ok
+        used = np.where(stays, trial, used)
+        count = count + stays
+        victim[:, j] = back & ~ok
+    n_victims = victim.sum(axis=1)
+    if (n_victims == 0).any():
+        return None  # the pod fits there as the node is: the per-pod path reports it as upstream does
+    grid_rows = np.full((m, depth), -1, dtype=np.int64)
+    grid_rows[at, k] = prows
+    grid_prio = np.zeros((m, depth), dtype=np.int64)
+    grid_prio[at, k] = prio
+    grid_start = np.zeros((m, depth), dtype=np.float64)
+    grid_start[at, k] = start
+    grid_seq = np.zeros((m, depth), dtype=np.int64)
+    grid_seq[at, k] = seq
+    first = victim.argmax(axis=1)  # victims keep the importance order: the first is the most important
+    every = np.arange(m)
+    return _Chunk(
+        cols=cols[cand].astype(np.int64),
+        top_priority=grid_prio[every, first],
+        priority_sum=(grid_prio * victim).sum(axis=1) + _PRIORITY_SHIFT * n_victims,
+        n_victims=n_victims,
+        first_start=grid_start[every, first],
+        first_seq=grid_seq[every, first],
+        victim_rows=grid_rows,
+        is_victim=victim,
+        infos=table.infos,
+    )
+
+
+def _fits(
+    ok_static: BoolArray, room: IntArray, free: IntArray, amounts: IntArray, used: IntArray, count: IntArray
+) -> BoolArray:
+    """NodeResourcesFit's verdict (room for one more pod, each demanded amount free) and the static filters'."""
+    out: BoolArray = ok_static & (count + 1 <= room) & np.all(amounts <= free - used, axis=0)
+    return out
+
+
+def _sum_by(at: IntArray, values: IntArray, c: int) -> IntArray:
+    """Per row of ``values``, the sum of its entries by ``at`` (c bins), exactly."""
+    out = np.zeros((values.shape[0], c), dtype=np.int64)
+    for i in range(values.shape[0]):
+        row = values[i]
+        if len(row) and row.min() >= 0 and int(row.sum()) < 2**53:  # float64 sums of these are exact
+            out[i] = np.bincount(at, weights=row, minlength=c).astype(np.int64)
+        else:
+            np.add.at(out[i], at, row)
+    return out
+
+
+def importance_order(keys: Sequence[np.ndarray]) -> IntArray:
+    """``np.lexsort`` of ``keys`` given most significant first, the last one unique: the keys are packed into
+    one int64 (each as its offset from its minimum; a float key as its rank) and sorted once, which is several
+    times faster than a lexsort of five keys; a lexsort where the packed value would not fit."""
+    packed = np.zeros(len(keys[0]), dtype=np.int64)
+    span = 1
+    for key in keys:
+        if len(key) == 0:
+            break
+        if key.dtype.kind == "f":
+            if key.min() == key.max():
+                continue
+            key = np.unique(key, return_inverse=True)[1].astype(np.int64)
+        low = int(key.min())
+        width = int(key.max()) - low + 1
+        span *= width
+        if span >= 2**62:
+            out: IntArray = np.lexsort(tuple(reversed(keys))).astype(np.int64)
+            return out
+        if width > 1:
+            packed = packed * width + (key - low)
+    order: IntArray = np.argsort(packed, kind="stable").astype(np.int64)
+    return order
+
+
+def _empty_chunk(infos: list[PodInfo | None]) -> _Chunk:
+    none = np.zeros(0, dtype=np.int64)
+    return _Chunk(none, none, none, none, np.zeros(0), none, np.zeros((0, 0), np.int64), np.zeros((0, 0), bool), infos)
