@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 # pickOneNodeForPreemption's shift of every priority before summing (see preemption._PRIORITY_SHIFT)
 _PRIORITY_SHIFT = 2**31
-# Nodes judged at a time once fewer candidates than needed are held (as the per-pod path's chunks).
-_MIN_CHUNK = 16
 
 
 @dataclass
@@ -142,80 +140,77 @@ def run(
 ) -> Found | None:
     """The first ``num_candidates`` candidates among the nodes of ``order`` (node columns, in the dry run's
     order), each node judged as SelectVictimsOnNode would with every lower-priority pod a potential victim.
-    None when a node needs the per-pod path (it fits without evicting anything: upstream reports an error)."""
+    None when a node needs the per-pod path (it fits without evicting anything: upstream reports an error).
+
+    Every node is first judged with all its potential victims off, from the pod table's per-priority totals (no
+    pod is looked at); then only the first ``num_candidates`` nodes where the pod fits so go through the
+    reprieve, their victims in order."""
     snap = handle.snapshot
-    snap.table.ensure_resources(len(snap.resources))
+    table = snap.table
+    table.ensure_resources(len(snap.resources))
     demand = the_plan.fit.fit_demand(state, pod, snap)
     rows = np.array([r for r, _ in demand], dtype=np.intp)
     amounts = np.array([a for _, a in demand], dtype=np.int64)[:, None]
-    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``)
-    nominated = handle.nominated_totals(pod, [snap.resources[r] for r in rows.tolist()])
     found = Found(snap=snap, generation=snap.generation)
-    have = 0
-    pos = 0
-    chunk = max(3 * num_candidates, 1)  # judging a node whose candidacy is not needed costs little
-    while pos < len(order) and have < num_candidates:
-        cols = order[pos : pos + chunk]
-        pos += len(cols)
-        got = _judge(snap, the_plan, state, pod, cols, rows, amounts, nominated, num_candidates - have)
-        if got is None:
-            return None
-        if len(got.cols):
-            found.chunks.append(got)
-            have += len(got.cols)
-        # The result does not depend on the chunks (the first candidates in order are kept): size the next one
-        # from the share of nodes that were candidates so far.
-        need = num_candidates - have
-        chunk = max(_MIN_CHUNK, need * pos // max(have, 1) + need // 4 + 1)
+    cols = np.asarray(order, dtype=np.intp)
+    if len(cols) == 0:
+        return found
+    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``)
+    nom_count, nom_amounts = handle.nominated_totals(pod, [snap.resources[r] for r in rows.tolist()])
+    low_count, low_amounts = table.below(pod.priority, rows, snap.n)
+    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order
+    used_all = snap.requested[rows] - low_amounts + nom_amounts
+    count_all = snap.pod_count - low_count + nom_count
+    ok_static = np.ones(snap.n, dtype=bool)
+    for p in the_plan.static:
+        for rej in p.filter(state, pod, snap, slice(None)):
+            ok_static &= ~rej.mask
+    free_all = snap.alloc[rows]
+    playing = _fits(ok_static, snap.allowed_pods, free_all, amounts, used_all, count_all) & (low_count > 0)
+    cand = cols[np.flatnonzero(playing[cols])[:num_candidates]]
+    if len(cand) == 0:
+        return found
+    got = _reprieve(
+        snap,
+        pod,
+        cand,
+        rows,
+        amounts,
+        used_all[:, cand],
+        count_all[cand],
+        free_all[:, cand],
+        snap.allowed_pods[cand],
+        ok_static[cand],
+    )
+    if got is None:
+        return None
+    found.chunks.append(got)
     return found
 
 
-def _judge(
+def _reprieve(
     snap: Snapshot,
-    the_plan: Plan,
-    state: CycleState,
     pod: PodInfo,
     cols: IntArray,
     rows: IntArray,
     amounts: IntArray,
-    nominated: tuple[IntArray, IntArray],
-    wanted: int,
+    used: IntArray,
+    count: IntArray,
+    free: IntArray,
+    room: IntArray,
+    ok_static: BoolArray,
 ) -> _Chunk | None:
-    """One chunk of nodes: its first ``wanted`` candidates. First every node is judged with all its potential
-    victims off (sums per node, no order needed); then only the first ``wanted`` nodes where the pod fits so
-    are taken through the reprieve, their victims in order."""
+    """The reprieve on nodes ``cols`` (where the pod fits with every potential victim off: ``used`` and ``count``
+    say so): their potential victims come back one position at a time, the most important first, and each one
+    the pod no longer fits beside is a victim."""
     table = snap.table
-    c = len(cols)
-    in_chunk = np.zeros(snap.n, dtype=bool)
-    in_chunk[cols] = True
-    prows = table.rows_on(in_chunk, pod.priority)
-    if len(prows) == 0:
-        return _empty_chunk(table.infos)
+    m = len(cols)
+    in_cand = np.zeros(snap.n, dtype=bool)
+    in_cand[cols] = True
+    prows = table.rows_on(in_cand, pod.priority)
     where = np.full(snap.n, -1, dtype=np.int64)
-    where[cols] = np.arange(c)
+    where[cols] = np.arange(m)
     at = where[table.node[prows]]
-    counts = np.bincount(at, minlength=c)
-    held_all = table.requests[np.ix_(rows, prows)]
-    # every potential victim off its node; the nominated pods on theirs
-    used = snap.requested[np.ix_(rows, cols)] - _sum_by(at, held_all, c) + nominated[1][:, cols]
-    count = snap.pod_count[cols] - counts + nominated[0][cols]
-    free = snap.alloc[np.ix_(rows, cols)]
-    room = snap.allowed_pods[cols]
-    ok_static = np.ones(c, dtype=bool)
-    for p in the_plan.static:
-        for rej in p.filter(state, pod, snap, cols):
-            ok_static &= ~rej.mask
-    playing = _fits(ok_static, room, free, amounts, used, count) & (counts > 0)
-    cand = np.flatnonzero(playing)[:wanted]
-    if len(cand) == 0:
-        return _empty_chunk(table.infos)
-    # the reprieve, on those nodes only (renumbered 0..m-1 in the dry run's order)
-    m = len(cand)
-    pos = np.full(c, -1, dtype=np.int64)
-    pos[cand] = np.arange(m)
-    keep = pos[at] >= 0
-    prows, at = prows[keep], pos[at[keep]]
-    used, count, free, room, ok_static = used[:, cand], count[cand], free[:, cand], room[cand], ok_static[cand]
     prio = table.priority[prows]
     start = table.start[prows]
     seq = table.start_seq[prows]
@@ -253,7 +248,7 @@ def _judge(
     first = victim.argmax(axis=1)  # victims keep the importance order: the first is the most important
     every = np.arange(m)
     return _Chunk(
-        cols=cols[cand].astype(np.int64),
+        cols=cols.astype(np.int64),
         top_priority=grid_prio[every, first],
         priority_sum=(grid_prio * victim).sum(axis=1) + _PRIORITY_SHIFT * n_victims,
         n_victims=n_victims,
@@ -270,18 +265,6 @@ def _fits(
 ) -> BoolArray:
     """NodeResourcesFit's verdict (room for one more pod, each demanded amount free) and the static filters'."""
     out: BoolArray = ok_static & (count + 1 <= room) & np.all(amounts <= free - used, axis=0)
-    return out
-
-
-def _sum_by(at: IntArray, values: IntArray, c: int) -> IntArray:
-    """Per row of ``values``, the sum of its entries by ``at`` (c bins), exactly."""
-    out = np.zeros((values.shape[0], c), dtype=np.int64)
-    for i in range(values.shape[0]):
-        row = values[i]
-        if len(row) and row.min() >= 0 and int(row.sum()) < 2**53:  # float64 sums of these are exact
-            out[i] = np.bincount(at, weights=row, minlength=c).astype(np.int64)
-        else:
-            np.add.at(out[i], at, row)
     return out
 
 
@@ -308,8 +291,3 @@ def importance_order(keys: Sequence[np.ndarray]) -> IntArray:
             packed = packed * width + (key - low)
     order: IntArray = np.argsort(packed, kind="stable").astype(np.int64)
     return order
-
-
-def _empty_chunk(infos: list[PodInfo | None]) -> _Chunk:
-    none = np.zeros(0, dtype=np.int64)
-    return _Chunk(none, none, none, none, np.zeros(0), none, np.zeros((0, 0), np.int64), np.zeros((0, 0), bool), infos)
