@@ -51,18 +51,18 @@ def test_upstream_readme_demo_end_state() -> None:
 def test_kep_story_1() -> None:
     ph = phases(simulate("kep-9-story-1", "cluster.yaml"))
     assert ph == {
-        "A/a-1": "Running",
-        "A/a-2": "Running",
-        "B/b-1": "Running",
-        "A/a-3": "Preempted",  # the 2-GPU pod that borrowed from B's min
-        "A/a-4": "Pending",  # would take A over its max, later over the sum of mins
-        "B/b-2": "Running",
+        "a/a-1": "Running",
+        "a/a-2": "Running",
+        "b/b-1": "Running",
+        "a/a-3": "Preempted",  # the 2-GPU pod that borrowed from B's min
+        "a/a-4": "Pending",  # would take A over its max, later over the sum of mins
+        "b/b-2": "Running",
     }
 
 
 def test_kep_story_2() -> None:
     ph = phases(simulate("kep-9-story-2", "cluster.yaml"))
-    assert ph.pop("A/a-4") == "Preempted"  # taken from A (over its min), not from C (at its min)
+    assert ph.pop("a/a-4") == "Preempted"  # taken from A (over its min), not from C (at its min)
     assert set(ph.values()) == {"Running"}
 
 

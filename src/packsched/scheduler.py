@@ -159,10 +159,33 @@ class Scheduler:
         self._order: IntArray | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
-        for i, profile in enumerate(config.profiles):
-            self.frameworks[profile.scheduler_name] = Framework(profile, registry, self, config.source_file, i)
+        self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
+        self._use_config(config, registry)
+
+    def set_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
+        """Schedule with ``config`` from now on (a what-if scenario's step), as a restarted kube-scheduler would:
+        new profiles and plugins, the waiting pods in a new queue (their nominations kept). The caller replays
+        the cluster's objects to the new plugins through :meth:`dispatch` as their informers would list them."""
+        waiting = [qp.info for qp in self.queue.pods()]
+        self._use_config(config, registry)
+        self._order = None
+        for info in waiting:
+            fwk = self.framework_for(info)
+            if fwk is None:
+                self.nominator.clear(info)
+                continue
+            gate = fwk.run_pre_enqueue(info)
+            self.queue.add(info, gate_reason="" if gate.ok else gate.message)
+
+    def _use_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
+        """The profiles of ``config`` (one framework each) and an empty queue ordered and backed off as it says."""
+        self.config = config
+        self.frameworks = {
+            profile.scheduler_name: Framework(profile, registry, self, config.source_file, i)
+            for i, profile in enumerate(config.profiles)
+        }
         self.queue = self.new_queue()
-        self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {
+        self._pod_add_hints = {
             p.name: p
             for fwk in self.frameworks.values()
             for p in fwk.plugins.values()

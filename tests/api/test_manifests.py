@@ -765,7 +765,7 @@ def test_wrong_api_version(tmp_path: Path) -> None:
     (e,) = errors_of(write(tmp_path, "x.yaml", pod_doc("a").replace("apiVersion: v1", "apiVersion: apps/v1")))
     assert e.path == "apiVersion" and "v1" in e.message and "'apps/v1'" in e.message
     (e,) = errors_of(write(tmp_path, "y.yaml", pod_doc("a").replace("apiVersion: v1\n", "")))
-    assert e.path == "apiVersion" and "None" in e.message
+    assert e.path == "apiVersion" and "apiVersion is missing" in e.message and "None" not in e.message
 
 
 def test_unknown_field_is_reported_with_its_full_path(tmp_path: Path) -> None:

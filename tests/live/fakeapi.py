@@ -56,6 +56,10 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "persistentvolumes": ("v1", "PersistentVolume", False),
     "storageclasses": ("storage.k8s.io/v1", "StorageClass", False),
     "csinodes": ("storage.k8s.io/v1", "CSINode", False),
+    "deployments": ("apps/v1", "Deployment", True),
+    "jobs": ("batch/v1", "Job", True),
+    "configmaps": ("v1", "ConfigMap", True),
+    "secrets": ("v1", "Secret", True),  # never asked for by packsched: tests assert so
 }
 
 _PATH = re.compile(
@@ -111,6 +115,7 @@ class Stats:
     evictions_refused: int = 0
     watches: int = 0
     log: list[tuple[str, str, bool]] = field(default_factory=list)  # (method, path, watch) of each request
+    queries: list[str] = field(default_factory=list)  # each request's query string, as log
     times: list[float] = field(default_factory=list)  # monotonic arrival time of each request, as log
     dropped_in_outage: int = 0
     gone: int = 0
@@ -178,6 +183,7 @@ class FakeApiServer:
         self.lock = threading.Condition()
         self.rv = 1000  # never "0", which a watch reads as "from any version"
         self.store: dict[str, dict[tuple[str, str], Obj]] = {p: {} for p in KINDS}
+        self.unserved: set[str] = set()  # plurals answered 404, as kinds a cluster does not serve (CRDs not installed)
         self.history: list[_Event] = []
         self.history_rvs: list[int] = []
         self.compacted_rv = 0
@@ -538,6 +544,7 @@ class _Handler(BaseHTTPRequestHandler):
         with api.lock:
             api.stats.requests += 1
             api.stats.log.append((method, url.path, "watch=true" in url.query or "watch=1" in url.query))
+            api.stats.queries.append(url.query)
             api.stats.times.append(time.monotonic())
             if api.is_down():
                 api.stats.dropped_in_outage += 1
@@ -551,7 +558,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fault.status, ApiFailure(fault.status, "InternalError", "injected fault").status())
             return
         m = _PATH.match(url.path)
-        if m is None or m.group("plural") not in KINDS:
+        if m is None or m.group("plural") not in KINDS or m.group("plural") in api.unserved:
             self._send(404, ApiFailure(404, "NotFound", f"the server could not find {url.path}").status())
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -567,7 +574,7 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "GET" and m.group("name") is None and query.get("watch") in ("true", "1"):
                 self._watch(m.group("plural"), m.group("ns") or "", query)
                 return
-            code, answer = self._dispatch(method, m, body)
+            code, answer = self._dispatch(method, m, body, query)
         except ApiFailure as exc:
             code, answer = exc.code, exc.status()
         if fault is not None:
@@ -579,7 +586,7 @@ class _Handler(BaseHTTPRequestHandler):
         time.sleep(fault.hang_s)
         self.close_connection = True
 
-    def _dispatch(self, method: str, m: re.Match[str], body: Obj) -> tuple[int, Obj]:
+    def _dispatch(self, method: str, m: re.Match[str], body: Obj, query: dict[str, str]) -> tuple[int, Obj]:
         api = self.api
         plural, ns, name, sub = m.group("plural"), m.group("ns") or "", m.group("name"), m.group("sub")
         strategic = "strategic" in (self.headers.get("Content-Type") or "")
@@ -587,13 +594,16 @@ class _Handler(BaseHTTPRequestHandler):
             if name is None:
                 if method == "GET":
                     gv, kind, _ = KINDS[plural]
-                    items = [copy.deepcopy(o) for (ons, _), o in api.store[plural].items() if not ns or ons == ns]
-                    return 200, {
-                        "kind": f"{kind}List",
-                        "apiVersion": gv,
-                        "metadata": {"resourceVersion": str(api.rv)},
-                        "items": items,
-                    }
+                    keys = [k for k in api.store[plural] if not ns or k[0] == ns]
+                    # pagination as the API server does it: at most `limit` items, and a token for the rest
+                    start = int(query.get("continue") or 0)
+                    limit = int(query.get("limit") or 0)
+                    end = start + limit if limit > 0 else len(keys)
+                    items = [copy.deepcopy(api.store[plural][k]) for k in keys[start:end]]
+                    meta: Obj = {"resourceVersion": str(api.rv)}
+                    if end < len(keys):
+                        meta["continue"] = str(end)
+                    return 200, {"kind": f"{kind}List", "apiVersion": gv, "metadata": meta, "items": items}
                 if method == "POST":
                     return 201, copy.deepcopy(api._create(plural, ns, body))
             elif sub is None:

@@ -1,7 +1,8 @@
 """Loading Kubernetes manifests (YAML or JSON, many documents per file, ``kind: List``) into a cluster.
 
 Workloads (Deployment, ReplicaSet, StatefulSet, Job) are expanded into the pods their controllers would
-create.
+create, unless they were read back from an API server (``metadata.creationTimestamp`` set): their pods are then
+in the input already.
 Every problem in every file is collected first; nothing is returned unless all input is valid.
 """
 
@@ -19,6 +20,9 @@ from packsched.api import schema
 from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError, InputError
+from packsched.api.files import STDIN, display_name, read_text
+from packsched.api.names import int32_errors, namespace_errors, object_name_errors
+from packsched.api.nesting import TOO_DEEP, yaml_too_deep
 from packsched.api.objects import (
     ELASTIC_QUOTA_API_VERSIONS,
     PREEMPT_LOWER_PRIORITY,
@@ -225,32 +229,49 @@ class Cluster:
 
 
 def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
-    """Files named directly, and *.yaml / *.yml / *.json under directories (sorted, recursively)."""
+    """Files named directly (``-``: standard input), and *.yaml / *.yml / *.json under directories (sorted,
+    recursively); a file named twice, or named and found in a directory, comes once."""
+    seen: set[str] = set()
+
+    def first(path: str) -> bool:
+        key = path if path == STDIN else os.path.realpath(path)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
     for path in paths:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs.sort()
                 for name in sorted(files):
-                    if name.endswith((".yaml", ".yml", ".json")):
+                    if name.endswith((".yaml", ".yml", ".json")) and first(os.path.join(root, name)):
                         yield os.path.join(root, name)
-        else:
+        elif first(path):
             yield path
 
 
 def read_documents(path: str, errors: ErrorList) -> list[tuple[str, Any]]:
     """Parse one file into (label, document) pairs; a syntax error is reported with its line and column."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path)
     except OSError as exc:
         errors.add("", f"cannot read file: {exc.strerror or exc}")
         return []
     except UnicodeDecodeError:
         errors.add("", "file is not UTF-8 text")
         return []
+    if not text.strip():
+        return []  # no documents: the caller tells whether an empty file is an error
     docs: list[Any]
     try:
+        if not path.endswith(".json") and yaml_too_deep(text, _Loader):
+            errors.add("", TOO_DEEP)  # libyaml's composer would overflow the C stack
+            return []
         docs = [_load_json(text)] if path.endswith(".json") else _load_yaml(text)
+    except RecursionError:
+        errors.add("", TOO_DEEP)
+        return []
     except json.JSONDecodeError as exc:
         errors.add(f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}")
         return []
@@ -319,13 +340,22 @@ class _Builder:
         # Claims the StatefulSet controller makes for its pods (a claim the manifests define wins).
         self._template_claims: list[PersistentVolumeClaim] = []
         self._in_workload = False  # the pods being added come from a workload's template
+        self.documents = 0  # read from every file so far
+        self.empty_files: list[str] = []  # the files that hold no document
 
     def add_file(self, path: str, named: bool = True) -> None:
         """``named``: the user named this file (not found in a directory), so a wrong kind in it is an error."""
-        errors = ErrorList(file=path)
+        errors = ErrorList(file=display_name(path))
         self._named = named
-        for label, doc in read_documents(path, errors):
-            self._add_document(doc, label, Reader(errors), path)
+        docs = read_documents(path, errors)
+        if not docs and not errors:
+            self.empty_files.append(display_name(path))
+        self.documents += len(docs)
+        for label, doc in docs:
+            try:
+                self._add_document(doc, label, Reader(errors), display_name(path))
+            except RecursionError:  # aliases can nest a value deeper than the text does
+                errors.add(label, TOO_DEEP)
         self.all_errors.extend(errors.items)
 
     def _add_document(self, doc: Any, label: str, r: Reader, path: str) -> None:
@@ -354,8 +384,7 @@ class _Builder:
             return
         api_version = doc.get("apiVersion")
         if api_version not in _API_VERSIONS[kind]:
-            expected = " or ".join(_API_VERSIONS[kind])
-            r.errors.add(at("apiVersion"), f"{kind} must have apiVersion {expected}, got {api_version!r}")
+            r.errors.add(at("apiVersion"), _api_version_error(kind, api_version))
             return
         where = f"{path}{' ' + label if label else ''}"
         before = len(r.errors)
@@ -371,6 +400,7 @@ class _Builder:
         namespace = (
             "" if cluster_scoped else sr.str(meta.get("namespace"), "metadata.namespace", "default") or "default"
         )
+        _check_names(sub, kind, name, namespace)
         handler = getattr(self, f"_{kind.lower()}")
         handler(sr, data, meta, name, namespace, where, label)
         for e in sub.items:
@@ -488,6 +518,8 @@ class _Builder:
         if value is None:
             r.errors.add("value", "Required value")
             value = 0
+        elif int32_errors(value):
+            r.errors.add("value", int32_errors(value)[0])
         elif value > 1_000_000_000 and not name.startswith("system-"):
             r.errors.add("value", "Invalid value: must be no greater than 1000000000 (higher values are reserved)")
         policy = r.one_of(
@@ -664,7 +696,10 @@ class _Builder:
             )
         )
         self._in_workload = True
-        for i in range(count):
+        # A workload read back from an API server (kubectl get -o yaml, a packsched snapshot: it has a
+        # creationTimestamp) has its pods in the input already, as Pods owned by it: they are not made again.
+        made = 0 if _meta.get("creationTimestamp") else count
+        for i in range(made):
             pod = instantiate(template, kind, name, i)
             pod.source = where
             self._add_pod(pod, r, label)
@@ -812,6 +847,21 @@ def _node_images(r: Reader, raw: object) -> tuple[NodeImage, ...]:
     return tuple(out)
 
 
+def _api_version_error(kind: str, api_version: object) -> str:
+    expected = " or ".join(_API_VERSIONS[kind])
+    if api_version is None:  # kubectl: "Object 'apiVersion' is missing"
+        return f"Required value: apiVersion is missing (a {kind} has apiVersion {expected})"
+    return f"{kind} must have apiVersion {expected}, got {api_version!r}"
+
+
+def _check_names(errors: ErrorList, kind: str, name: str, namespace: str) -> None:
+    """``metadata.name`` and ``metadata.namespace`` as the API server validates them for ``kind``."""
+    for message in object_name_errors(kind, name) if name else []:
+        errors.add("metadata.name", message)
+    for message in namespace_errors(namespace) if namespace else []:
+        errors.add("metadata.namespace", message)
+
+
 def _at(label: str, path: str) -> str:
     """A field path inside one document of a file (``document 2: spec.nodeName``)."""
     return f"{label}: {path}" if label and path else (label or path)
@@ -919,6 +969,10 @@ def load_manifests(paths: Iterable[str]) -> Cluster:
         raise InputError.single("no manifest files found (expected *.yaml, *.yml or *.json)")
     for path in files:
         builder.add_file(path, named=path in named)
+    if not builder.documents:  # an empty file beside others holds nothing; empty files alone are a mistake
+        builder.all_errors += [
+            FieldError("", "the file is empty: it holds no Kubernetes objects", f) for f in builder.empty_files
+        ]
     return builder.finish()
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from packsched.api import schema
 from packsched.api.decode import Reader
+from packsched.api.names import int32_errors
 from packsched.api.objects import (
     DEFAULT_SCHEDULER_NAME,
     DO_NOT_SCHEDULE,
@@ -389,6 +390,8 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.scheduler_name = r.str(spec.get("schedulerName"), f"{path}.schedulerName", DEFAULT_SCHEDULER_NAME)
     pod.priority_class_name = r.str(spec.get("priorityClassName"), f"{path}.priorityClassName")
     explicit_priority = r.int(spec.get("priority"), f"{path}.priority")
+    for message in int32_errors(explicit_priority) if explicit_priority is not None else []:
+        r.errors.add(f"{path}.priority", message)
     pod.priority = explicit_priority if explicit_priority is not None else 0
     pod.priority_set = explicit_priority is not None
     policy = spec.get("preemptionPolicy")

@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 import yaml
-from rich.console import Console
 from rich.markup import escape
 
 from packsched.api.errors import InputError
+from packsched.api.files import read_text
 from packsched.api.gpushare import gpu_annotation_errors
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
+from packsched.cli.console import make_console
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
 from packsched.config.loader import load_config_data, resolve_version
@@ -32,15 +35,34 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="Kubernetes scheduling simulator: kube-scheduler's bin packing and elastic quotas.",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 EXIT_INPUT = 2
 T = TypeVar("T")
+MAX_PORT = 65535
+
+
+def _in_range(option: str, low: int, high: int | None = None) -> Callable[[int], int]:
+    """A callback that rejects a value of ``option`` below ``low`` (or above ``high``) while the arguments are
+    parsed: one error line and exit code 2."""
+
+    def check(value: int) -> int:
+        if value < low or (high is not None and value > high):
+            where = f"between {low} and {high}" if high is not None else f"{low} or more"
+            err.print(f"[red]error:[/red] {option} must be {where}, got {value}", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_INPUT)
+        return value
+
+    return check
+
 
 OutputOpt = Annotated[str, typer.Option("--output", "-o", help="table or json")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration or Policy file")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="seed for tie-breaks and preemption offsets")]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="seed for tie-breaks and preemption offsets", callback=_in_range("--seed", 0))
+]
 SemanticsOpt = Annotated[
     str,
     typer.Option(
@@ -57,6 +79,27 @@ KubeVersionOpt = Annotated[
         "the config file's PackschedConfiguration); see docs/reference/semantics.md",
     ),
 ]
+
+
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    try:
+        text = package_version("packsched")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        text = "unknown (not installed)"
+    sys.stdout.write(f"packsched {text}\n")
+    raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="print packsched's version and exit", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
+    pass
 
 
 def _guard(fn: Callable[[], T]) -> T:
@@ -140,18 +183,23 @@ def _emit_json(data: Any) -> None:
 
 @app.command()
 def simulate(
-    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories (-: standard input)")],
     config: ConfigOpt = None,
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
-    limit: Annotated[int, typer.Option(help="rows per table in table output")] = 200,
+    limit: Annotated[
+        int, typer.Option("--limit", help="rows per table in table output", callback=_in_range("--limit", 0))
+    ] = 200,
 ) -> None:
     """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
     cluster, cfg = _load(paths, config, version)
+    if not cluster.nodes and not cluster.pods and not cluster.workloads:
+        err.print("[red]error:[/red] the manifests define no nodes and no pods: nothing to simulate", soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
     unenforced = not_enforced_warning(cluster, cfg)
     if unenforced:
@@ -160,7 +208,7 @@ def simulate(
         _emit_json(report.simulate_json(result, cfg, seed))
     else:
         _print_notes(cfg, cluster)
-        report.print_simulation(out, result, limit)
+        report.print_simulation(out, result, limit, warnings_to=err)
 
 
 # kube-scheduler's defaults plus CapacityScheduling as scheduler-plugins configures it.
@@ -173,7 +221,7 @@ CAPACITY_SCHEDULING_CONFIG: dict[str, Any] = {
 
 @app.command()
 def quotas(
-    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories (-: standard input)")],
     config: Annotated[
         Path | None,
         typer.Option("--config", "-c", help="scheduler configuration (default: CapacityScheduling's profile)"),
@@ -212,7 +260,7 @@ def quotas(
 
 @app.command()
 def explain(
-    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories")],
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories (-: standard input)")],
     pod: Annotated[str, typer.Option("--pod", help="namespace/name of the pod to explain")],
     config: ConfigOpt = None,
     seed: SeedOpt = 0,
@@ -248,8 +296,9 @@ def explain(
 
 def _is_config_file(path: str) -> bool:
     try:
-        with open(path, encoding="utf-8") as fh:
-            docs = list(yaml.safe_load_all(fh))
+        docs = list(yaml.safe_load_all(read_text(path)))
+    except RecursionError:
+        return True  # nested too deeply to tell: the config loader reports it, naming the file
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     kinds = {d.get("kind") for d in docs if isinstance(d, dict)}
@@ -258,7 +307,9 @@ def _is_config_file(path: str) -> bool:
 
 @app.command()
 def validate(
-    files: Annotated[list[Path], typer.Argument(help="configs and manifests (files or directories)")],
+    files: Annotated[
+        list[Path], typer.Argument(help="configs and manifests (files or directories; -: standard input)")
+    ],
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
 ) -> None:
@@ -277,11 +328,11 @@ def validate(
             problems += [str(e) for e in exc.errors]
             continue
         loaded.append(cfg)
-        warnings += [f"{path}: {w}" for w in cfg.warnings + lint(cfg)]
+        warnings += [f"{cfg.source_file}: {w}" for w in cfg.warnings + lint(cfg)]
         for p in cfg.profiles:
             if p.omitted_default_plugins:
                 warnings.append(
-                    f"{path}: profile {p.scheduler_name}: default plugins packsched does not simulate "
+                    f"{cfg.source_file}: profile {p.scheduler_name}: default plugins packsched does not simulate "
                     f"yet (left out): {', '.join(p.omitted_default_plugins)}"
                 )
     if manifests:
@@ -295,9 +346,9 @@ def validate(
         except InputError as exc:
             problems += [str(e) for e in exc.errors]
     for w in warnings:
-        out.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(EXIT_INPUT)
     out.print(
@@ -331,6 +382,12 @@ def demo(
         raise typer.Exit(EXIT_INPUT)
     configs = sorted(path.glob("config-*.yaml"))
     manifests = [p for p in sorted(path.glob("*.yaml")) if p not in configs]
+    if not configs or not manifests:
+        missing = "no config-*.yaml (scheduler configurations)" if not configs else "no manifests (*.yaml)"
+        err.print(
+            f"[red]error:[/red] {escape(str(path))}: {missing} in the demo folder", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(EXIT_INPUT)
     rows = _guard(
         lambda: compare_configs(
             [str(m) for m in manifests], [str(c) for c in configs], known_plugins(), in_tree_registry(), seed
@@ -354,7 +411,12 @@ def serve(
         ),
     ] = None,
     bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = ("0.0.0.0"),
-    port: Annotated[int, typer.Option("--port", help="port for /healthz, /readyz and /metrics (0: any)")] = 10251,
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", help="port for /healthz, /readyz and /metrics (0: any)", callback=_in_range("--port", 0, MAX_PORT)
+        ),
+    ] = 10251,
     leader_elect: Annotated[
         bool | None,
         typer.Option("--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"),
@@ -447,6 +509,14 @@ def serve(
 from packsched.cli.trace_cmds import register as _register_trace_commands  # noqa: E402
 
 _register_trace_commands(app)
+
+from packsched.cli.snapshot_cmd import register as _register_snapshot_command  # noqa: E402
+
+_register_snapshot_command(app)
+
+from packsched.cli.scenario_cmd import register as _register_scenario_command  # noqa: E402
+
+_register_scenario_command(app)
 
 
 def main() -> None:

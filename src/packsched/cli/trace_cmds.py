@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from packsched.api.errors import InputError
+from packsched.cli.console import make_console
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
 from packsched.sim.policies import PAPER_POLICIES, POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
@@ -33,8 +33,8 @@ from packsched.sim.trace import DEFAULT_NODES
 
 EXIT_INPUT = 2
 MAX_SEEDS = 1000
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 T = TypeVar("T")
 
 DataArg = Annotated[Path, typer.Argument(help="folder with the openb_*.csv files")]

@@ -11,6 +11,8 @@ from typing import Any
 import yaml
 
 from packsched.api.errors import ErrorList, InputError
+from packsched.api.files import display_name, read_text
+from packsched.api.nesting import TOO_DEEP
 from packsched.config import catalog
 from packsched.config.componentconfig import convert
 from packsched.config.policy import convert_policy
@@ -78,8 +80,7 @@ def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def read_config_file(path: str, errors: ErrorList) -> object:
     """The one document of a config file (YAML or JSON); problems are recorded with line and column."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path)
     except OSError as exc:
         errors.add("", f"cannot read file: {exc.strerror or exc}")
         return None
@@ -91,6 +92,9 @@ def read_config_file(path: str, errors: ErrorList) -> object:
             docs: list[Any] = [json.loads(text, object_pairs_hook=_json_pairs)]
         else:
             docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
+    except RecursionError:
+        errors.add("", TOO_DEEP)
+        return None
     except json.JSONDecodeError as exc:
         errors.add(f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}")
         return None
@@ -124,9 +128,9 @@ def _is_settings(doc: object) -> bool:
 def read_settings(path: str, errors: ErrorList) -> KubeVersion | None:
     """The kube-scheduler version named by the file's PackschedConfiguration document, if it has one."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            docs = [d for d in yaml.safe_load_all(fh) if _is_settings(d)] if not path.endswith(".json") else []
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        text = read_text(path)
+        docs = [d for d in yaml.safe_load_all(text) if _is_settings(d)] if not path.endswith(".json") else []
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return None  # read_config_file reports these
     if not docs:
         return None
@@ -228,14 +232,16 @@ def load_config(
     """Read a KubeSchedulerConfiguration or Policy file (YAML or JSON) -> the internal configuration. A
     ``kube_version`` given here (the command line) wins over the file's PackschedConfiguration document."""
     _check_semantics(rtcr_semantics)
-    errors = ErrorList(file=path)
+    errors = ErrorList(file=display_name(path))
     data = read_config_file(path, errors)
     from_file = read_settings(path, errors) if not errors else None
     if errors:
         raise InputError(list(errors.items))
     if kube_version is None and rtcr_semantics == SEMANTICS_CURRENT:
         kube_version = from_file
-    return load_config_data(data, path, known_plugins, rtcr_semantics=rtcr_semantics, kube_version=kube_version)
+    return load_config_data(
+        data, display_name(path), known_plugins, rtcr_semantics=rtcr_semantics, kube_version=kube_version
+    )
 
 
 def default_config(

@@ -24,6 +24,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from packsched.api.errors import ErrorList, InputError
+from packsched.api.nesting import TOO_DEEP
 from packsched.live.port import BOOKMARK, ERROR, EVENTS, ApiError, Obj, Resource, WatchEvent
 from packsched.live.ratelimit import TokenBucket
 
@@ -38,6 +39,7 @@ DEFAULT_BURST = 100
 # writers, the prober.
 DEFAULT_POOL_SIZE = 48
 AUTH_REFRESH_S = 30.0
+_Items = list[Obj]  # (inside KubernetesPort, ``list`` names its method)
 BUILTIN_GROUPS = frozenset(
     {"", "apps", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io", "storage.k8s.io"}
 )
@@ -51,6 +53,10 @@ def _check_kubeconfig(path: str) -> None:
             data = yaml.safe_load(fh)
     except OSError as exc:
         raise InputError.single(f"cannot read kubeconfig: {exc.strerror or exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise InputError.single("cannot read kubeconfig: the file is not UTF-8 text", file=path) from None
+    except RecursionError:
+        raise InputError.single(TOO_DEEP, file=path) from None
     except yaml.YAMLError as exc:
         raise InputError.single(f"not valid YAML: {exc}", file=path) from None
     if not isinstance(data, dict):
@@ -252,6 +258,24 @@ class KubernetesPort:
             item.setdefault("apiVersion", res.api_version)
             item.setdefault("kind", res.kind)
         return items, str(data.get("metadata", {}).get("resourceVersion", ""))
+
+    def list_page(
+        self, res: Resource, namespace: str = "", limit: int = 0, continue_token: str = ""
+    ) -> tuple[_Items, str, str]:
+        """One page of a list (``limit`` objects at most; 0: all), from ``continue_token`` (the previous page's);
+        answers the items, the list's resourceVersion and the token of the next page ("" after the last)."""
+        query: dict[str, str] = {}
+        if limit > 0:
+            query["limit"] = str(limit)
+        if continue_token:
+            query["continue"] = continue_token
+        data = self._request("GET", res.collection(namespace), query or None)
+        items = data.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", res.api_version)
+            item.setdefault("kind", res.kind)
+        meta = data.get("metadata") or {}
+        return items, str(meta.get("resourceVersion", "")), str(meta.get("continue") or "")
 
     def watch(self, res: Resource, resource_version: str, timeout_s: int) -> Iterator[WatchEvent]:
         query = {

@@ -65,6 +65,11 @@ REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "Replicat
 REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
 STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
 WORKLOADS = (REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
+# Read by `packsched snapshot` only (never watched): the controllers a what-if scales, and ConfigMaps (one, by name:
+# the scheduler's configuration).
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+JOBS = Resource("batch", "v1", "jobs", "Job", True)
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
 PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", False)
 STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)

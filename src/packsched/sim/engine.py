@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from packsched.api.manifests import Cluster
-from packsched.api.objects import Pod
+from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.backend.queue import QueuedPod
 from packsched.config.types import KubeSchedulerConfiguration
@@ -31,19 +31,25 @@ PENDING = "Pending"
 RUNNING = "Running"
 PREEMPTED = "Preempted"
 SUCCEEDED = "Succeeded"
-PHASES = (PENDING, RUNNING, PREEMPTED, SUCCEEDED)
+# A scenario's steps (sim/scenario.py) also remove pods: evicted by a drain, or deleted (scaled down, node gone).
+EVICTED = "Evicted"
+DELETED = "Deleted"
+PHASES = (PENDING, RUNNING, PREEMPTED, SUCCEEDED, EVICTED, DELETED)
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 PREEMPTED_EVENT = "preempted"
 NOMINATED = "nominated"
+EVICTED_EVENT = "evicted"
+DELETED_EVENT = "deleted"
 COMPLETED = "completed"
 
 # A safety net against a configuration that keeps preempting in a circle.
 MAX_ATTEMPTS_PER_POD = 1000
 
-# Timed events at the same instant: pods that finish leave first (their room is free for the pods that arrive).
-_COMPLETE, _ARRIVE = 0, 1
+# Timed events at the same instant: pods that finish leave first (their room is free for the pods that arrive);
+# calls (a scenario's retried evictions) come last.
+_COMPLETE, _ARRIVE, _CALL = 0, 1, 2
 
 
 @dataclass
@@ -80,7 +86,8 @@ class _Timed:
     time: float
     priority: int
     seq: int
-    rec: PodRecord = field(compare=False)
+    rec: PodRecord | None = field(compare=False)
+    call: Callable[[], None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -299,13 +306,80 @@ class Simulation:
         self.scheduler.move_all()  # a pod left a node: pods that did not fit may fit now
         self._create(created, victim.key)
 
+    # -- changes a scenario makes (sim/scenario.py) --------------------------------------------------------
+
+    def call_at(self, time: float, fn: Callable[[], None]) -> None:
+        """Call ``fn`` at virtual time ``time`` (after the pods completing or arriving then)."""
+        heapq.heappush(self._timeline, _Timed(_round_time(time), _CALL, next(self._seq), None, fn))
+
+    def add_pods(self, pods: list[Pod]) -> None:
+        """New pods (created now: they arrive before the next cycle)."""
+        self._create(pods, None)
+
+    def set_node(self, node: Node) -> None:
+        """A node added, or changed (cordoned, relabelled): waiting pods are tried again."""
+        self.cache.add_node(node)
+        self.scheduler.move_all()
+
+    def remove_node(self, name: str, reason: str) -> list[str]:
+        """The node is gone: its pods are deleted (their controllers re-create them) and it leaves the snapshot.
+        Answers the keys of the pods deleted."""
+        gone = [r for r in list(self.records.values()) if r.phase == RUNNING and r.node == name]
+        for rec in gone:
+            self.remove_pod(rec.pod.key, DELETED, reason, replace_it=True)
+        snap = self.cache.remove_node(name)
+        self.snapshot = snap
+        self.scheduler.replace_snapshot(snap)
+        self.scheduler.move_all()
+        return [r.pod.key for r in gone]
+
+    def disruption_allowed(self, key: str) -> bool:
+        """Whether evicting the pod now keeps every PodDisruptionBudget that selects it (the Eviction API's
+        check)."""
+        rec = self.records[key]
+        return all(b.disruptions_allowed > 0 for b in self.budgets() if b.matches(rec.info))
+
+    def remove_pod(self, key: str, phase: str, reason: str, *, replace_it: bool) -> list[Pod]:
+        """A running or pending pod is deleted (``phase``: EVICTED or DELETED); its controller re-creates it when
+        ``replace_it`` (an eviction, a node gone), not when it was scaled down. Answers the replacements."""
+        rec = self.records[key]
+        info = rec.info
+        node = rec.node
+        if rec.phase == RUNNING:
+            self.cache.remove_pod(key)
+            self.scheduler.dispatch(ClusterEvent(POD, DELETE, rec.pod, None))
+        else:
+            self.scheduler.dequeue(info)
+        rec.phase, rec.node, rec.finished, rec.reason = phase, None, self.now, reason
+        rec.pod.phase = "Failed"
+        created: list[Pod] = []
+        if replace_it:
+            created = self.controllers.preempted(rec.pod, self._taken)
+        else:
+            st = self.controllers.state_of(rec.pod)
+            if st is not None:
+                st.active.discard(key)
+        why = reason
+        if created:
+            st = self.controllers.state_of(rec.pod)
+            owner = st.label if st is not None else "its owner"
+            why = f"{reason}; {owner} creates {', '.join(p.key for p in created)}"
+        self.events.append(Event(self.now, EVICTED_EVENT if phase == EVICTED else DELETED_EVENT, key, node, None, why))
+        self.scheduler.move_all()
+        self._create(created, key)
+        return created
+
     # -- the loop -----------------------------------------------------------------------------------------
 
     def _fire_due(self) -> None:
         timeline = self._timeline
         while timeline and timeline[0].time <= self.now:
             item = heapq.heappop(timeline)
-            if item.priority == _COMPLETE:
+            if item.call is not None:
+                item.call()
+            elif item.rec is None:
+                continue
+            elif item.priority == _COMPLETE:
                 self._complete(item.rec)
             else:
                 self._arrive(item.rec)
@@ -317,18 +391,28 @@ class Simulation:
         return expiry
 
     def run(self) -> SimResult:
+        self.run_until(None)
+        return self.result()
+
+    def result(self) -> SimResult:
+        return SimResult(self.history, self.events, self.snapshot, self.warnings, self.captured, self.now)
+
+    def run_until(self, until: float | None) -> None:
+        """Run every event before ``until`` (all of them: None), then stand at ``until``: what happens at that very
+        time (a scenario's next step first) is left for later."""
         while True:
             if self._timeline and self._timeline[0].time <= self.now:
                 self._fire_due()
             qp = self.scheduler.next_pod()
             if qp is None:
                 nxt = self._next_time()
-                if nxt is None:
+                if nxt is None or (until is not None and nxt >= until):
                     break
                 self.now = max(self.now, nxt)
                 continue
             self._attempt(qp)
-        return SimResult(self.history, self.events, self.snapshot, self.warnings, self.captured, self.now)
+        if until is not None:
+            self.now = max(self.now, _round_time(until))
 
     def _attempt(self, qp: QueuedPod) -> None:
         info = qp.info

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from packsched.api.objects import Node
+from packsched.api.errors import FieldError, InputError
+from packsched.api.objects import DEFAULT_SCHEDULER_NAME, Node
 from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
 from packsched.backend.gpu.table import device_table
 from packsched.config.types import KubeSchedulerConfiguration
@@ -38,6 +39,10 @@ DEFAULT_TUNE = 1.3
 MAX_BIN = 130
 CURVES = ("gpu_alloc_pct", "frag_rate_pct", "frag_total_pct", "cpu_alloc_pct", "mem_alloc_pct")
 Progress = Callable[[int, int], None]
+# The plugin that assigns GPUs (packsched.plugins.gpushare, reached through the registry) and where it must run.
+GPU_SHARE = "GPUShare"
+GPU_SHARE_POINTS = ("preFilter", "filter", "reserve")
+NO_GPU_METRICS = "a replay measures GPU allocation and fragmentation"
 
 
 def target_workload(trace: Trace) -> TargetWorkload:
@@ -151,6 +156,47 @@ class _Actions:
         raise RuntimeError("the replay protocol does not preempt")
 
 
+def check_trace(trace: Trace) -> None:
+    """Every metric is a share of the node list's GPUs (or of the GPUs the pods ask for): a node list without a GPU,
+    or a pod list that asks for none, would give no number at all."""
+    errors: list[FieldError] = []
+    if trace.gpu_capacity_milli <= 0:
+        errors.append(FieldError("", f"no node of the list has a GPU: {NO_GPU_METRICS}", trace.node_file))
+    if not any(p.total_milli for p in trace.pods):
+        errors.append(FieldError("", f"no pod of the list asks for a GPU: {NO_GPU_METRICS}", trace.pod_file))
+    if errors:
+        raise InputError(errors)
+
+
+def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> None:
+    """The trace's pods (schedulerName default-scheduler) must go through GPUShare: it picks each pod's GPUs, and
+    the GPU metrics count the GPUs it took. Without it no GPU is ever taken in the device table, so the cluster
+    fragment stays that of an empty cluster while the idle GPU milli shrinks (fragmentation rates above 100 %),
+    and a node's GPUs are admitted by their sum only."""
+    fwk = sched.frameworks.get(DEFAULT_SCHEDULER_NAME)
+    if fwk is None:
+        raise InputError.single(
+            f"no profile has schedulerName {DEFAULT_SCHEDULER_NAME}, which the trace's pods use",
+            file=config.source_file,
+            path="profiles",
+        )
+    missing = [point for point in GPU_SHARE_POINTS if GPU_SHARE not in fwk.plugin_names(point)]
+    if missing:
+        index = next(i for i, p in enumerate(config.profiles) if p is fwk.profile)
+        raise InputError.single(
+            f"{GPU_SHARE} is required for the GPU metrics of a replay (it assigns the GPUs they count): enable it "
+            f"under multiPoint (here it does not run at {', '.join(missing)})",
+            file=config.source_file,
+            path=f"profiles[{index}].plugins",
+        )
+
+
+def check_replay(trace: Trace, config: KubeSchedulerConfiguration) -> None:
+    """What :func:`replay` would refuse, checked without running it (before any worker starts)."""
+    check_trace(trace)
+    check_gpu_share(Scheduler(config, in_tree_registry(), _Actions(), Snapshot()), config)
+
+
 def replay(
     trace: Trace,
     config: KubeSchedulerConfiguration,
@@ -164,6 +210,7 @@ def replay(
 ) -> RunResult:
     """One run of the protocol with one seed."""
     start = time.perf_counter()
+    check_trace(trace)
     rng = np.random.default_rng(seed)
     nodes = seeded_nodes(trace, rng)
     seq, copies = pod_order(trace, rng, tune)
@@ -172,6 +219,7 @@ def replay(
     device_table(snap)
     frag = FragState(snap, target or target_workload(trace))
     sched = Scheduler(config, in_tree_registry(), _Actions(), snap, seed, tie_break=tie_break)
+    check_gpu_share(sched, config)
     n = len(seq)
     arrived = np.zeros(n, dtype=np.float64)
     used = np.zeros(n, dtype=np.float64)

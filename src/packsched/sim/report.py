@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from packsched.api.annotations import format_duration
@@ -182,7 +183,8 @@ def _fmt(name: str, amount: int) -> str:
     return format_quantity(name, amount)
 
 
-def print_simulation(console: Console, result: SimResult, limit: int = 200) -> None:
+def print_simulation(console: Console, result: SimResult, limit: int = 200, warnings_to: Console | None = None) -> None:
+    """The tables; the warnings go to ``warnings_to`` (standard error, say) when given."""
     recs = result.records
     table = Table(title=f"Placements ({len(recs)} pods)")
     for col in ("pod", "node", "phase", "reason"):
@@ -210,7 +212,7 @@ def print_simulation(console: Console, result: SimResult, limit: int = 200) -> N
     s = summary(result)
     console.print("Summary: " + ", ".join(f"{k} {v}" for k, v in s.items()))
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        (warnings_to or console).print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
 
 
 def print_events(console: Console, events: list[Event], limit: int = 200) -> None:

@@ -21,7 +21,15 @@ from packsched.config.types import KubeSchedulerConfiguration
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME
 from packsched.sim.policies import PAPER_POLICIES, file_config, policy_config
-from packsched.sim.replay import CURVES, DEFAULT_TUNE, RunResult, replay, summarize, target_workload
+from packsched.sim.replay import (
+    CURVES,
+    DEFAULT_TUNE,
+    RunResult,
+    check_replay,
+    replay,
+    summarize,
+    target_workload,
+)
 from packsched.sim.trace import Trace, load_trace
 
 EXPECTED_DIR = "fgd-expected-results"
@@ -80,7 +88,7 @@ def check_specs(specs: Sequence[RunSpec]) -> None:
         key = (spec.policy, spec.config)
         if key not in seen:
             seen.add(key)
-            build_config(spec, trace)
+            check_replay(trace, build_config(spec, trace))
 
 
 def run_local(

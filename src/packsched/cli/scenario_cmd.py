@@ -1,0 +1,95 @@
+"""``packsched run SCENARIO``: a what-if scenario (sim/scenario.py) on the embedded simulator, a report per step."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from packsched.api.errors import InputError
+from packsched.api.quantity import format_quantity
+from packsched.cli.console import make_console
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim.scenario import StepReport, load_scenario, report_json, run_scenario
+
+out = make_console()
+err = make_console(stderr=True)
+EXIT_INPUT = 2
+
+
+def _fail(exc: InputError) -> typer.Exit:
+    for e in exc.errors:
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_INPUT)
+
+
+def run(
+    scenario_file: Annotated[Path, typer.Argument(help="a Scenario file (apiVersion packsched.io/v1alpha1)")],
+    output: Annotated[str, typer.Option("--output", "-o", help="table or json")] = "table",
+) -> None:
+    """Run a what-if scenario: a base cluster (manifests or a snapshot), a scheduler configuration and timed
+    steps (pods created, controllers scaled, nodes added, drained, cordoned or removed, configuration or quota
+    changed); report placements, pending pods, preemptions, evictions, utilisation and quotas after each step."""
+    if output not in ("table", "json"):
+        err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
+        raise typer.Exit(EXIT_INPUT)
+    try:
+        scenario = load_scenario(str(scenario_file))
+        reports = run_scenario(scenario, in_tree_registry())
+    except InputError as exc:
+        raise _fail(exc) from None
+    if output == "json":
+        sys.stdout.write(json.dumps(report_json(scenario, reports), indent=2) + "\n")
+        return
+    print_reports(scenario.name, reports)
+
+
+def print_reports(name: str, reports: list[StepReport]) -> None:
+    table = Table(title=f"Scenario {name}: the cluster after each step")
+    for col in ("step", "at", "running", "pending", "preempted", "evicted", "free nodes", "utilisation"):
+        table.add_column(col, justify="left" if col in ("step", "utilisation") else "right")
+    for r in reports:
+        util = ", ".join(f"{res} {100 * v:.0f}%" for res, v in r.utilisation.items() if v > 0 or res in ("cpu",))
+        evicted = str(r.evictions) + (f" ({r.evictions_blocked} blocked)" if r.evictions_blocked else "")
+        table.add_row(
+            escape(r.name),
+            f"{r.at:g}s",
+            str(r.running),
+            str(r.pending),
+            str(r.preemptions),
+            evicted,
+            f"{r.free_nodes}/{r.nodes}",
+            util,
+        )
+    out.print(table)
+    for r in reports:
+        if r.pending_reasons:
+            out.print(f"[bold]{escape(r.name)}[/bold]: pending pods by reason")
+            for reason, n in r.pending_reasons.items():
+                out.print(f"  {n} × {escape(reason)}", highlight=False, soft_wrap=True)
+        for note in r.notes:
+            out.print(f"[bold]{escape(r.name)}[/bold]: {escape(note)}", highlight=False, soft_wrap=True)
+    last = reports[-1] if reports else None
+    if last is not None and last.quotas:
+        quotas = Table(title="ElasticQuotas after the last step (used / min / max)")
+        quotas.add_column("namespace")
+        quotas.add_column("resources")
+        for q in last.quotas:
+            parts = []
+            for res, used in q["used"].items():
+                hi = q["max"].get(res)
+                parts.append(
+                    f"{res} {format_quantity(res, used)} / {format_quantity(res, q['min'].get(res, 0))} / "
+                    f"{format_quantity(res, hi) if hi is not None else '-'}"
+                )
+            quotas.add_row(escape(q["namespace"]), escape(", ".join(parts)))
+        out.print(quotas)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)

@@ -1,0 +1,572 @@
+"""What-if scenarios (``kind: Scenario``): a base cluster, a scheduler configuration and timed steps, run on the
+embedded simulator with a report after every step.
+
+A scenario file::
+
+    apiVersion: packsched.io/v1alpha1
+    kind: Scenario
+    metadata: {name: drain-pool-a}
+    spec:
+      base: [snapshot/]            # manifests or a snapshot directory, relative to this file
+      config: binpack.yaml         # optional: kube-scheduler's defaults otherwise
+      seed: 0
+      steps:
+      - name: a training job arrives
+        at: 0s                     # Go duration or seconds; steps run in order, at non-decreasing times
+        createPods: {count: 40, namePrefix: train, template: {metadata: {...}, spec: {...}}}
+      - at: 60s
+        drain: {selector: {matchLabels: {pool: a}}}
+
+Step actions (one per step): ``createPods``, ``scale`` (a Deployment, ReplicaSet, StatefulSet or Job to a number of
+replicas, parallelism for a Job), ``addNodes``, ``removeNodes`` (the nodes fail or are deleted: their pods are
+deleted and their controllers re-create them elsewhere), ``cordon``, ``uncordon``, ``drain`` (cordon, then evict
+every pod but DaemonSet pods through the Eviction API's check of PodDisruptionBudgets; a refused eviction is
+retried every ``retryEvery`` until ``timeout``; controllers re-create evicted pods), ``setConfig`` (another
+scheduler configuration from then on, as after a restart) and ``setQuota`` (an ElasticQuota's min and max).
+
+A step's changes happen at its time, before anything else that happens then; the simulator then runs until the
+next step's time (the last one until nothing is left to do), and the step's report is taken: pods running and
+pending (with the reasons), preemptions and evictions during the step, utilisation per resource, nodes left
+completely free, and quota usage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from packsched.api.annotations import parse_duration
+from packsched.api.decode import Reader
+from packsched.api.errors import ErrorList, InputError
+from packsched.api.manifests import Cluster, decode_document, load_manifests, read_documents, resolve_priority
+from packsched.api.objects import ElasticQuota, LabelSelector, Node, Pod
+from packsched.api.pods import decode_label_selector
+from packsched.api.quantity import MAX_INT64, format_quantity
+from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spec, quota_used
+from packsched.config.loader import default_config, load_config
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
+from packsched.framework.runtime import PluginFactory
+from packsched.sim.engine import (
+    DELETED,
+    EVICTED,
+    EVICTED_EVENT,
+    PENDING,
+    PREEMPTED_EVENT,
+    RUNNING,
+    Simulation,
+)
+
+API_VERSION = "packsched.io/v1alpha1"
+KIND = "Scenario"
+SCHEMA = "packsched.scenario-report/v1"
+ACTIONS = ("createPods", "scale", "addNodes", "removeNodes", "cordon", "uncordon", "drain", "setConfig", "setQuota")
+SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
+DEFAULT_DRAIN_TIMEOUT = 600.0
+DEFAULT_RETRY = 5.0
+
+
+@dataclass
+class Step:
+    """One timed step: its action and the action's arguments (already checked)."""
+
+    name: str
+    at: float
+    action: str
+    args: dict[str, Any]
+    path: str  # spec.steps[i], for messages
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    base: list[str]
+    config: str | None
+    seed: int
+    steps: list[Step] = field(default_factory=list)
+
+
+# -- reading ----------------------------------------------------------------------------------------------------
+
+
+def load_scenario(path: str) -> Scenario:
+    """Read and check a scenario file: every problem with its field path, at once (InputError)."""
+    errors = ErrorList(file=path)
+    docs = read_documents(path, errors)
+    errors.raise_if_any()
+    if len(docs) != 1:
+        raise InputError.single("a scenario file holds exactly one document", file=path)
+    _, doc = docs[0]
+    r = Reader(errors)
+    data = r.fields(doc, "", ("apiVersion", "kind", "metadata", "spec"))
+    if data.get("apiVersion") != API_VERSION:
+        errors.add("apiVersion", f"must be {API_VERSION}, got {data.get('apiVersion')!r}")
+    if data.get("kind") != KIND:
+        errors.add("kind", f"must be {KIND}, got {data.get('kind')!r}")
+    meta = r.fields(data.get("metadata"), "metadata", ("name", "annotations", "labels"))
+    spec = r.fields(data.get("spec"), "spec", ("base", "config", "seed", "steps"))
+    here = os.path.dirname(os.path.abspath(path))
+    base_raw = spec.get("base")
+    base = [base_raw] if isinstance(base_raw, str) else r.str_list(base_raw, "spec.base")
+    if not base:
+        errors.add("spec.base", "Required value: the manifests or snapshot directory the scenario starts from")
+    config = r.str(spec.get("config"), "spec.config") or None
+    seed = r.int(spec.get("seed"), "spec.seed", 0) or 0
+    scenario = Scenario(
+        r.str(meta.get("name"), "metadata.name") or os.path.basename(path),
+        path,
+        [os.path.join(here, b) for b in base],
+        os.path.join(here, config) if config else None,
+        seed,
+    )
+    last = 0.0
+    for i, raw in enumerate(r.list(spec.get("steps"), "spec.steps")):
+        where = f"spec.steps[{i}]"
+        step = r.fields(raw, where, ("name", "at", *ACTIONS))
+        actions = [a for a in ACTIONS if a in step]
+        if len(actions) != 1:
+            errors.add(where, f"must have exactly one of {', '.join(ACTIONS)}")
+            continue
+        at = last
+        if "at" in step:
+            try:
+                at = parse_duration(str(step["at"]))
+            except ValueError as exc:
+                errors.add(f"{where}.at", str(exc))
+        if at < last:
+            errors.add(f"{where}.at", f"steps run in order: {at:g}s is before the previous step's {last:g}s")
+        last = at
+        action = actions[0]
+        args = _check_args(r, action, step[action], f"{where}.{action}", here)
+        scenario.steps.append(Step(r.str(step.get("name"), f"{where}.name") or action, at, action, args, where))
+    if not scenario.steps and not errors:
+        errors.add("spec.steps", "Required value: at least one step")
+    errors.raise_if_any()
+    return scenario
+
+
+def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> dict[str, Any]:
+    """The action's arguments, with unknown fields, missing ones and bad values reported at ``path``."""
+    if action in ("createPods", "addNodes"):
+        return _check_make(r, action, raw, path)
+    if action == "scale":
+        return _check_scale(r, raw, path)
+    if action in ("removeNodes", "cordon", "uncordon", "drain"):
+        return _check_nodes(r, action, raw, path)
+    if action == "setConfig":
+        args = r.fields(raw, path, ("path",))
+        p = r.str(args.get("path"), f"{path}.path")
+        if not p:
+            r.errors.add(f"{path}.path", "Required value: a KubeSchedulerConfiguration file")
+        args["path"] = os.path.join(here, p)
+        return args
+    args = r.fields(raw, path, ("namespace", "name", "min", "max"))  # setQuota
+    if not r.str(args.get("namespace"), f"{path}.namespace"):
+        r.errors.add(f"{path}.namespace", "Required value")
+    return args
+
+
+def _check_make(r: Reader, action: str, raw: object, path: str) -> dict[str, Any]:
+    args = r.fields(raw, path, ("count", "namePrefix", "template"))
+    count = r.int(args.get("count"), f"{path}.count", 1)
+    if count is None or count < 1:
+        r.errors.add(f"{path}.count", "must be at least 1")
+    what = "a Pod manifest (metadata and spec)" if action == "createPods" else "a Node manifest (labels, status)"
+    if not isinstance(args.get("template"), dict):
+        r.errors.add(f"{path}.template", f"Required value: {what} to copy")
+    if action == "addNodes" and not r.str(args.get("namePrefix"), f"{path}.namePrefix"):
+        r.errors.add(f"{path}.namePrefix", "Required value")
+    return args
+
+
+def _check_scale(r: Reader, raw: object, path: str) -> dict[str, Any]:
+    args = r.fields(raw, path, ("kind", "namespace", "name", "replicas"))
+    r.one_of(args.get("kind"), f"{path}.kind", SCALABLE)
+    if not r.str(args.get("name"), f"{path}.name"):
+        r.errors.add(f"{path}.name", "Required value")
+    replicas = r.int(args.get("replicas"), f"{path}.replicas")
+    if replicas is None or replicas < 0:
+        r.errors.add(f"{path}.replicas", "Required value: a number of replicas, 0 or more")
+    return args
+
+
+def _check_nodes(r: Reader, action: str, raw: object, path: str) -> dict[str, Any]:
+    extra = ("timeout", "retryEvery") if action == "drain" else ()
+    args = r.fields(raw, path, ("nodes", "selector", *extra))
+    if ("nodes" in args) == ("selector" in args):
+        r.errors.add(path, "give either nodes (a list of names) or selector (a label selector)")
+    r.str_list(args.get("nodes"), f"{path}.nodes")
+    if "selector" in args:
+        args["selector"] = decode_label_selector(r, args["selector"], f"{path}.selector")
+    for key in extra:
+        if key in args:
+            try:
+                args[key] = parse_duration(str(args[key]))
+            except ValueError as exc:
+                r.errors.add(f"{path}.{key}", str(exc))
+    return args
+
+
+# -- running ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepReport:
+    name: str
+    at: float
+    until: float
+    running: int
+    pending: int
+    pending_reasons: dict[str, int]
+    preemptions: int
+    evictions: int
+    evictions_blocked: int
+    utilisation: dict[str, float]  # requested / allocatable over every node, per resource
+    free_nodes: int
+    nodes: int
+    quotas: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+def run_scenario(
+    scenario: Scenario,
+    registry: Mapping[str, PluginFactory],
+    config_override: KubeSchedulerConfiguration | None = None,
+) -> list[StepReport]:
+    """Run the scenario; one report for the base cluster as it settles before the first step, then one per
+    step. ``config_override``: the configuration to start with instead of the scenario's (``compare``)."""
+    cluster = load_manifests(scenario.base)
+    if config_override is not None:
+        config = config_override
+    elif scenario.config:
+        config = load_config(scenario.config, set(registry))
+    else:
+        config = default_config(set(registry))
+    runner = _Runner(scenario, cluster, config, registry)
+    return runner.run()
+
+
+class _Runner:
+    def __init__(
+        self,
+        scenario: Scenario,
+        cluster: Cluster,
+        config: KubeSchedulerConfiguration,
+        registry: Mapping[str, PluginFactory],
+    ) -> None:
+        self.scenario = scenario
+        self.cluster = cluster
+        self.registry = registry
+        self.sim = Simulation(cluster, config, registry, scenario.seed)
+        self.blocked: set[str] = set()  # pods a drain could not evict yet
+        self.notes: list[str] = []
+
+    def run(self) -> list[StepReport]:
+        sim = self.sim
+        steps = self.scenario.steps
+        reports: list[StepReport] = []
+        first = steps[0].at if steps else None
+        mark = len(sim.events)
+        sim.run_until(first)
+        reports.append(self._report("base cluster", 0.0, mark))
+        for i, step in enumerate(steps):
+            mark = len(sim.events)
+            self.notes = []
+            self._apply(step)
+            nxt = steps[i + 1].at if i + 1 < len(steps) else None
+            sim.run_until(nxt)
+            reports.append(self._report(step.name, step.at, mark))
+        return reports
+
+    # -- actions ----------------------------------------------------------------------------------------------
+
+    def _apply(self, step: Step) -> None:
+        getattr(self, "_" + step.action)(step)
+
+    def _createPods(self, step: Step) -> None:
+        args = step.args
+        prefix = args.get("namePrefix") or "scenario-pod"
+        pods: list[Pod] = []
+        index = 0
+        for _ in range(int(args.get("count", 1))):
+            while True:
+                name = f"{prefix}-{index}"
+                index += 1
+                ns = (args["template"].get("metadata") or {}).get("namespace") or "default"
+                if f"{ns}/{name}" not in self.sim.records:
+                    break
+            pods.append(self._pod(step, name))
+        self.sim.add_pods(pods)
+
+    def _pod(self, step: Step, name: str) -> Pod:
+        template = dict(step.args["template"])
+        meta = dict(template.get("metadata") or {})
+        meta["name"] = name
+        doc = {"apiVersion": "v1", "kind": "Pod", **template, "metadata": meta}
+        return self._decode_pod(doc, f"{step.path}.createPods.template")
+
+    def _decode_pod(self, doc: dict[str, Any], where: str) -> Pod:
+        errors = ErrorList(file=self.scenario.file)
+        made = decode_document(doc, where, errors)
+        if not made.pods:
+            errors.add(where, "the template does not make a Pod")
+        errors.raise_if_any()
+        pod = made.pods[0]
+        classes = self.cluster.priority_classes
+        default = next((pc for pc in classes.values() if pc.global_default), None)
+        resolve_priority(pod, classes, default, errors, where)
+        errors.raise_if_any()
+        return pod
+
+    def _scale(self, step: Step) -> None:
+        args = step.args
+        kind, ns, name, want = args["kind"], args.get("namespace") or "default", args["name"], int(args["replicas"])
+        controllers = self.sim.controllers
+        st = controllers.states.get((ns, kind, name))
+        if st is not None and kind == "Deployment" and not st.active:
+            # a snapshot's Deployment owns ReplicaSets, not pods: scale the one whose pods run
+            owned = [s for (n, k, _), s in controllers.states.items() if n == ns and k == "ReplicaSet" and s.active]
+            owned = [s for s in owned if s.workload.name.startswith(f"{name}-")]
+            if owned:
+                st = owned[0]
+                self.notes.append(f"Deployment {ns}/{name}: scaled its ReplicaSet {st.workload.name}")
+        if st is None:
+            raise InputError.single(
+                f"no {kind} {ns}/{name} in the base cluster", file=self.scenario.file, path=f"{step.path}.scale"
+            )
+        w = st.workload
+        if kind == "Job":
+            w.parallelism = want
+        else:
+            w.replicas = want
+        active = [self.sim.records[k] for k in st.active if k in self.sim.records]
+        have = len(active)
+        if want > have:
+            like = active[0].pod if active else self._template_pod(step, st.workload.template)
+            made = []
+            for _ in range(want - have):
+                pod = controllers._make(st, like, controllers._free_index(st, self.sim._taken))
+                st.active.add(pod.key)
+                made.append(pod)
+            self.sim.add_pods(made)
+        elif want < have:
+            # ReplicaSet's order of deletion, simplified: pods not yet running first, then the newest
+            order = sorted(active, key=lambda rec: (rec.phase == RUNNING, -(rec.started or 0.0), rec.pod.name))
+            if kind == "StatefulSet":  # the highest ordinals go first
+                order = sorted(active, key=lambda rec: -controllers._ordinal(st, rec.pod))
+            for rec in order[: have - want]:
+                self.sim.remove_pod(rec.pod.key, DELETED, f"scaled down to {want}", replace_it=False)
+
+    def _template_pod(self, step: Step, template: Pod) -> Pod:
+        pod = replace(template)
+        classes = self.cluster.priority_classes
+        default = next((pc for pc in classes.values() if pc.global_default), None)
+        errors = ErrorList(file=self.scenario.file)
+        resolve_priority(pod, classes, default, errors, f"{step.path}.scale")
+        errors.raise_if_any()
+        return pod
+
+    def _addNodes(self, step: Step) -> None:
+        args = step.args
+        taken = set(self.sim.snapshot.index)
+        made = 0
+        index = 0
+        while made < int(args.get("count", 1)):
+            name = f"{args['namePrefix']}{index}"
+            index += 1
+            if name in taken:
+                continue
+            template = dict(args["template"])
+            meta = dict(template.get("metadata") or {})
+            meta["name"] = name
+            labels = dict(meta.get("labels") or {})
+            labels.setdefault("kubernetes.io/hostname", name)
+            meta["labels"] = labels
+            errors = ErrorList(file=self.scenario.file)
+            where = f"{step.path}.addNodes.template"
+            nodes = decode_document({"apiVersion": "v1", "kind": "Node", **template, "metadata": meta}, where, errors)
+            if not nodes.nodes:
+                errors.add(where, "the template does not make a Node")
+            errors.raise_if_any()
+            self.sim.set_node(nodes.nodes[0])
+            made += 1
+
+    def _picked(self, step: Step) -> list[Node]:
+        args = step.args
+        snap = self.sim.snapshot
+        if "nodes" in args:
+            missing = [n for n in args["nodes"] if n not in snap.index]
+            if missing:
+                raise InputError.single(
+                    f"no node named {', '.join(missing)}", file=self.scenario.file, path=f"{step.path}.{step.action}"
+                )
+            return [snap.nodes[snap.index[n]] for n in args["nodes"]]
+        selector: LabelSelector = args["selector"]
+        return [n for n in snap.nodes if selector.matches(n.labels)]
+
+    def _removeNodes(self, step: Step) -> None:
+        for node in self._picked(step):
+            self.sim.remove_node(node.name, f"node {node.name} removed")
+
+    def _cordon(self, step: Step, unschedulable: bool = True) -> None:
+        for node in self._picked(step):
+            if node.unschedulable != unschedulable:
+                self.sim.set_node(replace(node, unschedulable=unschedulable))
+
+    def _uncordon(self, step: Step) -> None:
+        self._cordon(step, unschedulable=False)
+
+    def _drain(self, step: Step) -> None:
+        nodes = {n.name for n in self._picked(step)}
+        self._cordon(step)
+        deadline = step.at + float(step.args.get("timeout", DEFAULT_DRAIN_TIMEOUT))
+        every = float(step.args.get("retryEvery", DEFAULT_RETRY)) or DEFAULT_RETRY
+        todo = [
+            r.pod.key
+            for r in self.sim.records.values()
+            if r.phase == RUNNING and r.node in nodes and not (r.pod.owner and r.pod.owner.kind == "DaemonSet")
+        ]
+        self._evict(todo, deadline, every)
+
+    def _evict(self, keys: list[str], deadline: float, every: float) -> None:
+        sim = self.sim
+        left: list[str] = []
+        for key in keys:
+            rec = sim.records.get(key)
+            if rec is None or rec.phase != RUNNING:
+                continue
+            if sim.disruption_allowed(key):
+                self.blocked.discard(key)
+                sim.remove_pod(key, EVICTED, "evicted by a drain", replace_it=True)
+            else:
+                self.blocked.add(key)
+                left.append(key)
+        if left and sim.now + every <= deadline:
+            sim.call_at(sim.now + every, lambda: self._evict(left, deadline, every))
+
+    def _setConfig(self, step: Step) -> None:
+        config = load_config(step.args["path"], set(self.registry))
+        sim = self.sim
+        sim.scheduler.set_config(config, self.registry)
+        # the new plugins list the cluster, as a restarted scheduler's informers would
+        for quota in self.cluster.elastic_quotas:
+            sim.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
+        for service in self.cluster.services:
+            sim.scheduler.dispatch(ClusterEvent(SERVICE, ADD, None, service))
+        for workload in self.cluster.workloads:
+            sim.scheduler.dispatch(ClusterEvent(WORKLOAD, ADD, None, workload))
+        for rec in sim.records.values():
+            if rec.phase == RUNNING:
+                sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, rec.pod))
+
+    def _setQuota(self, step: Step) -> None:
+        args = step.args
+        ns = args["namespace"]
+        quotas = self.cluster.elastic_quotas
+        old = next((q for q in quotas if q.namespace == ns and (not args.get("name") or q.name == args["name"])), None)
+        doc: dict[str, Any] = {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "ElasticQuota",
+            "metadata": {"name": args.get("name") or (old.name if old else "quota"), "namespace": ns},
+            "spec": {k: args[k] for k in ("min", "max") if k in args},
+        }
+        errors = ErrorList(file=self.scenario.file)
+        made = decode_document(doc, f"{step.path}.setQuota", errors)
+        errors.raise_if_any()
+        new: ElasticQuota = made.elastic_quotas[0]
+        if old is not None:
+            if "min" not in args:
+                new.min = old.min
+            if "max" not in args:
+                new.max = old.max
+            quotas[quotas.index(old)] = new
+        else:
+            quotas.append(new)
+        self.sim.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, UPDATE if old else ADD, old, new))
+        self.sim.scheduler.move_all()
+
+    # -- the report -------------------------------------------------------------------------------------------
+
+    def _report(self, name: str, at: float, mark: int) -> StepReport:
+        sim = self.sim
+        records = list(sim.records.values())
+        pending = [r for r in records if r.phase == PENDING and r.arrived]
+        events = sim.events[mark:]
+        snap = sim.snapshot
+        util: dict[str, float] = {}
+        for row, res in enumerate(snap.resources):
+            total = int(snap.alloc[row].sum())
+            if total > 0:
+                util[res] = float(snap.requested[row].sum()) / total
+        running_pods = [r.pod for r in records if r.phase == RUNNING]
+        quotas = []
+        for q in first_per_namespace(self.cluster.elastic_quotas):
+            used = quota_used(q.namespace, running_pods)
+            lo, hi = min_from_spec(q.min), max_from_spec(q.max)
+            names = sorted(n for n in set(lo) | set(used) if lo.get(n) or used.get(n))
+            quotas.append(
+                {
+                    "namespace": q.namespace,
+                    "name": q.name,
+                    "used": {n: used.get(n, 0) for n in names},
+                    "min": {n: lo.get(n, 0) for n in names},
+                    # None: unbounded
+                    "max": {n: (None if hi.get(n, MAX_INT64) >= MAX_INT64 else hi[n]) for n in names},
+                }
+            )
+        return StepReport(
+            name=name,
+            at=at,
+            until=sim.now,
+            running=sum(1 for r in records if r.phase == RUNNING),
+            pending=len(pending),
+            pending_reasons=dict(Counter(r.reason or "not tried yet" for r in pending).most_common()),
+            preemptions=sum(1 for e in events if e.kind == PREEMPTED_EVENT),
+            evictions=sum(1 for e in events if e.kind == EVICTED_EVENT),
+            evictions_blocked=sum(1 for k in self.blocked if sim.records[k].phase == RUNNING),
+            utilisation=util,
+            free_nodes=int(np.count_nonzero(snap.pod_count == 0)),
+            nodes=snap.n,
+            quotas=quotas,
+            notes=list(self.notes),
+        )
+
+
+def report_json(scenario: Scenario, reports: list[StepReport]) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "scenario": scenario.name,
+        "steps": [
+            {
+                "name": r.name,
+                "at": r.at,
+                "until": r.until,
+                "running": r.running,
+                "pending": r.pending,
+                "pending_reasons": r.pending_reasons,
+                "preemptions": r.preemptions,
+                "evictions": r.evictions,
+                "evictions_blocked": r.evictions_blocked,
+                "utilisation": {k: round(v, 6) for k, v in r.utilisation.items()},
+                "free_nodes": r.free_nodes,
+                "nodes": r.nodes,
+                "quotas": [
+                    {
+                        **q,
+                        "used": {n: format_quantity(n, a) for n, a in q["used"].items()},
+                        "min": {n: format_quantity(n, a) for n, a in q["min"].items()},
+                        "max": {n: None if a is None else format_quantity(n, a) for n, a in q["max"].items()},
+                    }
+                    for q in r.quotas
+                ],
+                "notes": r.notes,
+            }
+            for r in reports
+        ],
+    }
