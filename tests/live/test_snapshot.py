@@ -334,6 +334,10 @@ def test_cli_snapshot_in_process_anonymised_then_simulated(api: FakeApiServer, t
         assert r.exit_code == 2, (extra, r.output)
     again = runner.invoke(app, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)])
     assert again.exit_code == 2 and "not an empty directory" in again.output
+    r = runner.invoke(app, ["snapshot", "--kubeconfig", kubeconfig, "--context", "nope", "-o", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "context 'nope' is not defined" in r.output
+    r = runner.invoke(app, ["snapshot", "--kubeconfig", kubeconfig, "--context", "fake", "-o", str(tmp_path / "ctx")])
+    assert r.exit_code == 0, r.output
     broken = tmp_path / "broken-kubeconfig"
     broken.write_text("clusters: []\n")
     r = runner.invoke(app, ["snapshot", "--kubeconfig", str(broken), "-o", str(tmp_path / "new")])

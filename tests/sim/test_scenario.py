@@ -248,3 +248,20 @@ def test_run_prints_a_table_per_step_with_reasons_and_quotas(tmp_path: Path) -> 
     assert "cpu 3 / 1 / 2" in result.output  # used / min / max: no CapacityScheduling in the default profile
     bad = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "-o", "yaml"])
     assert bad.exit_code == 2
+
+
+def test_compare_puts_configurations_side_by_side_on_a_cluster_and_a_scenario() -> None:
+    demo = ROOT / "examples" / "gpu-demo"
+    least, rtcr = demo / "config-least-allocated.yaml", demo / "config-rtcr-binpack.yaml"
+    result = runner.invoke(app, ["compare", str(demo), "--config", str(least), "--config", str(rtcr), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["schema"] == "packsched.whatif-compare/v1"
+    spread, packed = data["results"]["config-least-allocated"], data["results"]["config-rtcr-binpack"]
+    # bin packing places every pod and leaves whole nodes free; spreading strands GPUs on every node
+    assert (packed["pending"], packed["fragmented_gpus"]) == (0, 0) and packed["free_nodes"] > 0
+    assert spread["pending"] > 0 and spread["fragmented_gpus"] == spread["free_gpus"] > 0
+    table = runner.invoke(app, ["compare", str(EXAMPLE), "--config", str(least), "--config", str(rtcr)])
+    assert table.exit_code == 0 and "free GPUs on partly used nodes" in table.output
+    none = runner.invoke(app, ["compare", str(EXAMPLE)])
+    assert none.exit_code == 2 and "needs --config" in none.output

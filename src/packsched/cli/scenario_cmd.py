@@ -91,5 +91,74 @@ def print_reports(name: str, reports: list[StepReport]) -> None:
         out.print(quotas)
 
 
+COMPARE_SCHEMA = "packsched.whatif-compare/v1"
+# (label, what it is, how to read it off a run's step reports)
+_METRICS: list[tuple[str, str]] = [
+    ("running", "pods running at the end"),
+    ("pending", "pods pending at the end"),
+    ("free_nodes", "nodes left completely free"),
+    ("free_gpus", "GPUs free at the end"),
+    ("fragmented_gpus", "free GPUs on partly used nodes"),
+    ("preemptions", "preemptions, every step"),
+    ("evictions", "evictions, every step"),
+]
+
+
+def _metrics(reports: list[StepReport]) -> dict[str, int]:
+    last = reports[-1]
+    return {
+        "running": last.running,
+        "pending": last.pending,
+        "free_nodes": last.free_nodes,
+        "free_gpus": last.free_gpus,
+        "fragmented_gpus": last.fragmented_gpus,
+        "preemptions": sum(r.preemptions for r in reports),
+        "evictions": sum(r.evictions for r in reports),
+    }
+
+
+def compare_whatif(path: Path, configs: list[Path], output: str) -> None:
+    """``packsched compare CLUSTER_OR_SCENARIO --config A --config B ...``: the cluster (or the scenario's
+    steps) under each configuration, the end state side by side."""
+    from packsched.config.loader import load_config
+    from packsched.sim.scenario import scenario_or_cluster
+
+    if output not in ("table", "json"):
+        err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
+        raise typer.Exit(EXIT_INPUT)
+    if not configs:
+        err.print("[red]error:[/red] comparing on a cluster or scenario needs --config files (repeat --config)")
+        raise typer.Exit(EXIT_INPUT)
+    labels = [c.stem for c in configs]
+    if len(set(labels)) != len(labels):
+        err.print(f"[red]error:[/red] two configs share a label (their file names): {labels}")
+        raise typer.Exit(EXIT_INPUT)
+    registry = in_tree_registry()
+    try:
+        scenario = scenario_or_cluster(str(path))
+        loaded = [load_config(str(c), set(registry)) for c in configs]
+        runs = {label: run_scenario(scenario, registry, cfg) for label, cfg in zip(labels, loaded, strict=True)}
+    except InputError as exc:
+        raise _fail(exc) from None
+    results = {label: _metrics(reports) for label, reports in runs.items()}
+    if output == "json":
+        data = {
+            "schema": COMPARE_SCHEMA,
+            "input": str(path),
+            "configs": {label: str(c) for label, c in zip(labels, configs, strict=True)},
+            "results": results,
+            "steps": {label: report_json(scenario, reports)["steps"] for label, reports in runs.items()},
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    table = Table(title=f"{escape(scenario.name)}: the end state under each configuration")
+    table.add_column("metric")
+    for label in labels:
+        table.add_column(escape(label), justify="right")
+    for key, what in _METRICS:
+        table.add_row(what, *[str(results[label][key]) for label in labels])
+    out.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(run)

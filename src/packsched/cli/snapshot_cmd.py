@@ -26,6 +26,7 @@ def snapshot(
     kubeconfig: Annotated[
         Path | None, typer.Option("--kubeconfig", help="kubeconfig file (default: the pod's service account)")
     ] = None,
+    context: Annotated[str | None, typer.Option("--context", help="the kubeconfig context to use")] = None,
     namespace: Annotated[
         list[str] | None,
         typer.Option("--namespace", "-n", help="only this namespace's objects (repeatable; bound pods are all kept)"),
@@ -60,7 +61,7 @@ def snapshot(
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise _fail(f"{out_dir}: exists and is not an empty directory; give a new one with -o")
     try:
-        port = KubernetesPort.connect(str(kubeconfig) if kubeconfig is not None else None)
+        port = KubernetesPort.connect(str(kubeconfig) if kubeconfig is not None else None, context=context)
     except InputError as exc:
         for e in exc.errors:
             err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)

@@ -273,7 +273,16 @@ def compare(
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
 ) -> None:
-    """Several policies and configs x seeds in parallel: mean ± SD beside the published figures, one plot."""
+    """Several policies and configs x seeds in parallel: mean ± SD beside the published figures, one plot. Given a
+    cluster (manifests, a snapshot directory) or a Scenario file instead of a trace folder: the --config files side
+    by side on it."""
+    from packsched.sim.scenario import is_whatif_input
+
+    if is_whatif_input(str(data_dir)):
+        from packsched.cli.scenario_cmd import compare_whatif
+
+        compare_whatif(data_dir, list(config or []), output)
+        return
     _check_common(output, tie_break, tune, workers)
     names = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in names if p not in POLICIES]

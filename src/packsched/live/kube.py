@@ -45,8 +45,9 @@ BUILTIN_GROUPS = frozenset(
 )
 
 
-def _check_kubeconfig(path: str) -> None:
-    """Report a kubeconfig's problems with the file and field, before the client reads it."""
+def _check_kubeconfig(path: str, context: str | None = None) -> None:
+    """Report a kubeconfig's problems with the file and field, before the client reads it (``context``: the one
+    to use instead of the current context)."""
     errors = ErrorList(file=path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -61,13 +62,14 @@ def _check_kubeconfig(path: str) -> None:
         raise InputError.single(f"not valid YAML: {exc}", file=path) from None
     if not isinstance(data, dict):
         raise InputError.single("a kubeconfig must be a map with clusters, users and contexts", file=path)
-    current = data.get("current-context")
+    current = context or data.get("current-context")
     contexts = {c.get("name"): c.get("context") or {} for c in data.get("contexts") or [] if isinstance(c, dict)}
     clusters = {c.get("name"): c.get("cluster") or {} for c in data.get("clusters") or [] if isinstance(c, dict)}
     if not isinstance(current, str) or not current:
         errors.add("current-context", "Required value: no current context is set")
     elif current not in contexts:
-        errors.add("current-context", f"context {current!r} is not defined under contexts")
+        where = "contexts" if context else "current-context"
+        errors.add(where, f"context {current!r} is not defined under contexts")
     else:
         ctx = contexts[current]
         cluster_name = ctx.get("cluster") if isinstance(ctx, dict) else None
@@ -84,8 +86,9 @@ def _check_kubeconfig(path: str) -> None:
     errors.raise_if_any()
 
 
-def client_configuration(kubeconfig: str | None) -> Any:
-    """The client's Configuration from ``kubeconfig``, or from the pod's service account when None."""
+def client_configuration(kubeconfig: str | None, context: str | None = None) -> Any:
+    """The client's Configuration from ``kubeconfig`` (its ``context``, or its current one), or from the pod's
+    service account when None."""
     cfg = k8s_client.Configuration()
     if kubeconfig is None:
         try:
@@ -95,10 +98,10 @@ def client_configuration(kubeconfig: str | None) -> Any:
                 f"no --kubeconfig given and not running in a cluster ({exc}); pass --kubeconfig FILE"
             ) from None
         return cfg
-    _check_kubeconfig(kubeconfig)
+    _check_kubeconfig(kubeconfig, context)
     try:
         k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, client_configuration=cfg, persist_config=False
+            config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
         )
     except (k8s_config.ConfigException, ValueError, OSError) as exc:
         raise InputError.single(f"invalid kubeconfig: {exc}", file=kubeconfig) from None
@@ -156,8 +159,9 @@ class KubernetesPort:
         qps: float = DEFAULT_QPS,
         burst: int = DEFAULT_BURST,
         pool_size: int = DEFAULT_POOL_SIZE,
+        context: str | None = None,
     ) -> KubernetesPort:
-        return cls(client_configuration(kubeconfig), timeout_s, qps=qps, burst=burst, pool_size=pool_size)
+        return cls(client_configuration(kubeconfig, context), timeout_s, qps=qps, burst=burst, pool_size=pool_size)
 
     @property
     def host(self) -> str:

@@ -213,6 +213,27 @@ def _check_nodes(r: Reader, action: str, raw: object, path: str) -> dict[str, An
     return args
 
 
+def is_whatif_input(path: str) -> bool:
+    """Whether ``path`` is a scenario file or a cluster (manifests, a snapshot directory) rather than a GPU trace
+    folder (``openb_*.csv``): ``compare`` then compares configurations on it."""
+    if os.path.isdir(path):
+        names = os.listdir(path)
+        if any(n.startswith("openb_") and n.endswith(".csv") for n in names):
+            return False
+        return any(n.endswith((".yaml", ".yml", ".json")) for n in names)
+    return path.endswith((".yaml", ".yml", ".json"))
+
+
+def scenario_or_cluster(path: str) -> Scenario:
+    """A scenario file as it is, or a cluster (manifests, snapshot) as a scenario without steps."""
+    if os.path.isfile(path):
+        errors = ErrorList(file=path)
+        docs = read_documents(path, errors)
+        if any(isinstance(d, dict) and d.get("kind") == KIND for _, d in docs):
+            return load_scenario(path)
+    return Scenario(os.path.basename(os.path.normpath(path)), path, [path], None, 0)
+
+
 # -- running ----------------------------------------------------------------------------------------------------
 
 
@@ -232,6 +253,10 @@ class StepReport:
     nodes: int
     quotas: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    # GPUs (every resource named */gpu): free ones, and free ones on nodes where some are in use (fragmented: a
+    # pod that needs a whole node's GPUs cannot have them)
+    free_gpus: int = 0
+    fragmented_gpus: int = 0
 
 
 def run_scenario(
@@ -520,7 +545,15 @@ class _Runner:
                     "max": {n: (None if hi.get(n, MAX_INT64) >= MAX_INT64 else hi[n]) for n in names},
                 }
             )
+        free_gpus = fragmented = 0
+        for row, res in enumerate(snap.resources):
+            if res.endswith("/gpu"):
+                free = snap.alloc[row] - snap.requested[row]
+                free_gpus += int(free.sum())
+                fragmented += int(free[(snap.requested[row] > 0) & (free > 0)].sum())
         return StepReport(
+            free_gpus=free_gpus,
+            fragmented_gpus=fragmented,
             name=name,
             at=at,
             until=sim.now,
@@ -556,6 +589,8 @@ def report_json(scenario: Scenario, reports: list[StepReport]) -> dict[str, Any]
                 "utilisation": {k: round(v, 6) for k, v in r.utilisation.items()},
                 "free_nodes": r.free_nodes,
                 "nodes": r.nodes,
+                "free_gpus": r.free_gpus,
+                "fragmented_gpus": r.fragmented_gpus,
                 "quotas": [
                     {
                         **q,
