@@ -118,7 +118,7 @@ def test_kep_964_story_bin_packing_places_every_pod() -> None:
 
 
 def test_gpu_demo_bin_packing_beats_least_allocated() -> None:
-    rows = {r["config"]: r for r in _json("demo", str(EX / "gpu-demo"))}
+    rows = {r["config"]: r for r in _json("demo", str(EX / "gpu-demo"))["configs"]}
     least, packed = rows["least-allocated"], rows["rtcr-binpack"]
     assert least["pending_by_gpus"].get("8", 0) > 0  # the 8-GPU training pods do not fit when spread
     assert packed["pending"] == 0

@@ -71,6 +71,17 @@ class CycleResult:
             return self.diagnosis.message()
         return self.status.message
 
+    def top_nodes(self, snapshot: Snapshot) -> list[str]:
+        """The nodes selectHost chose among, by name: those with the best total score (a tie when more than one).
+        Only the chosen node when the cycle did not score (one feasible node, or the nominated node still fits);
+        none when no node was chosen. Read it before ``snapshot`` changes (it names columns)."""
+        if self.node is None:
+            return []
+        if self.scores is None or self.sampled is None or self.used_nominated_node or len(self.sampled) == 1:
+            return [self.node]
+        cols = self.scores.cols[best_scored(self.scores, self.sampled)]
+        return sorted(snapshot.nodes[int(c)].name for c in cols)
+
 
 @dataclass
 class BindingCycle:
@@ -82,6 +93,15 @@ class BindingCycle:
     pod: PodInfo
     node: str
     result: CycleResult
+
+
+def best_scored(scores: ScoreResult, candidates: IntArray) -> IntArray:
+    """Positions in ``scores`` of the best total among ``candidates`` (the sampled nodes selectHost picks from)."""
+    if scores.cols is candidates:
+        totals = scores.totals
+    else:  # explain scored every feasible node; only the sampled ones may be chosen
+        totals = np.where(np.isin(scores.cols, candidates), scores.totals, np.iinfo(np.int64).min)
+    return np.flatnonzero(totals == totals.max())
 
 
 def zone_interleaved_order(snap: Snapshot) -> IntArray:
@@ -442,12 +462,7 @@ class Scheduler:
 
     def _select_host(self, scores: ScoreResult, candidates: IntArray) -> int:
         """The highest total among the sampled nodes; ties broken uniformly with the seeded generator."""
-        if scores.cols is candidates:
-            totals = scores.totals
-        else:  # explain scored every feasible node; only the sampled ones may be chosen
-            totals = np.where(np.isin(scores.cols, candidates), scores.totals, np.iinfo(np.int64).min)
-        best = totals.max()
-        tied = np.flatnonzero(totals == best)
+        tied = best_scored(scores, candidates)
         if len(tied) == 1:
             pick = int(tied[0])
         elif self.tie_break == TIE_NAME:
@@ -507,6 +522,22 @@ class Scheduler:
         self.cache.finish_binding(pod, self.clock())
         fwk.run_post_bind(state, pod, node)
         return result
+
+    def release(self, job: BindingCycle) -> None:
+        """Take a scheduling cycle's choice back before its binding cycle runs: Unreserve, and the assumed pod is
+        forgotten (a replay of a record follows the recorded decision where it differs from its own)."""
+        job.fwk.run_unreserve(job.state, job.pod, job.node)
+        self.forget_assumed(job.pod)
+        job.result.node = None
+        job.result.binding = None
+
+    def reserve_instead(self, job: BindingCycle, node: str) -> CycleResult:
+        """End the cycle of ``job`` on ``node`` rather than on its own choice: released there, then assumed,
+        reserved and permitted on ``node``; the result's ``binding`` is the new binding cycle (None, and the
+        result unscheduled, when Reserve or Permit refused)."""
+        self.release(job)
+        job.result.node = node
+        return self._reserve_and_bind(job.fwk, job.state, job.pod, self._snapshot.index[node], job.result)
 
     def _undo(
         self,

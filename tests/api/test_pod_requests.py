@@ -379,7 +379,7 @@ def test_restart_policy_only_always_and_only_on_init_containers() -> None:
 
 def test_request_above_limit_is_an_error() -> None:
     _, errors = decode(one({"requests": {"cpu": "3"}, "limits": {"cpu": "2"}}))
-    assert [(e.file, e.path) for e in errors.items] == [("pod.yaml", "spec.containers[0].resources.requests[cpu]")]
+    assert [(e.file, e.path) for e in errors.items] == [("pod.yaml", "spec.containers[0].resources.requests.cpu")]
     assert "less than or equal to cpu limit" in errors.items[0].message
 
 
@@ -388,8 +388,8 @@ def test_extended_resources_must_be_integers(amount: object) -> None:
     _, errors = decode(one({"requests": {"nvidia.com/gpu": amount}, "limits": {"nvidia.com/gpu": amount}}))
     paths = sorted(e.path for e in errors.items)
     assert paths == [
-        "spec.containers[0].resources.limits[nvidia.com/gpu]",
-        "spec.containers[0].resources.requests[nvidia.com/gpu]",
+        "spec.containers[0].resources.limits.nvidia.com/gpu",
+        "spec.containers[0].resources.requests.nvidia.com/gpu",
     ]
     assert all(e.message == "must be an integer" for e in errors.items)
 
@@ -404,7 +404,7 @@ def test_integral_extended_resources_in_any_spelling_are_fine(amount: object) ->
 def test_extended_resource_requests_must_equal_limits_when_both_are_given() -> None:
     _, errors = decode(one({"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}))
     assert [(e.path, e.message) for e in errors.items] == [
-        ("spec.containers[0].resources.requests[nvidia.com/gpu]", "must be equal to nvidia.com/gpu limit")
+        ("spec.containers[0].resources.requests.nvidia.com/gpu", "must be equal to nvidia.com/gpu limit")
     ]
     # Below the limit is fine for native resources, not for extended ones; equal is fine for both.
     _, errors = decode(

@@ -274,3 +274,15 @@ def test_the_package_runs_as_a_module_in_process(
         runpy.run_module("packsched", run_name="__main__")
     assert info.value.code in (0, None)
     assert capsys.readouterr().out.startswith("packsched ")
+
+
+def test_shell_completion_script_is_offered() -> None:
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "packsched"), "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "_packsched_completion" in run.stdout and "complete" in run.stdout

@@ -63,6 +63,10 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 
+# The most pods one workload may be expanded into (a simulator's sanity bound, far above real controllers).
+MAX_WORKLOAD_PODS = 1_000_000
+
+
 class _DuplicateKey(Exception):
     """A key written twice in one map (kube-apiserver's strict decoding rejects it, and so does the config
     reader): ``where`` is the field path of the second one, ``line`` and ``column`` count from 1 (0: unknown)."""
@@ -659,8 +663,17 @@ class _Builder:
                 count = parallelism = 0
         else:
             count = r.int(spec.get("replicas"), "spec.replicas", 1) or 0
+        count_path = "spec.replicas" if kind != "Job" else "spec.parallelism"
         if count < 0:
-            r.errors.add("spec.replicas" if kind != "Job" else "spec.parallelism", "must be greater than or equal to 0")
+            r.errors.add(count_path, "must be greater than or equal to 0")
+            count = 0
+        elif int32_errors(count):
+            r.errors.add(count_path, int32_errors(count)[0])
+            count = 0
+        elif count > MAX_WORKLOAD_PODS and not _meta.get("creationTimestamp"):
+            r.errors.add(
+                count_path, f"packsched makes at most {MAX_WORKLOAD_PODS:,} pods of one workload, got {count:,}"
+            )
             count = 0
         selector_raw = spec.get("selector")
         selector: LabelSelector | None = None

@@ -12,6 +12,11 @@ from typing import Any
 
 import yaml
 
+try:  # libyaml's parser and composer: many times faster than PyYAML's pure-Python ones on a big file
+    SAFE_LOADER: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - a PyYAML built without libyaml
+    SAFE_LOADER = yaml.SafeLoader
+
 MAX_NESTING = 1000
 TOO_DEEP = "nesting too deep: too many levels of lists and maps inside each other"
 

@@ -322,13 +322,13 @@ def _check_container_resources(
                 if isinstance(lst, dict) and rname in lst:
                     try:
                         if parse_quantity(lst[rname]).denominator != 1:
-                            r.errors.add(f"{path}.resources.{kind}[{rname}]", "must be an integer")
+                            r.errors.add(f"{path}.resources.{kind}.{rname}", "must be an integer")
                     except QuantityError:
                         pass  # already reported
             if rname in requests and rname in limits and requests[rname] != limits[rname]:
-                r.errors.add(f"{path}.resources.requests[{rname}]", f"must be equal to {rname} limit")
+                r.errors.add(f"{path}.resources.requests.{rname}", f"must be equal to {rname} limit")
         elif rname in requests and rname in limits and requests[rname] > limits[rname]:
-            r.errors.add(f"{path}.resources.requests[{rname}]", f"must be less than or equal to {rname} limit")
+            r.errors.add(f"{path}.resources.requests.{rname}", f"must be less than or equal to {rname} limit")
 
 
 def _decode_container_ports(r: Reader, raw: object, path: str) -> list[ContainerPort]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
@@ -18,6 +19,7 @@ from packsched.api.errors import InputError
 from packsched.api.files import read_text
 from packsched.api.gpushare import gpu_annotation_errors
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
+from packsched.api.nesting import SAFE_LOADER, yaml_too_deep
 from packsched.cli.console import make_console
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
@@ -32,7 +34,7 @@ from packsched.sim import report
 from packsched.sim.engine import run_simulation
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     help="Kubernetes scheduling simulator: kube-scheduler's bin packing and elastic quotas.",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -294,14 +296,30 @@ def explain(
         report.print_explain(out, data)
 
 
+# "Policy" as a word of its own (not imagePullPolicy, restartPolicy, ...), or a backslash (an escape in a quoted
+# string could spell a kind without its letters appearing).
+_MAY_NAME_A_CONFIG_KIND = re.compile(r"KubeSchedulerConfiguration|(?<![\w.-])Policy(?![\w.-])|\\")
+
+
 def _is_config_file(path: str) -> bool:
+    """Whether a document of the file is a KubeSchedulerConfiguration or a Policy. A file whose text cannot name
+    either kind (most manifests) is not parsed here; the others are read with libyaml's loader, as manifests are
+    (PyYAML's pure-Python loader took minutes on a 50 MB manifest file)."""
     try:
-        docs = list(yaml.safe_load_all(read_text(path)))
-    except RecursionError:
-        return True  # nested too deeply to tell: the config loader reports it, naming the file
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError):
         return False
-    kinds = {d.get("kind") for d in docs if isinstance(d, dict)}
+    if _MAY_NAME_A_CONFIG_KIND.search(text) is None:
+        return False
+    if yaml_too_deep(text, SAFE_LOADER):
+        return True  # nested too deeply to tell: the config loader reports it, naming the file
+    try:
+        docs = list(yaml.load_all(text, Loader=SAFE_LOADER))
+    except RecursionError:  # aliases nesting a value deeper than the text does
+        return True
+    except yaml.YAMLError:
+        return False
+    kinds = {d.get("kind") for d in docs if isinstance(d, dict) and isinstance(d.get("kind"), str)}
     return bool(kinds & {"KubeSchedulerConfiguration", "Policy"})
 
 
@@ -365,6 +383,8 @@ def _print_notes(cfg: KubeSchedulerConfiguration, cluster: Cluster) -> None:
                 f"{', '.join(p.omitted_default_plugins)}",
                 highlight=False,
             )
+    for note in cluster.notes:  # kinds skipped, configurations found among manifests, pods without a node's room
+        err.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -375,7 +395,7 @@ def demo(
 ) -> None:
     """The bundled GPU demo: the same cluster and pods under LeastAllocated and RequestedToCapacityRatio."""
     _check_output(output)
-    from packsched.sim.compare import compare_configs, print_comparison
+    from packsched.sim.compare import DEMO_SCHEMA, compare_configs, print_comparison
 
     if not path.is_dir():
         err.print(f"[red]error:[/red] demo folder {path} not found (run from the repository root)")
@@ -394,7 +414,7 @@ def demo(
         )
     )
     if output == "json":
-        _emit_json([r.as_json() for r in rows])
+        _emit_json({"schema": DEMO_SCHEMA, "configs": [r.as_json() for r in rows]})
     else:
         print_comparison(out, rows)
 
@@ -441,7 +461,9 @@ def serve(
     binding_workers: Annotated[
         int, typer.Option("--binding-workers", help="binding cycles in flight at once (kube-scheduler: unbounded)")
     ] = 16,
-    identity: Annotated[str, typer.Option("--identity", help="leader-election identity (default: host_uuid)")] = "",
+    identity: Annotated[
+        str, typer.Option("--identity", help="leader-election identity (default: <hostname>_<random UUID>)")
+    ] = "",
     log_format: Annotated[str, typer.Option("--log-format", help="json or text")] = "json",
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
     write_quota_status: Annotated[
@@ -452,6 +474,15 @@ def serve(
             "deploy/rbac-elasticquota-status.yaml)",
         ),
     ] = False,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            help="write every scheduling decision, with the cluster events before it, to FILE (JSON lines; "
+            "packsched verify-record FILE replays it)",
+            metavar="FILE",
+        ),
+    ] = None,
     seed: SeedOpt = 0,
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
@@ -462,6 +493,7 @@ def serve(
     from packsched.live import logs
     from packsched.live.controller import REMOVAL_MODES
     from packsched.live.kube import KubernetesPort
+    from packsched.live.record import RecordError
     from packsched.live.serve import ServeOptions, Server
 
     version = _kube_version(kube_version, rtcr_semantics)
@@ -491,9 +523,13 @@ def serve(
         seed=seed,
         leader_elect=leader_elect,
         quota_status=write_quota_status,
+        record=str(record) if record is not None else "",
     )
     try:
         server = Server(api, cfg, in_tree_registry(), options)
+    except RecordError as exc:
+        err.print(f"[red]error:[/red] --record {escape(str(record))}: {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_INPUT) from None
     except OSError as exc:
         err.print(f"[red]error:[/red] cannot listen on {bind_address}:{port}: {exc.strerror or exc}")
         raise typer.Exit(EXIT_INPUT) from None
@@ -517,6 +553,10 @@ _register_snapshot_command(app)
 from packsched.cli.scenario_cmd import register as _register_scenario_command  # noqa: E402
 
 _register_scenario_command(app)
+
+from packsched.cli.record_cmd import register as _register_record_command  # noqa: E402
+
+_register_record_command(app)
 
 
 def main() -> None:

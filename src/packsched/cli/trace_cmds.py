@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
+from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
 from packsched.sim.policies import PAPER_POLICIES, POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
 from packsched.sim.sweep import (
+    RAY_CONNECT_TIMEOUT_S,
+    Interrupted,
     RunSpec,
     check_specs,
+    connect_ray,
     default_workers,
     group_summary,
     published,
@@ -32,6 +38,7 @@ from packsched.sim.sweep import (
 from packsched.sim.trace import DEFAULT_NODES
 
 EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command that Ctrl-C ended
 MAX_SEEDS = 1000
 out = make_console()
 err = make_console(stderr=True)
@@ -98,39 +105,87 @@ def _check_common(output: str, tie_break: str, tune: float, workers: int) -> Non
         raise _fail(problems)
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    )
+def _check_out_dir(out_dir: Path | None) -> None:
+    """Create ``--out-dir`` and write a file in it before any run: a folder that cannot take the results is an
+    input error now (exit 2), not after the runs."""
+    if out_dir is None:
+        return
+    if out_dir.exists() and not out_dir.is_dir():
+        raise _fail([f"--out-dir {out_dir}: exists and is not a folder"])
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocking = next((p for p in out_dir.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocking} is not a folder" if blocking is not None else (exc.strerror or str(exc))
+        raise _fail([f"--out-dir {out_dir}: cannot create the folder: {why}"]) from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".packsched-write-test-"):
+            pass
+    except OSError as exc:
+        raise _fail([f"--out-dir {out_dir}: cannot write in the folder: {exc.strerror or exc}"]) from None
 
 
-def _run(specs: list[RunSpec], workers: int, use_ray: bool, ray_address: str | None) -> list[RunResult]:
+@dataclass
+class _Sweep:
+    runs: list[RunResult]  # in the order of the specs; on Ctrl-C, those that finished
+    total: int
+    seconds: float
+    interrupted: bool = False
+
+
+def _run(
+    specs: list[RunSpec],
+    workers: int,
+    command: str,
+    out_dir: Path | None,
+    use_ray: bool = False,
+    ray_address: str | None = None,
+    ray_timeout: float = RAY_CONNECT_TIMEOUT_S,
+) -> _Sweep:
+    """Every run, with progress on standard error. Bad specs, an ``--out-dir`` that cannot be written and a Ray
+    cluster that does not answer exit with code 2 before any run; Ctrl-C returns the runs that finished."""
     _guard(lambda: check_specs(specs))
+    _check_out_dir(out_dir)
+    if use_ray:
+        _guard(lambda: connect_ray(ray_address, ray_timeout))
     n = workers or default_workers()
-    with _progress() as bar:
-        runs_task = bar.add_task("runs", total=len(specs))
-        pod_tasks: dict[RunSpec, Any] = {}
+    start = time.monotonic()
+    try:
+        with RunProgress(err, command, len(specs)) as progress:
+            if use_ray:
+                runs = _guard(lambda: run_ray(specs, ray_address, progress.run_done, timeout=ray_timeout))
+            else:
+                runs = run_local(specs, n, progress.run_done, progress.pods)
+    except Interrupted as stop:
+        return _Sweep(stop.done, len(specs), time.monotonic() - start, interrupted=True)
+    return _Sweep(runs, len(specs), time.monotonic() - start)
 
-        def on_done(_: RunResult) -> None:
-            bar.advance(runs_task)
 
-        def on_pods(spec: RunSpec, done: int, total: int) -> None:
-            task = pod_tasks.get(spec)
-            if task is None:
-                task = pod_tasks[spec] = bar.add_task(f"{spec.label} seed {spec.seed}: pods", total=total)
-            bar.update(task, completed=done)
-            if done >= total:
-                bar.remove_task(task)
+def _mark_interrupted(sweep: _Sweep, data: dict[str, Any]) -> None:
+    """After Ctrl-C, the JSON output (and summary.json) say how many runs they hold."""
+    if sweep.interrupted:
+        data["interrupted"] = {"runs_done": len(sweep.runs), "runs_total": sweep.total}
 
-        if use_ray:
-            return _guard(lambda: run_ray(specs, ray_address, on_done))
-        return run_local(specs, n, on_done, on_pods)
+
+def _end(sweep: _Sweep, files: dict[str, Any]) -> None:
+    """After Ctrl-C: which runs finished, where their results went, and exit code 130."""
+    if not sweep.interrupted:
+        return
+    seeds: dict[str, list[str]] = {}
+    for r in sweep.runs:
+        seeds.setdefault(r.label, []).append(str(r.seed))
+    finished = "; ".join(f"{label}: seed{'s' if len(s) > 1 else ''} {', '.join(s)}" for label, s in seeds.items())
+    err.print(
+        f"interrupted after {elapsed_text(sweep.seconds)}: {len(sweep.runs)} of {sweep.total} runs finished"
+        + (f" ({finished}); the others were cancelled" if sweep.runs else ", no results"),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if files:
+        shown = ", ".join(str(v) for v in files.values())
+        err.print(f"partial results written: {shown}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def _trace_info(data_dir: Path, pods: str, nodes: str, tune: float, tie_break: str) -> dict[str, Any]:
@@ -153,18 +208,25 @@ def _write_outputs(
     summary: dict[str, Any],
     summaries: dict[str, dict[str, Any]],
     pubs: dict[str, Any],
+    with_plots: bool = True,
 ) -> dict[str, Any]:
+    """runs.csv, summary.json and (unless ``with_plots`` is off: after Ctrl-C, which should not wait for them) the
+    plots."""
     if out_dir is None:
         return {}
-    from packsched.sim import plots
-
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _fail([f"{out_dir}: cannot create the folder: {exc}"]) from None
+        raise _fail([f"--out-dir {out_dir}: cannot create the folder: {exc.strerror or exc}"]) from None
     all_runs = [r for rs in groups.values() for r in rs]
     files = {"csv": str(out_dir / "runs.csv"), "json": str(out_dir / "summary.json")}
     write_csv(all_runs, out_dir / "runs.csv")
+    if not with_plots:
+        summary["outputs"] = files
+        write_json(summary, out_dir / "summary.json")
+        return files
+    from packsched.sim import plots
+
     pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
     files["allocation_png"] = str(plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves))
     files["fragmentation_png"] = str(plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png"))
@@ -200,10 +262,14 @@ def replay(
         RunSpec(label, s, str(data_dir), pods, nodes, policy, str(config) if config else None, tune, tie_break)
         for s in seed_list
     ]
-    runs = _run(specs, workers, False, None)
+    sweep = _run(specs, workers, "replay", out_dir)
+    runs = sweep.runs
+    if not runs:
+        _end(sweep, {})
     pub = published(str(data_dir), _workload(pods), policy)
     summary_group = group_summary(label, runs, pub)
     data: dict[str, Any] = {
+        "schema": "packsched.replay/v1",
         "trace": _trace_info(data_dir, pods, nodes, tune, tie_break),
         "policy": policy,
         "config": str(config) if config else None,
@@ -213,10 +279,14 @@ def replay(
         "published": summary_group["published"],
         "seconds_per_run": summary_group["seconds_per_run"],
     }
-    files = _write_outputs(out_dir, {label: runs}, data, {label: summary_group}, {label: pub})
+    _mark_interrupted(sweep, data)
+    files = _write_outputs(
+        out_dir, {label: runs}, data, {label: summary_group}, {label: pub}, with_plots=not sweep.interrupted
+    )
     data["outputs"] = files
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        _end(sweep, files)
         return
     table = Table(title=f"{label} on {_workload(pods)}: unallocated GPU % (lower is better)")
     for col in ("seed", "@100% arrived", "@130% arrived", "frag rate @80%", "placed", "dropped", "seconds"):
@@ -254,6 +324,7 @@ def replay(
     out.print(table)
     for name, path in files.items():
         out.print(f"{name}: {path}", highlight=False)
+    _end(sweep, files)
 
 
 def compare(
@@ -270,6 +341,9 @@ def compare(
     workers: WorkersOpt = 0,
     use_ray: Annotated[bool, typer.Option("--ray", help="run on a Ray cluster (pip install 'packsched[ray]')")] = False,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address (ray.init)")] = None,
+    ray_timeout: Annotated[
+        float, typer.Option("--ray-timeout", help="seconds Ray may take to connect (or start) before giving up")
+    ] = RAY_CONNECT_TIMEOUT_S,
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
 ) -> None:
@@ -293,6 +367,8 @@ def compare(
     labels = names + [c.stem for c in configs]
     if len(set(labels)) != len(labels):
         problems.append(f"two entries share a label: {labels}")
+    if not 0 < ray_timeout < float("inf"):
+        problems.append(f"--ray-timeout must be a number of seconds above 0, got {ray_timeout}")
     if problems:
         raise _fail(problems)
     seed_list = _guard(lambda: parse_seeds(seeds))
@@ -302,22 +378,28 @@ def compare(
         for c in configs
         for s in seed_list
     ]
-    runs = _run(specs, workers, use_ray, ray_address)
+    sweep = _run(specs, workers, "compare", out_dir, use_ray, ray_address, ray_timeout)
+    if not sweep.runs:
+        _end(sweep, {})
     groups: dict[str, list[RunResult]] = {}
-    for r in runs:
+    for r in sweep.runs:
         groups.setdefault(r.label, []).append(r)
     pubs = {label: published(str(data_dir), _workload(pods), label) for label in groups}
     summaries = {label: group_summary(label, rs, pubs[label]) for label, rs in groups.items()}
     data: dict[str, Any] = {
+        "schema": "packsched.compare/v1",
         "trace": _trace_info(data_dir, pods, nodes, tune, tie_break),
         "seeds": seed_list,
         "policies": list(summaries.values()),
     }
-    data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs)
+    _mark_interrupted(sweep, data)
+    data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs, with_plots=not sweep.interrupted)
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        _end(sweep, data["outputs"])
         return
-    table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s) (lower is better)")
+    partial = f", interrupted: {len(sweep.runs)} of {sweep.total} runs" if sweep.interrupted else ""
+    table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s){partial} (lower is better)")
     for col in (
         "policy",
         "@100% (mean ± SD)",
@@ -346,6 +428,7 @@ def compare(
     out.print(table)
     for name, path in data["outputs"].items():
         out.print(f"{name}: {path}", highlight=False)
+    _end(sweep, data["outputs"])
 
 
 def register(app: typer.Typer) -> None:

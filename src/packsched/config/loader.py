@@ -12,7 +12,7 @@ import yaml
 
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.files import display_name, read_text
-from packsched.api.nesting import TOO_DEEP
+from packsched.api.nesting import SAFE_LOADER, TOO_DEEP, yaml_too_deep
 from packsched.config import catalog
 from packsched.config.componentconfig import convert
 from packsched.config.policy import convert_policy
@@ -46,11 +46,12 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.column = key, line, column
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A safe loader that rejects a key given twice in one map (upstream's strict decoding does too)."""
+class _StrictLoader(SAFE_LOADER):  # type: ignore[misc]
+    """A safe loader (libyaml's where PyYAML has it) that rejects a key given twice in one map (upstream's strict
+    decoding does too)."""
 
 
-def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _construct_map(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     seen: set[Any] = set()
     for key_node, _ in node.value:
@@ -62,7 +63,8 @@ def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any,
             seen.add(key)
         except TypeError:  # an unhashable key: let the normal constructor complain
             break
-    return loader.construct_mapping(node, deep=True)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=True)
+    return mapping
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
@@ -90,6 +92,8 @@ def read_config_file(path: str, errors: ErrorList) -> object:
     try:
         if path.endswith(".json"):
             docs: list[Any] = [json.loads(text, object_pairs_hook=_json_pairs)]
+        elif yaml_too_deep(text, SAFE_LOADER):
+            raise RecursionError  # libyaml's composer would overflow the C stack
         else:
             docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
     except RecursionError:
@@ -129,7 +133,9 @@ def read_settings(path: str, errors: ErrorList) -> KubeVersion | None:
     """The kube-scheduler version named by the file's PackschedConfiguration document, if it has one."""
     try:
         text = read_text(path)
-        docs = [d for d in yaml.safe_load_all(text) if _is_settings(d)] if not path.endswith(".json") else []
+        if path.endswith(".json") or yaml_too_deep(text, SAFE_LOADER):
+            return None
+        docs = [d for d in yaml.load_all(text, Loader=SAFE_LOADER) if _is_settings(d)]
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return None  # read_config_file reports these
     if not docs:

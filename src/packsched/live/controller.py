@@ -24,7 +24,7 @@ from packsched.backend.disruption import BudgetStatus
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework import interface as ev
-from packsched.framework.interface import ClusterEvent
+from packsched.framework.interface import ClusterActions, ClusterEvent
 from packsched.framework.preemption import NOT_ELIGIBLE_TERMINATING
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot
@@ -36,11 +36,12 @@ from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import ApiError, ApiPort, Obj, Resource
 from packsched.live.quota_status import QuotaStatusController
+from packsched.live.record import RecordWriter
 from packsched.live.recorder import Recorder
 from packsched.live.victims import DELETE, EVICT, REMOVAL_MODES, Stats, VictimRemover
 from packsched.scheduler import CycleResult, Scheduler
 
-__all__ = ["DELETE", "EVICT", "REMOVAL_MODES", "Controller", "Stats", "Tracked"]
+__all__ = ["DELETE", "EVICT", "REMOVAL_MODES", "Controller", "Stats", "Tracked", "blocked_nomination"]
 
 LOG = logging.getLogger("packsched.live")
 
@@ -89,10 +90,14 @@ class Controller:
         binding_workers: int = 0,
         health: ApiHealth | None = None,
         prober: Callable[[threading.Event], Prober] | None = None,
+        record: RecordWriter | None = None,
+        actions: ClusterActions | None = None,
     ) -> None:
         """``binding_workers``: threads running binding cycles (0: each runs within :meth:`attempt`). ``health``:
         whether the API server answers (no pod is tried while it does not); ``prober`` makes what asks it while
-        it is down."""
+        it is down. ``record``: where every applied cluster event, decision and binding answer is recorded
+        (``serve --record``). ``actions``: how decisions reach the cluster (default: the API server; a replay
+        of a record gives its own)."""
         self.port = port
         self.config = config
         self.metrics = metrics or Metrics()
@@ -103,6 +108,7 @@ class Controller:
         self.health = health or ApiHealth(clock)
         self.log = self.health.log
         self._make_prober = prober
+        self.record = record
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
         self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
@@ -111,7 +117,7 @@ class Controller:
         self.scheduler = Scheduler(
             config,
             registry,
-            _Actions(self),
+            actions if actions is not None else _Actions(self),
             Snapshot(),
             seed,
             self._budgets,
@@ -174,6 +180,8 @@ class Controller:
                 return handled
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
+        if self.record is not None:
+            self.record.event(res, etype, obj)
         self.informers.handle(res, etype, obj)
 
     # -- the loop ---------------------------------------------------------------------------------------
@@ -277,18 +285,23 @@ class Controller:
             result = self.scheduler.schedule_one(info)
         except Exception as exc:  # a bug on one pod's path must not stop the scheduler for every pod
             LOG.exception("scheduling attempt failed", extra={"pod": key})
+            if self.record is not None:
+                self.record.failed_attempt(info, info.pod.scheduler_name, f"internal error: {exc}")
             self.scheduler.forget_assumed(info)  # an assumption the failed attempt left behind
             self._observe(ERROR, info.pod.scheduler_name, time.perf_counter() - start)
             self.statuses.failed(info.pod, "SchedulerError", f"internal error: {exc}")
             self.queue.requeue_now(qp, self.clock())
             return None
+        victims = self.victims
+        if self.record is not None:
+            self.record.decision(result, self.snapshot, victims.chosen_now, victims.blocked_now, victims.refused_now)
         if result.binding is not None:  # assumed, reserved, permitted: the binding cycle runs on a worker
             answered = self.binding.submit(BindingDone(qp, result.binding, start))
             return result if answered is None else self.binding_done(answered)
         elapsed = time.perf_counter() - start
         profile = result.profile
         if self.victims.blocked_now:  # preemption stopped at a victim it could not remove: not nominated
-            result.nominated_node = "" if info.pod.nominated_node_name or result.nominated_node else None
+            result.nominated_node = blocked_nomination(info, result.nominated_node)
             result.status = Status(Code.ERROR, [f"{result.message} {self.victims.blocked_now}"])
         is_error = result.status.code == Code.ERROR
         self._observe(ERROR if is_error else UNSCHEDULABLE, profile, elapsed)
@@ -305,6 +318,8 @@ class Controller:
     def binding_done(self, done: BindingDone) -> CycleResult | None:
         """A binding cycle answered (applied in the scheduling thread, in whatever order the answers come)."""
         job, qp = done.job, done.qp
+        if self.record is not None:
+            self.record.bind(job, done.status)
         info = job.pod
         key = info.key
         elapsed = time.perf_counter() - done.start
@@ -365,6 +380,12 @@ class Controller:
     def _observe(self, result: str, profile: str, elapsed: float) -> None:
         self.metrics.schedule_attempts.labels(result, profile).inc()
         self.metrics.attempt_duration.labels(result, profile).observe(elapsed)
+
+
+def blocked_nomination(pod: PodInfo, nominated: str | None) -> str | None:
+    """The nomination after a preemption that stopped at a victim it could not remove: none (cleared when the pod
+    had one or the preemption chose a node; else left alone)."""
+    return "" if pod.pod.nominated_node_name or nominated else None
 
 
 def _fit_message(result: CycleResult) -> str:

@@ -8,12 +8,14 @@ and queued events are sent before the process ends.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from packsched.api.files import STDIN, STDIN_LABEL, read_text
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ELASTIC_QUOTA, NAMESPACES, SERVICE, STORAGE, WORKLOAD, handles, reads
 from packsched.framework.runtime import PluginFactory
@@ -37,6 +39,7 @@ from packsched.live.port import (
     Resource,
 )
 from packsched.live.port import NAMESPACES as NAMESPACES_RES
+from packsched.live.record import RecordError, RecordWriter, header
 from packsched.live.recorder import Recorder
 
 LOG = logging.getLogger("packsched.live")
@@ -66,6 +69,7 @@ class ServeOptions:
     serve_http: bool = True
     quota_status: bool = False  # write ElasticQuota status.used (scheduler-plugins' controller's job)
     allow_concurrent: bool = False  # leader election off: start even when another instance holds the lease
+    record: str = ""  # write every decision, with the cluster events before it, to this file (JSON lines)
 
 
 def default_identity() -> str:
@@ -87,6 +91,7 @@ class Server:
         self.identity = self.options.identity or default_identity()
         self.metrics = Metrics()
         self.recorder = Recorder(port, self.identity, paused=lambda: self.api_health.down)
+        self.record = self._open_record(config) if self.options.record else None
         self.controller = Controller(
             port,
             config,
@@ -100,6 +105,7 @@ class Server:
             binding_workers=self.options.binding_workers,
             health=self.api_health,
             prober=lambda stop: Prober(port, self._probe, stop),
+            record=self.record,
         )
         self.stop = threading.Event()
         self.informers: list[Informer] = []
@@ -116,9 +122,39 @@ class Server:
             )
         self.health: HealthServer | None = None
         if self.options.serve_http:
-            self.health = HealthServer(
-                self.options.bind_address, self.options.port, self.metrics, self.healthy, self.ready
-            )
+            try:
+                self.health = HealthServer(
+                    self.options.bind_address, self.options.port, self.metrics, self.healthy, self.ready
+                )
+            except OSError:
+                self._close_record()
+                raise
+
+    def _open_record(self, config: KubeSchedulerConfiguration) -> RecordWriter:
+        """The record's file, its header written (raises RecordError when it cannot be): the configuration file's
+        text, so that ``verify-record`` schedules with what this run schedules with."""
+        path = config.source_file
+        text: str | None = None
+        if config.source_version != "default":
+            try:  # standard input was read once, and kept
+                text = read_text(STDIN if path == STDIN_LABEL else path)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise RecordError(0, f"cannot keep the configuration {path} in it: {exc}") from None
+        head = header(
+            path if path == STDIN_LABEL else os.path.abspath(path),
+            text,
+            self.options.seed,
+            str(config.kube_version),
+            self.options.removal,
+            [p.scheduler_name for p in config.profiles],
+        )
+        return RecordWriter(self.options.record, head)
+
+    def _close_record(self) -> None:
+        if self.record is not None:
+            self.record.close()
+            if self.record.failed:
+                LOG.error("the record is incomplete", extra={"record": self.record.path, "error": self.record.failed})
 
     # -- probes -----------------------------------------------------------------------------------------
 
@@ -175,6 +211,7 @@ class Server:
         """Serve until :attr:`stop` is set (SIGTERM) or the lease is lost. Returns the exit code."""
         if self.concurrent_leader():
             self.port.close()
+            self._close_record()
             return EXIT_REFUSED
         if self.health is not None:
             self.health.start()
@@ -237,6 +274,7 @@ class Server:
         if self.elector is not None and not self.elector.lost.is_set():
             self.elector.release()
         self.recorder.stop()
+        self._close_record()  # the scheduling loop has stopped: every line it queued is written
         self.port.close()  # cuts the informers' watches
         for inf in self.informers:
             inf.join(2.0)

@@ -68,11 +68,15 @@ class VictimRemover:
         self.victims: dict[str, _Victim] = {}  # victims removed, not yet seen gone
         self.removed_now = 0  # victims removed in the current attempt
         self.blocked_now = ""  # why a victim of the current attempt could not be removed ("" when none)
+        self.chosen_now: list[str] = []  # the victims preemption chose in the current attempt (removed or not)
+        self.refused_now = ""  # the victim of the current attempt whose eviction a budget refused ("" when none)
         self.refused: dict[str, tuple[Pod, float]] = {}  # victims whose eviction a budget refused, and when
 
     def new_attempt(self) -> None:
         self.removed_now = 0
         self.blocked_now = ""
+        self.chosen_now = []
+        self.refused_now = ""
 
     def refused_victims(self, now: float) -> list[Pod]:
         """Victims a budget protected recently (their budgets allow no disruption, whatever the count says)."""
@@ -83,6 +87,7 @@ class VictimRemover:
 
     def remove(self, victim: PodInfo, preemptor: PodInfo, node: str) -> None:
         """Mark, remove and record one victim. It stays in the snapshot until the watch shows it gone."""
+        self.chosen_now.append(victim.key)
         if self.blocked_now:
             return  # an earlier victim of this candidate could not be removed: the preemption stopped there
         self.removed_now += 1
@@ -118,6 +123,7 @@ class VictimRemover:
         if exc.too_many_requests:
             self.stats.eviction_refusals += 1
             self.refused[victim.key] = (pod, self.clock())
+            self.refused_now = victim.key
             self.blocked_now = (
                 f"preemption: eviction of {victim.key} on node {node} refused ({exc.message}); "
                 "another candidate will be tried"

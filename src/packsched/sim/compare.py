@@ -18,6 +18,7 @@ from packsched.framework.runtime import PluginFactory
 from packsched.sim.engine import PENDING, RUNNING, SimResult, run_simulation
 
 GPU = "nvidia.com/gpu"
+DEMO_SCHEMA = "packsched.demo/v1"
 
 
 @dataclass

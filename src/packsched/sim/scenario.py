@@ -43,7 +43,14 @@ import numpy as np
 from packsched.api.annotations import parse_duration
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, InputError
-from packsched.api.manifests import Cluster, decode_document, load_manifests, read_documents, resolve_priority
+from packsched.api.manifests import (
+    MAX_WORKLOAD_PODS,
+    Cluster,
+    decode_document,
+    load_manifests,
+    read_documents,
+    resolve_priority,
+)
 from packsched.api.objects import ElasticQuota, LabelSelector, Node, Pod
 from packsched.api.pods import decode_label_selector
 from packsched.api.quantity import MAX_INT64, format_quantity
@@ -69,6 +76,7 @@ ACTIONS = ("createPods", "scale", "addNodes", "removeNodes", "cordon", "uncordon
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 DEFAULT_DRAIN_TIMEOUT = 600.0
 DEFAULT_RETRY = 5.0
+MAX_NEW_NODES = 100_000
 
 
 @dataclass
@@ -175,11 +183,18 @@ def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> di
 def _check_make(r: Reader, action: str, raw: object, path: str) -> dict[str, Any]:
     args = r.fields(raw, path, ("count", "namePrefix", "template"))
     count = r.int(args.get("count"), f"{path}.count", 1)
-    if count is None or count < 1:
-        r.errors.add(f"{path}.count", "must be at least 1")
+    most = MAX_WORKLOAD_PODS if action == "createPods" else MAX_NEW_NODES
+    if count is None or not 1 <= count <= most:
+        r.errors.add(f"{path}.count", f"must be between 1 and {most:,}")
     what = "a Pod manifest (metadata and spec)" if action == "createPods" else "a Node manifest (labels, status)"
-    if not isinstance(args.get("template"), dict):
+    template = args.get("template")
+    if not isinstance(template, dict):
         r.errors.add(f"{path}.template", f"Required value: {what} to copy")
+    else:
+        meta = r.map(template.get("metadata"), f"{path}.template.metadata")  # the rest is checked when decoded
+        r.str(meta.get("namespace"), f"{path}.template.metadata.namespace")
+        r.str_map(meta.get("labels"), f"{path}.template.metadata.labels")
+    r.str(args.get("namePrefix"), f"{path}.namePrefix")
     if action == "addNodes" and not r.str(args.get("namePrefix"), f"{path}.namePrefix"):
         r.errors.add(f"{path}.namePrefix", "Required value")
     return args
@@ -191,8 +206,8 @@ def _check_scale(r: Reader, raw: object, path: str) -> dict[str, Any]:
     if not r.str(args.get("name"), f"{path}.name"):
         r.errors.add(f"{path}.name", "Required value")
     replicas = r.int(args.get("replicas"), f"{path}.replicas")
-    if replicas is None or replicas < 0:
-        r.errors.add(f"{path}.replicas", "Required value: a number of replicas, 0 or more")
+    if replicas is None or not 0 <= replicas <= MAX_WORKLOAD_PODS:
+        r.errors.add(f"{path}.replicas", f"Required value: a number of replicas, 0 to {MAX_WORKLOAD_PODS:,}")
     return args
 
 

@@ -1,12 +1,18 @@
 """Many replays (configs or policies x seeds): in parallel worker processes on this machine, or on a Ray cluster
 with the optional ``packsched[ray]`` extra. Every run is independent and seeded, so the results do not depend on
-where or in which order the runs execute."""
+where or in which order the runs execute.
+
+Ctrl-C (SIGINT) stops a sweep at once: runs not yet started are cancelled, the worker processes (or Ray tasks)
+still running are ended, and :class:`Interrupted` carries the runs that had finished."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -34,6 +40,19 @@ from packsched.sim.trace import Trace, load_trace
 
 EXPECTED_DIR = "fgd-expected-results"
 ALLOC_FILE = "analysis_allo_discrete.csv"
+POLL_S = 0.5  # how often a waiting sweep wakes up (Ctrl-C is handled at once regardless)
+STOP_WAIT_S = 2.0  # how long an ended worker process is waited for
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: ``done`` holds the runs that finished (in the order of the specs) out of ``total``;
+    the others were cancelled."""
+
+    def __init__(self, done: list[RunResult], total: int) -> None:
+        super().__init__(f"interrupted: {len(done)} of {total} runs finished")
+        self.done = done
+        self.total = total
 
 
 @dataclass(frozen=True)
@@ -91,53 +110,125 @@ def check_specs(specs: Sequence[RunSpec]) -> None:
             check_replay(trace, build_config(spec, trace))
 
 
+def _in_order(results: dict[int, RunResult]) -> list[RunResult]:
+    return [results[i] for i in sorted(results)]
+
+
+def _ignore_sigint() -> None:
+    """In each worker process: Ctrl-C is the parent's to handle (a terminal sends it to the whole process group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the runs not started and end the worker processes now, instead of letting the pool finish its
+    queue (what leaving ``with ProcessPoolExecutor()`` does)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the pool has no public handle on them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(STOP_WAIT_S)
+
+
 def run_local(
     specs: Sequence[RunSpec],
     workers: int,
     on_done: Callable[[RunResult], None] | None = None,
     on_pods: Callable[[RunSpec, int, int], None] | None = None,
 ) -> list[RunResult]:
-    """Run every spec; ``workers`` > 1 uses a process pool. Results come back in the order of ``specs``."""
+    """Run every spec; ``workers`` > 1 uses a process pool. Results come back in the order of ``specs``. Ctrl-C
+    raises :class:`Interrupted` with the runs that finished, the rest cancelled and the workers ended."""
     results: dict[int, RunResult] = {}
     if workers <= 1 or len(specs) == 1:
-        for i, spec in enumerate(specs):
-            cb = (lambda done, total, s=spec: on_pods(s, done, total)) if on_pods else None
-            results[i] = run_spec(spec, cb)
-            if on_done:
-                on_done(results[i])
-        return [results[i] for i in range(len(specs))]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+        try:
+            for i, spec in enumerate(specs):
+                cb = (lambda done, total, s=spec: on_pods(s, done, total)) if on_pods else None
+                results[i] = run_spec(spec, cb)
+                if on_done:
+                    on_done(results[i])
+        except KeyboardInterrupt:
+            raise Interrupted(_in_order(results), len(specs)) from None
+        return _in_order(results)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    try:
         pending: dict[Future[RunResult], int] = {pool.submit(run_spec, s): i for i, s in enumerate(specs)}
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             for fut in done:
                 i = pending.pop(fut)
                 results[i] = fut.result()
                 if on_done:
                     on_done(results[i])
-    return [results[i] for i in range(len(specs))]
+    except KeyboardInterrupt:
+        _stop_pool(pool)
+        raise Interrupted(_in_order(results), len(specs)) from None
+    except BaseException:
+        _stop_pool(pool)  # a run failed: the others would be lost anyway
+        raise
+    pool.shutdown()
+    return _in_order(results)
 
 
-def run_ray(
-    specs: Sequence[RunSpec], address: str | None, on_done: Callable[[RunResult], None] | None = None
-) -> list[RunResult]:  # pragma: no cover - optional
-    """The same runs as Ray tasks (``pip install 'packsched[ray]'``); ``address`` as for ``ray.init``."""
+def connect_ray(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> Any:
+    """The ``ray`` module, connected to the cluster at ``address`` (as for ``ray.init``). ``ray.init`` has no
+    timeout of its own and waits minutes for a cluster that does not answer: it runs in a thread here, and an
+    InputError (naming ``--ray-address``) says so after ``timeout`` seconds."""
     try:
         import ray
     except ImportError:
         raise InputError.single("Ray is not installed: pip install 'packsched[ray]'", path="--ray") from None
-    ray.init(address=address, ignore_reinit_error=True)
+    if ray.is_initialized():
+        return ray
+    failed: list[BaseException] = []
+
+    def init() -> None:
+        try:
+            ray.init(address=address, ignore_reinit_error=True)
+        except Exception as exc:  # reported below, whatever Ray raises
+            failed.append(exc)
+
+    where = f"the Ray cluster at {address}" if address else "a Ray cluster"
+    thread = threading.Thread(target=init, name="ray-init", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise InputError.single(
+            f"{where} did not answer within {timeout:g} s (is it running? --ray-timeout waits longer)",
+            path="--ray-address",
+        )
+    if failed:
+        raise InputError.single(f"cannot connect to {where}: {failed[0]}", path="--ray-address")
+    return ray
+
+
+def run_ray(
+    specs: Sequence[RunSpec],
+    address: str | None,
+    on_done: Callable[[RunResult], None] | None = None,
+    *,
+    timeout: float = RAY_CONNECT_TIMEOUT_S,
+) -> list[RunResult]:
+    """The same runs as Ray tasks (``pip install 'packsched[ray]'``); ``address`` as for ``ray.init``, connected
+    to within ``timeout`` seconds (:func:`connect_ray`). Ctrl-C cancels the tasks not finished and raises
+    :class:`Interrupted`."""
+    ray = connect_ray(address, timeout)
     remote = ray.remote(run_spec)
     refs = {remote.remote(s): i for i, s in enumerate(specs)}
     results: dict[int, RunResult] = {}
     pending = list(refs)
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        for ref in done:
-            results[refs[ref]] = ray.get(ref)
-            if on_done:
-                on_done(results[refs[ref]])
-    return [results[i] for i in range(len(specs))]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
+            for ref in done:
+                results[refs[ref]] = ray.get(ref)
+                if on_done:
+                    on_done(results[refs[ref]])
+    except KeyboardInterrupt:
+        for ref in pending:
+            with contextlib.suppress(Exception):  # the finished runs matter more than a failed cancel
+                ray.cancel(ref, force=True)
+        raise Interrupted(_in_order(results), len(specs)) from None
+    return _in_order(results)
 
 
 def default_workers() -> int:

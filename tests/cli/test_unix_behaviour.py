@@ -1,0 +1,455 @@
+"""The long-running commands behave as Unix tools (issue 13): Ctrl-C stops ``compare`` and ``replay`` at once and
+keeps the runs that finished (exit 130); a bad ``--out-dir`` fails before any run; a Ray cluster that does not
+answer fails after ``--ray-timeout``; progress goes to a non-terminal standard error as plain lines; ``validate``
+reads big files with libyaml's loader.
+
+Every trace here is a small synthetic one built in the test's own folder."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from packsched.cli import trace_cmds
+from packsched.cli.main import _is_config_file, app
+from packsched.cli.progress import INTERVAL_ENV, elapsed_text, interval_from_env
+from packsched.sim import sweep
+from packsched.sim.sweep import Interrupted, RunSpec
+
+runner = CliRunner()
+EX = Path(__file__).resolve().parents[2] / "examples"
+PROGRESS = re.compile(r"^(compare|replay): (\d+)/(\d+) runs done, \d+s elapsed")
+
+
+def _write_trace(folder: Path, nodes: int, pods: int) -> Path:
+    gpus = [1, 2, 4, 8, 2, 1]
+    (folder / "openb_node_list_gpu_node.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\n"
+        + "".join(f"openb-node-{i:04d},32000,131072,{gpus[i % 6]},T4\n" for i in range(nodes)),
+        encoding="utf-8",
+    )
+    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
+    for i in range(pods):
+        gpu = 1 if i % 5 else 0
+        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpu},{(100 + 40 * (i % 5)) if gpu else 0}")
+    (folder / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def trace_dir(tmp_path: Path) -> Path:
+    """A run takes some tens of milliseconds."""
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    return _write_trace(folder, 6, 100)
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def test_ctrl_c_stops_compare_at_once_and_keeps_the_finished_runs(tmp_path: Path) -> None:
+    """SIGINT to ``compare --workers 2`` with 60 queued runs: exit 130 within a few seconds (not after the queue),
+    the worker processes ended, the finished runs in the table, runs.csv and summary.json, no plot."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    _write_trace(trace, 60, 1200)  # some tenths of a second per run
+    out_dir = tmp_path / "out"
+    command = [sys.executable, "-m", "packsched.cli.main", "compare", str(trace), "--policies", "BestFit,Random"]
+    command += ["--seeds", "1-30", "--workers", "2", "--out-dir", str(out_dir)]
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, INTERVAL_ENV: "0.1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's is ignored
+    )
+    assert proc.stderr is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until a run has finished (progress lines come every 0.1 s)
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = PROGRESS.match(line)
+        if match and int(match.group(2)) >= 1:
+            break
+    else:
+        proc.kill()
+        pytest.fail(f"no run finished: {seen}")
+    assert proc.poll() is None, f"compare ended before Ctrl-C: {seen}"
+    workers = _children(proc.pid)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, stderr
+    assert took < 5, f"{took:.1f} s after Ctrl-C"
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "worker processes left running"
+    assert "Traceback" not in stderr
+    match = re.search(r"interrupted after \S+: (\d+) of 60 runs finished \((.*)\); the others were cancelled", stderr)
+    assert match, stderr
+    done = int(match.group(1))
+    assert 1 <= done < 60
+    assert f"partial results written: {out_dir / 'runs.csv'}, {out_dir / 'summary.json'}" in stderr
+    assert f"interrupted: {done} of 60 runs" in stdout  # the table's title; the table holds the finished runs
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interrupted"] == {"runs_done": done, "runs_total": 60}
+    assert sum(len(p["runs"]) for p in summary["policies"]) == done
+    lines = (out_dir / "runs.csv").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + 131 * done
+    assert not list(out_dir.glob("*.png"))
+    assert "runs done" not in stdout  # progress only on standard error
+
+
+def _interrupt_after(n: int) -> Any:
+    """A run_local that finishes ``n`` runs, then meets Ctrl-C."""
+    real = sweep.run_local
+
+    def run_local(specs: list[RunSpec], workers: int, on_done: Any = None, on_pods: Any = None) -> list[Any]:
+        done = real(specs[:n], 1, on_done, on_pods)
+        raise Interrupted(done, len(specs))
+
+    return run_local
+
+
+def test_ctrl_c_during_replay_prints_the_finished_runs_as_json(
+    trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trace_cmds, "run_local", _interrupt_after(2))
+    out_dir = tmp_path / "out"
+    args = [
+        "replay",
+        str(trace_dir),
+        "--policy",
+        "BestFit",
+        "--seeds",
+        "42-45",
+        "-o",
+        "json",
+        "--out-dir",
+        str(out_dir),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 130, result.output
+    data = json.loads(result.stdout)
+    assert [r["seed"] for r in data["runs"]] == [42, 43]
+    assert data["interrupted"] == {"runs_done": 2, "runs_total": 4}
+    assert data["outputs"] == {"csv": str(out_dir / "runs.csv"), "json": str(out_dir / "summary.json")}
+    assert json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))["interrupted"]["runs_done"] == 2
+    assert "2 of 4 runs finished (BestFit: seeds 42, 43); the others were cancelled" in result.stderr
+    schema = EX.parent / "schemas" / "replay.v1.schema.json"
+    if schema.is_file():  # the partial document is still a packsched.replay/v1 one
+        jsonschema = pytest.importorskip("jsonschema")
+        jsonschema.Draft202012Validator(json.loads(schema.read_text(encoding="utf-8"))).validate(data)
+
+
+def test_ctrl_c_before_any_run_finished_prints_no_table(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_cmds, "run_local", _interrupt_after(0))
+    result = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit", "--seeds", "1-3"])
+    assert result.exit_code == 130
+    assert result.stdout == ""
+    assert "0 of 3 runs finished, no results" in result.stderr
+
+
+def test_run_local_stops_the_pool_on_ctrl_c(trace_dir: Path) -> None:
+    """Ctrl-C while the pool runs (here raised by the first result's callback): Interrupted with that run, the
+    queued runs cancelled instead of run."""
+    specs = [RunSpec("BestFit", s, str(trace_dir), policy="BestFit") for s in range(40)]
+
+    def on_done(_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as caught:
+        sweep.run_local(specs, 2, on_done)
+    assert len(caught.value.done) == 1
+    assert caught.value.total == 40
+    assert multiprocessing.active_children() == []  # the workers were ended and reaped
+
+
+def test_run_local_serial_keeps_the_runs_before_ctrl_c(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = sweep.run_spec
+
+    def run_spec(spec: RunSpec, progress: Any = None) -> Any:
+        if spec.seed == 3:
+            raise KeyboardInterrupt
+        return real(spec, progress)
+
+    monkeypatch.setattr(sweep, "run_spec", run_spec)
+    specs = [RunSpec("BestFit", s, str(trace_dir), policy="BestFit") for s in range(1, 6)]
+    with pytest.raises(Interrupted) as caught:
+        sweep.run_local(specs, 1)
+    assert [r.seed for r in caught.value.done] == [1, 2]
+    assert caught.value.total == 5
+
+
+# -- --out-dir checked before any run --------------------------------------------------------------------------
+
+
+def _no_runs(*_: object, **__: object) -> list[Any]:
+    raise AssertionError("a run started before --out-dir was checked")
+
+
+@pytest.mark.parametrize("command", ["replay", "compare"])
+@pytest.mark.parametrize(
+    ("where", "needle"),
+    [
+        ("file", "exists and is not a folder"),
+        ("under-file", "cannot create the folder: {file} is not a folder"),
+        ("read-only", "cannot write in the folder: Permission denied"),
+    ],
+)
+def test_bad_out_dir_fails_before_any_run(
+    trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, where: str, needle: str
+) -> None:
+    monkeypatch.setattr(trace_cmds, "run_local", _no_runs)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    out_dir = {"file": a_file, "under-file": a_file / "sub" / "out", "read-only": tmp_path / "ro"}[where]
+    if where == "read-only":
+
+        def refuse(*_: object, **__: object) -> Any:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)  # root may write anywhere
+    policy = ["--policy", "BestFit"] if command == "replay" else ["--policies", "BestFit"]
+    result = runner.invoke(app, [command, str(trace_dir), *policy, "--seeds", "1-2", "--out-dir", str(out_dir)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"error: --out-dir {out_dir}: {needle.format(file=a_file)}"]
+    assert result.stdout == ""
+
+
+def test_out_dir_is_created_before_the_runs(trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out_dir = tmp_path / "new" / "out"
+    created: list[bool] = []
+    real = sweep.run_local
+
+    def run_local(*args: Any) -> list[Any]:
+        created.append(out_dir.is_dir() and not list(out_dir.iterdir()))  # made and probed, the probe removed
+        return real(*args)
+
+    monkeypatch.setattr(trace_cmds, "run_local", run_local)
+    result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "BestFit", "--out-dir", str(out_dir)])
+    assert result.exit_code == 0, result.output
+    assert created == [True]
+
+
+# -- progress on a standard error that is not a terminal -------------------------------------------------------
+
+
+def test_plain_progress_lines_on_a_non_terminal_stderr(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(INTERVAL_ENV, "0.02")
+    result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "FGD", "--seeds", "1-4", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    progress = [m for m in map(PROGRESS.match, lines) if m]
+    assert progress, lines
+    assert all(m.group(1) == "replay" and m.group(3) == "4" for m in progress)
+    assert re.fullmatch(r"replay: 4/4 runs done in \d+s", lines[-1])
+    assert "runs done" not in result.stdout
+    json.loads(result.stdout)  # standard output holds the JSON only
+
+
+def test_no_progress_lines_when_the_interval_is_zero(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "FGD", "--seeds", "1-2", "-o", "json"])
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("raw", "seconds"), [(None, 5.0), ("2.5", 2.5), ("0", 0.0), ("-1", 0.0), ("soon", 5.0), ("inf", 5.0)]
+)
+def test_progress_interval_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, raw: str | None, seconds: float
+) -> None:
+    if raw is None:
+        monkeypatch.delenv(INTERVAL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(INTERVAL_ENV, raw)
+    assert interval_from_env() == seconds
+
+
+def test_elapsed_text() -> None:
+    assert [elapsed_text(s) for s in (0.4, 59, 83, 467, 3600 + 309)] == ["0s", "59s", "1m 23s", "7m 47s", "1h 05m 09s"]
+
+
+# -- Ray: a cluster that does not answer -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]:
+    """A ``ray`` module that runs tasks in this process; ``behaviour`` says what ``init`` does."""
+    state = types.SimpleNamespace(behaviour="ok", initialized=False, release=threading.Event(), cancelled=[])
+    module = types.ModuleType("ray")
+
+    def init(address: str | None = None, ignore_reinit_error: bool = False) -> None:
+        if state.behaviour == "hang":
+            state.release.wait(30)  # a cluster that never answers
+        elif state.behaviour == "refuse":
+            raise ConnectionError(f"could not reach {address}")
+        state.initialized = True
+
+    class Ref:  # an object reference (hashable; the run is done at once)
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+    def remote(fn: Any) -> Any:
+        return types.SimpleNamespace(remote=lambda *args: Ref(fn(*args)))
+
+    def wait(pending: list[Any], num_returns: int = 1, timeout: float | None = None) -> tuple[list[Any], list[Any]]:
+        return pending[:num_returns], pending[num_returns:]
+
+    module.__dict__.update(
+        init=init,
+        is_initialized=lambda: state.initialized,
+        remote=remote,
+        wait=wait,
+        get=lambda ref: ref.value,
+        cancel=lambda ref, force=False: state.cancelled.append(ref),
+    )
+    monkeypatch.setitem(sys.modules, "ray", module)
+    yield state
+    state.release.set()
+
+
+def _compare_on_ray(trace_dir: Path, *extra: str) -> Any:
+    args = ["compare", str(trace_dir), "--policies", "BestFit", "--seeds", "1-2", "--ray", *extra, "-o", "json"]
+    return runner.invoke(app, args)
+
+
+def test_ray_address_that_does_not_answer_fails_after_the_timeout(
+    trace_dir: Path, fake_ray: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_ray.behaviour = "hang"
+    monkeypatch.setattr(trace_cmds, "run_local", _no_runs)
+    start = time.monotonic()
+    result = _compare_on_ray(trace_dir, "--ray-address", "10.0.0.1:6379", "--ray-timeout", "0.3")
+    assert time.monotonic() - start < 10
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: --ray-address: the Ray cluster at 10.0.0.1:6379 did not answer within 0.3 s (is it running? "
+        "--ray-timeout waits longer)"
+    ]
+
+
+def test_ray_connection_error_is_one_line(trace_dir: Path, fake_ray: types.SimpleNamespace) -> None:
+    fake_ray.behaviour = "refuse"
+    result = _compare_on_ray(trace_dir, "--ray-address", "ray://head:10001")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: --ray-address: cannot connect to the Ray cluster at ray://head:10001: could not reach ray://head:10001"
+    ]
+
+
+def test_runs_on_ray_give_the_local_results(trace_dir: Path, fake_ray: types.SimpleNamespace) -> None:
+    on_ray = _compare_on_ray(trace_dir)
+    assert on_ray.exit_code == 0, on_ray.output
+    local = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit", "--seeds", "1-2", "-o", "json"])
+
+    def runs(result: Any) -> list[Any]:
+        return [
+            {k: v for k, v in r.items() if k != "seconds"} for r in json.loads(result.stdout)["policies"][0]["runs"]
+        ]
+
+    assert runs(on_ray) == runs(local)
+
+
+def test_ctrl_c_on_ray_cancels_the_tasks_left(trace_dir: Path, fake_ray: types.SimpleNamespace) -> None:
+    specs = [RunSpec("BestFit", s, str(trace_dir), policy="BestFit") for s in range(1, 4)]
+
+    def on_done(_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as caught:
+        sweep.run_ray(specs, None, on_done)
+    assert [r.seed for r in caught.value.done] == [1]
+    assert len(fake_ray.cancelled) == 2
+
+
+def test_ray_not_installed_is_an_input_error(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    result = _compare_on_ray(trace_dir)
+    assert result.exit_code == 2
+    assert "--ray: Ray is not installed" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_bad_ray_timeout_is_an_input_error(trace_dir: Path, value: str) -> None:
+    result = _compare_on_ray(trace_dir, "--ray-timeout", value)
+    assert result.exit_code == 2
+    assert "--ray-timeout must be a number of seconds above 0" in result.stderr
+
+
+# -- validate reads big files with libyaml's loader ------------------------------------------------------------
+
+
+def test_validate_never_uses_the_pure_python_yaml_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML's pure-Python loader took 575 s on a 50 MB manifest file that libyaml reads in seconds."""
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml")
+
+    def pure_python(*_: object, **__: object) -> None:
+        raise AssertionError("PyYAML's pure-Python loader was used")
+
+    monkeypatch.setattr(yaml.SafeLoader, "__init__", pure_python)
+    demo = EX / "gpu-demo"
+    result = runner.invoke(app, ["validate", str(demo / "config-rtcr-binpack.yaml"), *map(str, demo.glob("*.yaml"))])
+    assert result.exit_code == 0, result.output
+    assert "config file(s)" in result.stdout
+
+
+CONFIG = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: {kind}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "is_config"),
+    [
+        (CONFIG.format(kind="KubeSchedulerConfiguration"), True),
+        ('{"apiVersion": "v1", "kind": "Policy"}', True),
+        ("kind: 'Policy'\n", True),
+        ('kind: "KubeScheduler\\x43onfiguration"\n', True),  # an escape: the text search cannot rule it out
+        ("kind: Pod\nspec: {containers: [{name: c, imagePullPolicy: Always}], restartPolicy: Never}\n", False),
+        ("kind: Pod\nmetadata: {name: Policy-x}\n", False),
+        ("kind: Policy\n  bad: [\n", False),  # a syntax error: the manifest reader reports it
+    ],
+)
+def test_config_files_are_told_from_manifests(tmp_path: Path, text: str, is_config: bool) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert _is_config_file(str(path)) is is_config
+
+
+def test_a_manifest_that_cannot_name_a_config_kind_is_not_parsed_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_text("kind: Pod\nspec: {restartPolicy: Never}\n" * 3, encoding="utf-8")
+
+    def parse(*_: object, **__: object) -> None:
+        raise AssertionError("parsed to tell whether it is a config")
+
+    monkeypatch.setattr(yaml, "load_all", parse)
+    assert _is_config_file(str(path)) is False
