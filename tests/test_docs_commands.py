@@ -157,7 +157,8 @@ def _run(doc: DocCommand, tmp: Path) -> subprocess.CompletedProcess[str]:
 
     runner = f"{sys.executable} -m packsched"
     script = "\n".join(
-        ["set -e", *(here(PACKSCHED.sub(runner, s)) for s in doc.setup), here(PACKSCHED.sub(runner, doc.command))]
+        # /tmp/ of the doc's text only: the interpreter's own path may be under /tmp (a clone there)
+        ["set -e", *(PACKSCHED.sub(runner, here(s)) for s in doc.setup), PACKSCHED.sub(runner, here(doc.command))]
     )
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     return subprocess.run(

@@ -169,3 +169,22 @@ def test_compare_bad_config_is_an_input_error(trace_dir: Path, tmp_path: Path) -
 def test_parse_seeds() -> None:
     assert parse_seeds("42-51") == list(range(42, 52))
     assert parse_seeds("1,5,7-8") == [1, 5, 7, 8]
+
+
+def test_a_metric_out_of_its_range_is_never_printed(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from packsched.sim import sweep
+
+    real = sweep.replay
+
+    def broken(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)  # type: ignore[arg-type]
+        result.curves["frag_rate_pct"][100] = 206.0  # what a replay without GPUShare used to print
+        return result
+
+    monkeypatch.setattr(sweep, "replay", broken)
+    result = runner.invoke(
+        app, ["replay", str(trace_dir), "--policy", "BestFit", "--seeds", "42", "--workers", "1", "-o", "json"]
+    )
+    assert result.exit_code == 1
+    assert "frag_rate_pct is 206 at 100 % arrived, outside its range 0-100" in result.output
+    assert result.stdout == ""

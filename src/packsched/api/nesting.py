@@ -17,7 +17,7 @@ try:  # libyaml's parser and composer: many times faster than PyYAML's pure-Pyth
 except AttributeError:  # pragma: no cover - a PyYAML built without libyaml
     SAFE_LOADER = yaml.SafeLoader
 
-MAX_NESTING = 1000
+MAX_NESTING = 999  # libyaml (PyYAML 6.0.4 and later) refuses 1000 levels itself
 TOO_DEEP = "nesting too deep: too many levels of lists and maps inside each other"
 
 
@@ -44,6 +44,7 @@ def yaml_too_deep(text: str, loader: Any, limit: int = MAX_NESTING) -> bool:
                     return True
             elif isinstance(event, closes):
                 depth -= 1
-    except yaml.YAMLError:
-        return False
+    except yaml.YAMLError as exc:
+        # PyYAML 6.0.4 and later: libyaml itself refuses to nest deeper than its own limit
+        return "maximum nesting depth" in str(exc)
     return False

@@ -18,12 +18,14 @@ from rich.table import Table
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
 from packsched.cli.progress import RunProgress, elapsed_text
+from packsched.cli.report_cmd import HtmlOpt, check_html, write_trace_html
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
 from packsched.sim.policies import PAPER_POLICIES, POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
 from packsched.sim.sweep import (
     RAY_CONNECT_TIMEOUT_S,
     Interrupted,
+    MetricOutOfRange,
     RunSpec,
     check_specs,
     connect_ray,
@@ -158,6 +160,9 @@ def _run(
                 runs = run_local(specs, n, progress.run_done, progress.pods)
     except Interrupted as stop:
         return _Sweep(stop.done, len(specs), time.monotonic() - start, interrupted=True)
+    except MetricOutOfRange as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     return _Sweep(runs, len(specs), time.monotonic() - start)
 
 
@@ -228,10 +233,11 @@ def _write_outputs(
     from packsched.sim import plots
 
     pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
-    files["allocation_png"] = str(plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves))
-    files["fragmentation_png"] = str(plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png"))
+    trace = plots.trace_label(summary)  # in the plots' titles, with the seeds
+    files["allocation_png"] = str(plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves, trace))
+    files["fragmentation_png"] = str(plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png", None, trace))
     if len(groups) > 1:
-        files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png"))
+        files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png", trace))
     summary["outputs"] = files
     write_json(summary, out_dir / "summary.json")
     return files
@@ -249,9 +255,11 @@ def replay(
     workers: WorkersOpt = 1,
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
+    html: HtmlOpt = None,
 ) -> None:
     """Replay a GPU trace with the published protocol (Weng et al., ATC '23): unallocated GPUs and fragmentation."""
     _check_common(output, tie_break, tune, workers)
+    check_html(html)
     if (policy is None) == (config is None):
         raise _fail(["give exactly one of --policy NAME or --config FILE"])
     if policy is not None and policy not in POLICIES:
@@ -284,6 +292,7 @@ def replay(
         out_dir, {label: runs}, data, {label: summary_group}, {label: pub}, with_plots=not sweep.interrupted
     )
     data["outputs"] = files
+    write_trace_html(html, data, {label: runs}, {label: pub})
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         _end(sweep, files)
@@ -346,16 +355,18 @@ def compare(
     ] = RAY_CONNECT_TIMEOUT_S,
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
+    html: HtmlOpt = None,
 ) -> None:
     """Several policies and configs x seeds in parallel: mean ± SD beside the published figures, one plot. Given a
     cluster (manifests, a snapshot directory) or a Scenario file instead of a trace folder: the --config files side
     by side on it."""
     from packsched.sim.scenario import is_whatif_input
 
+    check_html(html)
     if is_whatif_input(str(data_dir)):
         from packsched.cli.scenario_cmd import compare_whatif
 
-        compare_whatif(data_dir, list(config or []), output)
+        compare_whatif(data_dir, list(config or []), output, html)
         return
     _check_common(output, tie_break, tune, workers)
     names = [p.strip() for p in policies.split(",") if p.strip()]
@@ -394,6 +405,7 @@ def compare(
     }
     _mark_interrupted(sweep, data)
     data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs, with_plots=not sweep.interrupted)
+    write_trace_html(html, data, groups, pubs)
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         _end(sweep, data["outputs"])

@@ -84,10 +84,27 @@ def build_config(spec: RunSpec, trace: Trace) -> KubeSchedulerConfiguration:
     return policy_config(spec.policy, known, target)
 
 
+class MetricOutOfRange(RuntimeError):
+    """A replay's metric outside what its definition allows: a bug, never printed as a result."""
+
+
+def check_metric_ranges(result: RunResult) -> None:
+    """Every percentage curve of a replay within 0-100 % (allocation and fragmentation are shares of the
+    cluster's capacity or idle GPUs), every count not negative; raises MetricOutOfRange otherwise."""
+    for name, values in result.curves.items():
+        low, high = (0.0, 100.0) if name.endswith("_pct") else (0.0, float("inf"))
+        for i, v in enumerate(values):
+            if v is not None and not low - 1e-6 <= v <= high + 1e-6:
+                raise MetricOutOfRange(
+                    f"run {result.label} seed {result.seed}: {name} is {v:g} at {i} % arrived, outside its range "
+                    f"{low:g}-{high:g}: a packsched bug, please report it with the command line"
+                )
+
+
 def run_spec(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
     trace = _trace(spec.data_dir, spec.pods, spec.nodes)
     cfg = build_config(spec, trace)
-    return replay(
+    result = replay(
         trace,
         cfg,
         spec.seed,
@@ -97,6 +114,8 @@ def run_spec(spec: RunSpec, progress: Callable[[int, int], None] | None = None) 
         target=target_workload(trace),
         tie_break=spec.tie_break,
     )
+    check_metric_ranges(result)
+    return result
 
 
 def check_specs(specs: Sequence[RunSpec]) -> None:
