@@ -212,7 +212,7 @@ def test_every_command_with_json_output_is_covered() -> None:
         for name, command in group.commands.items()
         if any(p.name == "output" and "--output" in p.opts for p in command.params)
     }
-    covered = {c.args[0] for c in CASES.values()} | {"replay", "compare", "verify-record"}
+    covered = {c.args[0] for c in CASES.values()} | {"replay", "compare", "verify-record", "tune"}
     assert with_json == covered
 
 
@@ -235,6 +235,7 @@ def test_every_schema_is_exercised_and_documented() -> None:
         "packsched.replay/v1",
         "packsched.compare/v1",
         "packsched.verify-record/v1",
+        "packsched.tune/v1",
     }
     assert used == names
     doc = JSON_DOC.read_text(encoding="utf-8")
@@ -283,6 +284,15 @@ def test_compare_json_and_summary_validate(trace_dir: Path, tmp_path: Path) -> N
     assert "comparison_png" in data["outputs"]
     check(data, "packsched.compare/v1")
     check(json.loads((out / "summary.json").read_text(encoding="utf-8")), "packsched.compare/v1")
+
+
+def test_tune_json_and_summary_validate(trace_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ("tune", str(trace_dir), "--space", str(EX / "tune" / "space.yaml"), "--trials", "2", "--seeds", "1")
+    data = run_json(*args, "--holdout-seeds", "2", "--workers", "1", "--out-dir", str(out))
+    assert data["best"] is not None and data["holdout"] and data["outputs"]["best_config"]
+    check(data, "packsched.tune/v1")
+    check(json.loads((out / "summary.json").read_text(encoding="utf-8")), "packsched.tune/v1")
 
 
 def test_json_md_examples_validate() -> None:

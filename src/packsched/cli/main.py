@@ -21,6 +21,7 @@ from packsched.api.gpushare import gpu_annotation_errors
 from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.api.nesting import SAFE_LOADER, yaml_too_deep
 from packsched.cli.console import make_console
+from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.config import default_config, load_config
 from packsched.config.lint import lint
 from packsched.config.loader import load_config_data, resolve_version
@@ -32,6 +33,7 @@ from packsched.plugins.registry import in_tree_registry
 from packsched.sim import quotas as quota_report
 from packsched.sim import report
 from packsched.sim.engine import run_simulation
+from packsched.sim.htmlreport.history import simulate_with_extras
 
 app = typer.Typer(
     add_completion=True,
@@ -194,6 +196,7 @@ def simulate(
     limit: Annotated[
         int, typer.Option("--limit", help="rows per table in table output", callback=_in_range("--limit", 0))
     ] = 200,
+    html: HtmlOpt = None,
 ) -> None:
     """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
     _check_output(output)
@@ -202,10 +205,17 @@ def simulate(
     if not cluster.nodes and not cluster.pods and not cluster.workloads:
         err.print("[red]error:[/red] the manifests define no nodes and no pods: nothing to simulate", soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
-    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
+    check_html(html)
+    if html is not None:  # the same run, and what the page adds (history, every pod's explain table)
+        result, extras = _guard(lambda: simulate_with_extras(cluster, cfg, in_tree_registry(), seed))
+    else:
+        result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
     unenforced = not_enforced_warning(cluster, cfg)
     if unenforced:
         result.warnings.append(unenforced)
+    if html is not None:
+        title = f"packsched simulate {' '.join(map(str, paths))}"
+        write_html(html, report.simulate_json(result, cfg, seed), extras, title)
     if output == "json":
         _emit_json(report.simulate_json(result, cfg, seed))
     else:
@@ -557,6 +567,14 @@ _register_scenario_command(app)
 from packsched.cli.record_cmd import register as _register_record_command  # noqa: E402
 
 _register_record_command(app)
+
+from packsched.cli.report_cmd import register as _register_report_command  # noqa: E402
+
+_register_report_command(app)
+
+from packsched.cli.tune_cmd import register as _register_tune_command  # noqa: E402
+
+_register_tune_command(app)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,7 +14,9 @@ from rich.table import Table
 from packsched.api.errors import InputError
 from packsched.api.quantity import format_quantity
 from packsched.cli.console import make_console
+from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.plugins.registry import in_tree_registry
+from packsched.sim.htmlreport.history import scenario_with_extras
 from packsched.sim.scenario import StepReport, load_scenario, report_json, run_scenario
 
 out = make_console()
@@ -31,6 +33,7 @@ def _fail(exc: InputError) -> typer.Exit:
 def run(
     scenario_file: Annotated[Path, typer.Argument(help="a Scenario file (apiVersion packsched.io/v1alpha1)")],
     output: Annotated[str, typer.Option("--output", "-o", help="table or json")] = "table",
+    html: HtmlOpt = None,
 ) -> None:
     """Run a what-if scenario: a base cluster (manifests or a snapshot), a scheduler configuration and timed
     steps (pods created, controllers scaled, nodes added, drained, cordoned or removed, configuration or quota
@@ -38,11 +41,18 @@ def run(
     if output not in ("table", "json"):
         err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
         raise typer.Exit(EXIT_INPUT)
+    check_html(html)
+    extras: dict[str, Any] = {}
     try:
         scenario = load_scenario(str(scenario_file))
-        reports = run_scenario(scenario, in_tree_registry())
+        if html is not None:  # the same run, and what the page adds (pods, events, history, explain tables)
+            reports, extras = scenario_with_extras(scenario, in_tree_registry())
+        else:
+            reports = run_scenario(scenario, in_tree_registry())
     except InputError as exc:
         raise _fail(exc) from None
+    if html is not None:
+        write_html(html, report_json(scenario, reports), extras, f"packsched run {scenario_file}")
     if output == "json":
         sys.stdout.write(json.dumps(report_json(scenario, reports), indent=2) + "\n")
         return
@@ -117,7 +127,7 @@ def _metrics(reports: list[StepReport]) -> dict[str, int]:
     }
 
 
-def compare_whatif(path: Path, configs: list[Path], output: str) -> None:
+def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | None = None) -> None:
     """``packsched compare CLUSTER_OR_SCENARIO --config A --config B ...``: the cluster (or the scenario's
     steps) under each configuration, the end state side by side."""
     from packsched.config.loader import load_config
@@ -141,14 +151,16 @@ def compare_whatif(path: Path, configs: list[Path], output: str) -> None:
     except InputError as exc:
         raise _fail(exc) from None
     results = {label: _metrics(reports) for label, reports in runs.items()}
+    data = {
+        "schema": COMPARE_SCHEMA,
+        "input": str(path),
+        "configs": {label: str(c) for label, c in zip(labels, configs, strict=True)},
+        "results": results,
+        "steps": {label: report_json(scenario, reports)["steps"] for label, reports in runs.items()},
+    }
+    if html is not None:
+        write_html(html, data, None, f"packsched compare {path}")
     if output == "json":
-        data = {
-            "schema": COMPARE_SCHEMA,
-            "input": str(path),
-            "configs": {label: str(c) for label, c in zip(labels, configs, strict=True)},
-            "results": results,
-            "steps": {label: report_json(scenario, reports)["steps"] for label, reports in runs.items()},
-        }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     table = Table(title=f"{escape(scenario.name)}: the end state under each configuration")

@@ -234,8 +234,12 @@ def _write_outputs(
 
     pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
     trace = plots.trace_label(summary)  # in the plots' titles, with the seeds
-    files["allocation_png"] = str(plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves, trace))
-    files["fragmentation_png"] = str(plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png", None, trace))
+    files["allocation_png"] = str(
+        plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves, trace)
+    )
+    files["fragmentation_png"] = str(
+        plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png", None, trace)
+    )
     if len(groups) > 1:
         files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png", trace))
     summary["outputs"] = files

@@ -38,6 +38,9 @@ FloatArray = npt.NDArray[np.float64]
 DEFAULT_TUNE = 1.3
 MAX_BIN = 130
 CURVES = ("gpu_alloc_pct", "frag_rate_pct", "frag_total_pct", "cpu_alloc_pct", "mem_alloc_pct")
+# Also in RunResult.curves, outside runs.csv and the JSON (``packsched tune``'s metrics): pods dropped so far (they
+# fit nowhere: pending in a real cluster) and nodes without any pod (pods never leave in a replay).
+COUNT_CURVES = ("dropped_pods", "free_nodes")
 Progress = Callable[[int, int], None]
 # The plugin that assigns GPUs (packsched.plugins.gpushare, reached through the registry) and where it must run.
 GPU_SHARE = "GPUShare"
@@ -226,6 +229,9 @@ def replay(
     frag_amount = np.zeros(n, dtype=np.float64)
     cpu_used = np.zeros(n, dtype=np.float64)
     mem_used = np.zeros(n, dtype=np.float64)
+    dropped = np.zeros(n, dtype=np.float64)
+    free_nodes = np.zeros(n, dtype=np.float64)
+    nodes_used: set[str] = set()
     a = u = c = m = 0
     scheduled = 0
     step = max(1, n // 200)
@@ -240,7 +246,9 @@ def replay(
             u += tp.total_milli
             c += tp.cpu
             m += tp.memory_mib
+            nodes_used.add(result.node or "")
         arrived[i], used[i], cpu_used[i], mem_used[i] = a, u, c, m
+        dropped[i], free_nodes[i] = i + 1 - scheduled, len(nodes) - len(nodes_used)
         frag_amount[i] = frag.cluster_fragment()
         if progress is not None and (i % step == 0 or i == n - 1):
             progress(i + 1, n)
@@ -255,6 +263,8 @@ def replay(
         "frag_total_pct": bin_curve(pct, frag_amount / cap * 100.0),
         "cpu_alloc_pct": bin_curve(pct, cpu_used / max(1, trace.cpu_capacity) * 100.0),
         "mem_alloc_pct": bin_curve(pct, mem_used / max(1, trace.memory_capacity_mib) * 100.0),
+        "dropped_pods": bin_curve(pct, dropped),
+        "free_nodes": bin_curve(pct, free_nodes),
     }
     return RunResult(label, seed, n, n - copies, copies, scheduled, n - scheduled, time.perf_counter() - start, curves)
 

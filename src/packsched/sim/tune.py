@@ -1,0 +1,522 @@
+"""``packsched tune``: search a :class:`~packsched.sim.tunespace.TuneSpace` for the stock kube-scheduler
+configuration that does best on a GPU trace replay, with Optuna (``pip install 'packsched[tune]'``).
+
+- The sampler is Optuna's TPE (multivariate, grouped for the strategy-dependent shape, constant liar for trials
+  run side by side), seeded: for a given ``--seed``, ``--workers`` and study, the same trials in the same order.
+- The study lives in an SQLite file. A second call with the same file and study name resumes it: ``--trials N``
+  is the number of finished trials the study should hold, so the same command after Ctrl-C runs only the missing
+  ones. Trials left running by a process that died are marked failed; the sampler's seed is offset by the trials
+  already in the study, so a resumed search does not draw its first points again. A study records the setup it
+  searches (trace, metric, seeds, space); another setup under the same name is refused.
+- A trial is one configuration replayed on every tuning seed (the published protocol, ``sim/replay.py``); its
+  value is the mean of the metric over them. Trials are asked ``batch`` at a time and their replays run together
+  on the local process pool (or Ray), through :mod:`packsched.sim.sweep`.
+- At the end, the best configuration is replayed on the held-out seeds beside the baselines (named policies).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import yaml
+
+from packsched.api.errors import InputError
+from packsched.scheduler import TIE_NAME
+from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
+from packsched.sim.replay import DEFAULT_TUNE, RunResult
+from packsched.sim.sweep import Interrupted, RunSpec, check_specs
+from packsched.sim.tunespace import Choice, TuneSpace, config_document, describe
+
+if TYPE_CHECKING:
+    import optuna
+
+SCHEMA = "packsched.tune/v1"
+ARRIVED_PCT = 100
+DEFAULT_STUDY = "packsched-tune"
+STORAGE_FILE = "study.db"
+TUNED = "tuned"
+USER_ATTR = "packsched"
+BASELINE_SETS: dict[str, tuple[str, ...]] = {"stock": FIT_POLICIES, "paper": tuple(PAPER_POLICIES)}
+OPTUNA_MISSING = "Optuna is not installed: pip install 'packsched[tune]'"
+RunBatch = Callable[[Sequence[RunSpec]], list[RunResult]]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    description: str
+    direction: str  # "minimize" or "maximize"
+    curve: str | None  # a RunResult curve read at ARRIVED_PCT; None: unallocated GPU %
+
+    def of(self, run: RunResult) -> float | None:
+        if self.curve is None:
+            return run.unallocated(ARRIVED_PCT)
+        return run.at(self.curve, ARRIVED_PCT)
+
+    def better(self, a: float, b: float) -> bool:
+        return a < b if self.direction == "minimize" else a > b
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("unallocated-gpu", "unallocated GPU % at 100% arrived", "minimize", None),
+        Metric("pending-pods", "pods left pending (fitting nowhere) up to 100% arrived", "minimize", "dropped_pods"),
+        Metric("free-nodes", "nodes left without any pod at 100% arrived", "maximize", "free_nodes"),
+    )
+}
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """[42, 43, 44] -> ``42-44``; [1, 5, 6] -> ``1,5-6``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        parts.append(str(seeds[i]) if i == j else f"{seeds[i]}-{seeds[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def expand_baselines(names: Sequence[str]) -> list[str]:
+    """``stock`` and ``paper`` stand for the NodeResourcesFit strategies and the paper's six policies."""
+    out: list[str] = []
+    for name in names:
+        for policy in BASELINE_SETS.get(name, (name,)):
+            if policy not in out:
+                out.append(policy)
+    return out
+
+
+def _optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise InputError.single(OPTUNA_MISSING, path="packsched tune") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    return optuna
+
+
+@dataclass
+class TuneSettings:
+    data_dir: str
+    space: TuneSpace
+    metric: Metric
+    seeds: list[int]
+    holdout_seeds: list[int]
+    trials: int
+    out_dir: Path
+    storage: Path
+    baselines: list[str] = field(default_factory=lambda: list(FIT_POLICIES))
+    study_name: str = DEFAULT_STUDY
+    seed: int = 0
+    batch: int = 1  # trials asked, and replayed, together
+    pods: str = "default"
+    nodes: str = "gpu_node"
+    tune: float = DEFAULT_TUNE
+    tie_break: str = TIE_NAME
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a study's trials depend on: a resumed study must have the same."""
+        return {
+            "pods": self.pods,
+            "nodes": self.nodes,
+            "tune": self.tune,
+            "tie_break": self.tie_break,
+            "metric": self.metric.name,
+            "seeds": list(self.seeds),
+            "space": self.space.as_json(),
+        }
+
+    def spec(self, label: str, seed: int, *, policy: str | None = None, config: Path | None = None) -> RunSpec:
+        return RunSpec(
+            label,
+            seed,
+            self.data_dir,
+            self.pods,
+            self.nodes,
+            policy,
+            str(config.resolve()) if config is not None else None,
+            self.tune,
+            self.tie_break,
+        )
+
+
+@dataclass
+class HoldoutGroup:
+    label: str
+    policy: str | None
+    config: str | None
+    runs: list[RunResult]
+    metric: Metric
+
+    def values(self) -> list[float]:
+        return [v for v in (self.metric.of(r) for r in self.runs) if v is not None]
+
+    def as_json(self) -> dict[str, Any]:
+        vals = self.values()
+        unalloc = [v for v in (r.unallocated(ARRIVED_PCT) for r in self.runs) if v is not None]
+        return {
+            "label": self.label,
+            "policy": self.policy,
+            "config": self.config,
+            "values": {str(r.seed): _round(self.metric.of(r)) for r in self.runs},
+            "mean": _round(float(np.mean(vals))) if vals else None,
+            "sd": _round(float(np.std(vals))) if vals else None,
+            "unallocated_gpu_pct": {
+                "mean": _round(float(np.mean(unalloc))) if unalloc else None,
+                "sd": _round(float(np.std(unalloc))) if unalloc else None,
+            },
+            "seconds_per_run": round(float(np.mean([r.seconds for r in self.runs])), 3) if self.runs else None,
+        }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+class Tuner:
+    """One ``packsched tune`` call: :meth:`open`, :meth:`search`, :meth:`evaluate_holdout`, :meth:`write`."""
+
+    def __init__(self, settings: TuneSettings) -> None:
+        self.s = settings
+        self.study: optuna.Study | None = None
+        self.stale = 0  # trials found running (a process that died) and marked failed
+        self.ran = 0  # trials finished by this call
+        self.holdout: list[HoldoutGroup] = []
+        self.started = time.monotonic()
+
+    # -- the study -------------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Check the trace, open (or create) the study and check that it searches this setup; InputError else."""
+        s = self.s
+        check_specs([s.spec("check", s.seeds[0], policy=name) for name in (FIT_POLICIES[1], *s.baselines)])
+        optuna = _optuna()
+        url = f"sqlite:///{s.storage.resolve()}"
+        try:
+            study = optuna.create_study(
+                storage=url, study_name=s.study_name, direction=s.metric.direction, load_if_exists=True
+            )
+        except Exception as exc:  # SQLAlchemy's and SQLite's errors: not a database, no permission, ...
+            raise InputError.single(f"{s.storage}: cannot open the study: {exc}", path="--storage") from None
+        mine = s.fingerprint()
+        theirs = study.user_attrs.get(USER_ATTR)
+        if theirs is None and study.trials:
+            raise InputError.single(
+                f"study {s.study_name!r} in {s.storage} was not made by packsched tune: give another --study-name",
+                path="--study-name",
+            )
+        if theirs is None:
+            study.set_user_attr(USER_ATTR, mine)
+        elif theirs != mine:
+            differ = ", ".join(k for k in mine if theirs.get(k) != mine[k])
+            raise InputError.single(
+                f"study {s.study_name!r} in {s.storage} searched another setup ({differ} differ): run it with the "
+                "same trace, metric, seeds and space to resume it, or give another --study-name or --storage",
+                path="--study-name",
+            )
+        running = optuna.trial.TrialState.RUNNING
+        for t in study.get_trials(deepcopy=False, states=(running,)):
+            study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+            self.stale += 1
+        study.sampler = optuna.samplers.TPESampler(
+            seed=s.seed + len(study.trials), multivariate=True, group=True, constant_liar=True
+        )
+        self.study = study
+
+    def _study(self) -> optuna.Study:
+        assert self.study is not None, "Tuner.open() first"
+        return self.study
+
+    def complete(self) -> list[optuna.trial.FrozenTrial]:
+        optuna = _optuna()
+        return self._study().get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+
+    @property
+    def remaining(self) -> int:
+        """Trials this call still has to run."""
+        return max(0, self.s.trials - len(self.complete()))
+
+    def planned_runs(self) -> int:
+        """Replays this call will run (the progress bar's total)."""
+        return self.remaining * len(self.s.seeds) + len(self.s.holdout_seeds) * (1 + len(self.s.baselines))
+
+    def best(self) -> optuna.trial.FrozenTrial | None:
+        done = self.complete()
+        if not done:
+            return None
+        return self._study().best_trial
+
+    # -- the search ------------------------------------------------------------------------------------------
+
+    def search(self, run_batch: RunBatch) -> None:
+        """Run trials until the study holds ``trials`` finished ones. Ctrl-C (:class:`Interrupted`) tells the
+        trials whose replays all finished and marks the others failed."""
+        optuna = _optuna()
+        s, study = self.s, self._study()
+        trial_dir = s.out_dir / "trials"
+        trial_dir.mkdir(parents=True, exist_ok=True)
+        while (todo := self.remaining) > 0:
+            asked = [study.ask() for _ in range(min(s.batch, todo))]
+            told: set[int] = set()
+            try:
+                specs: list[RunSpec] = []
+                for trial in asked:
+                    choice = s.space.sample(trial)
+                    path = trial_dir / f"trial-{trial.number:04d}.yaml"
+                    write_config(path, choice, [f"packsched tune: trial {trial.number} of study {s.study_name!r}"])
+                    trial.set_user_attr("config", str(path))
+                    specs += [s.spec(_label(trial.number), seed, config=path) for seed in s.seeds]
+                check_specs(specs)
+                try:
+                    runs = run_batch(specs)
+                except Interrupted as stop:
+                    self._tell(asked, stop.done, told)
+                    raise
+                self._tell(asked, runs, told)
+            finally:
+                for trial in asked:
+                    if trial.number not in told:
+                        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+    def _tell(self, asked: Sequence[optuna.Trial], runs: Sequence[RunResult], told: set[int]) -> None:
+        optuna = _optuna()
+        s, study = self.s, self._study()
+        for trial in asked:
+            mine = {r.seed: r for r in runs if r.label == _label(trial.number)}
+            values = {seed: s.metric.of(mine[seed]) for seed in s.seeds if seed in mine}
+            trial.set_user_attr("run_seconds", round(sum(r.seconds for r in mine.values()), 3))
+            trial.set_user_attr("values", {str(k): _round(v) for k, v in values.items()})
+            told.add(trial.number)
+            got = [v for v in values.values() if v is not None]
+            if len(got) != len(s.seeds):
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                continue
+            study.tell(trial, float(np.mean(got)))
+            self.ran += 1
+
+    # -- held-out seeds --------------------------------------------------------------------------------------
+
+    def evaluate_holdout(self, run_batch: RunBatch) -> None:
+        """The best configuration and the baselines, replayed on the held-out seeds."""
+        s = self.s
+        best = self.best()
+        if best is None or not s.holdout_seeds:
+            return
+        path = s.out_dir / "best-config.yaml"
+        self.write_best(path, best)
+        specs = [s.spec(TUNED, seed, config=path) for seed in s.holdout_seeds]
+        specs += [s.spec(name, seed, policy=name) for name in s.baselines for seed in s.holdout_seeds]
+        check_specs(specs)
+        runs = run_batch(specs)
+        groups: dict[str, list[RunResult]] = {}
+        for r in runs:
+            groups.setdefault(r.label, []).append(r)
+        self.holdout = [HoldoutGroup(TUNED, None, str(path), groups.get(TUNED, []), s.metric)]
+        self.holdout += [HoldoutGroup(name, name, None, groups.get(name, []), s.metric) for name in s.baselines]
+
+    # -- outputs ---------------------------------------------------------------------------------------------
+
+    def rows(self) -> list[dict[str, Any]]:
+        """trials.csv: one row per trial, with the best value so far."""
+        s = self.s
+        best: float | None = None
+        out = []
+        for t in sorted(self._study().get_trials(deepcopy=False), key=lambda t: t.number):
+            value = t.value if t.state.name == "COMPLETE" else None
+            if value is not None and (best is None or s.metric.better(value, best)):
+                best = value
+            values = t.user_attrs.get("values", {})
+            row: dict[str, Any] = {
+                "trial": t.number,
+                "state": t.state.name,
+                "value": _round(value),
+                "best_so_far": _round(best),
+            }
+            row.update({f"seed_{seed}": _round(values.get(str(seed))) for seed in s.seeds})
+            row["run_seconds"] = t.user_attrs.get("run_seconds")
+            row.update(s.space.flat(t.params))
+            row["config"] = t.user_attrs.get("config")
+            out.append(row)
+        return out
+
+    def write_best(self, path: Path, best: optuna.trial.FrozenTrial) -> None:
+        s = self.s
+        choice = s.space.from_params(best.params)
+        lines = [
+            f"packsched tune: the best of {len(self.complete())} trials of study {s.study_name!r} "
+            f"(trial {best.number}).",
+            f"Trace: {s.data_dir}, pods {s.pods}, nodes {s.nodes}, tune {s.tune:g}, tie-break {s.tie_break}.",
+            f"Metric: {s.metric.description} ({s.metric.direction}): {best.value:.4g}, the mean over the tuning "
+            f"seeds {seeds_text(s.seeds)}.",
+        ]
+        tuned = next((g for g in self.holdout if g.label == TUNED), None)
+        if tuned is not None and tuned.values():
+            data = tuned.as_json()
+            lines.append(
+                f"Held-out seeds {seeds_text(s.holdout_seeds)}: {data['mean']:.4g} ± {data['sd']:.4g} (mean ± SD)."
+            )
+        lines += [
+            f"Reproduce: packsched replay {s.data_dir} --pods {s.pods} --config {path} --seeds "
+            f"{seeds_text(s.holdout_seeds or s.seeds)}",
+            "To deploy (deploy/configmap.yaml): set schedulerName to the one your pods name (deploy/ uses packsched);",
+            "GPUShare is packsched's per-GPU accounting of the alibabacloud.com/gpu-* annotations, which the replay",
+            "needs; the replay drops pods that fit nowhere, hence postFilter (preemption) disabled: remove that",
+            "block to keep kube-scheduler's preemption.",
+        ]
+        write_config(path, choice, lines)
+
+    def summary(self, outputs: dict[str, str], interrupted: dict[str, Any] | None = None) -> dict[str, Any]:
+        s = self.s
+        trials = self._study().get_trials(deepcopy=False)
+        states = [t.state.name for t in trials]
+        best = self.best()
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "trace": {
+                "data_dir": s.data_dir,
+                "pods": s.pods,
+                "nodes": s.nodes,
+                "tune": s.tune,
+                "tie_break": s.tie_break,
+            },
+            "space": {"file": s.space.file, "name": s.space.name},
+            "metric": {
+                "name": s.metric.name,
+                "description": s.metric.description,
+                "direction": s.metric.direction,
+                "arrived_pct": ARRIVED_PCT,
+            },
+            "seeds": list(s.seeds),
+            "holdout_seeds": list(s.holdout_seeds),
+            "study": {
+                "name": s.study_name,
+                "storage": str(s.storage),
+                "sampler": "TPE",
+                "sampler_seed": s.seed,
+                "trials": len(trials),
+                "complete": states.count("COMPLETE"),
+                "failed": states.count("FAIL"),
+                "finished_now": self.ran,
+                "stale_failed": self.stale,
+                "batch": s.batch,
+            },
+            "best": None,
+            "holdout": [g.as_json() for g in self.holdout],
+            "seconds": round(time.monotonic() - self.started, 3),
+            "outputs": outputs,
+        }
+        if best is not None:
+            data["best"] = {
+                "trial": best.number,
+                "value": _round(best.value),
+                "values": best.user_attrs.get("values", {}),
+                "choice": s.space.flat(best.params),
+                "description": describe(s.space.from_params(best.params)),
+            }
+        if interrupted is not None:
+            data["interrupted"] = interrupted
+        return data
+
+    def write(self, interrupted: dict[str, Any] | None = None, with_plot: bool = True) -> dict[str, Any]:
+        """trials.csv, best-config.yaml, search.png (unless ``with_plot`` is off) and summary.json, which is
+        returned."""
+        s = self.s
+        s.out_dir.mkdir(parents=True, exist_ok=True)
+        outputs: dict[str, str] = {}
+        rows = self.rows()
+        outputs["trials_csv"] = str(write_rows(rows, s.out_dir / "trials.csv", s))
+        best = self.best()
+        if best is not None:
+            path = s.out_dir / "best-config.yaml"
+            self.write_best(path, best)
+            outputs["best_config"] = str(path)
+        if with_plot and any(r["value"] is not None for r in rows):
+            outputs["search_png"] = str(plot_search(rows, s, s.out_dir / "search.png"))
+        outputs["summary_json"] = str(s.out_dir / "summary.json")
+        data = self.summary(outputs, interrupted)
+        (s.out_dir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        return data
+
+
+def _label(number: int) -> str:
+    return f"trial-{number}"
+
+
+def write_config(path: Path, choice: Choice, comments: Sequence[str]) -> Path:
+    header = "".join(f"# {line}\n" for line in comments)
+    body = yaml.safe_dump(config_document(choice), sort_keys=False, default_flow_style=False)
+    path.write_text(header + body, encoding="utf-8")
+    return path
+
+
+def write_rows(rows: Sequence[dict[str, Any]], path: Path, s: TuneSettings) -> Path:
+    columns = [
+        "trial",
+        "state",
+        "value",
+        "best_so_far",
+        *(f"seed_{seed}" for seed in s.seeds),
+        "run_seconds",
+        *s.space.columns(),
+        "config",
+    ]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, columns)
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: "" if row.get(k) is None else row[k] for k in columns})
+    return path
+
+
+def plot_search(rows: Sequence[dict[str, Any]], s: TuneSettings, path: Path) -> Path:
+    """The metric of every finished trial and the best so far, titled with the trace, seeds and metric."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    done = [r for r in rows if r["value"] is not None]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.scatter([r["trial"] for r in done], [r["value"] for r in done], s=18, alpha=0.7, label="trial (mean over seeds)")
+    ax.step(
+        [r["trial"] for r in done],
+        [r["best_so_far"] for r in done],
+        where="post",
+        color="C3",
+        label="best so far",
+    )
+    workload = Path(s.pods).stem if s.pods.endswith(".csv") else f"openb_pod_list_{s.pods}"
+    ax.set_title(
+        f"packsched tune on {workload} ({Path(s.data_dir).name}), seeds {seeds_text(s.seeds)}\n"
+        f"{s.metric.description} ({s.metric.direction}), TPE seed {s.seed}",
+        fontsize=9,
+    )
+    ax.set_xlabel("trial")
+    ax.set_ylabel(s.metric.description)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    if done:
+        ax.set_xlim(-0.5, max(r["trial"] for r in done) + 0.5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def batch_size(workers: int, seeds: int) -> int:
+    """Trials asked together: enough replays to keep ``workers`` processes busy."""
+    return max(1, math.ceil(workers / max(1, seeds)))
