@@ -265,3 +265,17 @@ def test_compare_puts_configurations_side_by_side_on_a_cluster_and_a_scenario() 
     assert table.exit_code == 0 and "free GPUs on partly used nodes" in table.output
     none = runner.invoke(app, ["compare", str(EXAMPLE)])
     assert none.exit_code == 2 and "needs --config" in none.output
+
+
+def test_a_statefulset_scales_down_from_its_highest_ordinal_and_back_up(tmp_path: Path) -> None:
+    sts = _deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    sts["spec"]["serviceName"] = "db"
+    steps = [
+        {"at": "1s", "scale": {"kind": "StatefulSet", "name": "db", "replicas": 1}},
+        {"at": "2s", "scale": {"kind": "StatefulSet", "name": "db", "replicas": 2}},
+    ]
+    path = tmp_path / "s.yaml"
+    _scenario(tmp_path, [_node("a0"), sts], steps)
+    data = _run_json(path)
+    assert [s["running"] for s in data["steps"]] == [3, 1, 2]

@@ -106,6 +106,19 @@ class Controllers:
         st.next_index += 1
         return index
 
+    def new_pods(self, st: WorkloadState, like: Pod, count: int, taken: Callable[[str], bool]) -> list[Pod]:
+        """``count`` more pods of the workload (it was scaled up), like ``like``, at the next free indexes."""
+        out: list[Pod] = []
+        for _ in range(count):
+            pod = self._make(st, like, self._free_index(st, taken))
+            st.active.add(pod.key)
+            out.append(pod)
+        return out
+
+    def ordinal(self, st: WorkloadState, pod: Pod) -> int:
+        """A StatefulSet pod's ordinal (``<name>-<ordinal>``)."""
+        return self._ordinal(st, pod)
+
     @staticmethod
     def _ordinal(st: WorkloadState, pod: Pod) -> int:
         return int(pod.name[len(st.workload.name) + 1 :])

@@ -389,17 +389,12 @@ class _Runner:
         have = len(active)
         if want > have:
             like = active[0].pod if active else self._template_pod(step, st.workload.template)
-            made = []
-            for _ in range(want - have):
-                pod = controllers._make(st, like, controllers._free_index(st, self.sim._taken))
-                st.active.add(pod.key)
-                made.append(pod)
-            self.sim.add_pods(made)
+            self.sim.add_pods(controllers.new_pods(st, like, want - have, lambda key: key in self.sim.records))
         elif want < have:
             # ReplicaSet's order of deletion, simplified: pods not yet running first, then the newest
             order = sorted(active, key=lambda rec: (rec.phase == RUNNING, -(rec.started or 0.0), rec.pod.name))
             if kind == "StatefulSet":  # the highest ordinals go first
-                order = sorted(active, key=lambda rec: -controllers._ordinal(st, rec.pod))
+                order = sorted(active, key=lambda rec: -controllers.ordinal(st, rec.pod))
             for rec in order[: have - want]:
                 self.sim.remove_pod(rec.pod.key, DELETED, f"scaled down to {want}", replace_it=False)
 
