@@ -9,6 +9,7 @@ from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
 from packsched.plugins.dotproduct.dot_product import new_dot_product
 from packsched.plugins.fgd.fgd import new_fgd
+from packsched.plugins.fgdpack.fgd_pack import new_fgd_pack
 from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
 from packsched.plugins.gpupacking.gpu_packing import new_gpu_packing
 from packsched.plugins.gpushare.gpu_share import new_gpu_share
@@ -71,4 +72,5 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "GpuPackingScore": new_gpu_packing,
         "BestFitScore": new_best_fit,
         "FGDScore": new_fgd,
+        "FGDPackScore": new_fgd_pack,  # ours, not the paper's (issue 14)
     }

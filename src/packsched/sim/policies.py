@@ -29,7 +29,11 @@ PAPER_POLICIES: dict[str, tuple[str, str]] = {
     "FGD": ("FGDScore", "06-FGD"),
 }
 FIT_POLICIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-POLICIES = (*PAPER_POLICIES, *FIT_POLICIES)
+# Our own GPU policies (not the paper's): name -> (score plugin, its args besides the trace's targetWorkload).
+OWN_POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "FGDPack": ("FGDPackScore", {"resolution": "hybrid", "packWeight": 2}),  # issue 14; see fgd_pack.py
+}
+POLICIES = (*PAPER_POLICIES, *FIT_POLICIES, *OWN_POLICIES)
 # Like-for-like with BestFit (spec §5): CPU and GPU milli, weights 1:1, no memory.
 FIT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": GPU_MILLI, "weight": 1}]
 RTCR_SHAPE = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
@@ -41,7 +45,11 @@ def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str
             f"unknown policy {name!r}; one of {', '.join(POLICIES)} (or give --config FILE)", path="--policy"
         )
     plugin_config: list[dict[str, Any]] = []
-    if name in PAPER_POLICIES:
+    if name in OWN_POLICIES:
+        score, own_args = OWN_POLICIES[name]
+        target_args: dict[str, Any] = {"targetWorkload": target.as_args()} if target is not None else {}
+        plugin_config.append({"name": score, "args": {**own_args, **target_args}})
+    elif name in PAPER_POLICIES:
         score = PAPER_POLICIES[name][0]
         if score == "FGDScore" and target is not None:
             plugin_config.append({"name": score, "args": {"targetWorkload": target.as_args()}})
@@ -86,4 +94,9 @@ def file_config(path: str, known: Collection[str], target: TargetWorkload | None
             args = profile.plugin_config.get("FGDScore")
             if not args:
                 profile.plugin_config["FGDScore"] = {"targetWorkload": target.as_args()}
+            own = profile.plugin_config.get("FGDPackScore")  # ours (issue 14): the trace's unless it names one
+            if not own:
+                profile.plugin_config["FGDPackScore"] = {"targetWorkload": target.as_args()}
+            elif isinstance(own, dict) and "targetWorkload" not in own:
+                profile.plugin_config["FGDPackScore"] = {**own, "targetWorkload": target.as_args()}
     return cfg

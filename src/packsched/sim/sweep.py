@@ -143,6 +143,8 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     queue (what leaving ``with ProcessPoolExecutor()`` does)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # the pool has no public handle on them
     pool.shutdown(wait=False, cancel_futures=True)
+    # a worker the pool started meanwhile (it replaces one that ended) is ended too
+    processes += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in processes]
     for process in processes:
         process.terminate()
     for process in processes:

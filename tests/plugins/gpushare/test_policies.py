@@ -10,10 +10,10 @@ from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.plugins.bestfit.best_fit import BestFitScore, min_max_normalize
 from packsched.plugins.dotproduct.dot_product import DotProductScore
-from packsched.plugins.fgd.fgd import FGDScore, sigmoid_score
+from packsched.plugins.fgd.fgd import FGDScore
 from packsched.plugins.gpuclustering.gpu_clustering import GpuClusteringScore
 from packsched.plugins.gpupacking.gpu_packing import GpuPackingScore
-from packsched.plugins.helper.gpu import CHOICE_KEY
+from packsched.plugins.helper.gpu import CHOICE_KEY, sigmoid_score
 from packsched.sim.trace import TraceNode, TracePod
 
 

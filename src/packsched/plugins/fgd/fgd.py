@@ -17,21 +17,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from packsched.api.gpushare import MILLI
-from packsched.backend.gpu.frag import FloatArray, FragState, Shape, TargetWorkload, cpu_free, fragment
+from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload, cpu_free, fragment
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, Handle
+from packsched.framework.interface import Handle
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
-from packsched.plugins.helper.gpu import CHOICE_KEY, pod_cpu, read_demand
+from packsched.plugins.helper.gpu import CHOICE_KEY, pod_cpu, read_demand, sigmoid_score
 
 NAME = "FGDScore"
-
-
-def sigmoid_score(delta: FloatArray) -> IntArray:
-    """int(100 * sigmoid(delta / 1000)) for a fragment decrease ``delta`` (negative: an increase)."""
-    with np.errstate(over="ignore"):
-        s = 1.0 / (1.0 + np.exp(-(delta / 1000.0)))
-    return np.trunc(s * MAX_NODE_SCORE).astype(np.int64)
 
 
 class FGDScore:

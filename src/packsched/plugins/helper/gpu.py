@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 from packsched.api.gpushare import NO_GPU, GpuAnnotationError, GpuDemand, pod_gpu_demand
 from packsched.api.resources import CPU
 from packsched.backend.gpu.table import DeviceTable
 from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import MAX_NODE_SCORE
 from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 
 MAX_SPEC_CPU = 128_000  # millicores
@@ -56,3 +60,12 @@ def pod_cpu(pod: PodInfo) -> int:
 def check_no_args(name: str, args: object) -> None:
     if args:
         raise ValueError(f"{name} takes no args")
+
+
+def sigmoid_score(delta: npt.NDArray[np.float64]) -> IntArray:
+    """FGD's node score: int(100 * sigmoid(delta / 1000)) for a fragment decrease ``delta`` (negative: an
+    increase). Shared by FGDScore and FGDPackScore."""
+    with np.errstate(over="ignore"):
+        s = 1.0 / (1.0 + np.exp(-(delta / 1000.0)))
+    out: IntArray = np.trunc(s * MAX_NODE_SCORE).astype(np.int64)
+    return out
