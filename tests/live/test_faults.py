@@ -153,7 +153,8 @@ def test_several_hundred_pods_under_every_fault_at_once(api: FakeApiServer, tmp_
         ctl = run.server.controller
         # every pod that fits bound; the 80 others waiting in the queue (unschedulable, or in backoff after a
         # cluster event moved them: on a loaded machine they may not all have settled in one sub-queue yet)
-        assert wait(lambda: len(api.stats.bindings) == 320 and len(ctl.queue) == 80, 30)
+        settled = wait(lambda: len(api.stats.bindings) == 320 and len(ctl.queue) == 80, 30)
+        assert settled, (len(api.stats.bindings), len(ctl.queue), len(ctl.queue.unschedulable))
     finally:
         run.stop()
     placed = check_cluster(api, expect_bound=320)
