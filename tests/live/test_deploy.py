@@ -239,8 +239,10 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
         )
     used: set[tuple[str, str, str, str, str]] = set()
     api.create("pods", pod("huge", cpu="64"))  # never fits: its FailedScheduling events become a series (update)
+    # a bind applied whose answer is lost (the client gives up first): serve asks the pod whether it went through
+    api.inject("POST", r"/binding$", count=1, hang_s=1.5, apply_first=True)
     for mode, hi in (("evict", "hi1"), ("delete", "hi2")):
-        run = start(api, tmp_path, removal=mode)
+        run = start(api, tmp_path, removal=mode, timeout_s=0.5)
         try:
             run.wait_ready()
             api.create("pods", pod(hi, cpu="500m", priority_class="high"))

@@ -67,8 +67,11 @@ def test_binding_timeouts_with_and_without_the_bind_applied(api: FakeApiServer, 
         run.stop()
     check_cluster(api, expect_bound=12)
     stats = run.server.controller.stats
-    # the lost answers come after the watch showed the pods bound (nothing to undo) or, when first, as errors
-    assert stats.bind_errors + stats.late_bind_answers >= 3 and stats.bind_errors >= 1
+    # the bind never applied fails (and is tried again); for the two applied ones whose answers were lost, serve
+    # asks the API server and finds them bound (or the watch had shown them first): never their room given away
+    assert stats.bind_errors >= 1
+    asked = [p for m, p, _ in api.stats.log if m == "GET" and p.startswith("/api/v1/namespaces/default/pods/")]
+    assert len(asked) + stats.late_bind_answers >= 3
 
 
 def test_watch_history_compacted_forces_relist(api: FakeApiServer, tmp_path: Path) -> None:

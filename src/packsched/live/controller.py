@@ -34,7 +34,7 @@ from packsched.live.handlers import InformerHandlers, Tracked
 from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
-from packsched.live.port import ApiError, ApiPort, Obj, Resource
+from packsched.live.port import PODS, ApiError, ApiPort, Obj, Resource
 from packsched.live.quota_status import QuotaStatusController
 from packsched.live.record import RecordWriter
 from packsched.live.recorder import Recorder
@@ -64,8 +64,22 @@ class _Actions:
         try:
             self.ctl.port.bind(pod.pod.namespace, pod.pod.name, pod.pod.uid, node)
         except ApiError as exc:
+            if exc.status == 0 and self._bound_to(pod, node):
+                # No answer (a timeout, a cut connection) but the bind went through: forgetting the pod now
+                # would free its room for another pod and over-commit the node once the watch shows it bound.
+                return Status()
             return Status(Code.ERROR, [f"binding rejected: {exc}"], cause=exc)
         return Status()
+
+    def _bound_to(self, pod: PodInfo, node: str) -> bool:
+        """Whether the API server shows the pod (this very one: same uid) bound to ``node``; False if it cannot
+        tell."""
+        try:
+            obj = self.ctl.port.get(PODS, pod.pod.namespace, pod.pod.name)
+        except ApiError:
+            return False
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        return spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid)
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         snap = self.ctl.scheduler.snapshot
