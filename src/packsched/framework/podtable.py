@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from packsched.framework.totals import PriorityTotals
+
 if TYPE_CHECKING:
     from packsched.framework.snapshot import PodInfo
 
@@ -23,23 +25,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 _FIRST_SIZE = 64
-
-
-class _NodeTotals:
-    """The placed pods of one priority: per node column, how many and what they request (a row per resource)."""
-
-    def __init__(self, n_resources: int) -> None:
-        self.count: IntArray = np.zeros(0, dtype=np.int64)
-        self.amounts: IntArray = np.zeros((n_resources, 0), dtype=np.int64)
-
-    def room_for(self, col: int, n_resources: int) -> None:
-        if col >= len(self.count):
-            grow = max(col + 1, 2 * len(self.count)) - len(self.count)
-            self.count = np.concatenate([self.count, np.zeros(grow, dtype=np.int64)])
-            self.amounts = np.hstack([self.amounts, np.zeros((self.amounts.shape[0], grow), dtype=np.int64)])
-        if n_resources > self.amounts.shape[0]:
-            more = n_resources - self.amounts.shape[0]
-            self.amounts = np.vstack([self.amounts, np.zeros((more, self.amounts.shape[1]), dtype=np.int64)])
 
 
 class PodTable:
@@ -58,7 +43,7 @@ class PodTable:
         self.row_of: dict[int, int] = {}  # by id() of the PodInfo
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._next_order = 0
-        self._by_priority: dict[int, _NodeTotals] = {}
+        self._by_priority: PriorityTotals[int] = PriorityTotals()  # resources keyed by snapshot row
 
     def __len__(self) -> int:
         return len(self.row_of)
@@ -100,25 +85,16 @@ class PodTable:
         info.__dict__["_table"] = self  # PodInfo.__setattr__ keeps start and start_seq current
         if cells:
             self.ensure_resources(max(r for r, _ in cells) + 1)
-        n_resources = self.requests.shape[0]
-        totals = self._by_priority.get(info.pod.priority)
-        if totals is None:
-            totals = self._by_priority[info.pod.priority] = _NodeTotals(n_resources)
-        totals.room_for(col, n_resources)
-        totals.count[col] += 1
         for r, amount in cells:
             self.requests[r, i] = amount
-            totals.amounts[r, col] += amount
+        self._by_priority.add(info.pod.priority, col, cells, +1)
 
     def remove(self, info: PodInfo) -> None:
         i = self.row_of.pop(id(info))
         if info.__dict__.get("_table") is self:
             del info.__dict__["_table"]
-        totals = self._by_priority[int(self.priority[i])]
-        col = int(self.node[i])
-        totals.count[col] -= 1
-        k = min(self.requests.shape[0], totals.amounts.shape[0])  # rows added later are 0 for this pod
-        totals.amounts[:k, col] -= self.requests[:k, i]
+        held = [(int(r), int(self.requests[r, i])) for r in np.flatnonzero(self.requests[:, i])]
+        self._by_priority.add(int(self.priority[i]), int(self.node[i]), held, -1)
         self.infos[i] = None
         self.alive[i] = False
         self.node[i] = -1
@@ -128,16 +104,7 @@ class PodTable:
     def below(self, priority: int, rows: IntArray, n: int) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns: how many placed pods of priority below ``priority`` each node holds, and what
         they request of each resource row of ``rows`` (a row per entry)."""
-        count = np.zeros(n, dtype=np.int64)
-        amounts = np.zeros((len(rows), n), dtype=np.int64)
-        for level, totals in self._by_priority.items():
-            if level >= priority:
-                continue
-            m = min(n, len(totals.count))
-            count[:m] += totals.count[:m]
-            have = rows < totals.amounts.shape[0]
-            amounts[have, :m] += totals.amounts[rows[have], :m]
-        return count, amounts
+        return self._by_priority.totals(rows.tolist(), n, lambda level: level < priority)
 
     def started(self, info: PodInfo) -> None:
         """The placed pod's start time or start order changed."""

@@ -49,9 +49,7 @@ NO_NODES = "no nodes available"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
-# pickOneNodeForPreemption adds MaxInt32+1 to every priority before summing, so that a node with a few
-# negative-priority victims is not preferred over a node with fewer victims of the same negative priority.
-_PRIORITY_SHIFT = 2**31
+_PRIORITY_SHIFT = vdr.PRIORITY_SHIFT  # pickOneNodeForPreemption's shift of every priority before summing
 
 ADD_POD, REMOVE_POD = "AddPod", "RemovePod"
 
@@ -277,7 +275,7 @@ def active_extensions(fwk: Framework, state: CycleState) -> list[tuple[str, PreF
 
 def has_extensions(fwk: Framework, state: CycleState) -> bool:
     """Whether some PreFilter plugin of this cycle must hear of pods added or removed (AddPod/RemovePod)."""
-    return bool(active_extensions(fwk, state))
+    return fwk.has_active_extensions(state)
 
 
 class CandidateCollector:
@@ -389,7 +387,7 @@ class Evaluator:
             fast = self.vector_dry_run(fwk, state, pod, potential, pdbs, offset, num_candidates)
             if fast is not None and len(fast) > 0:
                 i = fast.pick()
-                col = fast.cols[i]
+                col = int(fast.cols[i])
                 chosen = Candidate(snap.nodes[col].name, col, fast.victims(i))
                 st = self.prepare_candidate(chosen, pod)
                 return PostFilterResult(chosen.name if st.ok else None, st)

@@ -255,7 +255,7 @@ class Framework:
         """As kube-scheduler: on a node where pods of equal or higher priority are nominated, the pod must fit
         with those pods added (and also without them)."""
         feasible, groups = self.run_filters(state, pod, sel)
-        has_extensions = any(p.name not in state.skip_filter for p in self.extensions)
+        has_extensions = self.has_active_extensions(state)
         if vector_dry_run.plan(self, state, has_extensions, ()) is not None:
             # every filter reads amounts and pod counts only, or no placed pod at all: add the nominated pods'
             # totals to the arrays instead of placing each pod
@@ -370,6 +370,10 @@ class Framework:
         finally:
             for other in reversed(added):
                 snap.remove_pod(other)
+
+    def has_active_extensions(self, state: CycleState) -> bool:
+        """Whether a PreFilter plugin of this cycle (not skipped) must hear of pods added or removed."""
+        return any(p.name not in state.skip_filter for p in self.extensions)
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
         for p in self.extensions:

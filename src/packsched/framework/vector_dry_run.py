@@ -6,9 +6,9 @@ When every filter of the cycle judges a node either by its free resources and po
 all (``filter_reads_pods = False``: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity), no PreFilter
 extension is active and no PodDisruptionBudget exists, upstream's SelectVictimsOnNode reduces to arithmetic on
 each node's amounts: take every lower-priority pod off, check the pod fits, then put the pods back one at a time,
-the most important first, keeping each one the pod still fits beside. :func:`run` does exactly that for a chunk of
-nodes at once, reading the victims from the snapshot's pod table, with one numpy step per reprieve position instead
-of a filter call and a snapshot update per pod; it never changes the snapshot. Nominated pods of equal or higher
+the most important first, keeping each one the pod still fits beside. :func:`run` does exactly that for every
+potential node at once, reading the victims from the snapshot's pod table, with one numpy step per reprieve position
+instead of a filter call and a snapshot update per pod; it never changes the snapshot. Nominated pods of equal or higher
 priority count on their nodes, as in ``Framework.run_filters_with_nominated``.
 
 The per-pod path (:meth:`packsched.framework.preemption.Evaluator.dry_run`) stays the reference: it handles every
@@ -32,8 +32,9 @@ from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 if TYPE_CHECKING:
     from packsched.framework.runtime import Framework
 
-# pickOneNodeForPreemption's shift of every priority before summing (see preemption._PRIORITY_SHIFT)
-_PRIORITY_SHIFT = 2**31
+# pickOneNodeForPreemption adds MaxInt32+1 to every priority before summing, so that a node with a few
+# negative-priority victims is not preferred over a node with fewer victims of the same negative priority.
+PRIORITY_SHIFT = 2**31
 
 
 @dataclass
@@ -44,63 +45,46 @@ class Plan:
     static: list[FilterPlugin]
 
 
-@dataclass
-class _Chunk:
-    """The candidates one chunk of nodes gave, as arrays (one entry per candidate, in the dry run's order)."""
-
-    cols: IntArray
-    top_priority: IntArray  # the highest victim priority (the first victim's)
-    priority_sum: IntArray  # victims' priorities, each shifted by 2**31, summed
-    n_victims: IntArray
-    first_start: npt.NDArray[np.float64]  # the first victim's start time and start order
-    first_seq: IntArray
-    victim_rows: IntArray  # (candidate, position): table rows, -1 where none
-    is_victim: BoolArray  # (candidate, position)
-    infos: list[PodInfo | None]  # the table's pods (read before the snapshot changes)
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
 class Found:
-    """The candidates in the order the dry run met them, with what pickOneNodeForPreemption compares; a
-    candidate's victims (most important first) are made into a list only when asked for."""
+    """The candidates in the order the dry run met them (one entry per candidate), with what
+    pickOneNodeForPreemption compares; a candidate's victims (most important first) are made into a list only
+    when asked for, and only while the snapshot is as the dry run saw it."""
 
-    chunks: list[_Chunk] = field(default_factory=list)
-    snap: Snapshot | None = None
-    generation: int = 0  # the snapshot's when the dry run ran: victims() is valid only while it holds
+    snap: Snapshot
+    generation: int  # the snapshot's when the dry run ran: victims() is valid only while it holds
+    cols: IntArray = field(default_factory=lambda: _NONE)
+    top_priority: IntArray = field(default_factory=lambda: _NONE)  # the highest victim priority (the first's)
+    priority_sum: IntArray = field(default_factory=lambda: _NONE)  # victims' priorities, each shifted, summed
+    n_victims: IntArray = field(default_factory=lambda: _NONE)
+    first_start: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))  # the first victim's start
+    first_seq: IntArray = field(default_factory=lambda: _NONE)  # ... and its start order
+    victim_rows: IntArray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))  # table rows, -1: none
+    is_victim: BoolArray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))  # (candidate, position)
 
     def __len__(self) -> int:
-        return sum(len(c.cols) for c in self.chunks)
-
-    def _all(self, name: str) -> np.ndarray:
-        if not self.chunks:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate([getattr(c, name) for c in self.chunks])
-
-    @property
-    def cols(self) -> list[int]:
-        out: list[int] = self._all("cols").tolist()
-        return out
+        return len(self.cols)
 
     def victims(self, i: int) -> list[PodInfo]:
         """The victims of candidate ``i``, the most important first (read before the snapshot changes)."""
-        if self.snap is not None and self.snap.generation != self.generation:
+        if self.snap.generation != self.generation:
             raise RuntimeError("the snapshot changed since the dry run: its table rows may hold other pods")
-        for c in self.chunks:
-            if i < len(c.cols):
-                rows = c.victim_rows[i][c.is_victim[i]]
-                return [p for p in (c.infos[r] for r in rows.tolist()) if p is not None]
-            i -= len(c.cols)
-        raise IndexError(i)
+        rows = self.victim_rows[i][self.is_victim[i]]
+        infos = self.snap.table.infos
+        return [p for p in (infos[r] for r in rows.tolist()) if p is not None]
 
     def pick(self) -> int:
         """Upstream pickOneNodeForPreemption (no PDB violations here): the index of the chosen candidate."""
         keep = np.arange(len(self))
         scores = [
-            -self._all("top_priority"),
-            -self._all("priority_sum"),
-            -self._all("n_victims"),
-            self._all("first_start"),  # the latest start among the highest-priority victims wins
-            self._all("first_seq"),
+            -self.top_priority,
+            -self.priority_sum,
+            -self.n_victims,
+            self.first_start,  # the latest start among the highest-priority victims wins
+            self.first_seq,
         ]
         for score in scores:
             if len(keep) == 1:
@@ -170,8 +154,8 @@ def run(
     cand = cols[np.flatnonzero(playing[cols])[:num_candidates]]
     if len(cand) == 0:
         return found
-    got = _reprieve(
-        snap,
+    return _reprieve(
+        found,
         pod,
         cand,
         rows,
@@ -182,14 +166,10 @@ def run(
         snap.allowed_pods[cand],
         ok_static[cand],
     )
-    if got is None:
-        return None
-    found.chunks.append(got)
-    return found
 
 
 def _reprieve(
-    snap: Snapshot,
+    found: Found,
     pod: PodInfo,
     cols: IntArray,
     rows: IntArray,
@@ -199,10 +179,11 @@ def _reprieve(
     free: IntArray,
     room: IntArray,
     ok_static: BoolArray,
-) -> _Chunk | None:
+) -> Found | None:
     """The reprieve on nodes ``cols`` (where the pod fits with every potential victim off: ``used`` and ``count``
     say so): their potential victims come back one position at a time, the most important first, and each one
-    the pod no longer fits beside is a victim."""
+    the pod no longer fits beside is a victim. Fills ``found`` with the candidates."""
+    snap = found.snap
     table = snap.table
     m = len(cols)
     in_cand = np.zeros(snap.n, dtype=bool)
@@ -247,17 +228,15 @@ def _reprieve(
     grid_seq[at, k] = seq
     first = victim.argmax(axis=1)  # victims keep the importance order: the first is the most important
     every = np.arange(m)
-    return _Chunk(
-        cols=cols.astype(np.int64),
-        top_priority=grid_prio[every, first],
-        priority_sum=(grid_prio * victim).sum(axis=1) + _PRIORITY_SHIFT * n_victims,
-        n_victims=n_victims,
-        first_start=grid_start[every, first],
-        first_seq=grid_seq[every, first],
-        victim_rows=grid_rows,
-        is_victim=victim,
-        infos=table.infos,
-    )
+    found.cols = cols.astype(np.int64)
+    found.top_priority = grid_prio[every, first]
+    found.priority_sum = (grid_prio * victim).sum(axis=1) + PRIORITY_SHIFT * n_victims
+    found.n_victims = n_victims
+    found.first_start = grid_start[every, first]
+    found.first_seq = grid_seq[every, first]
+    found.victim_rows = grid_rows
+    found.is_victim = victim
+    return found
 
 
 def _fits(
