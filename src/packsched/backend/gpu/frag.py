@@ -246,3 +246,52 @@ class FragState:
     def cluster_fragment(self) -> float:
         self.refresh()
         return float(self.frag.sum())
+
+
+@dataclass
+class FragChange:
+    """What placing one pod does to the fragmentation of each node of ``cols`` (FGD's ``before`` and ``after``).
+
+    A pod that takes whole GPUs (or none) changes a node one way: ``after`` has one entry per node and ``ok`` is
+    None. A GPU-sharing pod may land on any GPU with room: ``after`` is [node, GPU] and ``ok`` says which GPUs
+    have the room (and exist)."""
+
+    before: FloatArray
+    after: FloatArray
+    ok: npt.NDArray[np.bool_] | None
+    idle: IntArray  # free milli-GPU of each node now
+    cpu_after: IntArray  # free CPU of each node with the pod placed
+
+
+def fragment_change(fs: FragState, snap: Snapshot, cols: IntArray, cpu: int, demand: GpuDemand) -> FragChange:
+    """The fragmentation of each node of ``cols`` before and after a pod asking ``cpu`` and ``demand`` lands
+    there (FGDScore and FGDPackScore both rank nodes by it)."""
+    table, shapes = fs.table, fs.shapes
+    before = fs.frag[cols]
+    free = table.free[cols]
+    idle = free.sum(axis=1)
+    cpu_after = cpu_free(snap)[cols] - cpu
+    model_ok = shapes.node_model_ok(table.model[cols])
+    able, below = fs.able[cols], fs.below[cols]
+    if not demand.sharing:
+        # k completely free GPUs go to 0 free: each shape loses k able GPUs, nothing changes below
+        k = demand.count if demand.wants_gpu else 0
+        after = fragment(idle - k * MILLI, cpu_after, able - k * shapes.gpu, below, model_ok, shapes)
+        return FragChange(before, after, None, idle, cpu_after)
+    s = demand.milli
+    real = np.arange(free.shape[1])[None, :] < table.count[cols][:, None]
+    ok = (free >= s) & real  # [K, G]
+    f_old = free[:, :, None]  # [K, G, 1]
+    f_new = f_old - s
+    m_milli = shapes.milli[None, None, :]
+    able_new = able[:, None, :] - (f_old >= m_milli) + (f_new >= m_milli)
+    below_new = below[:, None, :] - np.where(f_old < m_milli, f_old, 0) + np.where(f_new < m_milli, f_new, 0)
+    after = fragment(
+        (idle - s)[:, None].astype(np.float64) + np.zeros(ok.shape),
+        np.broadcast_to(cpu_after[:, None], ok.shape),
+        able_new,
+        below_new,
+        model_ok[:, None, :],
+        shapes,
+    )  # [K, G]
+    return FragChange(before, after, ok, idle, cpu_after)

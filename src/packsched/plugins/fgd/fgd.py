@@ -16,8 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from packsched.api.gpushare import MILLI
-from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload, cpu_free, fragment
+from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload, fragment_change
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle
@@ -67,35 +66,10 @@ class FGDScore:
             self.seen[shape] += 1
             if self._learned is None or shape not in self._learned.shapes or self.seen[shape] == 1:
                 self._learned = TargetWorkload.from_shapes(self.seen.elements())
-        fs = self._frag(snap)
-        table, shapes = fs.table, fs.shapes
-        before = fs.frag[cols]
-        free = table.free[cols]
-        idle = free.sum(axis=1)
-        cpu_after = cpu_free(snap)[cols] - cpu
-        model_ok = shapes.node_model_ok(table.model[cols])
-        able, below = fs.able[cols], fs.below[cols]
-        if not demand.sharing:
-            # k completely free GPUs go to 0 free: each shape loses k able GPUs, nothing changes below
-            k = demand.count if demand.wants_gpu else 0
-            after = fragment(idle - k * MILLI, cpu_after, able - k * shapes.gpu, below, model_ok, shapes)
+        change = fragment_change(self._frag(snap), snap, cols, cpu, demand)
+        before, after, ok = change.before, change.after, change.ok
+        if ok is None:
             return sigmoid_score(before - after)
-        s = demand.milli
-        real = np.arange(free.shape[1])[None, :] < table.count[cols][:, None]
-        ok = (free >= s) & real  # [K, G]
-        f_old = free[:, :, None]  # [K, G, 1]
-        f_new = f_old - s
-        m_milli = shapes.milli[None, None, :]
-        able_new = able[:, None, :] - (f_old >= m_milli) + (f_new >= m_milli)
-        below_new = below[:, None, :] - np.where(f_old < m_milli, f_old, 0) + np.where(f_new < m_milli, f_new, 0)
-        after = fragment(
-            (idle - s)[:, None].astype(np.float64) + np.zeros(ok.shape),
-            np.broadcast_to(cpu_after[:, None], ok.shape),
-            able_new,
-            below_new,
-            model_ok[:, None, :],
-            shapes,
-        )  # [K, G]
         per_gpu = np.where(ok, sigmoid_score(before[:, None] - after), -1)
         best = per_gpu.argmax(axis=1)  # first of the highest
         scores: IntArray = per_gpu[np.arange(len(cols)), best].astype(np.int64)

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from packsched.api.gpushare import MILLI
-from packsched.backend.gpu.frag import FloatArray, FragState, Shape, TargetWorkload, cpu_free, fragment
+from packsched.backend.gpu.frag import FloatArray, FragState, Shape, TargetWorkload, fragment_change
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
@@ -142,36 +142,12 @@ class FGDPackScore:
         cpu = pod_cpu(pod)
         if self.target is None:
             self._learn(Shape.of(cpu, demand))
-        fs = self._frag(snap)
-        table, shapes = fs.table, fs.shapes
-        before = fs.frag[cols]
-        free = table.free[cols]
-        idle = free.sum(axis=1)
-        cpu_after = cpu_free(snap)[cols] - cpu
-        model_ok = shapes.node_model_ok(table.model[cols])
-        able, below = fs.able[cols], fs.below[cols]
-        pack = self._pack_term(cpu_after, idle - demand.total_milli)
-        if not demand.sharing:
-            k = demand.count if demand.wants_gpu else 0
-            after = fragment(idle - k * MILLI, cpu_after, able - k * shapes.gpu, below, model_ok, shapes)
+        change = fragment_change(self._frag(snap), snap, cols, cpu, demand)
+        before, after, ok = change.before, change.after, change.ok
+        pack = self._pack_term(change.cpu_after, change.idle - demand.total_milli)
+        if ok is None:
             out: FloatArray = self._primary(before, after) - pack
             return out
-        s = demand.milli
-        real = np.arange(free.shape[1])[None, :] < table.count[cols][:, None]
-        ok = (free >= s) & real  # [K, G]
-        f_old = free[:, :, None]
-        f_new = f_old - s
-        m_milli = shapes.milli[None, None, :]
-        able_new = able[:, None, :] - (f_old >= m_milli) + (f_new >= m_milli)
-        below_new = below[:, None, :] - np.where(f_old < m_milli, f_old, 0) + np.where(f_new < m_milli, f_new, 0)
-        after = fragment(
-            (idle - s)[:, None].astype(np.float64) + np.zeros(ok.shape),
-            np.broadcast_to(cpu_after[:, None], ok.shape),
-            able_new,
-            below_new,
-            model_ok[:, None, :],
-            shapes,
-        )  # [K, G]
         if self.resolution == "hybrid":  # the GPU by the exact decrease, the node by FGD's integer score of it
             exact = np.where(ok, np.round(before[:, None] - after, DECIMALS), -np.inf)
             best = exact.argmax(axis=1)  # first of the highest
