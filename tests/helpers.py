@@ -1,6 +1,8 @@
-"""Shared test helpers: small clusters and hand-built profiles (no config file needed)."""
+"""Shared test helpers: small clusters, hand-built profiles (no config file needed) and a tiny GPU trace."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from packsched.api.objects import Container, Node, Pod
 from packsched.config.types import (
@@ -82,3 +84,32 @@ def capacity_config() -> KubeSchedulerConfiguration:
     prof.plugins.at("preFilter").enabled.append(PluginRef("CapacityScheduling"))
     prof.plugins.at("reserve").enabled = [PluginRef("CapacityScheduling")]
     return KubeSchedulerConfiguration(profiles=[prof])
+
+
+def write_small_trace(folder: Path, nodes: int = 6, pods: int = 100, published_fgd: bool = False) -> Path:
+    """A tiny Alibaba-format trace in ``folder``: ``nodes`` T4 nodes (1, 2, 4, 8, 2, 1 GPUs, repeating) and
+    ``pods`` pods (every fifth CPU-only, the others sharing one GPU); with ``published_fgd``, published figures for
+    FGD (seeds 42 and 43) as the authors' ``fgd-expected-results`` gives them. A replay takes tens of
+    milliseconds."""
+    gpus = [1, 2, 4, 8, 2, 1]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "openb_node_list_gpu_node.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\n"
+        + "".join(f"openb-node-{i:04d},32000,131072,{gpus[i % 6]},T4\n" for i in range(nodes)),
+        encoding="utf-8",
+    )
+    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
+    for i in range(pods):
+        gpu = 1 if i % 5 else 0
+        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpu},{(100 + 40 * (i % 5)) if gpu else 0}")
+    (folder / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    if published_fgd:
+        expected = folder / "fgd-expected-results"
+        expected.mkdir(exist_ok=True)
+        header = "workload,sc_policy,tune,seed,total_gpus," + ",".join(str(p) for p in range(131))
+        lines = [
+            f"openb_pod_list_default,06-FGD,1.3,{seed},18," + ",".join(str(min(p, 95 - seed % 2)) for p in range(131))
+            for seed in (42, 43)
+        ]
+        (expected / "analysis_allo_discrete.csv").write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
+    return folder

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers import write_small_trace
 from packsched.api.errors import InputError
 from packsched.api.manifests import _Loader
 from packsched.api.nesting import MAX_NESTING, TOO_DEEP, yaml_too_deep
@@ -32,9 +33,6 @@ metadata: {name: n}
 status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
 """
 
-NODES_CSV = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-    f"openb-node-{i:04d},32000,131072,{g},T4\n" for i, g in enumerate([1, 2, 4, 8, 2, 1])
-)
 GPU_SHARE_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -73,13 +71,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> Path:
-    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
-    for i in range(100):
-        gpus = 1 if i % 5 else 0
-        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpus},{(100 + 40 * (i % 5)) if gpus else 0}")
-    (tmp_path / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (tmp_path / "openb_node_list_gpu_node.csv").write_text(NODES_CSV, encoding="utf-8")
-    return tmp_path
+    return write_small_trace(tmp_path)
 
 
 # -- 1. deeply nested YAML and JSON --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers import write_small_trace
 from packsched.cli.main import app
 from packsched.cli.trace_cmds import parse_seeds
 
@@ -18,20 +19,9 @@ def _no_time(runs: list[dict[str, object]]) -> list[dict[str, object]]:
     return [{k: v for k, v in r.items() if k != "seconds"} for r in runs]
 
 
-NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-    f"openb-node-{i:04d},32000,131072,{g},T4\n" for i, g in enumerate([1, 2, 4, 8, 2, 1])
-)
-
-
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> Path:
-    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
-    for i in range(100):
-        gpus = 1 if i % 5 else 0
-        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpus},{(100 + 40 * (i % 5)) if gpus else 0}")
-    (tmp_path / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (tmp_path / "openb_node_list_gpu_node.csv").write_text(NODES, encoding="utf-8")
-    return tmp_path
+    return write_small_trace(tmp_path)
 
 
 def test_replay_json_has_runs_mean_sd(trace_dir: Path, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from helpers import write_small_trace
 from packsched.cli import trace_cmds
 from packsched.cli.main import _is_config_file, app
 from packsched.cli.progress import INTERVAL_ENV, elapsed_text, interval_from_env
@@ -37,27 +38,12 @@ EX = Path(__file__).resolve().parents[2] / "examples"
 PROGRESS = re.compile(r"^(compare|replay): (\d+)/(\d+) runs done, \d+s elapsed")
 
 
-def _write_trace(folder: Path, nodes: int, pods: int) -> Path:
-    gpus = [1, 2, 4, 8, 2, 1]
-    (folder / "openb_node_list_gpu_node.csv").write_text(
-        "sn,cpu_milli,memory_mib,gpu,model\n"
-        + "".join(f"openb-node-{i:04d},32000,131072,{gpus[i % 6]},T4\n" for i in range(nodes)),
-        encoding="utf-8",
-    )
-    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
-    for i in range(pods):
-        gpu = 1 if i % 5 else 0
-        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpu},{(100 + 40 * (i % 5)) if gpu else 0}")
-    (folder / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return folder
-
-
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> Path:
     """A run takes some tens of milliseconds."""
     folder = tmp_path / "trace"
     folder.mkdir()
-    return _write_trace(folder, 6, 100)
+    return write_small_trace(folder, 6, 100)
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------------------
@@ -73,7 +59,7 @@ def test_ctrl_c_stops_compare_at_once_and_keeps_the_finished_runs(tmp_path: Path
     the worker processes ended, the finished runs in the table, runs.csv and summary.json, no plot."""
     trace = tmp_path / "trace"
     trace.mkdir()
-    _write_trace(trace, 60, 1200)  # some tenths of a second per run
+    write_small_trace(trace, 60, 1200)  # some tenths of a second per run
     out_dir = tmp_path / "out"
     command = [sys.executable, "-m", "packsched.cli.main", "compare", str(trace), "--policies", "BestFit,Random"]
     command += ["--seeds", "1-30", "--workers", "2", "--out-dir", str(out_dir)]

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from helpers import write_small_trace
 from packsched.api.manifests import load_manifests
 from packsched.cli.main import app
 from packsched.config import default_config
@@ -32,31 +33,11 @@ ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 runner = CliRunner()
 
-TRACE_NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-    f"openb-node-{i:04d},32000,131072,{g},T4\n" for i, g in enumerate([1, 2, 4, 8, 2, 1])
-)
-
 
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> Path:
-    """The synthetic trace of tests/cli/test_trace_commands.py, with published figures for FGD only."""
-    rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
-    for i in range(100):
-        gpus = 1 if i % 5 else 0
-        rows.append(f"openb-pod-{i:04d},{500 * (i % 3)},256,{gpus},{(100 + 40 * (i % 5)) if gpus else 0}")
-    trace = tmp_path / "trace"
-    (trace / "fgd-expected-results").mkdir(parents=True)
-    (trace / "openb_pod_list_default.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (trace / "openb_node_list_gpu_node.csv").write_text(TRACE_NODES, encoding="utf-8")
-    header = "workload,sc_policy,tune,seed,total_gpus," + ",".join(str(p) for p in range(131))
-    lines = [
-        f"openb_pod_list_default,06-FGD,1.3,{seed},18," + ",".join(str(min(p, 95 - seed % 2)) for p in range(131))
-        for seed in (42, 43)
-    ]
-    (trace / "fgd-expected-results" / "analysis_allo_discrete.csv").write_text(
-        "\n".join([header, *lines]) + "\n", encoding="utf-8"
-    )
-    return trace
+    """The synthetic trace of tests/helpers.py, with published figures for FGD only."""
+    return write_small_trace(tmp_path / "trace", published_fgd=True)
 
 
 def invoke(*args: str) -> Any:
