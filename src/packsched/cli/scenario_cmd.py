@@ -17,7 +17,15 @@ from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.htmlreport.history import scenario_with_extras
-from packsched.sim.scenario import StepReport, load_scenario, report_json, run_scenario
+from packsched.sim.scenario import (
+    WHATIF_COMPARE_SCHEMA,
+    WHATIF_METRICS,
+    StepReport,
+    end_metrics,
+    load_scenario,
+    report_json,
+    run_scenario,
+)
 
 out = make_console()
 err = make_console(stderr=True)
@@ -101,32 +109,6 @@ def print_reports(name: str, reports: list[StepReport]) -> None:
         out.print(quotas)
 
 
-COMPARE_SCHEMA = "packsched.whatif-compare/v1"
-# (label, what it is, how to read it off a run's step reports)
-_METRICS: list[tuple[str, str]] = [
-    ("running", "pods running at the end"),
-    ("pending", "pods pending at the end"),
-    ("free_nodes", "nodes left completely free"),
-    ("free_gpus", "GPUs free at the end"),
-    ("fragmented_gpus", "free GPUs on partly used nodes"),
-    ("preemptions", "preemptions, every step"),
-    ("evictions", "evictions, every step"),
-]
-
-
-def _metrics(reports: list[StepReport]) -> dict[str, int]:
-    last = reports[-1]
-    return {
-        "running": last.running,
-        "pending": last.pending,
-        "free_nodes": last.free_nodes,
-        "free_gpus": last.free_gpus,
-        "fragmented_gpus": last.fragmented_gpus,
-        "preemptions": sum(r.preemptions for r in reports),
-        "evictions": sum(r.evictions for r in reports),
-    }
-
-
 def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | None = None) -> None:
     """``packsched compare CLUSTER_OR_SCENARIO --config A --config B ...``: the cluster (or the scenario's
     steps) under each configuration, the end state side by side."""
@@ -150,9 +132,9 @@ def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | No
         runs = {label: run_scenario(scenario, registry, cfg) for label, cfg in zip(labels, loaded, strict=True)}
     except InputError as exc:
         raise _fail(exc) from None
-    results = {label: _metrics(reports) for label, reports in runs.items()}
+    results = {label: end_metrics(reports) for label, reports in runs.items()}
     data = {
-        "schema": COMPARE_SCHEMA,
+        "schema": WHATIF_COMPARE_SCHEMA,
         "input": str(path),
         "configs": {label: str(c) for label, c in zip(labels, configs, strict=True)},
         "results": results,
@@ -167,7 +149,7 @@ def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | No
     table.add_column("metric")
     for label in labels:
         table.add_column(escape(label), justify="right")
-    for key, what in _METRICS:
+    for key, what in WHATIF_METRICS:
         table.add_row(what, *[str(results[label][key]) for label in labels])
     out.print(table)
 

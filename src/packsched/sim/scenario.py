@@ -581,6 +581,33 @@ class _Runner:
         )
 
 
+WHATIF_COMPARE_SCHEMA = "packsched.whatif-compare/v1"
+# What `compare` puts side by side for a cluster or scenario: (key, what it is)
+WHATIF_METRICS: list[tuple[str, str]] = [
+    ("running", "pods running at the end"),
+    ("pending", "pods pending at the end"),
+    ("free_nodes", "nodes left completely free"),
+    ("free_gpus", "GPUs free at the end"),
+    ("fragmented_gpus", "free GPUs on partly used nodes"),
+    ("preemptions", "preemptions, every step"),
+    ("evictions", "evictions, every step"),
+]
+
+
+def end_metrics(reports: list[StepReport]) -> dict[str, int]:
+    """WHATIF_METRICS of one run: the last step's state, preemptions and evictions summed over every step."""
+    last = reports[-1]
+    return {
+        "running": last.running,
+        "pending": last.pending,
+        "free_nodes": last.free_nodes,
+        "free_gpus": last.free_gpus,
+        "fragmented_gpus": last.fragmented_gpus,
+        "preemptions": sum(r.preemptions for r in reports),
+        "evictions": sum(r.evictions for r in reports),
+    }
+
+
 def report_json(scenario: Scenario, reports: list[StepReport]) -> dict[str, Any]:
     return {
         "schema": SCHEMA,

@@ -10,6 +10,7 @@ from typing import Any
 
 from packsched.api.quantity import QuantityError, format_quantity, milli_value, parse_quantity, value
 from packsched.sim.htmlreport import charts as c
+from packsched.sim.scenario import WHATIF_METRICS
 
 Page = dict[str, Any]
 PUBLISHED = "published (Weng et al., ATC '23)"
@@ -473,17 +474,6 @@ def scenario_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
         page["pods"] = _pods(sim["placements"], sim["events"], extras)
         page["pods_note"] = _drill_note(extras)
     return page
-
-
-WHATIF_METRICS = [
-    ("running", "pods running at the end"),
-    ("pending", "pods pending at the end"),
-    ("free_nodes", "nodes left completely free"),
-    ("free_gpus", "GPUs free at the end"),
-    ("fragmented_gpus", "free GPUs on partly used nodes"),
-    ("preemptions", "preemptions, every step"),
-    ("evictions", "evictions, every step"),
-]
 
 
 def whatif_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
