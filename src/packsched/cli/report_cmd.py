@@ -51,17 +51,25 @@ def check_html(path: Path | None, option: str = "--html") -> None:
 
 
 def write_html(
-    path: Path, doc: Mapping[str, Any], extras: Mapping[str, Any] | None = None, title: str | None = None
+    path: Path,
+    doc: Mapping[str, Any],
+    extras: Mapping[str, Any] | None = None,
+    title: str | None = None,
+    *,
+    option: str = "--html",
+    source: str | None = None,
 ) -> None:
-    """Render and write the report; the path goes to standard error (standard output keeps the tables or JSON)."""
+    """Render and write the report; the path goes to standard error (standard output keeps the tables or JSON).
+    ``option``: the option that named ``path`` (in a write error); ``source``: the document's name, if it came
+    from a file (in an error about the document)."""
     try:
         text = render_html(doc, extras, title)
     except ReportError as exc:
-        raise _fail(f"{path}: {exc}") from None
+        raise _fail(f"{source or path}: {exc}") from None
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise _fail(f"--html {path}: cannot write: {exc.strerror or exc}") from None
+        raise _fail(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
     err.print(f"report: {escape(str(path))}", highlight=False, soft_wrap=True)
 
 
@@ -106,15 +114,7 @@ def report(
         raise _fail(f"{shown}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise _fail(f"{shown}: not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    try:
-        text = render_html(doc, None, title)
-    except ReportError as exc:
-        raise _fail(f"{shown}: {exc}") from None
-    try:
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _fail(f"-o {target}: cannot write: {exc.strerror or exc}") from None
-    err.print(f"report: {escape(str(target))}", highlight=False, soft_wrap=True)
+    write_html(target, doc, None, title, option="-o", source=shown)
 
 
 def register(app: typer.Typer) -> None:
