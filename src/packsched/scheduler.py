@@ -237,7 +237,7 @@ class Scheduler:
     def nominated_nodes(self) -> Sequence[int]:
         return self.nominator.nodes()
 
-    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray]:
+    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         return self.nominator.totals(pod, self._snapshot.n, names)
 
     def pdbs(self) -> Sequence[BudgetStatus]:

@@ -52,10 +52,17 @@ class Nominator:
     def node_of(self, key: str) -> int | None:
         return self._node_of.get(key)
 
-    def totals(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray]:
+    def totals(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         """Over ``n`` node columns: how many pods of priority at least ``pod``'s (``pod`` itself left out) are
-        nominated to each node, and what they request of each resource of ``names`` (one row per name)."""
-        count, amounts = self._totals.totals(names, n, lambda level: level >= pod.priority)
+        nominated to each node, and what they request of each resource of ``names`` (one row per name); None
+        when no pod of such a priority is nominated anywhere (the common case: nothing to add)."""
+
+        def at_least(level: int) -> bool:
+            return level >= pod.priority
+
+        if not self._totals.any(at_least):
+            return None
+        count, amounts = self._totals.totals(names, n, at_least)
         mine = self._counted.get(pod.key)
         if mine is not None and mine[1] < n:
             counted, col, _ = mine

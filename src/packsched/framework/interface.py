@@ -286,9 +286,10 @@ class Handle(Protocol):
         """Node columns with at least one nominated pod."""
         ...
 
-    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray]:
+    def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         """Per node column of the snapshot: how many pods of priority at least ``pod``'s (``pod`` left out) are
-        nominated there, and what they request of each resource of ``names`` (a row per name)."""
+        nominated there, and what they request of each resource of ``names`` (a row per name); None when no pod
+        of such a priority is nominated."""
         ...
 
     def pdbs(self) -> Sequence[BudgetView]:

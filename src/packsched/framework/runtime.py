@@ -304,7 +304,10 @@ class Framework:
         feasible node's nominated pods (equal or higher priority) are added to its requested amounts and pod
         count for one filter call over those nodes. Updates ``feasible`` and ``groups`` in place."""
         snap = self.handle.snapshot
-        count, amounts = self.handle.nominated_totals(pod, snap.resources)
+        totals = self.handle.nominated_totals(pod, snap.resources)
+        if totals is None:
+            return
+        count, amounts = totals
         if isinstance(sel, slice):
             at = np.flatnonzero(feasible & (count[sel] > 0))
             cols = np.arange(snap.n, dtype=np.intp)[sel][at]

@@ -58,6 +58,10 @@ class PriorityTotals(Generic[K]):
         if sign < 0 and not level.count.any():
             del self._levels[priority]
 
+    def any(self, include: Callable[[int], bool]) -> bool:
+        """Whether some pod of a priority ``include`` accepts is counted."""
+        return any(include(priority) for priority in self._levels)
+
     def totals(self, keys: Sequence[K], n: int, include: Callable[[int], bool]) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns, for the priorities ``include`` accepts: the pods on each node, and what they
         hold of each resource of ``keys`` (a row per key)."""
