@@ -101,7 +101,8 @@ def mutated(draw: st.DrawFn, sources: list[Path]) -> tuple[str, str]:
         path = draw(st.sampled_from(_paths(docs[i])))
         how = draw(st.sampled_from(["value", "value", "delete", "nest"]))
         if how == "value":
-            docs[i] = _set(docs[i], path, draw(st.sampled_from(ODD_VALUES)))
+            # a copy: a later mutation may write inside it, and ODD_VALUES serves every example
+            docs[i] = _set(docs[i], path, copy.deepcopy(draw(st.sampled_from(ODD_VALUES))))
         elif how == "delete" and path:
             docs[i] = _delete(docs[i], path)
         else:

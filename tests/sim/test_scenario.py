@@ -198,6 +198,7 @@ def test_set_config_and_set_quota_take_effect(tmp_path: Path) -> None:
         ({"steps": [{"scale": {"kind": "Pod", "name": "x", "replicas": 1}}]}, "spec.steps[0].scale.kind: Unsupported"),
         ({"steps": []}, "spec.steps: Required value"),
         ({"base": None, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base: Required value"),
+        ({"seed": -1, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.seed: must be 0 or more, got -1"),
     ],
 )
 def test_bad_scenarios_name_the_field(tmp_path: Path, spec: dict[str, Any], expected: str) -> None:

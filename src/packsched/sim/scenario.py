@@ -126,6 +126,9 @@ def load_scenario(path: str) -> Scenario:
         errors.add("spec.base", "Required value: the manifests or snapshot directory the scenario starts from")
     config = r.str(spec.get("config"), "spec.config") or None
     seed = r.int(spec.get("seed"), "spec.seed", 0) or 0
+    if seed < 0:  # as --seed: the seeded generator takes none below 0
+        errors.add("spec.seed", f"must be 0 or more, got {seed}")
+        seed = 0
     scenario = Scenario(
         r.str(meta.get("name"), "metadata.name") or os.path.basename(path),
         path,
