@@ -40,6 +40,7 @@ class PodTable:
         self.alive: BoolArray = np.zeros(size, dtype=bool)
         self.requests: IntArray = np.zeros((n_resources, size), dtype=np.int64)
         self.infos: list[PodInfo | None] = [None] * size
+        self.cells: list[tuple[tuple[int, int], ...]] = [()] * size  # each row's (resource row, amount) pairs
         self.row_of: dict[int, int] = {}  # by id() of the PodInfo
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._next_order = 0
@@ -59,6 +60,7 @@ class PodTable:
         self.alive = np.concatenate([self.alive, np.zeros(size - old, dtype=bool)])
         self.requests = np.hstack([self.requests, np.zeros((self.requests.shape[0], size - old), dtype=np.int64)])
         self.infos.extend([None] * (size - old))
+        self.cells.extend([()] * (size - old))
         self._free.extend(range(size - 1, old - 1, -1))
 
     def ensure_resources(self, n_resources: int) -> None:
@@ -87,14 +89,15 @@ class PodTable:
             self.ensure_resources(max(r for r, _ in cells) + 1)
         for r, amount in cells:
             self.requests[r, i] = amount
+        self.cells[i] = cells
         self._by_priority.add(info.pod.priority, col, cells, +1)
 
     def remove(self, info: PodInfo) -> None:
         i = self.row_of.pop(id(info))
         if info.__dict__.get("_table") is self:
             del info.__dict__["_table"]
-        held = [(int(r), int(self.requests[r, i])) for r in np.flatnonzero(self.requests[:, i])]
-        self._by_priority.add(int(self.priority[i]), int(self.node[i]), held, -1)
+        self._by_priority.add(int(self.priority[i]), int(self.node[i]), self.cells[i], -1)
+        self.cells[i] = ()
         self.infos[i] = None
         self.alive[i] = False
         self.node[i] = -1

@@ -23,8 +23,10 @@ class _Level(Generic[K]):
     def __init__(self) -> None:
         self.count: IntArray = np.zeros(0, dtype=np.int64)
         self.amounts: dict[K, IntArray] = {}
+        self.pods = 0  # over every node: whether the level holds any pod, without a pass over ``count``
 
     def add(self, col: int, cells: Iterable[tuple[K, int]], sign: int) -> None:
+        self.pods += sign
         if col >= len(self.count):
             size = max(col + 1, 2 * len(self.count))
             self.count = _grown(self.count, size)
@@ -43,7 +45,8 @@ def _grown(arr: IntArray, size: int) -> IntArray:
 
 
 class PriorityTotals(Generic[K]):
-    """Running sums of pods by priority and node column; a priority with no pod left is dropped."""
+    """Running sums of pods by priority and node column. A priority whose pods all left keeps its arrays (pods
+    come and go by the thousand in preemption's dry runs) but counts for nothing."""
 
     def __init__(self) -> None:
         self._levels: dict[int, _Level[K]] = {}
@@ -55,12 +58,10 @@ class PriorityTotals(Generic[K]):
         if level is None:
             level = self._levels[priority] = _Level()
         level.add(col, cells, sign)
-        if sign < 0 and not level.count.any():
-            del self._levels[priority]
 
     def any(self, include: Callable[[int], bool]) -> bool:
         """Whether some pod of a priority ``include`` accepts is counted."""
-        return any(include(priority) for priority in self._levels)
+        return any(level.pods and include(priority) for priority, level in self._levels.items())
 
     def totals(self, keys: Sequence[K], n: int, include: Callable[[int], bool]) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns, for the priorities ``include`` accepts: the pods on each node, and what they
@@ -68,7 +69,7 @@ class PriorityTotals(Generic[K]):
         count = np.zeros(n, dtype=np.int64)
         amounts = np.zeros((len(keys), n), dtype=np.int64)
         for priority, level in self._levels.items():
-            if not include(priority):
+            if not level.pods or not include(priority):
                 continue
             m = min(n, len(level.count))
             count[:m] += level.count[:m]
