@@ -27,6 +27,7 @@ import yaml
 from typer.testing import CliRunner
 
 from helpers import write_small_trace
+from packsched.api.errors import InputError
 from packsched.cli import trace_cmds
 from packsched.cli.main import _is_config_file, app
 from packsched.cli.progress import INTERVAL_ENV, elapsed_text, interval_from_env
@@ -292,10 +293,10 @@ def test_elapsed_text() -> None:
 @pytest.fixture
 def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]:
     """A ``ray`` module that runs tasks in this process; ``behaviour`` says what ``init`` does."""
-    state = types.SimpleNamespace(behaviour="ok", initialized=False, release=threading.Event(), cancelled=[])
+    state = types.SimpleNamespace(behaviour="ok", initialized=False, release=threading.Event(), cancelled=[], sent=[])
     module = types.ModuleType("ray")
 
-    def init(address: str | None = None, ignore_reinit_error: bool = False) -> None:
+    def init(address: str | None = None, ignore_reinit_error: bool = False, **_: Any) -> None:
         if state.behaviour == "hang":
             state.release.wait(30)  # a cluster that never answers
         elif state.behaviour == "refuse":
@@ -303,11 +304,21 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]
         state.initialized = True
 
     class Ref:  # an object reference (hashable; the run is done at once)
-        def __init__(self, value: Any) -> None:
-            self.value = value
+        def __init__(self, fn: Any, args: tuple[Any, ...]) -> None:
+            state.sent.append(args)
+            self.error: Exception | None = None
+            try:
+                self.value = fn(*args)
+            except Exception as exc:  # raised by get, as Ray does
+                self.error = exc
+
+    def get(ref: Ref) -> Any:
+        if ref.error is not None:
+            raise ref.error
+        return ref.value
 
     def remote(fn: Any) -> Any:
-        return types.SimpleNamespace(remote=lambda *args: Ref(fn(*args)))
+        return types.SimpleNamespace(remote=lambda *args: Ref(fn, args))
 
     def wait(pending: list[Any], num_returns: int = 1, timeout: float | None = None) -> tuple[list[Any], list[Any]]:
         return pending[:num_returns], pending[num_returns:]
@@ -317,7 +328,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]
         is_initialized=lambda: state.initialized,
         remote=remote,
         wait=wait,
-        get=lambda ref: ref.value,
+        get=get,
         cancel=lambda ref, force=False: state.cancelled.append(ref),
     )
     monkeypatch.setitem(sys.modules, "ray", module)
@@ -376,6 +387,37 @@ def test_ctrl_c_on_ray_cancels_the_tasks_left(trace_dir: Path, fake_ray: types.S
     with pytest.raises(Interrupted) as caught:
         sweep.run_ray(specs, None, on_done)
     assert [r.seed for r in caught.value.done] == [1]
+    assert len(fake_ray.cancelled) == 2
+
+
+def test_specs_go_to_ray_with_absolute_paths(
+    trace_dir: Path, fake_ray: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ray worker runs in a folder of its own: a relative trace folder or config file would name nothing there."""
+    config = trace_dir / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: default-scheduler\n  plugins: {multiPoint: {enabled: [{name: GPUShare}]}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(trace_dir.parent)
+    specs = [
+        RunSpec("BestFit", 1, trace_dir.name, policy="BestFit"),
+        RunSpec("mine", 1, trace_dir.name, config=f"{trace_dir.name}/config.yaml"),
+    ]
+    local = sweep.run_local(specs, 1)
+    on_ray = sweep.run_ray(specs, None)
+    sent = [args[0] for args in fake_ray.sent]
+    assert [s.data_dir for s in sent] == [str(trace_dir.resolve())] * 2
+    assert sent[1].config == str(config.resolve())
+    assert [r.curves for r in on_ray] == [r.curves for r in local]
+
+
+def test_a_failed_run_on_ray_cancels_the_others(trace_dir: Path, fake_ray: types.SimpleNamespace) -> None:
+    specs = [RunSpec("BestFit", s, str(trace_dir), policy="BestFit") for s in (1, 2)]
+    specs.insert(0, RunSpec("gone", 1, str(trace_dir / "missing")))
+    with pytest.raises(InputError, match="the trace folder does not exist"):
+        sweep.run_ray(specs, None)
     assert len(fake_ray.cancelled) == 2
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import json
+import logging
 import os
 import signal
 import threading
@@ -198,13 +200,17 @@ def connect_ray(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> 
         import ray
     except ImportError:
         raise InputError.single("Ray is not installed: pip install 'packsched[ray]'", path="--ray") from None
+    # a task's error is raised once through ray.get; the others, cancelled after it, need no report of their own
+    os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
     if ray.is_initialized():
         return ray
     failed: list[BaseException] = []
 
     def init() -> None:
         try:
-            ray.init(address=address, ignore_reinit_error=True)
+            # Ray's own log lines (connecting, worker tracebacks) would bury the command's output; a task's
+            # error comes back through ray.get and is reported once.
+            ray.init(address=address, ignore_reinit_error=True, logging_level=logging.ERROR, log_to_driver=False)
         except Exception as exc:  # reported below, whatever Ray raises
             failed.append(exc)
 
@@ -222,6 +228,25 @@ def connect_ray(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> 
     return ray
 
 
+def for_elsewhere(spec: RunSpec) -> RunSpec:
+    """``spec`` with its paths (trace folder, config file, a ``.csv`` pod or node list found from here) made
+    absolute: a Ray worker runs in a folder of its own, where a relative path names nothing."""
+
+    def absolute(path: str) -> str:
+        return str(Path(path).resolve())
+
+    def listed(name: str) -> str:
+        return absolute(name) if name.endswith(".csv") and Path(name).exists() else name
+
+    return dataclasses.replace(
+        spec,
+        data_dir=absolute(spec.data_dir),
+        config=None if spec.config is None else absolute(spec.config),
+        pods=listed(spec.pods),
+        nodes=listed(spec.nodes),
+    )
+
+
 def run_ray(
     specs: Sequence[RunSpec],
     address: str | None,
@@ -230,13 +255,20 @@ def run_ray(
     timeout: float = RAY_CONNECT_TIMEOUT_S,
 ) -> list[RunResult]:
     """The same runs as Ray tasks (``pip install 'packsched[ray]'``); ``address`` as for ``ray.init``, connected
-    to within ``timeout`` seconds (:func:`connect_ray`). Ctrl-C cancels the tasks not finished and raises
-    :class:`Interrupted`."""
+    to within ``timeout`` seconds (:func:`connect_ray`). The paths of the specs are sent absolute, so every Ray
+    node must see the trace (and config files) at the same paths. Ctrl-C cancels the tasks not finished and raises
+    :class:`Interrupted`; a run that fails cancels the others and its error is raised."""
     ray = connect_ray(address, timeout)
     remote = ray.remote(run_spec)
-    refs = {remote.remote(s): i for i, s in enumerate(specs)}
+    refs = {remote.remote(for_elsewhere(s)): i for i, s in enumerate(specs)}
     results: dict[int, RunResult] = {}
     pending = list(refs)
+
+    def cancel_pending() -> None:
+        for ref in pending:
+            with contextlib.suppress(Exception):  # the finished runs matter more than a failed cancel
+                ray.cancel(ref, force=True)
+
     try:
         while pending:
             done, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
@@ -245,10 +277,11 @@ def run_ray(
                 if on_done:
                     on_done(results[refs[ref]])
     except KeyboardInterrupt:
-        for ref in pending:
-            with contextlib.suppress(Exception):  # the finished runs matter more than a failed cancel
-                ray.cancel(ref, force=True)
+        cancel_pending()
         raise Interrupted(_in_order(results), len(specs)) from None
+    except BaseException:
+        cancel_pending()  # a run failed: the others would be lost anyway
+        raise
     return _in_order(results)
 
 
