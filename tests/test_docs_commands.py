@@ -54,9 +54,11 @@ LONG_RUNS: dict[str, str] = {
         "long run: 90 replays of the full trace (nine policies x ten seeds), about 2.5 minutes"
     ),
     "packsched tune ../shared/data/alibaba-gpu-v2023 --space examples/tune/space.yaml --trials 40 --workers 2 "
-    "--out-dir out/tune": "long run: 148 replays of the full trace (40 trials x 3 seeds, then 28), about 5 minutes",
+    "--holdout-seeds 45-54 --baselines stock,paper,FGDPack --out-dir out/tune": (
+        "long run: 230 replays of the full trace (40 trials x 3 seeds, then 11 x 10), about 8 minutes"
+    ),
     "packsched replay ../shared/data/alibaba-gpu-v2023 --config examples/tune/best-config-default-trace.yaml "
-    "--seeds 45-51 --workers 2": "long run: 7 replays of the full trace, about 20 s on two workers",
+    "--seeds 45-54 --workers 2": "long run: 10 replays of the full trace, about 30 s on two workers",
 }
 
 
