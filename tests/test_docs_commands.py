@@ -59,6 +59,14 @@ LONG_RUNS: dict[str, str] = {
     ),
     "packsched replay ../shared/data/alibaba-gpu-v2023 --config examples/tune/best-config-default-trace.yaml "
     "--seeds 45-54 --workers 2": "long run: 10 replays of the full trace, about 30 s on two workers",
+    "packsched tune ../shared/data/alibaba-gpu-v2023 --pods gpuspec33 --space examples/tune/space.yaml --trials 30 "
+    "--workers 2 --holdout-seeds 45-54 --baselines stock,BestFit,FGD,FGDPack --out-dir out/tune-gpuspec33": (
+        "long run: 160 replays of a trace variant (30 trials x 3 seeds, then 7 x 10), about 7 minutes"
+    ),
+    "packsched replay ../shared/data/alibaba-gpu-v2023 --pods gpuspec33 "
+    "--config examples/tune/best-config-gpuspec33.yaml --seeds 45-54 --workers 2": (
+        "long run: 10 replays of a trace variant, about 30 s on two workers"
+    ),
 }
 
 

@@ -246,3 +246,13 @@ def test_zone_spread_deployment_puts_one_web_pod_on_every_node() -> None:
         n: ["node(s) didn't match pod topology spread constraints"] for n in ("a2", "b1", "b2", "c1", "c2")
     }
     assert "PodTopologySpread" not in data["omitted_default_plugins"]
+
+
+def test_shipped_tuned_configurations_validate() -> None:
+    # The configurations `packsched tune` wrote for the tuning guide are what users copy into deploy/.
+    found = sorted((EX / "tune").glob("best-config-*.yaml"))
+    assert [p.name for p in found] == ["best-config-default-trace.yaml", "best-config-gpuspec33.yaml"]
+    for path in found:
+        result = runner.invoke(app, ["validate", str(path)])
+        assert result.exit_code == 0, result.output
+        assert "ok: 1 config file(s)" in result.stdout
