@@ -59,6 +59,9 @@ LONG_RUNS: dict[str, str] = {
     ),
     "packsched replay ../shared/data/alibaba-gpu-v2023 --config examples/tune/best-config-default-trace.yaml "
     "--seeds 45-54 --workers 2": "long run: 10 replays of the full trace, about 30 s on two workers",
+    "packsched compare ../shared/data/alibaba-gpu-v2023 --policies FGD,FGDDemand --seeds 42-61 --workers 2 -o json": (
+        "long run: 40 replays of the full trace (FGD and FGDDemand x 20 seeds), about 4 minutes"
+    ),
     "packsched tune ../shared/data/alibaba-gpu-v2023 --pods gpuspec33 --space examples/tune/space.yaml --trials 30 "
     "--workers 2 --holdout-seeds 45-54 --baselines stock,BestFit,FGD,FGDPack --out-dir out/tune-gpuspec33": (
         "long run: 160 replays of a trace variant (30 trials x 3 seeds, then 7 x 10), about 7 minutes"

@@ -32,6 +32,8 @@ FIT_POLICIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 # Our own GPU policies (not the paper's): name -> (score plugin, its args besides the trace's targetWorkload).
 OWN_POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
     "FGDPack": ("FGDPackScore", {"resolution": "hybrid", "packWeight": 2}),  # issue 14; see fgd_pack.py
+    # FGD's own choices under a target workload weighed by popularity / sqrt(GPU demand) (issue 14, fgd_pack.py)
+    "FGDDemand": ("FGDPackScore", {"resolution": "sigmoid", "packWeight": 0, "demandExponent": 0.5}),
 }
 POLICIES = (*PAPER_POLICIES, *FIT_POLICIES, *OWN_POLICIES)
 # Like-for-like with BestFit (spec §5): CPU and GPU milli, weights 1:1, no memory.

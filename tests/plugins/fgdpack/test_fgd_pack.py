@@ -1,5 +1,6 @@
-"""FGDPackScore (issue 14): its score on a hand-built node, and over a replay of a small synthetic trace that it
-never over-commits a GPU and places every pod the same way twice with the same seed."""
+"""FGDPackScore (issue 14): its score on a hand-built node, its demand-discounted target workload, and over a
+replay of a small synthetic trace, under both policies built on it (FGDPack, FGDDemand), that it never
+over-commits a GPU and places every pod the same way twice with the same seed."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import packsched.sim.replay as replay_mod
 from packsched.api.gpushare import MILLI
 from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
 from packsched.backend.gpu.table import DeviceTable, device_table
+from packsched.config.loader import load_config_data
+from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.snapshot import Snapshot, make_pod_info
 from packsched.plugins.fgd.fgd import FGDScore
 from packsched.plugins.fgdpack.fgd_pack import FGDPackScore, rank_scores
 from packsched.plugins.helper.gpu import CHOICE_KEY
 from packsched.plugins.registry import in_tree_registry
-from packsched.sim.policies import POLICIES, file_config, policy_config
+from packsched.sim.policies import POLICIES, file_config, policy_config, policy_document
 from packsched.sim.replay import replay, target_workload
 from packsched.sim.trace import Trace, TraceNode, TracePod
 
@@ -106,6 +109,9 @@ def test_rank_scores_keeps_the_best_alone_at_100() -> None:
         ({"packWeight": -1}, "packWeight"),
         ({"packWeight": True}, "packWeight"),
         ({"sigmoidScale": 0}, "sigmoidScale"),
+        ({"demandExponent": -0.5}, "demandExponent"),
+        ({"demandExponent": True}, "demandExponent"),
+        ({"demandExponent": "0.5"}, "demandExponent"),
         ({"other": 1}, "unknown field"),
         ({"targetWorkload": []}, "at least one shape"),
     ],
@@ -132,8 +138,13 @@ def small_trace(n_pods: int = 60) -> Trace:
     return Trace(nodes, tuple(pods), "nodes.csv", "pods.csv")
 
 
-def replay_tables(monkeypatch: pytest.MonkeyPatch, seed: int) -> DeviceTable:
-    """Replays the small trace under the FGDPack policy and returns the run's device table."""
+def replay_tables(
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    policy: str = "FGDPack",
+    config: KubeSchedulerConfiguration | None = None,
+) -> DeviceTable:
+    """Replays the small trace under a policy (or a config) and returns the run's device table."""
     tables: list[DeviceTable] = []
 
     def keep(snap: Snapshot) -> DeviceTable:
@@ -143,17 +154,22 @@ def replay_tables(monkeypatch: pytest.MonkeyPatch, seed: int) -> DeviceTable:
 
     monkeypatch.setattr(replay_mod, "device_table", keep)
     trace = small_trace()
-    result = replay(trace, policy_config("FGDPack", set(in_tree_registry()), target_workload(trace)), seed)
+    cfg = config or policy_config(policy, set(in_tree_registry()), target_workload(trace))
+    result = replay(trace, cfg, seed)
     assert result.scheduled > 0
     return tables[0]
 
 
-def test_policy_is_listed() -> None:
-    assert "FGDPack" in POLICIES
+def test_policies_are_listed() -> None:
+    assert "FGDPack" in POLICIES and "FGDDemand" in POLICIES
 
 
-def test_a_replay_never_over_commits_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    table = replay_tables(monkeypatch, 42)
+OURS = pytest.mark.parametrize("policy", ["FGDPack", "FGDDemand"])
+
+
+@OURS
+def test_a_replay_never_over_commits_a_gpu(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
+    table = replay_tables(monkeypatch, 42, policy)
     allocated: dict[tuple[int, int], int] = defaultdict(int)
     for col, gpus, milli, _ in table.assigned.values():
         for g in gpus:
@@ -164,11 +180,55 @@ def test_a_replay_never_over_commits_a_gpu(monkeypatch: pytest.MonkeyPatch) -> N
         assert table.free[col, g] == MILLI - milli
 
 
-def test_a_replay_is_deterministic_per_seed(monkeypatch: pytest.MonkeyPatch) -> None:
-    first = replay_tables(monkeypatch, 7).assigned
-    second = replay_tables(monkeypatch, 7).assigned
+@OURS
+def test_a_replay_is_deterministic_per_seed(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
+    first = replay_tables(monkeypatch, 7, policy).assigned
+    second = replay_tables(monkeypatch, 7, policy).assigned
     assert first == second
-    assert replay_tables(monkeypatch, 8).assigned != first
+    assert replay_tables(monkeypatch, 8, policy).assigned != first
+
+
+def test_discounted_weighs_each_shape_by_popularity_over_a_power_of_its_gpu_demand() -> None:
+    cpu_only, share, eight = Shape(4000, 0, 0), Shape(1000, 500, 1), Shape(8000, 1000, 8)
+    target = TargetWorkload((cpu_only, share, eight), (0.5, 0.3, 0.2))
+    assert target.discounted(0) is target
+    # demands 100 (the floor, for the CPU-only shape), 500 and 8000 milli
+    raw = [0.5 / 100**0.5, 0.3 / 500**0.5, 0.2 / 8000**0.5]
+    got = target.discounted(0.5)
+    assert got.shapes == target.shapes
+    assert got.weights == pytest.approx([w / sum(raw) for w in raw])
+    assert got.weights[0] > 0.75 and got.weights[2] < 0.2 / 5  # small demands gain, the 8-GPU shape loses
+
+
+def fgd_config(score: str, args: dict[str, Any]) -> KubeSchedulerConfiguration:
+    doc = policy_document("FGD")
+    profile = doc["profiles"][0]
+    profile["plugins"]["score"]["enabled"] = [{"name": score, "weight": 1}]
+    profile["pluginConfig"] = [{"name": score, "args": args}]
+    return load_config_data(doc, "<test>", set(in_tree_registry()))
+
+
+@pytest.mark.parametrize("exponent", [0, 0.5])
+def test_without_packing_it_places_every_pod_as_fgd_does_on_the_reweighed_workload(
+    monkeypatch: pytest.MonkeyPatch, exponent: float
+) -> None:
+    # packWeight 0 and resolution sigmoid keep FGD's own choices; demandExponent only changes the workload's weights
+    target = target_workload(small_trace())
+    ours = fgd_config(
+        "FGDPackScore",
+        {"targetWorkload": target.as_args(), "packWeight": 0, "resolution": "sigmoid", "demandExponent": exponent},
+    )
+    fgd = fgd_config("FGDScore", {"targetWorkload": target.discounted(exponent).as_args()})
+    for seed in (3, 4):
+        placed = replay_tables(monkeypatch, seed, config=ours).assigned
+        assert placed == replay_tables(monkeypatch, seed, config=fgd).assigned
+    if exponent:  # and the reweighing does change placements on this trace
+        plain = fgd_config("FGDScore", {"targetWorkload": target.as_args()})
+        assert any(
+            replay_tables(monkeypatch, seed, config=ours).assigned
+            != replay_tables(monkeypatch, seed, config=plain).assigned
+            for seed in (3, 4, 5)
+        )
 
 
 def test_a_config_file_without_target_workload_gets_the_trace_s(tmp_path: Path) -> None:
@@ -200,3 +260,17 @@ def test_without_target_workload_it_learns_the_shapes_it_scores() -> None:
     assert learner.values(state, pod, snap, COL).tolist() == [0.0]
     assert state.read(CHOICE_KEY)(0) == (0,)
     assert learner.seen == {Shape(1000, 200, 1, ()): 1}
+
+
+def test_a_learned_workload_is_reweighed_too() -> None:
+    snap = one_node([1000, 600, 300, 1000])
+    learner = FGDPackScore({"demandExponent": 1}, None)  # type: ignore[arg-type]
+    for i, milli in enumerate([200, 200, 800]):
+        learner.values(CycleState(), make_pod_info(TracePod(f"p{i}", 1000, 64, 1, milli).to_pod(), i), snap, COL)
+    learned = learner._learned
+    assert learned is not None and learned.weights == pytest.approx([2 / 3, 1 / 3])  # (200 milli) twice, (800) once
+    used = learner._frag(snap).shapes.target
+    assert used.shapes == learned.shapes
+    assert used.weights == pytest.approx(
+        [(2 / 3 / 200) / (2 / 3 / 200 + 1 / 3 / 800), (1 / 3 / 800) / (2 / 3 / 200 + 1 / 3 / 800)]
+    )

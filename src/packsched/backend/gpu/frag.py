@@ -26,6 +26,8 @@ from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_COVERAGE = 0.95
+# TargetWorkload.discounted: a shape asking for less GPU than this (a CPU-only one: none) counts as asking this much.
+DEMAND_FLOOR_MILLI = 100
 
 
 @dataclass(frozen=True, order=True)
@@ -67,6 +69,19 @@ class TargetWorkload:
             kept.append((shape, n))
             covered += n
         return TargetWorkload(tuple(s for s, _ in kept), tuple(n / covered for _, n in kept))
+
+    def discounted(self, exponent: float) -> TargetWorkload:
+        """The same shapes, each weight p_m times d_m ** -exponent, renormalised: d_m is the shape's GPU demand in
+        milli (count x per-GPU milli), at least DEMAND_FLOOR_MILLI. With a positive exponent the small shares (and
+        CPU-only shapes) weigh more and the multi-GPU shapes less; 0 leaves the weights as they are."""
+        if exponent == 0 or not self.shapes:
+            return self
+        raw = [
+            w * float(max(s.milli * s.count, DEMAND_FLOOR_MILLI)) ** -exponent
+            for s, w in zip(self.shapes, self.weights, strict=True)
+        ]
+        total = sum(raw)
+        return TargetWorkload(self.shapes, tuple(w / total for w in raw))
 
     def as_args(self) -> list[dict[str, Any]]:
         return [

@@ -19,9 +19,16 @@ equal values) and Reserve uses it, as FGDScore does. The node with the highest v
 it: the framework's tie-break decides, the smallest name in a replay); the others are stretched over 0-99, so the
 order of the values decides the placement. The cost is FGDScore's: one fragment evaluation per node and GPU.
 
+``demandExponent`` (0 by default: FGD's weights) reweighs the target workload before any of this: each shape's
+frequency p_m is multiplied by its GPU demand d_m ** -demandExponent (d_m in milli, count x per-GPU milli, at least
+100, so a CPU-only shape counts as 100), then renormalised. A fragment then counts by how many pods could use it
+per unit of GPU they ask for, so the gaps only small shares can fill weigh more than with FGD's popularity alone.
+The ``FGDDemand`` policy is this plugin with ``demandExponent`` 0.5, ``packWeight`` 0 and ``resolution: sigmoid``:
+FGDScore's choices (FGD's integer score, the lowest-indexed best GPU) under the reweighed workload.
+
 Args: ``targetWorkload`` (as FGDScore's; a replay gives it the trace's; without it the plugin learns the shapes of
-the pods it has scored, as FGDScore does), ``resolution``, ``packWeight`` (>= 0) and ``sigmoidScale`` (> 0,
-milli-GPU).
+the pods it has scored, as FGDScore does), ``resolution``, ``packWeight`` (>= 0), ``sigmoidScale`` (> 0,
+milli-GPU) and ``demandExponent`` (>= 0).
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ NAME = "FGDPackScore"
 RESOLUTIONS = ("exact", "sigmoid", "hybrid")
 DEFAULT_RESOLUTION = "hybrid"
 DEFAULT_PACK_WEIGHT = 2.0  # chosen on seeds 42-44 of the default trace (bench/RESULTS.md, issue 14)
-ARGS = ("targetWorkload", "resolution", "packWeight", "sigmoidScale")
+ARGS = ("targetWorkload", "resolution", "packWeight", "sigmoidScale", "demandExponent")
 DECIMALS = 6  # values are rounded so that equal fragments computed in another order still tie
 
 
@@ -72,12 +79,15 @@ class FGDPackScore:
         self.resolution = DEFAULT_RESOLUTION
         self.pack_weight = DEFAULT_PACK_WEIGHT
         self.sigmoid_scale = float(MILLI)
+        self.demand_exponent = 0.0
         if args:
             self._read_args(args)
         self._state: FragState | None = None
         self._snap: Snapshot | None = None
         self.seen: Counter[Shape] = Counter()
         self._learned: TargetWorkload | None = None
+        self._source: TargetWorkload | None = None  # the workload given or learned, and the same reweighed
+        self._weighted: TargetWorkload | None = None
 
     def _read_args(self, args: object) -> None:
         if not isinstance(args, Mapping):
@@ -101,6 +111,10 @@ class FGDPackScore:
         if not isinstance(scale, int | float) or isinstance(scale, bool) or not scale > 0:
             raise ValueError(f"sigmoidScale must be a number > 0, got {scale!r}")
         self.sigmoid_scale = float(scale)
+        exponent = args.get("demandExponent", self.demand_exponent)
+        if not isinstance(exponent, int | float) or isinstance(exponent, bool) or not exponent >= 0:
+            raise ValueError(f"demandExponent must be a number >= 0, got {exponent!r}")
+        self.demand_exponent = float(exponent)
 
     def _learn(self, shape: Shape) -> None:
         """Without a targetWorkload: the shapes of the pods scored so far (95% most popular), as FGDScore does."""
@@ -109,8 +123,11 @@ class FGDPackScore:
             self._learned = TargetWorkload.from_shapes(self.seen.elements())
 
     def _frag(self, snap: Snapshot) -> FragState:
-        target = self.target or self._learned
-        assert target is not None
+        source = self.target or self._learned
+        assert source is not None
+        if source is not self._source or self._weighted is None:
+            self._source, self._weighted = source, source.discounted(self.demand_exponent)
+        target = self._weighted
         if self._state is None or self._snap is not snap:
             self._state = FragState(snap, target)
             self._snap = snap
