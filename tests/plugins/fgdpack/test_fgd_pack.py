@@ -112,6 +112,9 @@ def test_rank_scores_keeps_the_best_alone_at_100() -> None:
         ({"demandExponent": -0.5}, "demandExponent"),
         ({"demandExponent": True}, "demandExponent"),
         ({"demandExponent": "0.5"}, "demandExponent"),
+        ({"demandFloor": 0}, "demandFloor"),
+        ({"demandFloor": 50.5}, "demandFloor"),
+        ({"demandFloor": 8001}, "demandFloor"),
         ({"other": 1}, "unknown field"),
         ({"targetWorkload": []}, "at least one shape"),
     ],
@@ -198,6 +201,9 @@ def test_discounted_weighs_each_shape_by_popularity_over_a_power_of_its_gpu_dema
     assert got.shapes == target.shapes
     assert got.weights == pytest.approx([w / sum(raw) for w in raw])
     assert got.weights[0] > 0.75 and got.weights[2] < 0.2 / 5  # small demands gain, the 8-GPU shape loses
+    floored = target.discounted(1, floor=1000)  # the CPU-only shape and the share both count as 1,000 milli
+    raw = [0.5 / 1000, 0.3 / 1000, 0.2 / 8000]
+    assert floored.weights == pytest.approx([w / sum(raw) for w in raw])
 
 
 def fgd_config(score: str, args: dict[str, Any]) -> KubeSchedulerConfiguration:
@@ -264,13 +270,12 @@ def test_without_target_workload_it_learns_the_shapes_it_scores() -> None:
 
 def test_a_learned_workload_is_reweighed_too() -> None:
     snap = one_node([1000, 600, 300, 1000])
-    learner = FGDPackScore({"demandExponent": 1}, None)  # type: ignore[arg-type]
+    learner = FGDPackScore({"demandExponent": 1, "demandFloor": 300}, None)  # type: ignore[arg-type]
     for i, milli in enumerate([200, 200, 800]):
         learner.values(CycleState(), make_pod_info(TracePod(f"p{i}", 1000, 64, 1, milli).to_pod(), i), snap, COL)
     learned = learner._learned
     assert learned is not None and learned.weights == pytest.approx([2 / 3, 1 / 3])  # (200 milli) twice, (800) once
     used = learner._frag(snap).shapes.target
     assert used.shapes == learned.shapes
-    assert used.weights == pytest.approx(
-        [(2 / 3 / 200) / (2 / 3 / 200 + 1 / 3 / 800), (1 / 3 / 800) / (2 / 3 / 200 + 1 / 3 / 800)]
-    )
+    raw = [2 / 3 / 300, 1 / 3 / 800]  # 200 milli is below the floor of 300
+    assert used.weights == pytest.approx([w / sum(raw) for w in raw])

@@ -70,14 +70,14 @@ class TargetWorkload:
             covered += n
         return TargetWorkload(tuple(s for s, _ in kept), tuple(n / covered for _, n in kept))
 
-    def discounted(self, exponent: float) -> TargetWorkload:
+    def discounted(self, exponent: float, floor: int = DEMAND_FLOOR_MILLI) -> TargetWorkload:
         """The same shapes, each weight p_m times d_m ** -exponent, renormalised: d_m is the shape's GPU demand in
-        milli (count x per-GPU milli), at least DEMAND_FLOOR_MILLI. With a positive exponent the small shares (and
-        CPU-only shapes) weigh more and the multi-GPU shapes less; 0 leaves the weights as they are."""
+        milli (count x per-GPU milli), at least ``floor``. With a positive exponent the small shares (and CPU-only
+        shapes) weigh more and the multi-GPU shapes less; 0 leaves the weights as they are."""
         if exponent == 0 or not self.shapes:
             return self
         raw = [
-            w * float(max(s.milli * s.count, DEMAND_FLOOR_MILLI)) ** -exponent
+            w * float(max(s.milli * s.count, floor)) ** -exponent
             for s, w in zip(self.shapes, self.weights, strict=True)
         ]
         total = sum(raw)
