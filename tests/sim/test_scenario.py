@@ -196,12 +196,17 @@ def test_set_config_and_set_quota_take_effect(tmp_path: Path) -> None:
         ({"steps": [{"at": "soon", "cordon": {"nodes": ["a"]}}]}, "spec.steps[0].at: must be a duration"),
         ({"steps": [{"cordon": {"nodes": ["a"], "selector": {}}}]}, "give either nodes"),
         ({"steps": [{"scale": {"kind": "Pod", "name": "x", "replicas": 1}}]}, "spec.steps[0].scale.kind: Unsupported"),
+        ({"steps": [{"scale": {"name": "x", "replicas": 1}}]}, "spec.steps[0].scale.kind: Required value"),
+        ({"base": "gone.yaml", "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base: Not found: 'gone.yaml'"),
+        ({"base": ["b.yaml", "gone"], "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base[1]: Not found: 'gone'"),
+        ({"config": "gone.yaml", "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.config: Not found: 'gone.yaml'"),
         ({"steps": []}, "spec.steps: Required value"),
         ({"base": None, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base: Required value"),
         ({"seed": -1, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.seed: must be 0 or more, got -1"),
     ],
 )
 def test_bad_scenarios_name_the_field(tmp_path: Path, spec: dict[str, Any], expected: str) -> None:
+    (tmp_path / "b.yaml").write_text("", encoding="utf-8")  # the base exists unless the case names another
     doc = {"apiVersion": "packsched.io/v1alpha1", "kind": "Scenario", "spec": {"base": "b.yaml", **spec}}
     if doc["spec"].get("base") is None:
         del doc["spec"]["base"]
@@ -280,3 +285,21 @@ def test_a_statefulset_scales_down_from_its_highest_ordinal_and_back_up(tmp_path
     _scenario(tmp_path, [_node("a0"), sts], steps)
     data = _run_json(path)
     assert [s["running"] for s in data["steps"]] == [3, 1, 2]
+
+
+@pytest.mark.timeout(60)
+def test_a_config_change_while_pods_back_off_does_not_stall_the_clock(tmp_path: Path) -> None:
+    # Found by the input fuzzer: the example without its drain step changes the configuration at 0 s, while the
+    # training pods that did not fit wait out their backoff. The simulation kept asking the queue it had before the
+    # change when the next backoff ends, and spun at that time forever.
+    for source in EXAMPLE.parent.iterdir():
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    doc = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    doc["spec"]["steps"] = [s for s in doc["spec"]["steps"] if "drain" not in s]
+    for step in doc["spec"]["steps"]:
+        if "setConfig" in step:
+            del step["at"]  # at the previous step's time: 0 s
+    path = _write(tmp_path, "scenario.yaml", doc)
+    reports = run_scenario(load_scenario(str(path)), in_tree_registry())
+    assert reports[-1].name == "add a GPU node" and reports[-1].at == 90
+    assert reports[-1].running > 0

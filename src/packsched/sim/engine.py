@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
-from packsched.backend.queue import QueuedPod
+from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
 from packsched.framework.runtime import PluginFactory
@@ -173,7 +173,6 @@ class Simulation:
             storage=cluster.storage,
         )
         self.cache = self.scheduler.cache
-        self.queue = self.scheduler.queue
         for quota in cluster.elastic_quotas:
             self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
         for service in cluster.services:
@@ -218,6 +217,11 @@ class Simulation:
 
     def _clock(self) -> float:
         return self.now
+
+    @property
+    def queue(self) -> SchedulingQueue:
+        """The scheduler's queue: a new one after a configuration change (a scenario's setConfig step)."""
+        return self.scheduler.queue
 
     def _push(self, time: float, priority: int, rec: PodRecord) -> None:
         heapq.heappush(self._timeline, _Timed(_round_time(time), priority, next(self._seq), rec))

@@ -124,7 +124,13 @@ def load_scenario(path: str) -> Scenario:
     base = [base_raw] if isinstance(base_raw, str) else r.str_list(base_raw, "spec.base")
     if not base:
         errors.add("spec.base", "Required value: the manifests or snapshot directory the scenario starts from")
+    for i, b in enumerate(base):  # a missing one is this file's error, at its field, not an unreadable path later
+        if not os.path.exists(os.path.join(here, b)):
+            where = "spec.base" if isinstance(base_raw, str) else f"spec.base[{i}]"
+            errors.add(where, f"Not found: {b!r} (a path relative to the scenario file)")
     config = r.str(spec.get("config"), "spec.config") or None
+    if config and not os.path.isfile(os.path.join(here, config)):
+        errors.add("spec.config", f"Not found: {config!r} (a path relative to the scenario file)")
     seed = r.int(spec.get("seed"), "spec.seed", 0) or 0
     if seed < 0:  # as --seed: the seeded generator takes none below 0
         errors.add("spec.seed", f"must be 0 or more, got {seed}")
@@ -189,6 +195,7 @@ def _check_make(r: Reader, action: str, raw: object, path: str) -> dict[str, Any
     most = MAX_WORKLOAD_PODS if action == "createPods" else MAX_NEW_NODES
     if count is None or not 1 <= count <= most:
         r.errors.add(f"{path}.count", f"must be between 1 and {most:,}")
+    args["count"] = count  # as read: an explicit null is the default, 1
     what = "a Pod manifest (metadata and spec)" if action == "createPods" else "a Node manifest (labels, status)"
     template = args.get("template")
     if not isinstance(template, dict):
@@ -205,9 +212,11 @@ def _check_make(r: Reader, action: str, raw: object, path: str) -> dict[str, Any
 
 def _check_scale(r: Reader, raw: object, path: str) -> dict[str, Any]:
     args = r.fields(raw, path, ("kind", "namespace", "name", "replicas"))
-    r.one_of(args.get("kind"), f"{path}.kind", SCALABLE)
+    if not r.one_of(args.get("kind"), f"{path}.kind", SCALABLE):
+        r.errors.add(f"{path}.kind", f"Required value: one of {', '.join(SCALABLE)}")
     if not r.str(args.get("name"), f"{path}.name"):
         r.errors.add(f"{path}.name", "Required value")
+    r.str(args.get("namespace"), f"{path}.namespace")
     replicas = r.int(args.get("replicas"), f"{path}.replicas")
     if replicas is None or not 0 <= replicas <= MAX_WORKLOAD_PODS:
         r.errors.add(f"{path}.replicas", f"Required value: a number of replicas, 0 to {MAX_WORKLOAD_PODS:,}")
