@@ -200,6 +200,7 @@ def test_set_config_and_set_quota_take_effect(tmp_path: Path) -> None:
         ({"base": "gone.yaml", "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base: Not found: 'gone.yaml'"),
         ({"base": ["b.yaml", "gone"], "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base[1]: Not found: 'gone'"),
         ({"config": "gone.yaml", "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.config: Not found: 'gone.yaml'"),
+        ({"steps": [{"setConfig": {"path": "gone.yaml"}}]}, "spec.steps[0].setConfig.path: Not found: 'gone.yaml'"),
         ({"steps": []}, "spec.steps: Required value"),
         ({"base": None, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.base: Required value"),
         ({"seed": -1, "steps": [{"cordon": {"nodes": ["a"]}}]}, "spec.seed: must be 0 or more, got -1"),

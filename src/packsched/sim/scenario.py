@@ -181,6 +181,8 @@ def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> di
         p = r.str(args.get("path"), f"{path}.path")
         if not p:
             r.errors.add(f"{path}.path", "Required value: a KubeSchedulerConfiguration file")
+        elif not os.path.isfile(os.path.join(here, p)):
+            r.errors.add(f"{path}.path", f"Not found: {p!r} (a path relative to the scenario file)")
         args["path"] = os.path.join(here, p)
         return args
     args = r.fields(raw, path, ("namespace", "name", "min", "max"))  # setQuota
