@@ -124,13 +124,12 @@ def load_scenario(path: str) -> Scenario:
     base = [base_raw] if isinstance(base_raw, str) else r.str_list(base_raw, "spec.base")
     if not base:
         errors.add("spec.base", "Required value: the manifests or snapshot directory the scenario starts from")
-    for i, b in enumerate(base):  # a missing one is this file's error, at its field, not an unreadable path later
-        if not os.path.exists(os.path.join(here, b)):
-            where = "spec.base" if isinstance(base_raw, str) else f"spec.base[{i}]"
-            errors.add(where, f"Not found: {b!r} (a path relative to the scenario file)")
+    bases = [
+        _found(errors, here, b, "spec.base" if isinstance(base_raw, str) else f"spec.base[{i}]", directory=True)
+        for i, b in enumerate(base)
+    ]
     config = r.str(spec.get("config"), "spec.config") or None
-    if config and not os.path.isfile(os.path.join(here, config)):
-        errors.add("spec.config", f"Not found: {config!r} (a path relative to the scenario file)")
+    config_path = _found(errors, here, config, "spec.config") if config else None
     seed = r.int(spec.get("seed"), "spec.seed", 0) or 0
     if seed < 0:  # as --seed: the seeded generator takes none below 0
         errors.add("spec.seed", f"must be 0 or more, got {seed}")
@@ -138,8 +137,8 @@ def load_scenario(path: str) -> Scenario:
     scenario = Scenario(
         r.str(meta.get("name"), "metadata.name") or os.path.basename(path),
         path,
-        [os.path.join(here, b) for b in base],
-        os.path.join(here, config) if config else None,
+        bases,
+        config_path,
         seed,
     )
     last = 0.0
@@ -168,6 +167,15 @@ def load_scenario(path: str) -> Scenario:
     return scenario
 
 
+def _found(errors: ErrorList, here: str, name: str, where: str, *, directory: bool = False) -> str:
+    """``name`` joined to the scenario file's folder; a file (or, with ``directory``, a folder too) that is not
+    there is this file's error at ``where``, not an unreadable path when the scenario runs."""
+    full = os.path.join(here, name)
+    if not (os.path.exists(full) if directory else os.path.isfile(full)):
+        errors.add(where, f"Not found: {name!r} (a path relative to the scenario file)")
+    return full
+
+
 def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> dict[str, Any]:
     """The action's arguments, with unknown fields, missing ones and bad values reported at ``path``."""
     if action in ("createPods", "addNodes"):
@@ -181,9 +189,9 @@ def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> di
         p = r.str(args.get("path"), f"{path}.path")
         if not p:
             r.errors.add(f"{path}.path", "Required value: a KubeSchedulerConfiguration file")
-        elif not os.path.isfile(os.path.join(here, p)):
-            r.errors.add(f"{path}.path", f"Not found: {p!r} (a path relative to the scenario file)")
-        args["path"] = os.path.join(here, p)
+            args["path"] = os.path.join(here, p)
+        else:
+            args["path"] = _found(r.errors, here, p, f"{path}.path")
         return args
     args = r.fields(raw, path, ("namespace", "name", "min", "max"))  # setQuota
     if not r.str(args.get("namespace"), f"{path}.namespace"):
