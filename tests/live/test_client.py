@@ -42,6 +42,10 @@ def test_token_bucket_burst_then_qps() -> None:
     assert TokenBucket(-1, 1).reserve() == 0.0  # qps <= 0: no limit
 
 
+# how late a request may reach the fake API server after taking its token, on a loaded 2-core machine
+JITTER_S = 0.25
+
+
 def test_qps_and_burst_are_honoured_at_the_api_server(api: FakeApiServer, tmp_path: Path) -> None:
     qps, burst = 25.0, 5
     for i in range(4):
@@ -58,14 +62,20 @@ def test_qps_and_burst_are_honoured_at_the_api_server(api: FakeApiServer, tmp_pa
         scheduler_requests = [
             t for t, (_, path, _w) in zip(api.stats.times, api.stats.log, strict=True) if "/events" not in path
         ]
-    span = scheduler_requests[-1] - scheduler_requests[0]
-    # every request (lists, watches, binds) took a token: no more than burst + qps * span of them
+    # Every request (lists, watches, binds) took a token, so between any two arrivals at most burst + qps * their
+    # distance + 1 requests came. The server stamps a request when it arrives, not when its token was taken: on a
+    # loaded machine one request can be held up to JITTER_S on its way while later ones are not, so the bound
+    # allows that much. Without the limiter (or at twice the rate) the 50 binds alone break it by tens of requests.
     assert len(scheduler_requests) >= 50
-    assert len(scheduler_requests) <= burst + qps * span + 1
-    assert span >= (len(scheduler_requests) - burst) / qps * 0.95
-    # and in no one-second window more than qps + burst
-    for t in scheduler_requests:
-        assert sum(1 for u in scheduler_requests if t <= u < t + 1.0) <= qps + burst
+    times = sorted(scheduler_requests)
+    worst = max(
+        (j - i + 1) - (burst + qps * (times[j] - times[i] + JITTER_S) + 1)
+        for i in range(len(times))
+        for j in range(i, len(times))
+    )
+    assert worst <= 0, f"{worst:.1f} requests more than the token bucket allows"
+    span = times[-1] - times[0]
+    assert span + JITTER_S >= (len(times) - burst) / qps
 
 
 def _hold_lease(api: FakeApiServer, holder: str) -> None:
