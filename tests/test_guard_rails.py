@@ -37,3 +37,29 @@ def test_sim_and_live_may_not_import_any_plugin_package_but_the_registry() -> No
     assert contract["type"] == "forbidden"
     assert set(contract["source_modules"]) == {"packsched.sim", "packsched.live"}
     assert set(contract["forbidden_modules"]) == _plugin_packages() | {"packsched.plugins.helper"}
+
+
+# The modules that own the scheduling queue (docs/design.md, "Who owns cluster changes").
+QUEUE_OWNERS = {"scheduler.py", "eventhandlers.py", "backend/queue.py"}
+
+
+def test_queue_internals_are_reached_only_by_their_owner() -> None:
+    """The import contract keeps other layers from importing the queue module; this keeps them from reaching the
+    queue through an object (``scheduler._queue``): only the scheduler's own code uses it."""
+    import ast
+
+    src = ROOT / "src" / "packsched"
+    offenders: list[str] = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel in QUEUE_OWNERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "_queue":
+                owner = node.value
+                if not (isinstance(owner, ast.Name) and owner.id == "self"):
+                    offenders.append(f"{rel}:{node.lineno}")
+    assert not offenders, f"the scheduler's queue reached from outside its owner: {offenders}"
+    contract = _contract("Queue internals stay inside the scheduler")
+    assert contract["forbidden_modules"] == ["packsched.backend.queue"]
+    assert {"packsched.sim", "packsched.live", "packsched.cli"} <= set(contract["source_modules"])

@@ -251,7 +251,7 @@ def test_clear_nomination_tells_the_cluster_only_when_there_was_one() -> None:
     assert cleared == ["default/p"]
 
 
-def test_replace_snapshot_moves_nominations_to_their_nodes_new_columns() -> None:
+def test_node_removed_moves_nominations_to_their_nodes_new_columns() -> None:
     sched, _ = _scheduler(["a", "b", "c"])
     on_c = make_pod_info(pod("on-c"))
     on_c.pod.nominated_node_name = "c"
@@ -259,8 +259,7 @@ def test_replace_snapshot_moves_nominations_to_their_nodes_new_columns() -> None
     on_a.pod.nominated_node_name = "a"
     sched.enqueue(on_c)
     sched.enqueue(on_a)
-    sched.replace_snapshot(sched.cache.remove_node("a"))
+    assert sched.node_removed("a") is sched.snapshot
     assert sched.snapshot is sched.cache.snapshot and [n.name for n in sched.snapshot.nodes] == ["b", "c"]
     assert sched.nominator.node_of("default/on-c") == 1 and sched.nominator.node_of("default/on-a") is None
-    with pytest.raises(ValueError):
-        sched.replace_snapshot(Snapshot())
+    assert sched.node_removed("gone") is sched.snapshot  # an unknown node: nothing changes

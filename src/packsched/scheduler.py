@@ -5,8 +5,10 @@ PreFilter -> Filter (every node at once; the nominated node first) -> PostFilter
 -> PreScore -> Score -> selectHost (seeded tie-break) -> assume -> Reserve -> Permit -> PreBind -> Bind -> PostBind.
 
 The simulator and the live adapter drive the same loop (:meth:`Scheduler.enqueue`, :meth:`Scheduler.next_pod`,
-:meth:`Scheduler.schedule_one`, :meth:`Scheduler.handle_failure`); they differ in their clock and in how the cluster
-carries out a decision (the :class:`ClusterActions` they give, and what they record).
+:meth:`Scheduler.schedule_one`, :meth:`Scheduler.handle_failure`) and tell it of every cluster change through its
+reactions (``eventhandlers.py``, a base class: pod assigned, finished or deleted, node set or removed, other
+objects changed); they differ in their clock, in where changes come from, and in how the cluster carries out a
+decision (the :class:`ClusterActions` they give, and what they record).
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from packsched.api.storage import StorageObjects
 from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
-from packsched.backend.queue import QueuedPod, SchedulingQueue
+from packsched.backend.queue import QueuedPod as QueuedPod
+from packsched.backend.queue import QueueView as QueueView
+from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
+from packsched.eventhandlers import EventHandlers
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions, ClusterEvent
+from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
 from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
 from packsched.framework.status import Code, PluginError, Status
@@ -131,7 +136,7 @@ def num_feasible_nodes_to_find(percentage: int | None, n: int) -> int:
     return max(n * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-class Scheduler:
+class Scheduler(EventHandlers):
     """The scheduler shared by the simulator and the live adapter. It is also the plugins' Handle.
 
     ``clock``: the time the queue's backoffs and the cache's expiries are measured in (virtual seconds in the
@@ -186,7 +191,7 @@ class Scheduler:
         """Schedule with ``config`` from now on (a what-if scenario's step), as a restarted kube-scheduler would:
         new profiles and plugins, the waiting pods in a new queue (their nominations kept). The caller replays
         the cluster's objects to the new plugins through :meth:`dispatch` as their informers would list them."""
-        waiting = [qp.info for qp in self.queue.pods()]
+        waiting = [qp.info for qp in self._queue.pods()]
         self._use_config(config, registry)
         self._order = None
         for info in waiting:
@@ -195,7 +200,7 @@ class Scheduler:
                 self.nominator.clear(info)
                 continue
             gate = fwk.run_pre_enqueue(info)
-            self.queue.add(info, gate_reason="" if gate.ok else gate.message)
+            self._queue.add(info, gate_reason="" if gate.ok else gate.message)
 
     def _use_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
         """The profiles of ``config`` (one framework each) and an empty queue ordered and backed off as it says."""
@@ -204,14 +209,14 @@ class Scheduler:
             profile.scheduler_name: Framework(profile, registry, self, config.source_file, i)
             for i, profile in enumerate(config.profiles)
         }
-        self.queue = self.new_queue()
+        self._queue = self._new_queue()
         self._pod_add_hints = {
             p.name: p
             for fwk in self.frameworks.values()
             for p in fwk.plugins.values()
             if isinstance(p, AssignedPodAddPlugin)
         }
-        self.queue.hinted_plugins = frozenset(self._pod_add_hints)
+        self._queue.hinted_plugins = frozenset(self._pod_add_hints)
 
     # -- Handle -------------------------------------------------------------------------------------------
 
@@ -246,7 +251,7 @@ class Scheduler:
     def storage(self) -> StorageObjects | None:
         return self._storage
 
-    def new_queue(self) -> SchedulingQueue:
+    def _new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every
         profile to use the same one), with the configuration's backoff."""
         first = next(iter(self.frameworks.values()))
@@ -256,96 +261,7 @@ class Scheduler:
             float(self.config.pod_max_backoff_seconds),
         )
 
-    def dispatch(self, event: ClusterEvent) -> None:
-        """A cluster change (a pod bound, deleted or finished; a quota added, ...), for every profile's plugins.
-        The simulator and the live adapter call it as kube-scheduler's informers would."""
-        for fwk in self.frameworks.values():
-            fwk.dispatch(event)
-
-    def replace_snapshot(self, snap: Snapshot) -> None:
-        """Schedule on ``snap`` from now on: the cache's new snapshot after a node went away (columns renumbered).
-        Nominations follow their nodes' new columns; a pod nominated to a node that is gone is no longer nominated
-        (it keeps status.nominatedNodeName, as in kube-scheduler, and is nominated again if the node comes back
-        before it is tried)."""
-        if self.cache.snapshot is not snap:
-            raise ValueError("replace_snapshot takes the cache's snapshot")
-        self._snapshot = snap
-        self._order = None
-        self._name_rank = None
-        nominated = [p for col in self.nominator.nodes() for p in self.nominator.on_node(col)]
-        for q in self.queue.pods():
-            if self.nominator.node_of(q.info.key) is None:
-                nominated.append(q.info)
-        for info in nominated:
-            self.nominator.clear(info)
-            name = info.pod.nominated_node_name
-            if name in snap.index and info.key not in self.cache:
-                self.nominator.nominate(info, snap.index[name])
-
-    # -- the queue, nominations and failures (kube-scheduler's ScheduleOne / handleSchedulingFailure) --------
-
-    def enqueue(self, pod: PodInfo) -> Status:
-        """A new pending pod of one of the profiles enters the queue. A nomination it carries from an earlier
-        preemption (status.nominatedNodeName) is honoured; a PreEnqueue plugin may hold it back (gated). Answers
-        the PreEnqueue status."""
-        fwk = self.framework_for(pod)
-        if fwk is None:
-            raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
-        nominated = pod.pod.nominated_node_name
-        if nominated in self._snapshot.index:
-            self.nominator.nominate(pod, self._snapshot.index[nominated])
-        gate = fwk.run_pre_enqueue(pod)
-        self.queue.add(pod, gate_reason="" if gate.ok else gate.message)
-        return gate
-
-    def dequeue(self, pod: PodInfo) -> None:
-        """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination."""
-        self.queue.remove(pod.key)
-        self.nominator.clear(pod)
-
-    def next_pod(self) -> QueuedPod | None:
-        """The next pod to try now (backoffs that expired by the clock's now are flushed first), or None."""
-        return self.queue.pop(self.clock())
-
-    def move_all(self) -> None:
-        """A cluster change that may let pods that did not fit fit now: every unschedulable pod goes back."""
-        self.queue.move_all(self.clock())
-
-    def handle_failure(self, qp: QueuedPod, result: CycleResult, *, requeue: bool = True) -> None:
-        """After an attempt that did not place the pod: record the nomination preemption made (or cleared), then
-        send the pod back: after an error to backoff at once, when unschedulable to wait for a cluster change.
-        ``requeue=False``: the pod is not sent back (the cluster says it is gone or bound)."""
-        pod = qp.info
-        if result.nominated_node:
-            pod.pod.nominated_node_name = result.nominated_node
-            self.nominator.nominate(pod, self._snapshot.index[result.nominated_node])
-        elif result.nominated_node == "":
-            pod.pod.nominated_node_name = ""
-            self.nominator.clear(pod)
-        if not requeue:
-            return
-        if result.status.code == Code.ERROR:
-            self.queue.requeue_now(qp, self.clock())
-        else:
-            plugins = frozenset(result.diagnosis.unschedulable_plugins) if result.diagnosis else frozenset()
-            self.queue.add_unschedulable(qp, self.clock(), result.message, plugins)
-
-    def assigned_pod_added(self, added: PodInfo) -> None:
-        """A pod is now on a node (bound, or seen bound): kube-scheduler's AssignedPodAdded. Unschedulable pods
-        that a plugin rejected and that this pod may help (the plugin's ``assigned_pod_may_help``: a spread
-        constraint's namespace, a required pod affinity term it matches) go back to be tried."""
-        hints = self._pod_add_hints
-        if not hints:
-            return
-        snap = self._snapshot
-
-        def helps(qp: QueuedPod) -> bool:
-            return any(
-                name in hints and hints[name].assigned_pod_may_help(qp.info, added, snap)
-                for name in qp.unschedulable_plugins
-            )
-
-        self.queue.move_some(self.clock(), helps)
+    # -- assumed pods and nominations -----------------------------------------------------------------------
 
     def forget_assumed(self, pod: PodInfo) -> None:
         """An attempt that failed after it assumed the pod: the pod no longer holds room (nothing when the pod
@@ -363,9 +279,6 @@ class Scheduler:
             self._on_clear_nomination(pod)
 
     # -- the cycle ----------------------------------------------------------------------------------------
-
-    def framework_for(self, pod: PodInfo) -> Framework | None:
-        return self.frameworks.get(pod.pod.scheduler_name)
 
     def node_order(self) -> IntArray:
         if self._order is None or self._order_gen != self._snapshot.node_generation:

@@ -222,4 +222,5 @@ def test_a_preemptor_waiting_for_its_victims_says_so(tmp_path: Path) -> None:
         "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: not eligible due to a terminating pod on the nominated node."
     )
-    assert ctl.queue.unschedulable and "not eligible" in next(iter(ctl.queue.pods())).last_reason
+    (waiting,) = ctl.queue.unschedulable
+    assert "not eligible" in ctl.queue.reason(waiting)

@@ -172,3 +172,58 @@ class SchedulingQueue:
         self._hinted.pop(key, None)
         self.gated.pop(key, None)
         return qp
+
+
+@dataclass(frozen=True)
+class PendingCounts:
+    """How many pods wait in each sub-queue (kube-scheduler's ``scheduler_pending_pods`` gauge)."""
+
+    active: int
+    backoff: int
+    unschedulable: int
+    gated: int
+
+
+class QueueView:
+    """What the scheduler's drivers (the simulator, live mode, tests) may read of the queue: membership, counts and
+    the next backoff expiry. Only the scheduler changes the queue."""
+
+    def __init__(self, queue: SchedulingQueue) -> None:
+        self._q = queue
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._q
+
+    @property
+    def unschedulable(self) -> frozenset[str]:
+        """Keys of the pods waiting for a cluster change."""
+        return frozenset(self._q.unschedulable)
+
+    @property
+    def gated(self) -> frozenset[str]:
+        """Keys of the pods a PreEnqueue plugin holds back."""
+        return frozenset(self._q.gated)
+
+    def is_gated(self, key: str) -> bool:
+        return key in self._q.gated
+
+    def reason(self, key: str) -> str:
+        """Why the pod's last attempt failed ('' when it was not tried, or is not queued)."""
+        qp = self._q._queued.get(key)
+        return qp.last_reason if qp is not None else ""
+
+    def next_backoff_expiry(self) -> float | None:
+        return self._q.next_backoff_expiry()
+
+    def counts(self, now: float) -> PendingCounts:
+        q = self._q
+        unsched, gated = len(q.unschedulable), len(q.gated)
+        backoff = sum(
+            1
+            for qp in q._queued.values()
+            if qp.info.key not in q.unschedulable and not qp.gated and qp.backoff_until > now
+        )
+        return PendingCounts(len(q) - unsched - gated - backoff, backoff, unsched, gated)

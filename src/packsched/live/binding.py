@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from packsched.backend.queue import QueuedPod
 from packsched.framework.status import Status
-from packsched.scheduler import BindingCycle
+from packsched.scheduler import BindingCycle, QueuedPod
 
 LOG = logging.getLogger("packsched.live")
 

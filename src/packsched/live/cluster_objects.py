@@ -78,11 +78,11 @@ class ClusterObjects:
     def _on_namespace(self, res: Resource, etype: str, obj: Obj) -> None:
         name = key_of(obj)
         if etype == DELETED:
-            self.scheduler.snapshot.set_namespace(name, None)
+            self.scheduler.namespace_set(name, None)
             return
         out = self._decode(res, obj)
         if out is not None and name in out.namespaces:
-            self.scheduler.snapshot.set_namespace(name, out.namespaces[name])
+            self.scheduler.namespace_set(name, out.namespaces[name])
 
     # -- Services and controllers (cluster events for the plugins that keep them) ----------------------------
 
@@ -92,14 +92,14 @@ class ClusterObjects:
         if etype == DELETED:
             if old is not None:
                 del self.services[key]
-                self.scheduler.dispatch(ClusterEvent(ev.SERVICE, ev.DELETE, old, None))
+                self.scheduler.object_changed(ClusterEvent(ev.SERVICE, ev.DELETE, old, None))
             return
         out = self._decode(res, obj)
         if out is None or not out.services:
             return
         new = self.services[key] = out.services[0]
         action = ev.ADD if old is None else ev.UPDATE
-        self.scheduler.dispatch(ClusterEvent(ev.SERVICE, action, old, new))
+        self.scheduler.object_changed(ClusterEvent(ev.SERVICE, action, old, new))
 
     def _on_workload(self, res: Resource, etype: str, obj: Obj) -> None:
         key = f"{res.kind} {key_of(obj)}"
@@ -107,7 +107,7 @@ class ClusterObjects:
         if etype == DELETED:
             if old is not None:
                 del self.workloads[key]
-                self.scheduler.dispatch(ClusterEvent(ev.WORKLOAD, ev.DELETE, old, None))
+                self.scheduler.object_changed(ClusterEvent(ev.WORKLOAD, ev.DELETE, old, None))
             return
         out = self._decode(res, obj)
         if out is None or not out.workloads:
@@ -118,7 +118,7 @@ class ClusterObjects:
             return  # a status or replica count change: nothing a plugin reads (controllers update status often)
         self.workloads[key] = new
         action = ev.ADD if old is None else ev.UPDATE
-        self.scheduler.dispatch(ClusterEvent(ev.WORKLOAD, action, old, new))
+        self.scheduler.object_changed(ClusterEvent(ev.WORKLOAD, action, old, new))
 
     # -- the storage catalog ------------------------------------------------------------------------------
 
@@ -142,7 +142,7 @@ class ClusterObjects:
             storage.add_csi_node(catalog.csi_nodes[key])
         else:
             return
-        self.scheduler.move_all()  # VolumeBinding, VolumeZone, ... register these adds and updates upstream
+        self.scheduler.storage_changed()
 
     def _remove(self, res: Resource, key: str) -> None:
         storage = self.storage

@@ -18,13 +18,12 @@ import queue as queue_mod
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 
 from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus
-from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework import interface as ev
-from packsched.framework.interface import ClusterActions, ClusterEvent
+from packsched.framework.interface import ClusterActions
 from packsched.framework.preemption import NOT_ELIGIBLE_TERMINATING
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot
@@ -39,7 +38,7 @@ from packsched.live.quota_status import QuotaStatusController
 from packsched.live.record import RecordWriter
 from packsched.live.recorder import Recorder
 from packsched.live.victims import DELETE, EVICT, REMOVAL_MODES, Stats, VictimRemover
-from packsched.scheduler import CycleResult, Scheduler
+from packsched.scheduler import CycleResult, QueuedPod, QueueView, Scheduler
 
 __all__ = ["DELETE", "EVICT", "REMOVAL_MODES", "Controller", "Stats", "Tracked", "blocked_nomination"]
 
@@ -154,7 +153,8 @@ class Controller:
         self._last_housekeeping = 0.0
 
     @property
-    def queue(self) -> SchedulingQueue:
+    def queue(self) -> QueueView:
+        """What waits in the scheduler's queue (read-only)."""
         return self.scheduler.queue
 
     @property
@@ -244,16 +244,13 @@ class Controller:
         if now - self._last_flush >= UNSCHEDULABLE_FLUSH_S:
             self._last_flush = now
             self.scheduler.move_all()
-        for info in self.cache.cleanup_expired(now):  # assumed pods whose binding the watch never confirmed
+        for info in self.scheduler.expire_assumed():  # assumed pods whose binding the watch never confirmed
             LOG.warning("assumed pod expired", extra={"pod": info.key})
-            self.scheduler.dispatch(ClusterEvent(ev.POD, ev.DELETE, info.pod, None))
-            self.scheduler.move_all()
         for key, tr in list(self.pods.items()):
             if tr.conflict_since is not None and now - tr.conflict_since > CONFLICT_WAIT_S and key not in self.cache:
                 tr.conflict_since = None
                 LOG.warning("bind conflict not resolved by the watch; trying again", extra={"pod": key})
-                if key not in self.queue:
-                    self.queue.add(tr.info)
+                self.scheduler.requeue(tr.info)
         self.update_pending_gauge(now)
         if self.informers.quotas:
             self.sync_quotas()
@@ -267,16 +264,8 @@ class Controller:
         )
 
     def update_pending_gauge(self, now: float | None = None) -> None:
-        now = self.clock() if now is None else now
-        unsched = len(self.queue.unschedulable)
-        gated = len(self.queue.gated)
-        backoff = sum(
-            1
-            for qp in self.queue.pods()
-            if qp.info.key not in self.queue.unschedulable and not qp.gated and qp.backoff_until > now
-        )
-        active = len(self.queue) - unsched - gated - backoff
-        for name, value in (("active", active), ("backoff", backoff), ("unschedulable", unsched), ("gated", gated)):
+        counts = self.queue.counts(self.clock() if now is None else now)
+        for name, value in asdict(counts).items():
             self.metrics.pending_pods.labels(name).set(value)
 
     def attempt(self, qp: QueuedPod) -> CycleResult | None:
@@ -289,7 +278,8 @@ class Controller:
         if self.victims.waiting(key, now, self.pods.__contains__):
             # as upstream's PodEligibleToPreemptOthers answers while the victims terminate
             message = f"{tr.fit_message} preemption: {NOT_ELIGIBLE_TERMINATING}".lstrip()
-            self.queue.add_unschedulable(qp, now, message)
+            waiting = CycleResult(info, info.pod.scheduler_name, status=Status(Code.UNSCHEDULABLE, [message]))
+            self.scheduler.handle_failure(qp, waiting)
             self.statuses.failed(info.pod, "Unschedulable", message)
             return None
         self.stats.attempts += 1
@@ -304,7 +294,8 @@ class Controller:
             self.scheduler.forget_assumed(info)  # an assumption the failed attempt left behind
             self._observe(ERROR, info.pod.scheduler_name, time.perf_counter() - start)
             self.statuses.failed(info.pod, "SchedulerError", f"internal error: {exc}")
-            self.queue.requeue_now(qp, self.clock())
+            failed = CycleResult(info, info.pod.scheduler_name, status=Status.error(f"internal error: {exc}"))
+            self.scheduler.handle_failure(qp, failed)
             return None
         victims = self.victims
         if self.record is not None:

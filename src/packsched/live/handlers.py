@@ -10,7 +10,7 @@ arrives, so it is never bound twice and its resources are never counted twice. A
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from packsched.api.errors import FieldError
 from packsched.api.objects import (
@@ -103,8 +103,7 @@ class InformerHandlers:
         if etype == DELETED:
             if old is not None:
                 del self.quotas[key]
-                self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.DELETE, old, None))
-                self.scheduler.move_all()
+                self.scheduler.object_changed(ClusterEvent(ev.ELASTIC_QUOTA, ev.DELETE, old, None))
             return
         out = decode(ELASTIC_QUOTAS, obj)
         if out.problems or not out.elastic_quotas:
@@ -114,11 +113,8 @@ class InformerHandlers:
             return
         new = out.elastic_quotas[0]
         self.quotas[key] = new
-        if old is None:
-            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD, None, new))
-        else:
-            self.scheduler.dispatch(ClusterEvent(ev.ELASTIC_QUOTA, ev.UPDATE, old, new))
-        self.scheduler.move_all()  # a quota that grew (or appeared) may let waiting pods in
+        # a quota that grew (or appeared) may let waiting pods in
+        self.scheduler.object_changed(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD if old is None else ev.UPDATE, old, new))
 
     def _decode(self, res: Resource, obj: Obj) -> object | None:
         out = decode(res, obj)
@@ -137,16 +133,12 @@ class InformerHandlers:
     def _on_node(self, etype: str, obj: Obj) -> None:
         name = key_of(obj)
         if etype == DELETED:
-            if name in self.cache.snapshot.index:
-                # its pods leave the snapshot (they wait for the node or their own deletion); columns renumbered
-                self.scheduler.replace_snapshot(self.cache.remove_node(name))
-                self.scheduler.move_all()
+            # its pods leave the snapshot (they wait for the node or their own deletion); columns renumbered
+            self.scheduler.node_removed(name)
             return
         node = self._decode(NODES, obj)
-        if not isinstance(node, Node):
-            return
-        self.cache.add_node(node)
-        self.scheduler.move_all()
+        if isinstance(node, Node):
+            self.scheduler.node_set(node)
 
     def _on_pdb(self, etype: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -174,14 +166,8 @@ class InformerHandlers:
         tr = self.pods.pop(key, None)
         self.victims.gone(key)
         self.statuses.forget(key)
-        if tr is None:
-            return
-        held = self.cache.remove_pod(key)
-        if held is not None:  # the assigned-pod informer's delete (assumed pods too: plugins counted them at Reserve)
-            self.scheduler.dispatch(ClusterEvent(ev.POD, ev.DELETE, held.pod, None))
-        self.scheduler.dequeue(tr.info)
-        if held is not None:
-            self.scheduler.move_all()  # resources came free: pods that did not fit may fit now
+        if tr is not None:  # (assumed pods too are the assigned-pod informer's delete: plugins counted them at Reserve)
+            self.scheduler.pod_deleted(tr.info)
 
     def _on_pod(self, etype: str, obj: Obj) -> None:
         key = key_of(obj)
@@ -202,9 +188,8 @@ class InformerHandlers:
             self.forget(key)
             return
         if not decoded.pods:  # Succeeded or Failed: holds nothing, is not scheduled
-            if tr is not None and key in self.cache:
-                phase = str((obj.get("status") or {}).get("phase", ""))
-                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, tr.info.pod, replace(tr.info.pod, phase=phase)))
+            if tr is not None:
+                self.scheduler.pod_finished(key, str((obj.get("status") or {}).get("phase", "")))
             self.forget(key)
             return
         pod = decoded.pods[0]
@@ -220,7 +205,7 @@ class InformerHandlers:
             tr.info.pod.labels = pod.labels
             if terminating:
                 self.forget(key)
-            elif key in self.scheduler.queue.gated and not pod.scheduling_gates:
+            elif self.scheduler.queue.is_gated(key) and not pod.scheduling_gates:
                 self.forget(key)
                 self._enqueue(pod, uid)
             return
@@ -249,47 +234,29 @@ class InformerHandlers:
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())
         ):
             return False
-        node = str(spec["nodeName"])
-        self.cache.add_pod(tr.info, node)
         tr.conflict_since = None
         tr.terminating = False
-        tr.info.pod.labels = dict(labels)
-        tr.info.pod.phase = str(phase)
-        tr.info.pod.terminating = False
-        self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
+        self.scheduler.assigned_pod_seen(
+            tr.info, str(spec["nodeName"]), labels=dict(labels), phase=str(phase), terminating=False
+        )
         return True
 
     def _on_bound_pod(self, tr: Tracked | None, pod: Pod, uid: str, node: str, terminating: bool) -> None:
         key = pod.key
         if tr is not None and self.cache.node_of(key) == node:
-            before = replace(tr.info.pod)
-            first_sight = self.cache.is_assumed(key)
-            self.cache.add_pod(tr.info, node)  # confirmed (or an update of a pod we already account)
+            # confirmed (the first sight of our binding), or an update of a pod we already account
             tr.conflict_since = None
             tr.terminating = terminating
-            counted = tr.info.pod.labels != pod.labels or tr.info.pod.terminating != pod.terminating
-            if counted:  # what the snapshot's per-node match counts read changes: count the pod out and in again
-                self.cache.remove_pod(key)
-            tr.info.pod.labels = pod.labels
-            tr.info.pod.phase = pod.phase
-            tr.info.pod.terminating = pod.terminating
-            if counted:
-                self.cache.add_pod(tr.info, node)
-            if first_sight:  # the assigned-pod informer sees our binding
-                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, tr.info.pod))
-                self.scheduler.assigned_pod_added(tr.info)
-            else:
-                self.scheduler.dispatch(ClusterEvent(ev.POD, ev.UPDATE, before, tr.info.pod))
+            self.scheduler.assigned_pod_seen(
+                tr.info, node, labels=pod.labels, phase=pod.phase, terminating=pod.terminating
+            )
             return
         if tr is not None:  # bound by someone else, elsewhere, or after a 409: account it where it is
-            self.cache.remove_pod(key)
             self.scheduler.dequeue(tr.info)
         self._fix_priority(pod)
         info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
         self.pods[key] = Tracked(info, uid, terminating=terminating)
-        self.cache.add_pod(info, node)
-        self.scheduler.dispatch(ClusterEvent(ev.POD, ev.ADD, None, pod))
-        self.scheduler.assigned_pod_added(info)
+        self.scheduler.pod_assigned(info, node)
 
     def _unreadable_pod(self, obj: Obj, problems: list[FieldError]) -> None:
         """Logged; and for a pending pod of ours, a FailedScheduling event says why it is not scheduled."""

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from packsched.api.errors import InputError
-from packsched.backend.queue import QueuedPod
 from packsched.config import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import parse_kube_version
@@ -50,7 +49,7 @@ from packsched.live.record import (
     packsched_version,
     read_record,
 )
-from packsched.scheduler import BindingCycle, CycleResult
+from packsched.scheduler import BindingCycle, CycleResult, QueuedPod
 
 UNKNOWN = "unknown"  # the replay has no pending pod of that name (no event created it, or it is bound)
 
@@ -243,7 +242,7 @@ class Replay:
             self._compare(d, replayed)
             return
         info = tr.info
-        qp = ctl.queue.remove(d.pod) or QueuedPod(info)  # serve took it off the queue to try it
+        qp = ctl.scheduler.take(d.pod) or QueuedPod(info)  # serve took it off the queue to try it
         self.actions.victims = []
         result: CycleResult | None = None
         try:
@@ -307,7 +306,9 @@ class Replay:
         if job is not None:
             sched.release(job)
         if d.internal:
-            ctl.queue.requeue_now(qp, self.now)
+            sched.handle_failure(
+                qp, CycleResult(info, d.profile or info.pod.scheduler_name, status=Status.error(d.message))
+            )
             return
         nominated = blocked_nomination(info, d.nominated) if d.blocked else d.nominated
         if nominated and nominated not in ctl.snapshot.index:

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
-from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
+from packsched.framework.interface import ADD, ELASTIC_QUOTA, SERVICE, WORKLOAD, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
 from packsched.framework.status import Status
-from packsched.scheduler import CycleResult, Scheduler
+from packsched.scheduler import CycleResult, QueuedPod, QueueView, Scheduler
 from packsched.sim.controllers import RESTARTING_KINDS, Controllers
 
 PENDING = "Pending"
@@ -116,10 +115,9 @@ class _Actions:
         pod.start_time = sim.now
         pod.start_seq = sim.next_start_seq()
         pod.pod.phase = RUNNING
-        sim.cache.add_pod(pod, node)  # the binding is confirmed at once
-        # the assigned-pod informer sees the pod now (plugins that count usage already did at Reserve)
-        sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod.pod))
-        sim.scheduler.assigned_pod_added(pod)
+        # the binding is confirmed at once: the assigned-pod informer sees the pod now (plugins that count usage
+        # already did at Reserve)
+        sim.scheduler.pod_assigned(pod, node)
         sim.schedule_completion(rec)
         return Status()
 
@@ -173,12 +171,7 @@ class Simulation:
             storage=cluster.storage,
         )
         self.cache = self.scheduler.cache
-        for quota in cluster.elastic_quotas:
-            self.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
-        for service in cluster.services:
-            self.scheduler.dispatch(ClusterEvent(SERVICE, ADD, None, service))
-        for workload in cluster.workloads:
-            self.scheduler.dispatch(ClusterEvent(WORKLOAD, ADD, None, workload))
+        self.scheduler.replay_to_plugins(cluster_objects(cluster))
         self._load_pods()
 
     def _load_pods(self) -> None:
@@ -219,8 +212,8 @@ class Simulation:
         return self.now
 
     @property
-    def queue(self) -> SchedulingQueue:
-        """The scheduler's queue: a new one after a configuration change (a scenario's setConfig step)."""
+    def queue(self) -> QueueView:
+        """What waits in the scheduler's queue (read-only; a new queue after a scenario's setConfig step)."""
         return self.scheduler.queue
 
     def _push(self, time: float, priority: int, rec: PodRecord) -> None:
@@ -240,12 +233,10 @@ class Simulation:
         self.records[pod.key] = rec
         if pod.node_name:
             # Already bound: it holds its node's resources, whatever the scheduler would have said.
-            self.cache.add_pod(info, pod.node_name)
             rec.phase, rec.node, rec.started = RUNNING, pod.node_name, self.now
             info.start_time = self.now
             pod.phase = RUNNING
-            self.scheduler.dispatch(ClusterEvent(POD, ADD, None, pod))
-            self.scheduler.assigned_pod_added(info)
+            self.scheduler.pod_assigned(info, pod.node_name)
             self.schedule_completion(rec)
             return
         if self.scheduler.framework_for(info) is None:
@@ -263,14 +254,11 @@ class Simulation:
         """The pod's run duration elapsed: it succeeds and frees its resources; a Job may start its next pod."""
         if rec.phase != RUNNING:
             return  # preempted before it could finish
-        pod, info = rec.pod, rec.info
-        old = replace(pod)  # as it was: Running
-        self.cache.remove_pod(info.key)
-        pod.phase = SUCCEEDED
+        pod = rec.pod
+        # it frees its room; pods that did not fit may fit now
+        self.scheduler.pod_finished(rec.info.key, SUCCEEDED)
         rec.phase, rec.finished = SUCCEEDED, self.now
-        self.scheduler.dispatch(ClusterEvent(POD, UPDATE, old, pod))
         self.events.append(Event(self.now, COMPLETED, pod.key, rec.node))
-        self.scheduler.move_all()  # a pod left a node: pods that did not fit may fit now
         self._create(self.controllers.completed(pod, self._taken), None)
 
     def _taken(self, key: str) -> bool:
@@ -294,10 +282,8 @@ class Simulation:
     def evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         rec = self.records[victim.key]
         node = rec.node
-        self.cache.remove_pod(victim.key)
-        self.scheduler.dequeue(victim)
+        self.scheduler.pod_deleted(victim)  # it frees its room: pods that did not fit may fit now
         rec.phase, rec.node, rec.preempted_by, rec.finished = PREEMPTED, None, preemptor.key, self.now
-        self.scheduler.dispatch(ClusterEvent(POD, DELETE, victim.pod, None))
         victim.pod.phase = "Failed"  # what the kubelet reports for a pod deleted while running
         rec.reason = f"preempted by {preemptor.key}"
         created = self.controllers.preempted(victim.pod, self._taken)
@@ -307,7 +293,6 @@ class Simulation:
             owner = st.label if st is not None else "its owner"
             why = f"{owner} creates {', '.join(p.key for p in created)}"
         self.events.append(Event(self.now, PREEMPTED_EVENT, victim.key, node, preemptor.key, why))
-        self.scheduler.move_all()  # a pod left a node: pods that did not fit may fit now
         self._create(created, victim.key)
 
     # -- changes a scenario makes (sim/scenario.py) --------------------------------------------------------
@@ -322,8 +307,7 @@ class Simulation:
 
     def set_node(self, node: Node) -> None:
         """A node added, or changed (cordoned, relabelled): waiting pods are tried again."""
-        self.cache.add_node(node)
-        self.scheduler.move_all()
+        self.scheduler.node_set(node)
 
     def remove_node(self, name: str, reason: str) -> list[str]:
         """The node is gone: its pods are deleted (their controllers re-create them) and it leaves the snapshot.
@@ -331,10 +315,7 @@ class Simulation:
         gone = [r for r in list(self.records.values()) if r.phase == RUNNING and r.node == name]
         for rec in gone:
             self.remove_pod(rec.pod.key, DELETED, reason, replace_it=True)
-        snap = self.cache.remove_node(name)
-        self.snapshot = snap
-        self.scheduler.replace_snapshot(snap)
-        self.scheduler.move_all()
+        self.snapshot = self.scheduler.node_removed(name)
         return [r.pod.key for r in gone]
 
     def disruption_allowed(self, key: str) -> bool:
@@ -347,13 +328,8 @@ class Simulation:
         """A running or pending pod is deleted (``phase``: EVICTED or DELETED); its controller re-creates it when
         ``replace_it`` (an eviction, a node gone), not when it was scaled down. Answers the replacements."""
         rec = self.records[key]
-        info = rec.info
         node = rec.node
-        if rec.phase == RUNNING:
-            self.cache.remove_pod(key)
-            self.scheduler.dispatch(ClusterEvent(POD, DELETE, rec.pod, None))
-        else:
-            self.scheduler.dequeue(info)
+        self.scheduler.pod_deleted(rec.info)
         rec.phase, rec.node, rec.finished, rec.reason = phase, None, self.now, reason
         rec.pod.phase = "Failed"
         created: list[Pod] = []
@@ -369,7 +345,6 @@ class Simulation:
             owner = st.label if st is not None else "its owner"
             why = f"{reason}; {owner} creates {', '.join(p.key for p in created)}"
         self.events.append(Event(self.now, EVICTED_EVENT if phase == EVICTED else DELETED_EVENT, key, node, None, why))
-        self.scheduler.move_all()
         self._create(created, key)
         return created
 
@@ -441,6 +416,17 @@ class Simulation:
             self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
         self.scheduler.handle_failure(qp, result)
+
+
+def cluster_objects(cluster: Cluster) -> Iterator[ClusterEvent]:
+    """The cluster's objects as plugins' informers list them at start (ElasticQuotas first, then Services and
+    workload controllers); pods come as they are bound."""
+    for quota in cluster.elastic_quotas:
+        yield ClusterEvent(ELASTIC_QUOTA, ADD, None, quota)
+    for service in cluster.services:
+        yield ClusterEvent(SERVICE, ADD, None, service)
+    for workload in cluster.workloads:
+        yield ClusterEvent(WORKLOAD, ADD, None, workload)
 
 
 def run_simulation(

@@ -32,6 +32,7 @@ completely free, and quota usage.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -57,7 +58,7 @@ from packsched.api.quantity import MAX_INT64, format_quantity
 from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spec, quota_used
 from packsched.config.loader import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
+from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.sim.engine import (
     DELETED,
@@ -67,6 +68,7 @@ from packsched.sim.engine import (
     PREEMPTED_EVENT,
     RUNNING,
     Simulation,
+    cluster_objects,
 )
 
 API_VERSION = "packsched.io/v1alpha1"
@@ -512,15 +514,8 @@ class _Runner:
         sim = self.sim
         sim.scheduler.set_config(config, self.registry)
         # the new plugins list the cluster, as a restarted scheduler's informers would
-        for quota in self.cluster.elastic_quotas:
-            sim.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, ADD, None, quota))
-        for service in self.cluster.services:
-            sim.scheduler.dispatch(ClusterEvent(SERVICE, ADD, None, service))
-        for workload in self.cluster.workloads:
-            sim.scheduler.dispatch(ClusterEvent(WORKLOAD, ADD, None, workload))
-        for rec in sim.records.values():
-            if rec.phase == RUNNING:
-                sim.scheduler.dispatch(ClusterEvent(POD, ADD, None, rec.pod))
+        running = (ClusterEvent(POD, ADD, None, rec.pod) for rec in sim.records.values() if rec.phase == RUNNING)
+        sim.scheduler.replay_to_plugins(itertools.chain(cluster_objects(self.cluster), running))
 
     def _setQuota(self, step: Step) -> None:
         args = step.args
@@ -545,8 +540,7 @@ class _Runner:
             quotas[quotas.index(old)] = new
         else:
             quotas.append(new)
-        self.sim.scheduler.dispatch(ClusterEvent(ELASTIC_QUOTA, UPDATE if old else ADD, old, new))
-        self.sim.scheduler.move_all()
+        self.sim.scheduler.object_changed(ClusterEvent(ELASTIC_QUOTA, UPDATE if old else ADD, old, new))
 
     # -- the report -------------------------------------------------------------------------------------------
 

@@ -1,0 +1,275 @@
+"""The scheduler's reactions to cluster changes, and its queue: kube-scheduler's ``eventhandlers.go`` with the
+parts of ``scheduler.go`` that feed the queue.
+
+Every change of the cluster that the scheduler hears of — a pod created, bound, finished or deleted, a node added,
+changed or removed, another object changed — comes through one method here, which updates the cache, tells the
+plugins that keep their own view (:meth:`EventHandlers.dispatch`) and moves the queued pods the change may help.
+The simulator (``sim/engine.py``) and live mode (``live/handlers.py``, ``live/controller.py``) call these methods
+and nothing below them: they differ in where the changes come from (a virtual timeline, or watches), never in
+what a change does. The queue is private to the scheduler; drivers read it through :attr:`EventHandlers.queue`
+(a :class:`~packsched.backend.queue.QueueView`).
+
+:class:`EventHandlers` is a part of :class:`packsched.scheduler.Scheduler` (its base class), kept in a file of its
+own as upstream keeps its event handlers beside the scheduling cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Protocol
+
+from packsched.api.objects import Node
+from packsched.backend.cache import Cache
+from packsched.backend.nominator import Nominator
+from packsched.backend.queue import QueuedPod, QueueView, SchedulingQueue
+from packsched.framework.diagnosis import Diagnosis
+from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, AssignedPodAddPlugin, ClusterEvent
+from packsched.framework.runtime import Framework
+from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.status import Code, Status
+
+# Objects whose changes may let waiting pods fit: every unschedulable pod is tried again after one (a quota that
+# grew lets its namespace's pods in). Changes of other kinds (Services, workload controllers) only update the
+# plugins' views, as upstream's default plugins register no event for them.
+MOVING_KINDS = frozenset({ELASTIC_QUOTA})
+
+
+class EventHandlers:
+    """The queue and the reactions to cluster changes (a base class of ``Scheduler``, which sets these fields)."""
+
+    cache: Cache
+    nominator: Nominator
+    frameworks: dict[str, Framework]
+    clock: Callable[[], float]
+    _queue: SchedulingQueue
+    _snapshot: Snapshot
+    _pod_add_hints: dict[str, AssignedPodAddPlugin]
+    _order: IntArray | None
+    _name_rank: IntArray | None
+
+    @property
+    def queue(self) -> QueueView:
+        """What waits in the queue, read-only."""
+        return QueueView(self._queue)
+
+    def framework_for(self, pod: PodInfo) -> Framework | None:
+        return self.frameworks.get(pod.pod.scheduler_name)
+
+    def dispatch(self, event: ClusterEvent) -> None:
+        """Tell every profile's plugins of a change (their informer handlers), and nothing else: the scheduler's
+        own reactions below call it; a restarted configuration's plugins are told of the cluster through it."""
+        for fwk in self.frameworks.values():
+            fwk.dispatch(event)
+
+    # -- unscheduled pods -------------------------------------------------------------------------------------
+
+    def enqueue(self, pod: PodInfo) -> Status:
+        """A new pending pod of one of the profiles enters the queue. A nomination it carries from an earlier
+        preemption (status.nominatedNodeName) is honoured; a PreEnqueue plugin may hold it back (gated). Answers
+        the PreEnqueue status."""
+        fwk = self.framework_for(pod)
+        if fwk is None:
+            raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
+        nominated = pod.pod.nominated_node_name
+        if nominated in self._snapshot.index:
+            self.nominator.nominate(pod, self._snapshot.index[nominated])
+        gate = fwk.run_pre_enqueue(pod)
+        self._queue.add(pod, gate_reason="" if gate.ok else gate.message)
+        return gate
+
+    def dequeue(self, pod: PodInfo) -> None:
+        """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination.
+        Nothing else moves (upstream ``deletePodFromSchedulingQueue``)."""
+        self._queue.remove(pod.key)
+        self.nominator.clear(pod)
+
+    def next_pod(self) -> QueuedPod | None:
+        """The next pod to try now (backoffs that expired by the clock's now are flushed first), or None."""
+        return self._queue.pop(self.clock())
+
+    def take(self, key: str) -> QueuedPod | None:
+        """Take the pod out of the queue to try it now, out of turn (a record's replay tries pods in the recorded
+        order). None when it is not queued."""
+        return self._queue.remove(key)
+
+    def requeue(self, info: PodInfo) -> None:
+        """A pod that left the queue without an outcome (a bind conflict the watch never resolved) waits again,
+        as when it was created; nothing when it is queued already."""
+        if info.key not in self._queue:
+            self._queue.add(info)
+
+    def handle_failure(self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True) -> None:
+        """After an attempt that did not place the pod (upstream ``handleSchedulingFailure``): record the
+        nomination preemption made (or cleared), then send the pod back: after an error to backoff at once, when
+        unschedulable to wait for a cluster change. ``requeue=False``: the pod is not sent back (the cluster says
+        it is gone or bound)."""
+        pod = qp.info
+        if result.nominated_node:
+            pod.pod.nominated_node_name = result.nominated_node
+            self.nominator.nominate(pod, self._snapshot.index[result.nominated_node])
+        elif result.nominated_node == "":
+            pod.pod.nominated_node_name = ""
+            self.nominator.clear(pod)
+        if not requeue:
+            return
+        if result.status.code == Code.ERROR:
+            self._queue.requeue_now(qp, self.clock())
+        else:
+            diagnosis = result.diagnosis
+            plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
+            self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+
+    def move_all(self) -> None:
+        """A change that may let any waiting pod fit (upstream ``MoveAllToActiveOrBackoffQueue``, also its
+        periodic flush of pods that waited too long): every unschedulable pod goes back."""
+        self._queue.move_all(self.clock())
+
+    # -- assigned pods ----------------------------------------------------------------------------------------
+
+    def pod_assigned(self, info: PodInfo, node: str) -> None:
+        """A pod is bound to ``node`` (bound by the scheduler, or seen bound): it holds room there (an assumed pod
+        is confirmed; a pod held elsewhere moves), the plugins hear of it, and the unschedulable pods it may help
+        are tried again (upstream ``addAssignedPodToCache`` with the AssignedPodAdd event)."""
+        self.cache.add_pod(info, node)
+        self.dispatch(ClusterEvent(POD, ADD, None, info.pod))
+        self._assigned_pod_added(info)
+
+    def assigned_pod_seen(
+        self, info: PodInfo, node: str, *, labels: dict[str, str], phase: str, terminating: bool
+    ) -> None:
+        """The watch shows a pod the cache holds on ``node`` with these labels, phase and deletion state: the
+        first sight of a pod we bound confirms it (as :meth:`pod_assigned`); later ones are updates. When what the
+        snapshot's per-node match counts read changes, the pod is counted out and in again."""
+        first_sight = self.cache.is_assumed(info.key)
+        before = replace(info.pod)
+        self.cache.add_pod(info, node)
+        recount = info.pod.labels != labels or info.pod.terminating != terminating
+        if recount:
+            self.cache.remove_pod(info.key)
+        info.pod.labels = labels
+        info.pod.phase = phase
+        info.pod.terminating = terminating
+        if recount:
+            self.cache.add_pod(info, node)
+        if first_sight:
+            self.dispatch(ClusterEvent(POD, ADD, None, info.pod))
+            self._assigned_pod_added(info)
+        else:
+            self.dispatch(ClusterEvent(POD, UPDATE, before, info.pod))
+
+    def pod_finished(self, key: str, phase: str) -> None:
+        """A bound pod reached ``phase`` (Succeeded or Failed): it no longer holds room, the plugins see the
+        update, and every unschedulable pod is tried again. Nothing when the cache does not hold it."""
+        held = self.cache.remove_pod(key)
+        if held is None:
+            return
+        old = replace(held.pod)
+        held.pod.phase = phase
+        self.dispatch(ClusterEvent(POD, UPDATE, old, held.pod))
+        self.move_all()
+
+    def pod_deleted(self, info: PodInfo) -> None:
+        """The pod is gone. A pod that held room (bound or assumed) frees it, the plugins hear of it and every
+        unschedulable pod is tried again; a pending pod just leaves the queue."""
+        held = self.cache.remove_pod(info.key)
+        if held is not None:
+            self.dispatch(ClusterEvent(POD, DELETE, held.pod, None))
+        self.dequeue(info)
+        if held is not None:
+            self.move_all()
+
+    def expire_assumed(self) -> list[PodInfo]:
+        """Assumed pods whose binding the watch never confirmed within the cache's TTL are forgotten, as deleted
+        ones. Answers them."""
+        gone = self.cache.cleanup_expired(self.clock())
+        for info in gone:
+            self.dispatch(ClusterEvent(POD, DELETE, info.pod, None))
+            self.move_all()
+        return gone
+
+    def _assigned_pod_added(self, added: PodInfo) -> None:
+        """Unschedulable pods that a plugin rejected and that ``added`` may help (the plugin's
+        ``assigned_pod_may_help``: a spread constraint's namespace, a required pod affinity term it matches) go
+        back to be tried (upstream's queueing hints for AssignedPodAdd)."""
+        hints = self._pod_add_hints
+        if not hints:
+            return
+        snap = self._snapshot
+
+        def helps(qp: QueuedPod) -> bool:
+            return any(
+                name in hints and hints[name].assigned_pod_may_help(qp.info, added, snap)
+                for name in qp.unschedulable_plugins
+            )
+
+        self._queue.move_some(self.clock(), helps)
+
+    # -- nodes, namespaces and other objects ------------------------------------------------------------------
+
+    def node_set(self, node: Node) -> None:
+        """A node added, or changed (cordoned, relabelled, resized): waiting pods are tried again."""
+        self.cache.add_node(node)
+        self.move_all()
+
+    def node_removed(self, name: str) -> Snapshot:
+        """The node is gone: the cache makes a new snapshot without it (columns renumbered; its pods wait, holding
+        nothing, for the node or their own deletion), the scheduler schedules on it, waiting pods are tried
+        again. Nominations follow their nodes' new columns; a pod nominated to the node that is gone is no longer
+        nominated (it keeps status.nominatedNodeName, as in kube-scheduler, and is nominated again if the node
+        comes back before it is tried). Answers the new snapshot (the current one when the node was unknown)."""
+        if name not in self._snapshot.index:
+            return self._snapshot
+        snap = self.cache.remove_node(name)
+        self._snapshot = snap
+        self._order = None
+        self._name_rank = None
+        nominated = [p for col in self.nominator.nodes() for p in self.nominator.on_node(col)]
+        for q in self._queue.pods():
+            if self.nominator.node_of(q.info.key) is None:
+                nominated.append(q.info)
+        for info in nominated:
+            self.nominator.clear(info)
+            nominated_name = info.pod.nominated_node_name
+            if nominated_name in snap.index and info.key not in self.cache:
+                self.nominator.nominate(info, snap.index[nominated_name])
+        self.move_all()
+        return snap
+
+    def namespace_set(self, name: str, labels: dict[str, str] | None) -> None:
+        """A namespace's labels (None: the namespace is gone), for namespace selectors."""
+        self._snapshot.set_namespace(name, labels)
+
+    def object_changed(self, event: ClusterEvent) -> None:
+        """Another object changed (an ElasticQuota, a Service, a workload controller): the plugins hear of it;
+        when its kind is one that can let pods fit (``MOVING_KINDS``), every unschedulable pod is tried again."""
+        self.dispatch(event)
+        if event.resource in MOVING_KINDS:
+            self.move_all()
+
+    def storage_changed(self) -> None:
+        """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage
+        catalog the volume plugins read (VolumeBinding, VolumeZone, ... register these events upstream)."""
+        self.move_all()
+
+    def replay_to_plugins(self, events: Iterable[ClusterEvent]) -> None:
+        """The cluster as new plugins' informers list it after a configuration change: each object an ``Add``
+        for the plugins, nothing moved (the waiting pods are in the new queue already)."""
+        for event in events:
+            self.dispatch(event)
+
+
+class FailedAttempt(Protocol):
+    """What :meth:`EventHandlers.handle_failure` reads of an attempt (``scheduler.CycleResult`` is one)."""
+
+    @property
+    def nominated_node(self) -> str | None: ...
+
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def diagnosis(self) -> Diagnosis | None: ...
