@@ -27,8 +27,9 @@ from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions, ClusterEvent
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100

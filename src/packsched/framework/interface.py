@@ -16,7 +16,8 @@ import numpy.typing as npt
 from packsched.api.storage import StorageObjects
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
 
 if TYPE_CHECKING:

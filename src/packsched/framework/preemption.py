@@ -39,8 +39,9 @@ from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import NO_NODE_AVAILABLE, Diagnosis, RejectGroup
 from packsched.framework.interface import BudgetView, Handle, PostFilterResult, PreFilterExtensions
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"

@@ -38,7 +38,8 @@ from packsched.framework.interface import (
     ScorePlugin,
     implements,
 )
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import Code, PluginError, Status
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.

@@ -27,7 +27,8 @@ import numpy.typing as npt
 
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import FilterPlugin, Handle, ResourceFitFilter, filter_reads_pods
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
 if TYPE_CHECKING:
     from packsched.framework.runtime import Framework

@@ -25,9 +25,10 @@ from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterActions, ClusterEvent
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import NOT_ELIGIBLE_TERMINATING
 from packsched.framework.runtime import PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.handlers import InformerHandlers, Tracked

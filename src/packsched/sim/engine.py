@@ -21,8 +21,9 @@ from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.backend.queue import QueuedPod, SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, SERVICE, UPDATE, WORKLOAD, ClusterEvent
+from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.runtime import PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.scheduler import CycleResult, Scheduler
 from packsched.sim.controllers import RESTARTING_KINDS, Controllers

@@ -38,9 +38,10 @@ from packsched.framework import preemption as pre
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import Handle, NodeSel, PostFilterResult, Rejection
+from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.preemption import Candidate, filter_pods_with_pdb_violation, pick_one_node_for_preemption
 from packsched.framework.runtime import Framework, PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.defaultpreemption.default_preemption import NAME, DefaultPreemption, new_default_preemption
 from packsched.plugins.registry import in_tree_registry
