@@ -1064,16 +1064,16 @@ class FilteringExtensions(ErrorExtensions):
 def test_node_by_node_only_when_a_plugin_filters_on_its_extension_state() -> None:
     # an extension plugin that does not filter: the filters never read what AddPod/RemovePod change
     fwk, _ = plugin_of(simulation([node("n")], [], setup=Setup(error_plugin=True)))
-    assert pre.has_extensions(fwk, CycleState())
+    assert fwk.has_active_extensions(CycleState())
     assert not pre.filters_read_extension_state(fwk, CycleState())
     # the same plugin filtering too: each node must be judged with its own cycle state
     fwk.filters.append(FilteringExtensions())
     assert pre.filters_read_extension_state(fwk, CycleState())
     state = CycleState()
     state.skip_filter.add("test-plugin")
-    assert not pre.filters_read_extension_state(fwk, state) and not pre.has_extensions(fwk, state)
+    assert not pre.filters_read_extension_state(fwk, state) and not fwk.has_active_extensions(state)
     fwk, _ = plugin_of(simulation([node("n")], []))
-    assert not pre.has_extensions(fwk, CycleState())
+    assert not fwk.has_active_extensions(CycleState())
 
 
 # -- the factory ---------------------------------------------------------------------------------------------
