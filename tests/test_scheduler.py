@@ -9,8 +9,9 @@ from packsched.api.manifests import Cluster
 from packsched.api.objects import Taint
 from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import PluginRef, PluginSet, Profile
+from packsched.framework.podinfo import make_pod_info
 from packsched.framework.runtime import Framework, FrameworkError
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find, zone_interleaved_order

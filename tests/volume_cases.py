@@ -12,7 +12,8 @@ import numpy as np
 from packsched.api.manifests import Cluster, load_manifests
 from packsched.api.storage import StorageObjects
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 
 HEAD = """

@@ -25,8 +25,9 @@ from packsched.backend.nominator import Nominator
 from packsched.backend.queue import QueuedPod, QueueView, SchedulingQueue
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, AssignedPodAddPlugin, ClusterEvent
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
 
 # Objects whose changes may let waiting pods fit: every unschedulable pod is tried again after one (a quota that

@@ -32,8 +32,9 @@ from packsched.eventhandlers import EventHandlers
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100

@@ -7,7 +7,8 @@ import pytest
 
 from helpers import node, pod
 from packsched.backend.cache import Cache, CacheError
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import Snapshot
 
 
 def _cache(ttl: float = 0.0) -> Cache:

@@ -13,7 +13,8 @@ from helpers import node
 from packsched.api.objects import LabelSelector, Pod, Requirement
 from packsched.backend import podcounts
 from packsched.backend.podcounts import PodCountIndex, PodFilter, domain_sums, pod_counts
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import Snapshot
 
 APP_A = LabelSelector((("app", "a"),))
 HAS_APP = LabelSelector((), (Requirement("app", "Exists"),))

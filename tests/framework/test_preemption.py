@@ -13,8 +13,8 @@ from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, ElasticQuota, LabelSelector, Pod, PodDisruptionBudget
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
+from packsched.framework.podinfo import make_pod_info
 from packsched.framework.preemption import DryRunResult, Evaluator, potential_nodes
-from packsched.framework.snapshot import make_pod_info
 from packsched.plugins.capacityscheduling.capacity_scheduling import CapacityScheduling
 from packsched.plugins.capacityscheduling.elastic_quota import QuotaInfo, QuotaInfos
 from packsched.plugins.defaultpreemption.default_preemption import DefaultPreemption

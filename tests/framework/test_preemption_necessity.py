@@ -24,7 +24,7 @@ from packsched.api.objects import (
 )
 from packsched.config import default_config
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import CycleResult
 from packsched.sim.engine import Simulation

@@ -8,7 +8,8 @@ from helpers import make_config, make_profile, node, pod
 from packsched.config.types import PluginArgs, PluginRef
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import Scheduler

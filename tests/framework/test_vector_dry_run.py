@@ -15,8 +15,8 @@ from packsched.api.objects import Container, Pod
 from packsched.config.loader import default_config
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
+from packsched.framework.podinfo import make_pod_info
 from packsched.framework.preemption import pick_one_node_for_preemption, potential_nodes
-from packsched.framework.snapshot import make_pod_info
 from packsched.framework.vector_dry_run import importance_order
 from packsched.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from packsched.plugins.registry import in_tree_registry

@@ -16,7 +16,8 @@ from packsched.api.objects import (
     Toleration,
 )
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.helper.normalize import default_normalize_score
 from packsched.plugins.nodeaffinity.node_affinity import ERR_REASON_POD, NodeAffinityPlugin

@@ -8,7 +8,8 @@ import pytest
 
 from packsched.api.objects import Container, Node, NodeImage, Pod
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.plugins.imagelocality.image_locality import ImageLocality, normalized_image_name
 
 MB = 1024 * 1024

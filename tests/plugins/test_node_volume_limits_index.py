@@ -20,7 +20,8 @@ from packsched.api.storage import (
     StorageObjects,
 )
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import BoolArray, PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import BoolArray, Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.helper.volumes import csi_attach_limit_key
 from packsched.plugins.nodevolumelimits.attached import (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from packsched.config.loader import default_config
-from packsched.framework.snapshot import make_pod_info
+from packsched.framework.podinfo import make_pod_info
 from packsched.framework.status import Code
 from packsched.plugins.registry import in_tree_registry
 from packsched.plugins.volumerestrictions.volume_restrictions import (

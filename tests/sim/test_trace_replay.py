@@ -10,7 +10,7 @@ import pytest
 
 from packsched.api.errors import InputError
 from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
-from packsched.framework.snapshot import make_pod_info
+from packsched.framework.podinfo import make_pod_info
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.policies import policy_config
 from packsched.sim.replay import bin_curve, pod_order, replay, summarize, target_workload

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from packsched.api.objects import Node
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import Snapshot
 
 
 @dataclass

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from packsched.api.objects import Pod, PodDisruptionBudget
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 
 
 @dataclass

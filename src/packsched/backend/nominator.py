@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from packsched.framework.snapshot import IntArray, PodInfo
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray
 from packsched.framework.totals import PriorityTotals
 
 

@@ -33,7 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from packsched.api.objects import LabelSelector, Pod
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
 INDEX_KEY = "packsched.backend.podcounts"
 IDLE_CYCLES = 10_000

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from packsched.config.defaults import DEFAULT_POD_INITIAL_BACKOFF_SECONDS, DEFAULT_POD_MAX_BACKOFF_SECONDS
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 
 SortKey = Callable[[PodInfo], tuple[int, ...]]
 

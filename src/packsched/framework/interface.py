@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -16,12 +16,10 @@ import numpy.typing as npt
 from packsched.api.storage import StorageObjects
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.diagnosis import Diagnosis, RejectGroup
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
-
-if TYPE_CHECKING:
-    from packsched.framework.diagnosis import Diagnosis
-    from packsched.framework.runtime import Framework
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -152,6 +150,7 @@ class FilterPlugin(Protocol):
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]: ...
 
 
+@runtime_checkable
 class ResourceFitFilter(Protocol):
     """A filter that judges a node by its free amounts and its pod count alone (NodeResourcesFit): a node passes
     when it has room for one more pod and, for each (snapshot resource row, amount) of ``fit_demand``, at least
@@ -250,6 +249,47 @@ def implements(plugin: object, point: str) -> bool:
     return isinstance(plugin, POINT_PROTOCOLS[point])
 
 
+class ProfileRuntime(Protocol):
+    """One profile's runtime as plugins reach it (``Handle.framework_for``): its filters and PreFilter extensions
+    and the framework calls that run them, as upstream's ``framework.Framework`` interface.
+    :class:`packsched.framework.runtime.Framework` implements it."""
+
+    @property
+    def filters(self) -> Sequence[FilterPlugin]:
+        """The Filter plugins, in the profile's order."""
+        ...
+
+    @property
+    def extensions(self) -> Sequence[PreFilterPlugin]:
+        """The PreFilter plugins with AddPod/RemovePod (:class:`PreFilterExtensions`), in the profile's order."""
+        ...
+
+    def has_active_extensions(self, state: CycleState) -> bool:
+        """Whether a PreFilter plugin of this cycle (not skipped) must hear of pods added or removed."""
+        ...
+
+    def run_add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        """Upstream RunPreFilterExtensionAddPod: ``other`` now counts on node ``col``."""
+        ...
+
+    def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        """Upstream RunPreFilterExtensionRemovePod: ``other`` no longer counts on node ``col``."""
+        ...
+
+    def run_filters_with_nominated(
+        self, state: CycleState, pod: PodInfo, sel: NodeSel
+    ) -> tuple[BoolArray, list[RejectGroup]]:
+        """Every filter over the selected nodes, with the pods nominated there counted (upstream
+        RunFilterPluginsWithNominatedPods)."""
+        ...
+
+    def arithmetic_filters(self, state: CycleState) -> tuple[ResourceFitFilter, list[FilterPlugin]] | None:
+        """This cycle's filters (skipped ones left out) when each judges a node by its free amounts and pod count
+        alone (exactly one :class:`ResourceFitFilter`) or reads no placed pod (:func:`filter_reads_pods`): that
+        fit filter and the others, in order; None otherwise."""
+        ...
+
+
 class ClusterActions(Protocol):
     """What plugins may do to the cluster beyond the snapshot: the simulator and the live adapter implement it."""
 
@@ -301,7 +341,7 @@ class Handle(Protocol):
         where the runtime does not track them (the volume plugins then let every pod pass)."""
         ...
 
-    def framework_for(self, pod: PodInfo) -> Framework | None:
+    def framework_for(self, pod: PodInfo) -> ProfileRuntime | None:
         """The profile runtime that schedules ``pod`` (by its schedulerName)."""
         ...
 

@@ -11,15 +11,11 @@ a pod placed in two snapshots at once is mirrored by the last one only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import numpy.typing as npt
 
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.totals import PriorityTotals
-
-if TYPE_CHECKING:
-    from packsched.framework.snapshot import PodInfo
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -38,9 +38,9 @@ from packsched.api.objects import Pod
 from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import NO_NODE_AVAILABLE, Diagnosis, RejectGroup
-from packsched.framework.interface import BudgetView, Handle, PostFilterResult, PreFilterExtensions
-from packsched.framework.runtime import Framework
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.interface import BudgetView, Handle, PostFilterResult, ProfileRuntime
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -259,23 +259,12 @@ def potential_nodes(diagnosis: Diagnosis) -> IntArray:
     return out
 
 
-def filters_read_extension_state(fwk: Framework, state: CycleState) -> bool:
+def filters_read_extension_state(fwk: ProfileRuntime, state: CycleState) -> bool:
     """Whether some plugin of this cycle both keeps PreFilter state up to date through AddPod/RemovePod and
     filters (so its filter reads what those change): then the dry run must judge each node with that node's own
     cycle state, one node at a time."""
     filtering = {p.name for p in fwk.filters if p.name not in state.skip_filter}
     return any(p.name not in state.skip_filter and p.name in filtering for p in fwk.extensions)
-
-
-def active_extensions(fwk: Framework, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
-    """The PreFilter plugins of this cycle that must hear of pods added or removed (AddPod/RemovePod), by name,
-    in the profile's order (the framework's RunPreFilterExtensionAddPod / RemovePod call the same ones)."""
-    return [(p.name, p) for p in fwk.extensions if p.name not in state.skip_filter]
-
-
-def has_extensions(fwk: Framework, state: CycleState) -> bool:
-    """Whether some PreFilter plugin of this cycle must hear of pods added or removed (AddPod/RemovePod)."""
-    return fwk.has_active_extensions(state)
 
 
 class CandidateCollector:
@@ -362,7 +351,8 @@ class Evaluator:
     def __init__(self, handle: Handle, policy: Policy) -> None:
         self.handle = handle
         self.policy = policy
-        self._extensions: list[tuple[str, PreFilterExtensions]] = []  # those of the dry run under way
+        # the profile whose PreFilter extensions hear of the pods the dry run under way moves (None: none active)
+        self._listening: ProfileRuntime | None = None
 
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """Upstream Evaluator.Preempt (the message without a plugin's prefix). ``nominated_node`` is None where
@@ -412,7 +402,7 @@ class Evaluator:
 
     def dry_run(
         self,
-        fwk: Framework,
+        fwk: ProfileRuntime,
         state: CycleState,
         pod: PodInfo,
         potential: IntArray,
@@ -461,7 +451,7 @@ class Evaluator:
 
     def vector_dry_run(
         self,
-        fwk: Framework,
+        fwk: ProfileRuntime,
         state: CycleState,
         pod: PodInfo,
         potential: IntArray,
@@ -474,14 +464,14 @@ class Evaluator:
         apply (then :meth:`dry_run` decides)."""
         if not getattr(self.policy, "victims_are_lower_priority_pods", False):
             return None
-        the_plan = vdr.plan(fwk, state, has_extensions(fwk, state), pdbs)
+        the_plan = vdr.plan(fwk, state, pdbs)
         if the_plan is None:
             return None
         order = np.concatenate([potential[offset:], potential[:offset]])
         return vdr.run(self.handle, the_plan, state, pod, order, num_candidates)
 
     def select_victims_on_node(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
+        self, fwk: ProfileRuntime, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
     ) -> Victims:
         """Upstream SelectVictimsOnNode on node column ``col``, judged alone with its own copy of ``state``."""
         res = self.select_victims(fwk, state, pod, [col], pdbs, shared_filter=False)
@@ -489,7 +479,7 @@ class Evaluator:
 
     def select_victims(
         self,
-        fwk: Framework,
+        fwk: ProfileRuntime,
         state: CycleState,
         pod: PodInfo,
         cols: Sequence[int],
@@ -515,8 +505,8 @@ class Evaluator:
                 out[col] = ([], 0, self.policy.no_victims(snap.nodes[col].name, pod))
         if not plans:
             return out
-        self._extensions = active_extensions(fwk, state)
-        clone = bool(self._extensions)  # without extensions nothing writes to a node's state
+        clone = fwk.has_active_extensions(state)  # without extensions nothing writes to a node's state
+        self._listening = fwk if clone else None
         runs = [_NodeRun(col, state.clone() if clone else state) for col in plans]
         log = _DryRunLog(snap)
         try:
@@ -539,7 +529,7 @@ class Evaluator:
 
     def _judge_without_victims(
         self,
-        fwk: Framework,
+        fwk: ProfileRuntime,
         state: CycleState,
         pod: PodInfo,
         runs: list[_NodeRun],
@@ -567,7 +557,7 @@ class Evaluator:
 
     def _reprieve(
         self,
-        fwk: Framework,
+        fwk: ProfileRuntime,
         state: CycleState,
         pod: PodInfo,
         runs: list[_NodeRun],
@@ -615,16 +605,17 @@ class Evaluator:
 
     def _tell(self, pod: PodInfo, run: _NodeRun, p: PodInfo, what: str, out: dict[int, Victims]) -> bool:
         """AddPod or RemovePod of ``p`` on the run's node, for every active extension (the framework's
-        RunPreFilterExtension*, called directly: this is the dry run's innermost loop); False (and the node's
-        error in ``out``) if one fails."""
-        snap = self.handle.snapshot
-        for name, ext in self._extensions:
-            call = ext.add_pod if what == ADD_POD else ext.remove_pod
-            st = call(run.state, pod, p, run.col, snap)
-            if st.code != Code.SUCCESS:
-                out[run.col] = ([], 0, _extension_error(what, st.plugin or name, st))
-                return False
-        return True
+        RunPreFilterExtension*; nothing to call where no extension is active, as this is the dry run's innermost
+        loop); False (and the node's error in ``out``) if one fails."""
+        fwk = self._listening
+        if fwk is None:
+            return True
+        call = fwk.run_add_pod if what == ADD_POD else fwk.run_remove_pod
+        st = call(run.state, pod, p, run.col)
+        if st.ok:
+            return True
+        out[run.col] = ([], 0, _extension_error(what, st.plugin, st))
+        return False
 
     # -- choosing and preparing -----------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ import numpy as np
 
 from packsched.api.errors import FieldError, InputError
 from packsched.config.types import EXTENSION_POINTS, PluginArgs, PluginRef, Profile
-from packsched.framework import vector_dry_run
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.interface import (
@@ -34,11 +33,14 @@ from packsched.framework.interface import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ResourceFitFilter,
     ScoreExtensions,
     ScorePlugin,
+    filter_reads_pods,
     implements,
 )
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import Code, PluginError, Status
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
@@ -174,6 +176,11 @@ class Framework:
         self.pre_enqueue = [p for p, _ in pts["preEnqueue"] if isinstance(p, PreEnqueuePlugin)]
         self.pre_filter = [p for p, _ in pts["preFilter"] if isinstance(p, PreFilterPlugin)]
         self.filters = [p for p, _ in pts["filter"] if isinstance(p, FilterPlugin)]
+        # each filter as arithmetic_filters needs it: the filter, itself again if it judges a node by its free
+        # amounts and pod count alone (a ResourceFitFilter), and whether its verdict may read placed pods
+        self._filter_kinds = [
+            (p, p if isinstance(p, ResourceFitFilter) else None, filter_reads_pods(p)) for p in self.filters
+        ]
         self.post_filters = [p for p, _ in pts["postFilter"] if isinstance(p, PostFilterPlugin)]
         self.pre_scores = [p for p, _ in pts["preScore"] if isinstance(p, PreScorePlugin)]
         self.scores = [
@@ -256,7 +263,7 @@ class Framework:
         with those pods added (and also without them)."""
         feasible, groups = self.run_filters(state, pod, sel)
         has_extensions = self.has_active_extensions(state)
-        if vector_dry_run.plan(self, state, has_extensions, ()) is not None:
+        if not has_extensions and self.arithmetic_filters(state) is not None:
             # every filter reads amounts and pod counts only, or no placed pod at all: add the nominated pods'
             # totals to the arrays instead of placing each pod
             self._filter_with_nominated_totals(state, pod, sel, feasible, groups)
@@ -379,24 +386,46 @@ class Framework:
         return any(p.name not in state.skip_filter for p in self.extensions)
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        """Upstream RunPreFilterExtensionAddPod: ``other`` now counts on node ``col``."""
+        return self._run_extensions(True, state, pod, other, col)
+
+    def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        """Upstream RunPreFilterExtensionRemovePod: ``other`` no longer counts on node ``col``."""
+        return self._run_extensions(False, state, pod, other, col)
+
+    def _run_extensions(self, add: bool, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
+        """AddPod (``add``) or RemovePod of ``other`` on node ``col`` for each PreFilter extension of this cycle
+        (not skipped), in the profile's order, until one fails: its status, naming the plugin. The one loop over
+        the extensions (preemption's dry run calls it too)."""
+        snap = self.handle.snapshot
         for p in self.extensions:
             if p.name in state.skip_filter:
                 continue
-            st = p.add_pod(state, pod, other, col, self.handle.snapshot)
+            st = p.add_pod(state, pod, other, col, snap) if add else p.remove_pod(state, pod, other, col, snap)
             if not st.ok:
                 st.plugin = st.plugin or p.name
                 return st
         return Status()
 
-    def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
-        for p in self.extensions:
+    def arithmetic_filters(self, state: CycleState) -> tuple[ResourceFitFilter, list[FilterPlugin]] | None:
+        """This cycle's filters (skipped ones left out) when each judges a node by its free amounts and pod count
+        alone (exactly one ResourceFitFilter: NodeResourcesFit) or reads no placed pod (``filter_reads_pods``):
+        that fit filter and the others, in order; None otherwise. Then pods can be counted on nodes as sums
+        (``run_filters_with_nominated``, preemption's dry run on arrays) instead of being placed one by one."""
+        fit: ResourceFitFilter | None = None
+        static: list[FilterPlugin] = []
+        for p, as_fit, reads_pods in self._filter_kinds:
             if p.name in state.skip_filter:
                 continue
-            st = p.remove_pod(state, pod, other, col, self.handle.snapshot)
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
-        return Status()
+            if as_fit is not None:
+                if fit is not None:
+                    return None
+                fit = as_fit
+            elif reads_pods:
+                return None
+            else:
+                static.append(p)
+        return (fit, static) if fit is not None else None
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """PostFilter plugins in order until one succeeds (or one answers UnschedulableAndUnresolvable)."""

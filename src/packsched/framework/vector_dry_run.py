@@ -20,17 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import FilterPlugin, Handle, ResourceFitFilter, filter_reads_pods
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
-
-if TYPE_CHECKING:
-    from packsched.framework.runtime import Framework
+from packsched.framework.interface import FilterPlugin, Handle, ProfileRuntime, ResourceFitFilter
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
 # pickOneNodeForPreemption adds MaxInt32+1 to every priority before summing, so that a node with a few
 # negative-priority victims is not preferred over a node with fewer victims of the same negative priority.
@@ -94,24 +91,14 @@ class Found:
         return int(keep[0])
 
 
-def plan(fwk: Framework, state: CycleState, has_extensions: bool, pdbs: Sequence[object]) -> Plan | None:
-    """The vectorised dry run's view of this cycle's filters, or None where it does not apply."""
-    if has_extensions or pdbs:
+def plan(fwk: ProfileRuntime, state: CycleState, pdbs: Sequence[object]) -> Plan | None:
+    """The vectorised dry run's view of this cycle's filters (``ProfileRuntime.arithmetic_filters``), or None
+    where it does not apply: a PreFilter extension is active, a PodDisruptionBudget exists, or a filter reads
+    more than amounts and pod counts."""
+    if pdbs or fwk.has_active_extensions(state):
         return None
-    fit: ResourceFitFilter | None = None
-    static: list[FilterPlugin] = []
-    for p in fwk.filters:
-        if p.name in state.skip_filter:
-            continue
-        if callable(getattr(p, "fit_demand", None)):
-            if fit is not None:
-                return None
-            fit = p  # type: ignore[assignment]  # checked just above: it has fit_demand
-        elif filter_reads_pods(p):
-            return None
-        else:
-            static.append(p)
-    return Plan(fit, static) if fit is not None else None
+    split = fwk.arithmetic_filters(state)
+    return Plan(*split) if split is not None else None
 
 
 def run(

@@ -24,9 +24,10 @@ from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ClusterActions
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import NOT_ELIGIBLE_TERMINATING
 from packsched.framework.runtime import PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.handlers import InformerHandlers, Tracked

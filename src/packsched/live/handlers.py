@@ -26,7 +26,7 @@ from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
-from packsched.framework.snapshot import PodInfo, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.live.cluster_objects import ClusterObjects
 from packsched.live.decode import decode, resolve_pod_priority
 from packsched.live.pod_status import PodStatusWriter

@@ -44,7 +44,8 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import IO, Any
 
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.port import (
     ELASTIC_QUOTAS,

@@ -29,8 +29,8 @@ from packsched.api.errors import InputError
 from packsched.config import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import parse_kube_version
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import PluginFactory
-from packsched.framework.snapshot import PodInfo
 from packsched.framework.status import Code, Status
 from packsched.live.binding import BindingDone
 from packsched.live.controller import DELETE, REMOVAL_MODES, Controller, blocked_nomination

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from packsched.api.objects import Pod
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 from packsched.live.port import PODS, ApiError, ApiPort, Obj
 from packsched.live.recorder import Recorder
 

@@ -20,8 +20,9 @@ from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, ELASTIC_QUOTA, SERVICE, WORKLOAD, ClusterEvent
+from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.runtime import PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.scheduler import CycleResult, QueuedPod, QueueView, Scheduler
 from packsched.sim.controllers import RESTARTING_KINDS, Controllers

@@ -28,7 +28,8 @@ from packsched.api.objects import DEFAULT_SCHEDULER_NAME, Node
 from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
 from packsched.backend.gpu.table import device_table
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler

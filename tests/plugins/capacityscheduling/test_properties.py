@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from helpers import capacity_config, node
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, ElasticQuota, Pod
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import CycleResult
 from packsched.sim.engine import Simulation

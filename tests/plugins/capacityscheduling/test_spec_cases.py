@@ -24,7 +24,7 @@ from packsched.api.quantity import MAX_INT64
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
-from packsched.framework.snapshot import make_pod_info
+from packsched.framework.podinfo import make_pod_info
 from packsched.framework.status import Code, Status
 from packsched.plugins.capacityscheduling.capacity_scheduling import (
     NAME,

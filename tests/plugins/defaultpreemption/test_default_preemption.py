@@ -38,9 +38,10 @@ from packsched.framework import preemption as pre
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import Handle, NodeSel, PostFilterResult, Rejection
+from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.preemption import Candidate, filter_pods_with_pdb_violation, pick_one_node_for_preemption
 from packsched.framework.runtime import Framework, PluginFactory
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.defaultpreemption.default_preemption import NAME, DefaultPreemption, new_default_preemption
 from packsched.plugins.registry import in_tree_registry
@@ -1063,16 +1064,16 @@ class FilteringExtensions(ErrorExtensions):
 def test_node_by_node_only_when_a_plugin_filters_on_its_extension_state() -> None:
     # an extension plugin that does not filter: the filters never read what AddPod/RemovePod change
     fwk, _ = plugin_of(simulation([node("n")], [], setup=Setup(error_plugin=True)))
-    assert pre.has_extensions(fwk, CycleState())
+    assert fwk.has_active_extensions(CycleState())
     assert not pre.filters_read_extension_state(fwk, CycleState())
     # the same plugin filtering too: each node must be judged with its own cycle state
     fwk.filters.append(FilteringExtensions())
     assert pre.filters_read_extension_state(fwk, CycleState())
     state = CycleState()
     state.skip_filter.add("test-plugin")
-    assert not pre.filters_read_extension_state(fwk, state) and not pre.has_extensions(fwk, state)
+    assert not pre.filters_read_extension_state(fwk, state) and not fwk.has_active_extensions(state)
     fwk, _ = plugin_of(simulation([node("n")], []))
-    assert not pre.has_extensions(fwk, CycleState())
+    assert not fwk.has_active_extensions(CycleState())
 
 
 # -- the factory ---------------------------------------------------------------------------------------------

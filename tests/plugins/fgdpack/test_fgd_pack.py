@@ -18,7 +18,8 @@ from packsched.backend.gpu.table import DeviceTable, device_table
 from packsched.config.loader import load_config_data
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.plugins.fgd.fgd import FGDScore
 from packsched.plugins.fgdpack.fgd_pack import FGDPackScore, rank_scores
 from packsched.plugins.helper.gpu import CHOICE_KEY

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from packsched.api.gpushare import GPU_INDEX, pod_gpu_demand
 from packsched.backend.gpu.table import device_table
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler

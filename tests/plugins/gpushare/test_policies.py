@@ -7,7 +7,8 @@ import pytest
 
 from packsched.backend.gpu.table import device_table
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.plugins.bestfit.best_fit import BestFitScore, min_max_normalize
 from packsched.plugins.dotproduct.dot_product import DotProductScore
 from packsched.plugins.fgd.fgd import FGDScore

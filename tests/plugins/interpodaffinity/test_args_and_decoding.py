@@ -12,7 +12,7 @@ from packsched.api.manifests import decode_document
 from packsched.api.objects import LabelSelector, Requirement
 from packsched.config import default_config, load_config_data
 from packsched.config.types import InterPodAffinityArgs
-from packsched.framework.snapshot import make_pod_info
+from packsched.framework.podinfo import make_pod_info
 from packsched.live.decode import decode as live_decode
 from packsched.live.port import Resource
 from packsched.plugins.interpodaffinity.terms import pod_terms

@@ -13,7 +13,8 @@ from packsched.api.objects import LabelSelector, Node, Pod, PodAffinity, PodAffi
 from packsched.api.objects import WeightedPodAffinityTerm as Weighted
 from packsched.config.types import InterPodAffinityArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.interpodaffinity.inter_pod_affinity import (
     ERR_REASON_AFFINITY,

@@ -11,7 +11,8 @@ from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, LabelSelector, Pod, PodAffinity, PodAffinityTerm
 from packsched.config.loader import default_config
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.plugins.interpodaffinity.inter_pod_affinity import (
     ERR_REASON_ANTI_AFFINITY,
     ERR_REASON_EXISTING_ANTI_AFFINITY,

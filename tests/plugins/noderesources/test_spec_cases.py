@@ -20,7 +20,8 @@ from packsched.config.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from packsched.framework.snapshot import Snapshot, make_pod_info
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import PluginError
 from packsched.plugins.noderesources.scoring import (
     ResourceColumns,

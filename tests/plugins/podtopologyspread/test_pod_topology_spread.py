@@ -32,7 +32,8 @@ from packsched.config.types import LIST_DEFAULTING, SYSTEM_DEFAULTING, PodTopolo
 from packsched.config.versions import parse_kube_version
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import ADD, DELETE, SERVICE, WORKLOAD, ClusterEvent
-from packsched.framework.snapshot import PodInfo, Snapshot, make_pod_info
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.podtopologyspread.common import MAX_INT32
 from packsched.plugins.podtopologyspread.filtering import (

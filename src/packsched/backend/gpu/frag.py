@@ -22,7 +22,8 @@ import numpy.typing as npt
 from packsched.api.gpushare import MILLI, GpuDemand, parse_models
 from packsched.api.resources import CPU
 from packsched.backend.gpu.table import DeviceTable, device_table
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_COVERAGE = 0.95

@@ -22,7 +22,8 @@ from packsched.api.gpushare import (
     parse_gpu_index,
     pod_gpu_demand,
 )
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
 SHARE_TAG = "share"
 

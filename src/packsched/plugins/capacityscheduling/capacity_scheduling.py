@@ -33,8 +33,9 @@ from packsched.framework.interface import (
     Handle,
     PostFilterResult,
 )
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING, Evaluator
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import SUCCESS, Code, Status
 from packsched.plugins.capacityscheduling.elastic_quota import (
     QuotaInfo,

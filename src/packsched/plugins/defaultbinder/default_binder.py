@@ -5,7 +5,7 @@ from __future__ import annotations
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.status import Status
 
 NAME = "DefaultBinder"

@@ -25,6 +25,7 @@ from packsched.config.types import DefaultPreemptionArgs, PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import Handle, PostFilterResult
+from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
@@ -32,7 +33,6 @@ from packsched.framework.preemption import (
     aggregate_errors,
     pod_terminating_by_preemption,
 )
-from packsched.framework.snapshot import PodInfo
 from packsched.framework.status import Code, Status
 
 NAME = "DefaultPreemption"

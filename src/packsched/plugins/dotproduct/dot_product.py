@@ -10,7 +10,8 @@ from packsched.backend.gpu.table import device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.plugins.helper.gpu import (
     MAX_SPEC_CPU,
     MAX_SPEC_GPU,

@@ -20,7 +20,8 @@ from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload, fragmen
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.plugins.helper.gpu import CHOICE_KEY, pod_cpu, read_demand, sigmoid_score
 
 NAME = "FGDScore"

@@ -14,7 +14,8 @@ from packsched.backend.gpu.table import DeviceTable, device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.gpu import CHOICE_KEY, DEMAND_KEY, GPU_SHARE, GpuChoice, read_demand
 

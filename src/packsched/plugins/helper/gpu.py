@@ -17,7 +17,8 @@ from packsched.api.resources import CPU
 from packsched.backend.gpu.table import DeviceTable
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 
 MAX_SPEC_CPU = 128_000  # millicores
 MAX_SPEC_GPU = 8_000  # milli-GPU

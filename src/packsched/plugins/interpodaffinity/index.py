@@ -16,7 +16,8 @@ from collections import OrderedDict
 import numpy as np
 
 from packsched.framework.interface import NodeSel
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.plugins.interpodaffinity.terms import MatchKey, Term, matches_key, namespace_labels, pod_terms
 
 INDEX_KEY = "InterPodAffinity/index"

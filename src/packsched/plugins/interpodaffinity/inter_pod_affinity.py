@@ -16,7 +16,8 @@ import numpy as np
 from packsched.config.types import InterPodAffinityArgs, PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, NAMESPACES, Handle, NodeSel, Rejection
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
 from packsched.plugins.interpodaffinity.index import (
     PREFERRED_AFFINITY,

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from packsched.api.objects import LabelSelector, Pod, PodAffinity, PodAffinityTerm
 from packsched.api.pods import apply_label_keys
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import Snapshot
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 

@@ -7,7 +7,8 @@ import numpy as np
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
-from packsched.framework.snapshot import PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 
 NAME = "NodePorts"

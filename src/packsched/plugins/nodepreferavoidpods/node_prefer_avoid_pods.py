@@ -14,7 +14,8 @@ import numpy as np
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 
 NAME = "NodePreferAvoidPods"
 ANNOTATION = "scheduler.alpha.kubernetes.io/preferAvoidPods"

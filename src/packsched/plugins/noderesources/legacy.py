@@ -14,7 +14,8 @@ from packsched.config.types import (
 )
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.plugins.noderesources.scoring import Scorer
 
 LEAST_ALLOCATED_NAME = "NodeResourcesLeastAllocated"

@@ -26,7 +26,8 @@ from packsched.config.types import (
     UtilizationShapePoint,
 )
 from packsched.framework.interface import MAX_NODE_SCORE
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import PluginError
 
 MAX_UTILIZATION = 100

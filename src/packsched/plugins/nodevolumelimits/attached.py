@@ -22,7 +22,8 @@ import numpy as np
 
 from packsched.api.objects import Pod
 from packsched.api.storage import CLAIM_CHANGED, StorageObjects, claim_name_of
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.plugins.helper.volumes import claim_not_found, csi_attach_limit_key
 
 INDEX_KEY = "NodeVolumeLimits/attached"

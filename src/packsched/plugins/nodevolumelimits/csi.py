@@ -19,7 +19,8 @@ from packsched.api.storage import StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import csi_attach_limit_key
 from packsched.plugins.nodevolumelimits.attached import (

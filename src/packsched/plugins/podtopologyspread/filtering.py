@@ -10,7 +10,8 @@ import numpy as np
 
 from packsched.backend.podcounts import domain_sums
 from packsched.framework.interface import NodeSel, Rejection
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.podtopologyspread.common import (
     MAX_INT32,

@@ -15,7 +15,8 @@ from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import DELETE, SERVICE, WORKLOAD, ClusterEvent, Handle, NodeSel, Rejection
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.podtopologyspread.common import Constraint, Features, default_selector, select_constraints
 from packsched.plugins.podtopologyspread.filtering import (

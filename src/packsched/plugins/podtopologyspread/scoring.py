@@ -13,7 +13,8 @@ import numpy.typing as npt
 
 from packsched.backend.podcounts import domain_sums
 from packsched.framework.interface import MAX_NODE_SCORE
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.plugins.podtopologyspread.common import HOSTNAME, Constraint, NodeMasks, matching_per_node
 
 FloatArray = npt.NDArray[np.float64]

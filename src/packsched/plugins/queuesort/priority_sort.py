@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from packsched.config.types import PluginArgs
 from packsched.framework.interface import Handle
-from packsched.framework.snapshot import PodInfo
+from packsched.framework.podinfo import PodInfo
 
 NAME = "PrioritySort"
 

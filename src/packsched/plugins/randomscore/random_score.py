@@ -9,7 +9,8 @@ from packsched.backend.gpu.table import device_table
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
-from packsched.framework.snapshot import IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.helper.gpu import CHOICE_KEY, check_no_args, read_demand
 

@@ -9,7 +9,8 @@ from packsched.api.objects import PREFER_NO_SCHEDULE, Taint, Toleration
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import Handle, NodeSel, Rejection
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.normalize import default_normalize_score
 

@@ -41,7 +41,8 @@ from packsched.api.storage import (
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
-from packsched.framework.snapshot import BoolArray, IntArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, volume_node_mask
 

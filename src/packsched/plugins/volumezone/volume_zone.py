@@ -12,7 +12,8 @@ from packsched.api.storage import WAIT_FOR_FIRST_CONSUMER, StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
-from packsched.framework.snapshot import BoolArray, PodInfo, Snapshot
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found, class_not_found, volume_not_found
 

@@ -1,0 +1,69 @@
+"""PodInfo: a pod with what the scheduler computes once (its requests, its host ports), and where it is placed.
+
+The snapshot (:mod:`packsched.framework.snapshot`) and its pod table (:mod:`packsched.framework.podtable`) keep
+PodInfos; every extension point takes one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packsched.api.objects import Pod
+from packsched.api.pods import pod_non_zero_requests, pod_requests
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
+
+# PodInfo fields the snapshot's pod table keeps a copy of while the pod is placed
+_MIRRORED = frozenset({"start_time", "start_seq"})
+
+
+@dataclass(eq=False)
+class PodInfo:
+    """A pod with what the scheduler computes once: its requests and its host ports."""
+
+    pod: Pod
+    requests: dict[str, int]  # non-zero entries only, no defaults (what the Fit filter checks)
+    non_zero_cpu: int  # with the 100m per-container default, for scoring
+    non_zero_memory: int  # with the 200Mi per-container default, for scoring
+    host_ports: tuple[tuple[str, str, int], ...]  # (protocol, hostIP, port)
+    arrival: int = 0  # order in which the pod entered the queue
+    node: int = -1  # column of the node it is placed on, -1 when not placed
+    start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
+    start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
+    # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
+    # pods is preemption's inner loop; looking the rows up by name each time dominated it).
+    account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name in _MIRRORED:
+            table = self.__dict__.get("_table")
+            if table is not None:  # placed: the snapshot's pod table mirrors when it started
+                table.started(self)
+
+    @property
+    def key(self) -> str:
+        # cached: preemption's dry run asks for it millions of times (a pod's namespace and name never change
+        # once the scheduler knows it)
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = self.pod.key
+        return key
+
+    @property
+    def priority(self) -> int:
+        return self.pod.priority
+
+    @property
+    def start_key(self) -> tuple[float, int]:
+        """When the pod started, for "more important pod" comparisons: time, then binding order."""
+        return (self.start_time, self.start_seq)
+
+
+def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUBE_VERSION) -> PodInfo:
+    """The pod as the scheduler of ``version`` counts it (sidecars' share of the requests changed in 1.29 and
+    1.32; see docs/reference/semantics.md)."""
+    sidecars = version.sidecar_containers
+    cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
+    ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
+    return PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
