@@ -339,6 +339,7 @@ class Controller:
         result = self.scheduler.finish_binding_cycle(job, done.status)
         if result.scheduled and result.node is not None:
             self.stats.bound += 1
+            self.statuses.bound(key)  # failures of its earlier attempts still queued are stale now
             LOG.debug("bound", extra={"pod": key, "node": result.node, "profile": result.profile})
             self._observe(SCHEDULED, result.profile, elapsed)
             self.recorder.event(

@@ -236,6 +236,7 @@ class InformerHandlers:
             return False
         tr.conflict_since = None
         tr.terminating = False
+        self.statuses.bound(key)
         self.scheduler.assigned_pod_seen(
             tr.info, str(spec["nodeName"]), labels=dict(labels), phase=str(phase), terminating=False
         )
@@ -247,12 +248,15 @@ class InformerHandlers:
             # confirmed (the first sight of our binding), or an update of a pod we already account
             tr.conflict_since = None
             tr.terminating = terminating
+            if self.cache.is_assumed(key):
+                self.statuses.bound(key)
             self.scheduler.assigned_pod_seen(
                 tr.info, node, labels=pod.labels, phase=pod.phase, terminating=pod.terminating
             )
             return
         if tr is not None:  # bound by someone else, elsewhere, or after a 409: account it where it is
             self.scheduler.dequeue(tr.info)
+            self.statuses.bound(key)
         self._fix_priority(pod)
         info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
         self.pods[key] = Tracked(info, uid, terminating=terminating)

@@ -46,6 +46,7 @@ class RecorderStats:
     failed: int = 0
     dropped: int = 0
     aggregated: int = 0  # events counted into a series instead of created
+    stale: int = 0  # status writes dropped because a later outcome of their pod came first
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Recorder:
         self.clock = clock
         self.stats = RecorderStats()
         per = max(capacity // max(senders, 1), 1)
-        self._queues: list[queue_mod.Queue[Callable[[], None] | None]] = [
+        self._queues: list[queue_mod.Queue[Callable[[], bool | None] | None]] = [
             queue_mod.Queue(per) for _ in range(max(senders, 1))
         ]
         self._threads: list[threading.Thread] = []
@@ -106,7 +107,7 @@ class Recorder:
     def now(self) -> str:
         return rfc3339()
 
-    def _run(self, q: queue_mod.Queue[Callable[[], None] | None]) -> None:
+    def _run(self, q: queue_mod.Queue[Callable[[], bool | None] | None]) -> None:
         while True:
             job = q.get()
             if job is None:
@@ -115,9 +116,10 @@ class Recorder:
                 time.sleep(0.1)
             self._do(job)
 
-    def _do(self, job: Callable[[], None]) -> None:
+    def _do(self, job: Callable[[], bool | None]) -> None:
         try:
-            job()
+            if job() is False:  # dropped, not sent
+                return
             with self._lock:
                 self.stats.sent += 1
         except ApiError as exc:
@@ -125,7 +127,7 @@ class Recorder:
                 self.stats.failed += 1
             LOG.debug("write failed", extra={"error": str(exc)})
 
-    def _submit(self, job: Callable[[], None], shard: str, wait: bool = False) -> None:
+    def _submit(self, job: Callable[[], bool | None], shard: str, wait: bool = False) -> None:
         if wait or not self._threads:
             self._do(job)
             return
@@ -213,12 +215,21 @@ class Recorder:
     def _create_event(self, namespace: str, body: Obj) -> None:
         self.port.create(EVENTS, namespace, body)
 
-    def patch_pod_status(self, namespace: str, name: str, patch: Obj, wait: bool = False) -> None:
-        self._submit(lambda: self._patch(namespace, name, patch), f"{namespace}/{name}", wait)
+    def patch_pod_status(
+        self, namespace: str, name: str, patch: Obj, wait: bool = False, current: Callable[[], bool] | None = None
+    ) -> None:
+        """``current``: asked when the write's turn comes; a write that answers False is dropped (stale: a later
+        outcome of the pod made it wrong) and counted."""
+        self._submit(lambda: self._patch(namespace, name, patch, current), f"{namespace}/{name}", wait)
 
-    def _patch(self, namespace: str, name: str, patch: Obj) -> None:
+    def _patch(self, namespace: str, name: str, patch: Obj, current: Callable[[], bool] | None = None) -> bool:
+        if current is not None and not current():
+            with self._lock:
+                self.stats.stale += 1
+            return False
         try:
             self.port.patch_status(PODS, namespace, name, patch)
         except ApiError as exc:
             if not exc.not_found:  # a pod deleted meanwhile needs no status
                 raise
+        return True
