@@ -63,6 +63,9 @@ class CycleResult:
     nominated_node: str | None = None  # set by preemption
     victims: list[PodInfo] = field(default_factory=list)
     used_nominated_node: bool = False
+    # explain only: the feasible nodes the cycle did not score, scored apart for display (not normalized with the
+    # scored ones, and never part of the decision)
+    unsampled_scores: ScoreResult | None = None
     # Set when the scheduler binds asynchronously (live mode): the pod is assumed, reserved and permitted, and
     # its binding cycle is still to run (Scheduler.run_binding_cycle, then Scheduler.finish_binding_cycle).
     binding: BindingCycle | None = None
@@ -105,7 +108,7 @@ def best_scored(scores: ScoreResult, candidates: IntArray) -> IntArray:
     """Positions in ``scores`` of the best total among ``candidates`` (the sampled nodes selectHost picks from)."""
     if scores.cols is candidates:
         totals = scores.totals
-    else:  # explain scored every feasible node; only the sampled ones may be chosen
+    else:  # scores of other nodes too: only the candidates may be chosen
         totals = np.where(np.isin(scores.cols, candidates), scores.totals, np.iinfo(np.int64).min)
     return np.flatnonzero(totals == totals.max())
 
@@ -309,26 +312,22 @@ class Scheduler(EventHandlers):
             result.status = Status(Code.UNSCHEDULABLE, [diagnosis.message()])
             return result
         result.sampled = feasible
-        if (len(feasible) == 1 or result.used_nominated_node) and not explain:
-            chosen = int(feasible[0])
+        if len(feasible) == 1 or result.used_nominated_node:
+            chosen = int(feasible[0])  # nothing is scored
         else:
-            to_score = feasible
-            if explain and diagnosis is not None:
-                to_score = np.flatnonzero(diagnosis.feasible).astype(np.int64)
-            st = fwk.run_pre_score(state, pod, to_score)
+            st = fwk.run_pre_score(state, pod, feasible)
             if not st.ok:
                 result.status = st
                 return result
             try:
-                scores = fwk.run_score(state, pod, to_score)
+                scores = fwk.run_score(state, pod, feasible)
             except PluginError as exc:
                 result.status = Status.error(str(exc))
                 return result
             result.scores = scores
-            if len(feasible) == 1 or result.used_nominated_node:
-                chosen = int(feasible[0])
-            else:
-                chosen = self._select_host(scores, feasible)
+            chosen = self._select_host(scores, feasible)
+        if explain:
+            self._explain_scores(fwk, state, pod, result, diagnosis)
         result.node = snap.nodes[chosen].name
         return self._reserve_and_bind(fwk, state, pod, chosen, result)
 
@@ -373,6 +372,28 @@ class Scheduler(EventHandlers):
             processed = n
         self.next_start_node_index = (start + processed) % n
         return rotated[hits].astype(np.int64), diagnosis
+
+    def _explain_scores(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, diagnosis: Diagnosis
+    ) -> None:
+        """What ``explain`` shows beyond the decision: the scores of the feasible nodes the cycle did not score
+        (one feasible node, the nominated node taken, or nodes past percentageOfNodesToScore), in a pass of their
+        own on a copy of the cycle state, the scheduler's random generator put back after it. The decision,
+        made above exactly as without ``explain``, is untouched: explain never contradicts simulate."""
+        scored = result.scores.cols if result.scores is not None else np.zeros(0, dtype=np.int64)
+        rest = np.setdiff1d(np.flatnonzero(diagnosis.feasible), scored).astype(np.int64)
+        if len(rest) == 0:
+            return
+        saved = self._rng.bit_generator.state
+        try:
+            side = state.clone()
+            if not fwk.run_pre_score(side, pod, rest).ok:
+                return
+            result.unsampled_scores = fwk.run_score(side, pod, rest)
+        except PluginError:
+            return
+        finally:
+            self._rng.bit_generator.state = saved
 
     def _select_host(self, scores: ScoreResult, candidates: IntArray) -> int:
         """The highest total among the sampled nodes; ties broken uniformly with the seeded generator."""

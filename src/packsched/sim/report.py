@@ -14,6 +14,7 @@ from packsched.api.gpushare import GPU_INDEX
 from packsched.api.quantity import format_quantity
 from packsched.api.resources import CPU, MEMORY
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.runtime import ScoreResult
 from packsched.framework.snapshot import Snapshot
 from packsched.scheduler import CycleResult
 from packsched.sim.engine import PENDING, RUNNING, SUCCEEDED, Event, PodRecord, SimResult
@@ -143,11 +144,13 @@ def explain_json(
     out["used_nominated_node"] = cycle.used_nominated_node
     if fwk_profile is not None:
         out["omitted_default_plugins"] = list(fwk_profile.omitted_default_plugins)
-    weights = cycle.scores.weights if cycle.scores is not None else {}
+    passes = [sr for sr in (cycle.scores, cycle.unsampled_scores) if sr is not None]
+    weights = passes[0].weights if passes else {}
     out["weights"] = weights
-    score_at: dict[int, int] = {}
-    if cycle.scores is not None:
-        score_at = {int(c): i for i, c in enumerate(cycle.scores.cols.tolist())}
+    # the decision's scores, and for feasible nodes it did not score, explain's own pass
+    score_at: dict[int, tuple[ScoreResult, int]] = {}
+    for sr in reversed(passes):
+        score_at.update({int(c): (sr, i) for i, c in enumerate(sr.cols.tolist())})
     sampled = set(cycle.sampled.tolist()) if cycle.sampled is not None else set()
     nodes: list[dict[str, Any]] = []
     diag = cycle.diagnosis
@@ -165,12 +168,12 @@ def explain_json(
             "weighted": {},
             "total": None,
         }
-        i = score_at.get(col)
-        if i is not None and cycle.scores is not None:
-            for name, arr in cycle.scores.per_plugin.items():
+        if col in score_at:
+            sr, i = score_at[col]
+            for name, arr in sr.per_plugin.items():
                 entry["scores"][name] = int(arr[i])
                 entry["weighted"][name] = int(arr[i]) * weights[name]
-            entry["total"] = int(cycle.scores.totals[i])
+            entry["total"] = int(sr.totals[i])
         nodes.append(entry)
     out["nodes"] = nodes
     return out
