@@ -692,10 +692,6 @@ def shape_points(raw: Sequence[Mapping[str, Any]] | None) -> list[UtilizationSha
     return [UtilizationShapePoint(int(p.get("utilization", 0)), int(p.get("score", 0))) for p in raw or []]
 
 
-def resource_specs(raw: Sequence[Mapping[str, Any]] | None) -> list[ResourceSpec]:
-    return [ResourceSpec(str(p.get("name", "")), int(p.get("weight", 0) or 0)) for p in raw or []]
-
-
 def v1beta1_first_error(plugin: str, raw: Mapping[str, Any]) -> str | None:
     """The v1.19-v1.21 first-error check of a v1beta1 args map (RequestedToCapacityRatio,
     NodeResourcesLeastAllocated or NodeResourcesMostAllocated), decoded without defaulting."""

@@ -388,16 +388,6 @@ class Framework:
                 return st
         return Status()
 
-    def run_remove_pod(self, state: CycleState, pod: PodInfo, other: PodInfo, col: int) -> Status:
-        for p in self.extensions:
-            if p.name in state.skip_filter:
-                continue
-            st = p.remove_pod(state, pod, other, col, self.handle.snapshot)
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
-        return Status()
-
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """PostFilter plugins in order until one succeeds (or one answers UnschedulableAndUnresolvable)."""
         messages: list[str] = []
