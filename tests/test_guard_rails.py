@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,160 @@ def test_queue_internals_are_reached_only_by_their_owner() -> None:
     contract = _contract("Queue internals stay inside the scheduler")
     assert contract["forbidden_modules"] == ["packsched.backend.queue"]
     assert {"packsched.sim", "packsched.live", "packsched.cli"} <= set(contract["source_modules"])
+
+
+# -- defaults written once (packsched.config.defaults) ------------------------------------------------------------
+
+SRC = ROOT / "src" / "packsched"
+DEFAULTS = SRC / "config" / "defaults.py"
+API = SRC / "api"  # below config (it cannot import the defaults): scanned for the strings only
+# Fields, parameters and keywords that take a default of the configuration: outside config/defaults.py they name its
+# constant (or pass a value on), never a literal number or string.
+DEFAULTED = frozenset(
+    {
+        "parallelism",
+        "percentage_of_nodes_to_score",
+        "pod_initial_backoff_seconds",
+        "pod_max_backoff_seconds",
+        "client_qps",
+        "client_burst",
+        "qps",
+        "burst",
+        "leader_elect",
+        "lease_duration_s",
+        "renew_deadline_s",
+        "retry_period_s",
+        "resource_lock",
+        "resource_name",
+        "resource_namespace",
+        "min_candidate_nodes_percentage",
+        "min_candidate_nodes_absolute",
+        "hard_pod_affinity_weight",
+        "pack_weight",
+        "resolution",
+        "sigmoid_scale",
+        "demand_exponent",
+        "demand_floor",
+        "floor",
+        "scheduler_name",
+    }
+)
+# Names these defaults had in other modules before they moved; none may come back.
+OLD_NAMES = frozenset(
+    {"DEFAULT_QPS", "DEFAULT_BURST", "DEFAULT_PACK_WEIGHT", "DEFAULT_RESOLUTION", "DEMAND_FLOOR_MILLI"}
+)
+# Values that only config/defaults.py (and api/objects.py, for the scheduler name) may write as string literals.
+DEFAULT_STRINGS = {
+    "default-scheduler": {SRC / "api" / "objects.py"},
+    "kube-scheduler": set(),
+}
+
+
+def _is_literal(node: ast.expr | None) -> bool:
+    """A number, a string or a boolean written out (a negative number too); not None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (bool, int, float, str)
+
+
+def _literal_defaults(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) wherever one of ``DEFAULTED`` gets a literal: a class field's default, a parameter's default, a
+    keyword argument, or an assignment to ``self.<name>``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(stmt.target, ast.Name)
+                    and stmt.target.id in DEFAULTED
+                    and _is_literal(stmt.value)
+                ):
+                    found.append((stmt.lineno, stmt.target.id))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
+            pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+            found += [(d.lineno, arg.arg) for arg, d in pairs if arg.arg in DEFAULTED and _is_literal(d)]
+        elif isinstance(node, ast.Call):
+            found += [(k.value.lineno, k.arg) for k in node.keywords if k.arg in DEFAULTED and _is_literal(k.value)]
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and t.attr in DEFAULTED
+                    and _is_literal(node.value)
+                ):
+                    found.append((node.lineno, t.attr))
+    return found
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for stmt in tree.body:
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        )
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    names.add(n.id)
+    return names
+
+
+def _sources() -> list[tuple[Path, ast.Module]]:
+    return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SRC.rglob("*.py")) if p != DEFAULTS]
+
+
+def test_no_default_is_written_outside_config_defaults() -> None:
+    """A default of the configuration is written once, in config/defaults.py; everywhere else names it."""
+    problems: list[str] = []
+    defined = _module_names(ast.parse(DEFAULTS.read_text(encoding="utf-8"))) - {"__all__"}
+    for path, tree in _sources():
+        where = path.relative_to(ROOT)
+        if API not in path.parents:  # the API objects' fields (a Job's parallelism) are not configuration
+            problems += [
+                f"{where}:{line}: {name} = a literal (name the constant in config/defaults.py)"
+                for line, name in _literal_defaults(tree)
+            ]
+        problems += [
+            f"{where}: defines {name} (config/defaults.py has it: import it)"
+            for name in sorted(_module_names(tree) & (defined | OLD_NAMES))
+        ]
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and node.value in DEFAULT_STRINGS
+                and path not in DEFAULT_STRINGS[node.value]
+            ):
+                problems.append(f"{where}:{node.lineno}: {node.value!r} written out (name its constant)")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_guard_rail_sees_literal_defaults() -> None:
+    """The check above finds each way of writing a default (so that it cannot pass by seeing nothing)."""
+    code = """
+class LeaderElection:
+    leader_elect: bool = True
+    lease_duration_s: float = 15.0
+    resource_name: str = "kube-scheduler"
+def connect(kubeconfig, *, qps: float = 50.0, burst: int = -1) -> None: ...
+args = InterPodAffinityArgs(hard_pod_affinity_weight=1)
+class Plugin:
+    def __init__(self) -> None:
+        self.pack_weight = 2.0
+        self.qps = QPS
+"""
+    assert sorted(name for _, name in _literal_defaults(ast.parse(code))) == [
+        "burst",
+        "hard_pod_affinity_weight",
+        "leader_elect",
+        "lease_duration_s",
+        "pack_weight",
+        "qps",
+        "resource_name",
+    ]

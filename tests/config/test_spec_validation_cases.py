@@ -56,7 +56,9 @@ def _field_errors(case: dict[str, Any]) -> list[FieldError]:
     raw = case["args"]
     if case["kind"] == "constructorValidation":
         # NewFit(args) with the table's strategy and resources (no defaulting on this path).
-        resources = pluginargs.resource_specs(raw.get("resources"))
+        errors = ErrorList()
+        resources = pluginargs.decode_resources(Reader(errors), raw.get("resources"), "resources")
+        assert not errors, [str(e) for e in errors.items]
         return validate_node_resources_fit_args(
             NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(case["strategy"], resources))
         )

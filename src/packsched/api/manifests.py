@@ -186,8 +186,6 @@ def _load_json(text: str) -> Any:
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
-
 
 @dataclass
 class Workload:

@@ -217,10 +217,6 @@ class StorageObjects:
         self._changed(CLAIM_CHANGED, pvc.key)
 
 
-def lost_claim(pvc: PersistentVolumeClaim) -> bool:
-    return pvc.phase == CLAIM_LOST
-
-
 def claim_name_of(volume: PodVolume, pod_name: str) -> str:
     """The claim a pod volume uses: its claimName, ``<pod>-<volume>`` for an ephemeral volume (upstream
     ephemeral.VolumeClaimName); "" for other volumes."""

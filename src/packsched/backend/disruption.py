@@ -13,7 +13,6 @@ from packsched.framework.podinfo import PodInfo
 @dataclass
 class BudgetStatus:
     pdb: PodDisruptionBudget
-    expected: int
     healthy: int
     desired_healthy: int
 
@@ -42,7 +41,7 @@ def budget_status(pdb: PodDisruptionBudget, running: Iterable[Pod], all_pods: It
         desired = _scaled(pdb.min_available, expected)  # percentages round up
     else:
         desired = 0  # neither field set: the disruption controller asks for no healthy pods
-    return BudgetStatus(pdb, expected, healthy, desired)
+    return BudgetStatus(pdb, healthy, desired)
 
 
 def budgets(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[tuple[Pod, bool]]) -> list[BudgetStatus]:

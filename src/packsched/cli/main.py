@@ -22,11 +22,14 @@ from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.api.nesting import SAFE_LOADER, yaml_too_deep
 from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
-from packsched.config import default_config, load_config
+from packsched.config import DEFAULT_SCHEDULER_NAME, default_config, load_config
 from packsched.config.lint import lint
 from packsched.config.loader import load_config_data, resolve_version
 from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
 from packsched.config.versions import NEWEST, OLDEST_MODELLED, KubeVersion, parse_kube_version
+from packsched.live.binding import DEFAULT_WORKERS
+from packsched.live.serve import DEFAULT_BIND_ADDRESS, DEFAULT_PORT
+from packsched.live.victims import DELETE
 from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
 from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
@@ -227,7 +230,7 @@ def simulate(
 CAPACITY_SCHEDULING_CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
-    "profiles": [{"schedulerName": "default-scheduler", "plugins": recommended_plugins()}],
+    "profiles": [{"schedulerName": DEFAULT_SCHEDULER_NAME, "plugins": recommended_plugins()}],
 }
 
 
@@ -440,13 +443,15 @@ def serve(
             "service account",
         ),
     ] = None,
-    bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = ("0.0.0.0"),
+    bind_address: Annotated[str, typer.Option("--bind-address", help="address for health and metrics")] = (
+        DEFAULT_BIND_ADDRESS
+    ),
     port: Annotated[
         int,
         typer.Option(
             "--port", help="port for /healthz, /readyz and /metrics (0: any)", callback=_in_range("--port", 0, MAX_PORT)
         ),
-    ] = 10251,
+    ] = DEFAULT_PORT,
     leader_elect: Annotated[
         bool | None,
         typer.Option("--leader-elect/--no-leader-elect", help="override the config's leaderElection.leaderElect"),
@@ -459,7 +464,7 @@ def serve(
             help="how preemption removes victims: delete (as kube-scheduler) or evict (Eviction API: a "
             "PodDisruptionBudget may refuse it); --preemption-removal is the old name",
         ),
-    ] = "delete",
+    ] = DELETE,
     allow_concurrent: Annotated[
         bool,
         typer.Option(
@@ -470,7 +475,7 @@ def serve(
     ] = False,
     binding_workers: Annotated[
         int, typer.Option("--binding-workers", help="binding cycles in flight at once (kube-scheduler: unbounded)")
-    ] = 16,
+    ] = DEFAULT_WORKERS,
     identity: Annotated[
         str, typer.Option("--identity", help="leader-election identity (default: <hostname>_<random UUID>)")
     ] = "",

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
+from packsched.live.snapshot import DEFAULT_PAGE_SIZE
 
 err = make_console(stderr=True)
 EXIT_INPUT = 2
@@ -41,7 +42,7 @@ def snapshot(
         str | None,
         typer.Option("--scheduler-configmap", help="NAMESPACE/NAME of a ConfigMap holding the configuration"),
     ] = None,
-    page_size: Annotated[int, typer.Option("--page-size", help="objects per list request")] = 500,
+    page_size: Annotated[int, typer.Option("--page-size", help="objects per list request")] = DEFAULT_PAGE_SIZE,
 ) -> None:
     """Write what scheduling depends on (nodes, pods, namespaces, priority classes, budgets, quotas, services,
     controllers, storage) into a directory that simulate, explain and quotas read. Read-only; never reads Secrets."""

@@ -37,7 +37,7 @@ from packsched.sim.sweep import (
     write_csv,
     write_json,
 )
-from packsched.sim.trace import DEFAULT_NODES
+from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
 
 EXIT_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command that Ctrl-C ended
@@ -249,7 +249,7 @@ def _write_outputs(
 
 def replay(
     data_dir: DataArg,
-    pods: PodsOpt = "default",
+    pods: PodsOpt = DEFAULT_PODS,
     nodes: NodesOpt = DEFAULT_NODES,
     policy: Annotated[str | None, typer.Option("--policy", help=f"one of {', '.join(POLICIES)}")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="a KubeSchedulerConfiguration")] = None,
@@ -346,7 +346,7 @@ def compare(
         PAPER_POLICIES
     ),
     config: Annotated[list[Path] | None, typer.Option("--config", "-c", help="config files (repeat)")] = None,
-    pods: PodsOpt = "default",
+    pods: PodsOpt = DEFAULT_PODS,
     nodes: NodesOpt = DEFAULT_NODES,
     seeds: SeedsOpt = "42-51",
     tune: TuneOpt = DEFAULT_TUNE,

@@ -43,7 +43,7 @@ from packsched.sim.sweep import (
     run_local,
     run_ray,
 )
-from packsched.sim.trace import DEFAULT_NODES
+from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
 from packsched.sim.tune import (
     BASELINE_SETS,
     DEFAULT_STUDY,
@@ -115,7 +115,7 @@ def tune(
     storage: Annotated[
         Path | None, typer.Option("--storage", help=f"the study's SQLite file (default: OUT_DIR/{STORAGE_FILE})")
     ] = None,
-    pods: PodsOpt = "default",
+    pods: PodsOpt = DEFAULT_PODS,
     nodes: NodesOpt = DEFAULT_NODES,
     tune: TuneOpt = DEFAULT_TUNE,
     tie_break: TieOpt = TIE_NAME,

@@ -16,7 +16,13 @@ from packsched.api.errors import ErrorList, FieldError
 from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, TopologySpreadConstraint
 from packsched.api.pods import decode_label_selector, decode_node_affinity
 from packsched.config import catalog
-from packsched.config.defaults import DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+from packsched.config.defaults import (
+    DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+    DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    DEFAULT_RESOURCE_WEIGHT,
+    DEFAULT_RESOURCES,
+)
 from packsched.config.fielderr import (
     INT32_MAX,
     INT32_MIN,
@@ -95,7 +101,6 @@ TYPED_ARGS: dict[str, frozenset[str]] = {
 }
 # InterPodAffinity's hardPodAffinityWeight bounds (validation_pluginargs.go).
 MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
-DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 SPREAD_CONSTRAINT_FIELDS = (
     "maxSkew",
     "topologyKey",
@@ -106,15 +111,10 @@ SPREAD_CONSTRAINT_FIELDS = (
     "nodeTaintsPolicy",
     "matchLabelKeys",
 )
-# kube-scheduler's built-in default constraints (defaultingType System).
-SYSTEM_DEFAULT_CONSTRAINTS = (
-    TopologySpreadConstraint(3, "kubernetes.io/hostname", SCHEDULE_ANYWAY),
-    TopologySpreadConstraint(5, "topology.kubernetes.io/zone", SCHEDULE_ANYWAY),
-)
 
 
 def default_resources() -> list[ResourceSpec]:
-    return [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+    return [ResourceSpec(name, weight) for name, weight in DEFAULT_RESOURCES]
 
 
 # -- names (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------------------------
@@ -360,7 +360,7 @@ def default_fit_args(args: NodeResourcesFitArgs) -> None:
         args.scoring_strategy.resources.extend(default_resources())
     for res in args.scoring_strategy.resources:
         if res.weight == 0:
-            res.weight = 1
+            res.weight = DEFAULT_RESOURCE_WEIGHT
 
 
 def default_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs) -> None:
@@ -369,7 +369,7 @@ def default_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs) 
         return
     for res in args.resources:
         if res.weight == 0:
-            res.weight = 1
+            res.weight = DEFAULT_RESOURCE_WEIGHT
 
 
 def default_pod_topology_spread_args(args: PodTopologySpreadArgs, api_version: str) -> None:
@@ -690,10 +690,6 @@ def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_versio
 def shape_points(raw: Sequence[Mapping[str, Any]] | None) -> list[UtilizationShapePoint]:
     """Shape points from plain maps ``{utilization, score}`` (for callers holding decoded JSON)."""
     return [UtilizationShapePoint(int(p.get("utilization", 0)), int(p.get("score", 0))) for p in raw or []]
-
-
-def resource_specs(raw: Sequence[Mapping[str, Any]] | None) -> list[ResourceSpec]:
-    return [ResourceSpec(str(p.get("name", "")), int(p.get("weight", 0) or 0)) for p in raw or []]
 
 
 def v1beta1_first_error(plugin: str, raw: Mapping[str, Any]) -> str | None:

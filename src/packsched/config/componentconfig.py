@@ -27,7 +27,9 @@ from packsched.config import catalog
 from packsched.config.defaults import (
     DEFAULT_CLIENT_BURST,
     DEFAULT_CLIENT_QPS,
+    DEFAULT_LEADER_ELECT,
     DEFAULT_PARALLELISM,
+    DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
     DEFAULT_POD_MAX_BACKOFF_SECONDS,
     DEFAULT_SCHEDULER_NAME,
@@ -153,7 +155,7 @@ def convert(
         value = pluginargs.read_int(r, top.get("parallelism"), "parallelism")
         cfg.parallelism = DEFAULT_PARALLELISM if value is None else value
     pct = pluginargs.read_int(r, top.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
-    cfg.percentage_of_nodes_to_score = 0 if pct is None else pct  # upstream defaults the pointer to 0
+    cfg.percentage_of_nodes_to_score = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE if pct is None else pct
     initial = pluginargs.read_int(r, top.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", bits=64)
     cfg.pod_initial_backoff_seconds = DEFAULT_POD_INITIAL_BACKOFF_SECONDS if initial is None else initial
     maximum = pluginargs.read_int(r, top.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", bits=64)
@@ -212,7 +214,7 @@ def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElec
 def _decode_leader_election(ctx: _Context, le: Mapping[str, Any]) -> LeaderElection:
     r = ctx.reader
     out = LeaderElection()
-    out.leader_elect = r.bool(le.get("leaderElect"), "leaderElection.leaderElect", True)
+    out.leader_elect = r.bool(le.get("leaderElect"), "leaderElection.leaderElect", DEFAULT_LEADER_ELECT)
     for key, attr in (
         ("leaseDuration", "lease_duration_s"),
         ("renewDeadline", "renew_deadline_s"),

@@ -26,7 +26,12 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList
 from packsched.config import args as pluginargs
 from packsched.config import catalog
-from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
+from packsched.config.defaults import (
+    DEFAULT_LEGACY_RTCR_RESOURCES,
+    DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
+    DEFAULT_RESOURCE_WEIGHT,
+    DEFAULT_SCHEDULER_NAME,
+)
 from packsched.config.fielderr import child, index, invalid, required
 from packsched.config.types import (
     REQUESTED_TO_CAPACITY_RATIO,
@@ -196,7 +201,9 @@ def convert_policy(
 
     profile = Profile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugins=plugins, omitted_default_plugins=omitted)
     _policy_plugin_config(profile, rtcr_args, errors)
-    cfg = KubeSchedulerConfiguration(profiles=[profile], percentage_of_nodes_to_score=0, source_version="Policy")
+    cfg = KubeSchedulerConfiguration(
+        profiles=[profile], percentage_of_nodes_to_score=DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, source_version="Policy"
+    )
     cfg.warnings.extend(warnings)
     return cfg
 
@@ -449,7 +456,7 @@ def _rtcr_args(r: Reader, raw: object, path: str, semantics: str, warnings: list
             r.errors.add(child(ip, "name"), required())
         weight = pluginargs.read_int(r, entry.get("weight"), child(ip, "weight"), bits=64) or 0
         if weight == 0:
-            weight = 1
+            weight = DEFAULT_RESOURCE_WEIGHT
         elif weight < 0:
             warnings.append(
                 f"{child(ip, 'weight')}: resource {name} weight {weight} must not be less than 1 "
@@ -457,7 +464,7 @@ def _rtcr_args(r: Reader, raw: object, path: str, semantics: str, warnings: list
             )
         resources.append(ResourceSpec(name, weight))
     if not resources:
-        resources = [ResourceSpec("memory", 1), ResourceSpec("cpu", 1)]
+        resources = [ResourceSpec(name, weight) for name, weight in DEFAULT_LEGACY_RTCR_RESOURCES]
     msg = pluginargs.shape_first_error(shape, legacy_v116=semantics == SEMANTICS_V1_16)
     if msg:
         r.errors.add(ap, msg)

@@ -10,11 +10,20 @@ from packsched.api.objects import NodeAffinity, TopologySpreadConstraint
 from packsched.config.defaults import (
     DEFAULT_CLIENT_BURST,
     DEFAULT_CLIENT_QPS,
+    DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+    DEFAULT_LEADER_ELECT,
+    DEFAULT_LEASE_DURATION_SECONDS,
+    DEFAULT_LEASE_NAME,
+    DEFAULT_LEASE_NAMESPACE,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
     DEFAULT_PARALLELISM,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
     DEFAULT_POD_MAX_BACKOFF_SECONDS,
+    DEFAULT_RENEW_DEADLINE_SECONDS,
+    DEFAULT_RESOURCE_LOCK,
+    DEFAULT_RESOURCE_WEIGHT,
+    DEFAULT_RETRY_PERIOD_SECONDS,
     DEFAULT_SCHEDULER_NAME,
 )
 from packsched.config.versions import (
@@ -54,7 +63,7 @@ RTCR_SEMANTICS = (SEMANTICS_CURRENT, SEMANTICS_V1_17, SEMANTICS_V1_16)
 @dataclass
 class ResourceSpec:
     name: str
-    weight: int = 1
+    weight: int = DEFAULT_RESOURCE_WEIGHT
 
 
 @dataclass
@@ -120,7 +129,7 @@ class InterPodAffinityArgs:
     the incoming pod matches. ignorePreferredTermsOfExistingPods (v1.26+): unless the incoming pod has preferred
     terms of its own, existing pods' terms are not scored."""
 
-    hard_pod_affinity_weight: int = 1
+    hard_pod_affinity_weight: int = DEFAULT_HARD_POD_AFFINITY_WEIGHT
     ignore_preferred_terms_of_existing_pods: bool = False
 
 
@@ -185,13 +194,13 @@ class LeaderElection:
     """componentbaseconfig.LeaderElectionConfiguration with kube-scheduler's defaults (durations in seconds).
     Only ``packsched serve`` uses it."""
 
-    leader_elect: bool = True
-    lease_duration_s: float = 15.0
-    renew_deadline_s: float = 10.0
-    retry_period_s: float = 2.0
-    resource_lock: str = "leases"
-    resource_name: str = "kube-scheduler"
-    resource_namespace: str = "kube-system"
+    leader_elect: bool = DEFAULT_LEADER_ELECT
+    lease_duration_s: float = DEFAULT_LEASE_DURATION_SECONDS
+    renew_deadline_s: float = DEFAULT_RENEW_DEADLINE_SECONDS
+    retry_period_s: float = DEFAULT_RETRY_PERIOD_SECONDS
+    resource_lock: str = DEFAULT_RESOURCE_LOCK
+    resource_name: str = DEFAULT_LEASE_NAME
+    resource_namespace: str = DEFAULT_LEASE_NAMESPACE
 
 
 @dataclass

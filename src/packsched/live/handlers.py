@@ -76,7 +76,6 @@ class InformerHandlers:
         self.objects = ClusterObjects(scheduler, storage if storage is not None else StorageObjects(), stats)
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
-        self.stats.events_handled += 1
         if res == PODS:
             self._on_pod(etype, obj)
         elif res == NODES:

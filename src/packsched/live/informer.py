@@ -19,6 +19,7 @@ from packsched.live.port import ADDED, BOOKMARK, DELETED, ApiError, ApiPort, Obj
 
 Sink = Callable[[Resource, str, Obj], None]
 LOG = logging.getLogger("packsched.live.informer")
+DEFAULT_WATCH_TIMEOUT_S = 300  # a watch request's timeoutSeconds (the server ends it then; it is resumed)
 
 
 class Informer:
@@ -28,7 +29,7 @@ class Informer:
         res: Resource,
         sink: Sink,
         stop: threading.Event,
-        watch_timeout_s: int = 300,
+        watch_timeout_s: int = DEFAULT_WATCH_TIMEOUT_S,
         min_backoff_s: float = 0.05,
         max_backoff_s: float = 10.0,
         on_relist: Callable[[Resource], None] | None = None,

@@ -25,6 +25,7 @@ from kubernetes import config as k8s_config
 
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.nesting import TOO_DEEP
+from packsched.config.defaults import DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_QPS
 from packsched.live.port import BOOKMARK, ERROR, EVENTS, ApiError, Obj, Resource, WatchEvent
 from packsched.live.ratelimit import TokenBucket
 
@@ -32,12 +33,10 @@ PODS_PATH = "/api/v1/namespaces/{ns}/pods/{name}"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "packsched/0.1.0"
-# client-go's rest.Config defaults when nothing is configured (kube-scheduler's configuration defaults to 50/100)
-DEFAULT_QPS = 50.0
-DEFAULT_BURST = 100
 # Connections kept open per host: the binding workers (16), the informers' watches (up to 17), the event and status
 # writers, the prober.
 DEFAULT_POOL_SIZE = 48
+DEFAULT_TIMEOUT_S = 30.0  # read timeout of a request (a watch has its own)
 AUTH_REFRESH_S = 30.0
 _Items = list[Obj]  # (inside KubernetesPort, ``list`` names its method)
 BUILTIN_GROUPS = frozenset(
@@ -126,11 +125,11 @@ class KubernetesPort:
     def __init__(
         self,
         configuration: Any,
-        timeout_s: float = 30.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         connect_timeout_s: float = 5.0,
         *,
-        qps: float = DEFAULT_QPS,
-        burst: int = DEFAULT_BURST,
+        qps: float = DEFAULT_CLIENT_QPS,
+        burst: int = DEFAULT_CLIENT_BURST,
         pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         """``qps``/``burst``: the client's token bucket (clientConnection), shared by every request; events go
@@ -154,10 +153,10 @@ class KubernetesPort:
     def connect(
         cls,
         kubeconfig: str | None,
-        timeout_s: float = 30.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         *,
-        qps: float = DEFAULT_QPS,
-        burst: int = DEFAULT_BURST,
+        qps: float = DEFAULT_CLIENT_QPS,
+        burst: int = DEFAULT_CLIENT_BURST,
         pool_size: int = DEFAULT_POOL_SIZE,
         context: str | None = None,
     ) -> KubernetesPort:

@@ -29,7 +29,6 @@ class TokenBucket:
         self._lock = threading.Lock()
         self._tokens = float(self.burst)  # a fresh bucket is full, as client-go's
         self._last = clock()
-        self.waited_s = 0.0  # total time callers spent waiting (a metric of throttling)
 
     @property
     def unlimited(self) -> bool:
@@ -45,7 +44,6 @@ class TokenBucket:
             self._last = now
             self._tokens -= 1.0
             wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
-            self.waited_s += wait
             return wait
 
     def accept(self) -> None:

@@ -17,7 +17,7 @@ import queue as queue_mod
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packsched.api.objects import Pod
 from packsched.live.port import EVENTS, PODS, ApiError, ApiPort, Obj
@@ -43,8 +43,6 @@ def rfc3339(now: dt.datetime | None = None) -> str:
 @dataclass
 class RecorderStats:
     sent: int = 0
-    failed: int = 0
-    dropped: int = 0
     aggregated: int = 0  # events counted into a series instead of created
     stale: int = 0  # status writes dropped because a later outcome of their pod came first
 
@@ -55,7 +53,6 @@ class _Series:
     count: int = 1
     last: float = 0.0  # monotonic time of the last occurrence
     written: int = 1  # the count the server has
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 class Recorder:
@@ -123,19 +120,14 @@ class Recorder:
             with self._lock:
                 self.stats.sent += 1
         except ApiError as exc:
-            with self._lock:
-                self.stats.failed += 1
             LOG.debug("write failed", extra={"error": str(exc)})
 
     def _submit(self, job: Callable[[], bool | None], shard: str, wait: bool = False) -> None:
         if wait or not self._threads:
             self._do(job)
             return
-        try:
+        with contextlib.suppress(queue_mod.Full):  # a full queue: the write is dropped (it decides nothing)
             self._queues[hash(shard) % len(self._queues)].put_nowait(job)
-        except queue_mod.Full:
-            with self._lock:
-                self.stats.dropped += 1
 
     def event(self, pod: Pod, etype: str, reason: str, action: str, note: str) -> None:
         """An events.k8s.io/v1 Event about ``pod`` (or one more occurrence of a series)."""

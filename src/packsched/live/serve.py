@@ -23,7 +23,7 @@ from packsched.live.binding import DEFAULT_WORKERS
 from packsched.live.controller import DELETE, Controller
 from packsched.live.health import HealthServer
 from packsched.live.health_port import ApiHealth, MonitoredPort, Prober
-from packsched.live.informer import Informer
+from packsched.live.informer import DEFAULT_WATCH_TIMEOUT_S, Informer
 from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
 from packsched.live.port import (
@@ -54,16 +54,20 @@ WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 EXIT_OK = 0
 EXIT_LOST_LEASE = 1
 EXIT_REFUSED = 3  # leader election off while another instance holds the lease
+# /healthz, /readyz and /metrics: kube-scheduler's historical plain-HTTP address (its insecure port); port 0 picks
+# a free one.
+DEFAULT_BIND_ADDRESS = "0.0.0.0"
+DEFAULT_PORT = 10251
 
 
 @dataclass
 class ServeOptions:
-    bind_address: str = "0.0.0.0"
-    port: int = 10251  # kube-scheduler's historical plain-HTTP port; 0 picks a free one
+    bind_address: str = DEFAULT_BIND_ADDRESS
+    port: int = DEFAULT_PORT
     identity: str = ""
     removal: str = DELETE  # how preemption removes victims: delete (kube-scheduler's way) or evict
     binding_workers: int = DEFAULT_WORKERS  # binding cycles in flight at once
-    watch_timeout_s: int = 300
+    watch_timeout_s: int = DEFAULT_WATCH_TIMEOUT_S
     seed: int = 0
     leader_elect: bool | None = None  # None: the config's leaderElection.leaderElect
     serve_http: bool = True

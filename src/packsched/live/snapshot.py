@@ -105,7 +105,6 @@ class ListPort(Protocol):
 class SnapshotReport:
     """What was written: objects per kind, kinds the server does not serve, pages read."""
 
-    directory: str
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     pages: int = 0
@@ -132,7 +131,7 @@ def take_snapshot(
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
     os.makedirs(parent, exist_ok=True)
     work = tempfile.mkdtemp(prefix=".snapshot-", dir=parent)
-    report = SnapshotReport(out_dir)
+    report = SnapshotReport()
     try:
         for res in SNAPSHOT_RESOURCES:
             items = _read(port, res, namespaces, page_size, report, progress)

@@ -45,7 +45,6 @@ class Stats:
     evictions: int = 0
     eviction_refusals: int = 0
     decode_errors: int = 0
-    events_handled: int = 0
 
 
 @dataclass

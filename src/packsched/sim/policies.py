@@ -14,6 +14,7 @@ from typing import Any
 from packsched.api.errors import InputError
 from packsched.api.gpushare import GPU_MILLI
 from packsched.backend.gpu.frag import TargetWorkload
+from packsched.config.defaults import DEFAULT_FGD_PACK_RESOLUTION, DEFAULT_FGD_PACK_WEIGHT, DEFAULT_SCHEDULER_NAME
 from packsched.config.loader import load_config, load_config_data
 from packsched.config.types import KubeSchedulerConfiguration
 
@@ -31,7 +32,8 @@ PAPER_POLICIES: dict[str, tuple[str, str]] = {
 FIT_POLICIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 # Our own GPU policies (not the paper's): name -> (score plugin, its args besides the trace's targetWorkload).
 OWN_POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
-    "FGDPack": ("FGDPackScore", {"resolution": "hybrid", "packWeight": 2}),  # issue 14; see fgd_pack.py
+    # issue 14; see fgd_pack.py: the plugin's defaults, written out
+    "FGDPack": ("FGDPackScore", {"resolution": DEFAULT_FGD_PACK_RESOLUTION, "packWeight": DEFAULT_FGD_PACK_WEIGHT}),
     # FGD's own choices under a target workload weighed by popularity / sqrt(GPU demand) (issue 14, fgd_pack.py)
     "FGDDemand": ("FGDPackScore", {"resolution": "sigmoid", "packWeight": 0, "demandExponent": 0.5}),
 }
@@ -67,7 +69,7 @@ def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str
         "percentageOfNodesToScore": 100,
         "profiles": [
             {
-                "schedulerName": "default-scheduler",
+                "schedulerName": DEFAULT_SCHEDULER_NAME,
                 "plugins": {
                     "multiPoint": {"enabled": [{"name": "GPUShare"}]},
                     "score": {"disabled": [{"name": "*"}], "enabled": [{"name": score, "weight": 1}]},

@@ -39,9 +39,9 @@ FloatArray = npt.NDArray[np.float64]
 DEFAULT_TUNE = 1.3
 MAX_BIN = 130
 CURVES = ("gpu_alloc_pct", "frag_rate_pct", "frag_total_pct", "cpu_alloc_pct", "mem_alloc_pct")
-# Also in RunResult.curves, outside runs.csv and the JSON (``packsched tune``'s metrics): pods dropped so far (they
-# fit nowhere: pending in a real cluster) and nodes without any pod (pods never leave in a replay).
-COUNT_CURVES = ("dropped_pods", "free_nodes")
+# RunResult.curves also has, outside runs.csv and the JSON (``packsched tune``'s metrics), "dropped_pods": pods
+# dropped so far (they fit nowhere: pending in a real cluster), and "free_nodes": nodes without any pod (pods never
+# leave in a replay).
 Progress = Callable[[int, int], None]
 # The plugin that assigns GPUs (packsched.plugins.gpushare, reached through the registry) and where it must run.
 GPU_SHARE = "GPUShare"

@@ -38,7 +38,7 @@ from packsched.sim.replay import (
     summarize,
     target_workload,
 )
-from packsched.sim.trace import Trace, load_trace
+from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS, Trace, load_trace
 
 EXPECTED_DIR = "fgd-expected-results"
 ALLOC_FILE = "analysis_allo_discrete.csv"
@@ -64,8 +64,8 @@ class RunSpec:
     label: str
     seed: int
     data_dir: str
-    pods: str = "default"
-    nodes: str = "gpu_node"
+    pods: str = DEFAULT_PODS
+    nodes: str = DEFAULT_NODES
     policy: str | None = None
     config: str | None = None
     tune: float = DEFAULT_TUNE

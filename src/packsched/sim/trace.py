@@ -27,7 +27,8 @@ PODS_PER_NODE = 1001
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS_SHORT = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 POD_COLUMNS = (*POD_COLUMNS_SHORT, "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
-DEFAULT_NODES = "gpu_node"
+DEFAULT_NODES = "gpu_node"  # the paper's node list
+DEFAULT_PODS = "default"  # the default trace's pod list
 NODE_FILE = "openb_node_list_{}.csv"
 POD_FILE = "openb_pod_list_{}.csv"
 
@@ -222,7 +223,7 @@ def resolve(data_dir: Path, name: str, pattern: str) -> Path:
     return data_dir / pattern.format(name)
 
 
-def load_trace(data_dir: Path, pods: str = "default", nodes: str = DEFAULT_NODES) -> Trace:
+def load_trace(data_dir: Path, pods: str = DEFAULT_PODS, nodes: str = DEFAULT_NODES) -> Trace:
     """Both lists, every problem of both files reported at once."""
     if not data_dir.is_dir():
         raise InputError.single("the trace folder does not exist", file=str(data_dir))

@@ -34,6 +34,7 @@ from packsched.scheduler import TIE_NAME
 from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
 from packsched.sim.sweep import Interrupted, RunSpec, check_specs
+from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
 from packsched.sim.tunespace import Choice, TuneSpace, config_document, describe
 
 if TYPE_CHECKING:
@@ -123,8 +124,8 @@ class TuneSettings:
     study_name: str = DEFAULT_STUDY
     seed: int = 0
     batch: int = 1  # trials asked, and replayed, together
-    pods: str = "default"
-    nodes: str = "gpu_node"
+    pods: str = DEFAULT_PODS
+    nodes: str = DEFAULT_NODES
     tune: float = DEFAULT_TUNE
     tie_break: str = TIE_NAME
 

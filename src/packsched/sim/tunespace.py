@@ -39,9 +39,11 @@ from packsched.api.gpushare import GPU_MILLI
 from packsched.api.manifests import read_documents
 from packsched.config import catalog
 from packsched.config.args import MAX_CUSTOM_PRIORITY_SCORE, MAX_RESOURCE_WEIGHT, MAX_UTILIZATION, MIN_UTILIZATION
+from packsched.config.defaults import DEFAULT_RESOURCES, DEFAULT_SCHEDULER_NAME
 from packsched.config.loader import load_config_data
 from packsched.config.types import REQUESTED_TO_CAPACITY_RATIO, SCORING_STRATEGY_TYPES
 from packsched.plugins.registry import in_tree_registry
+from packsched.sim.policies import RTCR_SHAPE
 
 API_VERSION = "packsched.io/v1alpha1"
 KIND = "TuneSpace"
@@ -51,10 +53,10 @@ GPU_SHARE = "GPUShare"
 # kube-scheduler's default score plugins (v1): the ones a stock configuration can weigh.
 SCORE_PLUGINS = tuple(name for name, _ in catalog.V1_DEFAULT_MULTIPOINT if name in catalog.SCORE_PLUGINS)
 MAX_PLUGIN_WEIGHT = 100  # packsched's bound for a search, far above kube-scheduler's defaults (1-3)
-# kube-scheduler's resources when a strategy lists none (SetDefaults_NodeResourcesFitArgs).
-DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
+# NodeResourcesFit's weight when the space does not tune it: kube-scheduler's default.
+FIT_WEIGHT = dict(catalog.V1_DEFAULT_MULTIPOINT)[FIT]
 # RequestedToCapacityRatio's shape when the space gives none: packing, as `packsched replay --policy`.
-DEFAULT_SHAPE = ((0, 0), (100, 10))
+DEFAULT_SHAPE = tuple((p["utilization"], p["score"]) for p in RTCR_SHAPE)
 
 
 @dataclass(frozen=True)
@@ -193,10 +195,12 @@ class TuneSpace:
 def config_document(choice: Choice) -> dict[str, Any]:
     """The whole KubeSchedulerConfiguration of a choice (see the module's docstring)."""
     resources = [{"name": n, "weight": w} for n, w in choice.resources.items() if w > 0]
-    strategy: dict[str, Any] = {"type": choice.strategy, "resources": resources or [dict(r) for r in DEFAULT_RESOURCES]}
+    # No resource kept: kube-scheduler's default ones, written out.
+    resources = resources or [{"name": n, "weight": w} for n, w in DEFAULT_RESOURCES]
+    strategy: dict[str, Any] = {"type": choice.strategy, "resources": resources}
     if choice.strategy == REQUESTED_TO_CAPACITY_RATIO:
         strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": s} for u, s in choice.shape]}
-    weights = {FIT: 1, **choice.plugins}
+    weights = {FIT: FIT_WEIGHT, **choice.plugins}
     enabled = [{"name": name, "weight": w} for name, w in weights.items() if w > 0]
     return {
         "apiVersion": CONFIG_API,
@@ -204,7 +208,7 @@ def config_document(choice: Choice) -> dict[str, Any]:
         "percentageOfNodesToScore": choice.percentage,
         "profiles": [
             {
-                "schedulerName": "default-scheduler",
+                "schedulerName": DEFAULT_SCHEDULER_NAME,
                 "plugins": {
                     "multiPoint": {"enabled": [{"name": GPU_SHARE}]},
                     "score": {"disabled": [{"name": "*"}], "enabled": enabled},
@@ -222,8 +226,9 @@ def describe(choice: Choice) -> str:
     if choice.shape:
         parts.append("shape " + " ".join(f"{u}->{s}" for u, s in choice.shape))
     kept = [f"{n}:{w}" for n, w in choice.resources.items() if w > 0]
-    parts.append("resources " + (" ".join(kept) if kept else "cpu:1 memory:1 (kube-scheduler's default)"))
-    weights = {FIT: 1, **choice.plugins}
+    default = " ".join(f"{n}:{w}" for n, w in DEFAULT_RESOURCES) + " (kube-scheduler's default)"
+    parts.append("resources " + (" ".join(kept) if kept else default))
+    weights = {FIT: FIT_WEIGHT, **choice.plugins}
     parts.append("score plugins " + " ".join(f"{n}:{w}" for n, w in weights.items() if w > 0))
     parts.append(f"percentageOfNodesToScore {choice.percentage}")
     return ", ".join(parts)

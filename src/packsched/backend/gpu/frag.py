@@ -22,13 +22,12 @@ import numpy.typing as npt
 from packsched.api.gpushare import MILLI, GpuDemand, parse_models
 from packsched.api.resources import CPU
 from packsched.backend.gpu.table import DeviceTable, device_table
+from packsched.config.defaults import DEFAULT_FGD_PACK_DEMAND_FLOOR_MILLI
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_COVERAGE = 0.95
-# TargetWorkload.discounted: a shape asking for less GPU than this (a CPU-only one: none) counts as asking this much.
-DEMAND_FLOOR_MILLI = 100
 
 
 @dataclass(frozen=True, order=True)
@@ -71,7 +70,7 @@ class TargetWorkload:
             covered += n
         return TargetWorkload(tuple(s for s, _ in kept), tuple(n / covered for _, n in kept))
 
-    def discounted(self, exponent: float, floor: int = DEMAND_FLOOR_MILLI) -> TargetWorkload:
+    def discounted(self, exponent: float, floor: int = DEFAULT_FGD_PACK_DEMAND_FLOOR_MILLI) -> TargetWorkload:
         """The same shapes, each weight p_m times d_m ** -exponent, renormalised: d_m is the shape's GPU demand in
         milli (count x per-GPU milli), at least ``floor``. With a positive exponent the small shares (and CPU-only
         shapes) weigh more and the multi-GPU shapes less; 0 leaves the weights as they are."""

@@ -51,7 +51,6 @@ SNAPSHOT_KEY = "ElasticQuotaSnapshot"
 
 NOT_ELIGIBLE_NO_STATE = "not eligible due to failed to read from cycleState"
 NO_SNAPSHOT = "Failed to read elasticQuotaSnapshot from cycleState"
-NO_PRE_FILTER_STATE = "Failed to read preFilterState from cycleState"
 QUOTA_EXCEEDED = "global quota max exceeded"
 
 TERMINAL_PHASES = ("Succeeded", "Failed")

@@ -41,12 +41,18 @@ import numpy as np
 
 from packsched.api.gpushare import MILLI
 from packsched.backend.gpu.frag import (
-    DEMAND_FLOOR_MILLI,
     FloatArray,
     FragState,
     Shape,
     TargetWorkload,
     fragment_change,
+)
+from packsched.config.defaults import (
+    DEFAULT_FGD_PACK_DEMAND_EXPONENT,
+    DEFAULT_FGD_PACK_DEMAND_FLOOR_MILLI,
+    DEFAULT_FGD_PACK_RESOLUTION,
+    DEFAULT_FGD_PACK_SIGMOID_SCALE,
+    DEFAULT_FGD_PACK_WEIGHT,
 )
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
@@ -57,8 +63,6 @@ from packsched.plugins.helper.gpu import CHOICE_KEY, MAX_SPEC_CPU, MAX_SPEC_GPU,
 
 NAME = "FGDPackScore"
 RESOLUTIONS = ("exact", "sigmoid", "hybrid")
-DEFAULT_RESOLUTION = "hybrid"
-DEFAULT_PACK_WEIGHT = 2.0  # chosen on seeds 42-44 of the default trace (bench/RESULTS.md, issue 14)
 ARGS = ("targetWorkload", "resolution", "packWeight", "sigmoidScale", "demandExponent", "demandFloor")
 MAX_DEMAND_FLOOR = 8 * MILLI
 DECIMALS = 6  # values are rounded so that equal fragments computed in another order still tie
@@ -86,11 +90,11 @@ class FGDPackScore:
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         self.handle = handle
         self.target: TargetWorkload | None = None
-        self.resolution = DEFAULT_RESOLUTION
-        self.pack_weight = DEFAULT_PACK_WEIGHT
-        self.sigmoid_scale = float(MILLI)
-        self.demand_exponent = 0.0
-        self.demand_floor = DEMAND_FLOOR_MILLI
+        self.resolution = DEFAULT_FGD_PACK_RESOLUTION
+        self.pack_weight = DEFAULT_FGD_PACK_WEIGHT
+        self.sigmoid_scale = DEFAULT_FGD_PACK_SIGMOID_SCALE
+        self.demand_exponent = DEFAULT_FGD_PACK_DEMAND_EXPONENT
+        self.demand_floor = DEFAULT_FGD_PACK_DEMAND_FLOOR_MILLI
         if args:
             self._read_args(args)
         self._state: FragState | None = None

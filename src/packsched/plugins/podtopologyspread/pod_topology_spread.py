@@ -9,7 +9,7 @@ arrays per domain instead of walking every placed pod.
 from __future__ import annotations
 
 from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, LabelSelector, Service, TopologySpreadConstraint
-from packsched.config.args import SYSTEM_DEFAULT_CONSTRAINTS
+from packsched.config.defaults import SYSTEM_DEFAULT_CONSTRAINTS
 from packsched.config.types import SYSTEM_DEFAULTING, PluginArgs, PodTopologySpreadArgs
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
