@@ -159,3 +159,68 @@ def test_hashes_are_stable_valid_names_and_keep_kubernetes_own() -> None:
     assert hashed("web") == hashed("web") != hashed("web2")
     assert hashed("web").isalnum() and hashed("web")[0].isalpha() and len(hashed("web")) == 13
     assert hashed("kube-system") == "kube-system" and hashed("") == ""
+
+
+def test_what_locates_the_cluster_is_gone() -> None:
+    """Issue 24: --anonymize kept node providerIDs (cloud project and zone), Service load-balancer hostnames,
+    podCIDRs and local PV paths; nor may container commands, environments or addresses leave."""
+    import json
+
+    secrets = [
+        "gce://acme-prod/europe-west4-a/gke-node-1",
+        "10.4.2.0/24",
+        "10.128.0.7",
+        "a1b2c3.elb.amazonaws.com",
+        "/mnt/disks/ssd0",
+        "nfs.acme.internal",
+        "postgres://u:p@db",
+        "--token=abc",
+        "5.15.0-1057-gcp",
+        "projects/acme/zones/z/disks/d1",
+    ]
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "gke-node-1", "labels": {"kubernetes.io/hostname": "gke-node-1"}},
+        "spec": {"providerID": secrets[0], "podCIDR": secrets[1], "podCIDRs": [secrets[1]], "unschedulable": True},
+        "status": {
+            "allocatable": {"cpu": "4"},
+            "addresses": [{"type": "InternalIP", "address": secrets[2]}],
+            "nodeInfo": {"kernelVersion": secrets[8]},
+            "conditions": [{"type": "Ready", "status": "True", "message": f"kernel {secrets[8]}"}],
+        },
+    }
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "team"},
+        "spec": {"selector": {"app": "web"}, "clusterIP": secrets[2], "loadBalancerIP": secrets[2]},
+        "status": {"loadBalancer": {"ingress": [{"hostname": secrets[3]}]}},
+    }
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "local-pv"},
+        "spec": {"capacity": {"storage": "1Gi"}, "local": {"path": secrets[4]}, "storageClassName": "local"},
+    }
+    nfs = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "nfs-pv"},
+        "spec": {"nfs": {"server": secrets[5], "path": secrets[4]}, "csi": {"driver": "pd.csi.storage.gke.io"}},
+    }
+    pod = _pod()
+    pod["spec"]["containers"][0].update({"command": ["run", secrets[7]], "env": [{"name": "DB", "value": secrets[6]}]})
+    pod["spec"]["volumes"] = [{"name": "d", "gcePersistentDisk": {"pdName": secrets[9], "fsType": "ext4"}}]
+    pod["status"] = {"phase": "Running", "podIP": secrets[2], "hostIP": secrets[2]}
+    out = [anonymize(o) for o in (node, svc, pv, nfs, pod)]
+    text = json.dumps(out)
+    assert not [s for s in secrets if s in text]
+    # and what the scheduler reads stays
+    assert out[0]["spec"]["unschedulable"] is True and out[0]["status"]["allocatable"] == {"cpu": "4"}
+    assert out[0]["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert out[2]["spec"]["local"]["path"] == hashed(secrets[4]) and out[2]["spec"]["capacity"] == {"storage": "1Gi"}
+    assert out[3]["spec"]["csi"] == {"driver": "pd.csi.storage.gke.io"}
+    disk = out[4]["spec"]["volumes"][0]["gcePersistentDisk"]
+    assert disk == {"pdName": hashed(secrets[9]), "fsType": "ext4"}  # two pods on one disk still conflict
+    assert out[4]["spec"]["containers"][0]["resources"] == pod["spec"]["containers"][0]["resources"]

@@ -37,6 +37,34 @@ _KEPT_NAMES = {
 }
 # Selector operators whose values are label values.
 _VALUE_OPERATORS = {"In", "NotIn"}
+# A container's fields the scheduler reads.
+_CONTAINER_FIELDS = {"name", "image", "resources", "ports", "restartPolicy", "resizePolicy"}
+# Fields of a volume source that carry no identity (kept as they are); every other string is hashed.
+_KEPT_SOURCE_FIELDS = {"driver", "fsType", "readOnly", "type", "partition", "kind", "medium", "sizeLimit", "lun"}
+# PersistentVolume spec fields that are not the volume source.
+_PV_FIELDS = {
+    "capacity",
+    "accessModes",
+    "claimRef",
+    "persistentVolumeReclaimPolicy",
+    "storageClassName",
+    "mountOptions",
+    "volumeMode",
+    "nodeAffinity",
+    "volumeAttributesClassName",
+}
+# Node fields that locate or identify the machine and mean nothing to the scheduler.
+_NODE_SPEC_DROPPED = ("providerID", "externalID", "podCIDR", "podCIDRs", "configSource")
+_NODE_STATUS_DROPPED = ("addresses", "nodeInfo", "daemonEndpoints", "config", "volumesAttached", "volumesInUse")
+# Service fields that locate it (addresses, DNS names); the scheduler reads its selector alone.
+_SERVICE_SPEC_DROPPED = (
+    "clusterIP",
+    "clusterIPs",
+    "externalIPs",
+    "loadBalancerIP",
+    "loadBalancerSourceRanges",
+    "externalName",
+)
 
 
 def hashed(value: str) -> str:
@@ -197,24 +225,45 @@ def _pod_spec(spec: Any) -> Any:
             dict(c, labelSelector=_selector(c["labelSelector"])) if isinstance(c, dict) and "labelSelector" in c else c
             for c in tsc
         ]
-    for key in ("containers", "initContainers"):
+    for key in ("containers", "initContainers", "ephemeralContainers"):
         if isinstance(out.get(key), list):
-            out[key] = [
-                dict(c, name=hashed(c["name"]), image=_image(c["image"]))
-                if isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("image"), str)
-                else c
-                for c in out[key]
-            ]
+            out[key] = [_container(c) for c in out[key]]
     vols = out.get("volumes")
     if isinstance(vols, list):
         out["volumes"] = [_volume(v) for v in vols]
     return out
 
 
+def _container(c: Any) -> Any:
+    """What the scheduler reads of a container (requests, host ports, a sidecar's restartPolicy); its command,
+    arguments, environment, mounts and probes say what runs and are dropped."""
+    if not isinstance(c, dict):
+        return c
+    out = {k: v for k, v in c.items() if k in _CONTAINER_FIELDS}
+    if isinstance(out.get("name"), str):
+        out["name"] = hashed(out["name"])
+    if isinstance(out.get("image"), str):
+        out["image"] = _image(out["image"])
+    return out
+
+
+def _source(src: Any) -> Any:
+    """A volume source (a pod's inline volume, a PersistentVolume's): every string that names or locates the
+    storage (paths, servers, disk and volume IDs, secret names) hashed, so that two pods using the same disk still
+    conflict; the kind of source, CSI driver names, file system types and flags kept."""
+    if isinstance(src, str):
+        return hashed(src)
+    if isinstance(src, list):
+        return [_source(x) for x in src]
+    if not isinstance(src, dict):
+        return src
+    return {k: v if k in _KEPT_SOURCE_FIELDS else _source(v) for k, v in src.items()}
+
+
 def _volume(v: Any) -> Any:
     if not isinstance(v, dict):
         return v
-    out = dict(v)
+    out = {k: _source(x) if k not in ("name", "persistentVolumeClaim", "ephemeral") else x for k, x in v.items()}
     if isinstance(out.get("name"), str):
         out["name"] = hashed(out["name"])
     claim = out.get("persistentVolumeClaim")
@@ -262,71 +311,136 @@ def _claim_spec(spec: Any) -> Any:
 
 def anonymize(obj: Obj) -> Obj:
     """A copy of one API object (as listed, with apiVersion and kind) with its identifying strings hashed."""
-    kind = obj.get("kind")
     out = dict(obj, metadata=_metadata(obj.get("metadata") or {}))
-    spec = obj.get("spec")
-    status = obj.get("status")
-    if kind == "Pod":
-        out["spec"] = _pod_spec(spec)
-        if isinstance(status, dict) and isinstance(status.get("nominatedNodeName"), str):
-            out["status"] = dict(status, nominatedNodeName=hashed(status["nominatedNodeName"]))
-    elif kind in ("ReplicaSet", "Deployment", "StatefulSet", "Job", "ReplicationController"):
-        out["spec"] = _workload_spec(spec)
-    elif kind == "Service" and isinstance(spec, dict):
-        out["spec"] = dict(spec, selector=_labels(spec.get("selector"))) if "selector" in spec else spec
-    elif kind == "PodDisruptionBudget" and isinstance(spec, dict) and "selector" in spec:
-        out["spec"] = dict(spec, selector=_selector(spec["selector"]))
-    elif kind == "PersistentVolumeClaim":
-        out["spec"] = _claim_spec(spec)
-    elif kind == "PersistentVolume" and isinstance(spec, dict):
-        pv = dict(spec)
-        if isinstance(pv.get("storageClassName"), str):
-            pv["storageClassName"] = hashed(pv["storageClassName"])
-        ref = pv.get("claimRef")
-        if isinstance(ref, dict):
-            pv["claimRef"] = {
-                k: hashed(v) if k in ("name", "namespace") and isinstance(v, str) else v
-                for k, v in ref.items()
-                if k != "uid" and k != "resourceVersion"
-            }
-        na = pv.get("nodeAffinity")
-        if isinstance(na, dict) and isinstance(na.get("required"), dict):
-            req = na["required"]
-            pv["nodeAffinity"] = dict(
-                na, required=dict(req, nodeSelectorTerms=_node_selector_terms(req.get("nodeSelectorTerms")))
-            )
-        out["spec"] = pv
-    elif kind == "StorageClass":
-        topo = obj.get("allowedTopologies")
-        if isinstance(topo, list):
-            out["allowedTopologies"] = [
-                dict(
-                    t,
-                    matchLabelExpressions=[
-                        dict(e, values=[hashed(v) for v in e.get("values") or []]) if isinstance(e, dict) else e
-                        for e in t.get("matchLabelExpressions") or []
-                    ],
-                )
-                if isinstance(t, dict)
-                else t
-                for t in topo
-            ]
-    elif kind == "CSINode" and isinstance(spec, dict) and isinstance(spec.get("drivers"), list):
-        out["spec"] = dict(
-            spec,
-            drivers=[
-                dict(d, nodeID=hashed(d["nodeID"])) if isinstance(d, dict) and isinstance(d.get("nodeID"), str) else d
-                for d in spec["drivers"]
-            ],
+    rewrite = _BY_KIND.get(str(obj.get("kind")))
+    if rewrite is not None:
+        out.update(rewrite(obj, obj.get("spec"), obj.get("status")))
+    return out
+
+
+def _pod(obj: Obj, spec: Any, status: Any) -> Obj:
+    out: Obj = {"spec": _pod_spec(spec)}
+    if isinstance(status, dict):
+        # addresses, container and image IDs, the kubelet's messages
+        dropped = ("hostIP", "hostIPs", "podIP", "podIPs", "message", "containerStatuses", "initContainerStatuses")
+        st = {k: v for k, v in status.items() if k not in dropped}
+        if isinstance(st.get("nominatedNodeName"), str):
+            st["nominatedNodeName"] = hashed(st["nominatedNodeName"])
+        out["status"] = st
+    return out
+
+
+def _workload(obj: Obj, spec: Any, status: Any) -> Obj:
+    return {"spec": _workload_spec(spec)}
+
+
+def _service(obj: Obj, spec: Any, status: Any) -> Obj:
+    out: Obj = {"status": {}}  # its load balancer's ingress addresses and hostnames
+    if isinstance(spec, dict):
+        svc = {k: v for k, v in spec.items() if k not in _SERVICE_SPEC_DROPPED}
+        if "selector" in svc:
+            svc["selector"] = _labels(svc["selector"])
+        out["spec"] = svc
+    return out
+
+
+def _pdb(obj: Obj, spec: Any, status: Any) -> Obj:
+    if isinstance(spec, dict) and "selector" in spec:
+        return {"spec": dict(spec, selector=_selector(spec["selector"]))}
+    return {}
+
+
+def _pvc(obj: Obj, spec: Any, status: Any) -> Obj:
+    return {"spec": _claim_spec(spec)}
+
+
+def _pv(obj: Obj, spec: Any, status: Any) -> Obj:
+    if not isinstance(spec, dict):
+        return {}
+    pv = {k: v if k in _PV_FIELDS else _source(v) for k, v in spec.items()}
+    if isinstance(pv.get("storageClassName"), str):
+        pv["storageClassName"] = hashed(pv["storageClassName"])
+    ref = pv.get("claimRef")
+    if isinstance(ref, dict):
+        pv["claimRef"] = {
+            k: hashed(v) if k in ("name", "namespace") and isinstance(v, str) else v
+            for k, v in ref.items()
+            if k != "uid" and k != "resourceVersion"
+        }
+    na = pv.get("nodeAffinity")
+    if isinstance(na, dict) and isinstance(na.get("required"), dict):
+        req = na["required"]
+        pv["nodeAffinity"] = dict(
+            na, required=dict(req, nodeSelectorTerms=_node_selector_terms(req.get("nodeSelectorTerms")))
         )
-    elif kind == "Node" and isinstance(status, dict) and isinstance(status.get("images"), list):
-        out["status"] = dict(
-            status,
-            images=[
+    return {"spec": pv}
+
+
+def _storage_class(obj: Obj, spec: Any, status: Any) -> Obj:
+    topo = obj.get("allowedTopologies")
+    if not isinstance(topo, list):
+        return {}
+    return {
+        "allowedTopologies": [
+            dict(
+                t,
+                matchLabelExpressions=[
+                    dict(e, values=[hashed(v) for v in e.get("values") or []]) if isinstance(e, dict) else e
+                    for e in t.get("matchLabelExpressions") or []
+                ],
+            )
+            if isinstance(t, dict)
+            else t
+            for t in topo
+        ]
+    }
+
+
+def _csi_node(obj: Obj, spec: Any, status: Any) -> Obj:
+    if not (isinstance(spec, dict) and isinstance(spec.get("drivers"), list)):
+        return {}
+    drivers = [
+        dict(d, nodeID=hashed(d["nodeID"])) if isinstance(d, dict) and isinstance(d.get("nodeID"), str) else d
+        for d in spec["drivers"]
+    ]
+    return {"spec": dict(spec, drivers=drivers)}
+
+
+def _node(obj: Obj, spec: Any, status: Any) -> Obj:
+    out: Obj = {}
+    if isinstance(spec, dict):
+        out["spec"] = {k: v for k, v in spec.items() if k not in _NODE_SPEC_DROPPED}
+    if isinstance(status, dict):
+        st = {k: v for k, v in status.items() if k not in _NODE_STATUS_DROPPED}
+        if isinstance(st.get("images"), list):
+            st["images"] = [
                 dict(i, names=[_image(n) for n in i.get("names") or [] if isinstance(n, str)])
                 if isinstance(i, dict)
                 else i
-                for i in status["images"]
-            ],
-        )
+                for i in st["images"]
+            ]
+        if isinstance(st.get("conditions"), list):  # their messages name the machine's kernel, runtime, ...
+            st["conditions"] = [
+                {k: v for k, v in c.items() if k in ("type", "status")} if isinstance(c, dict) else c
+                for c in st["conditions"]
+            ]
+        out["status"] = st
     return out
+
+
+# What each kind's identifying strings are (metadata is done for every kind); kinds not listed keep their spec.
+_BY_KIND: dict[str, Callable[[Obj, Any, Any], Obj]] = {
+    "Pod": _pod,
+    "ReplicaSet": _workload,
+    "Deployment": _workload,
+    "StatefulSet": _workload,
+    "Job": _workload,
+    "ReplicationController": _workload,
+    "Service": _service,
+    "PodDisruptionBudget": _pdb,
+    "PersistentVolumeClaim": _pvc,
+    "PersistentVolume": _pv,
+    "StorageClass": _storage_class,
+    "CSINode": _csi_node,
+    "Node": _node,
+}
