@@ -260,3 +260,15 @@ def test_relative_links_point_to_files_in_the_repository() -> None:
                 bad.append(f"{path.relative_to(ROOT)}: {target}")
         bad += [f"{path.relative_to(ROOT)}: {m}" for m in re.findall(r"\S*shared/spec\S*", text)]
     assert not bad
+
+
+def test_docs_that_call_a_bare_packsched_say_how_to_get_it() -> None:
+    """Issue 24: the guides called `packsched` while the README used `.venv/bin/packsched`, and nothing said to
+    activate the environment."""
+    bare = re.compile(r"^(?:\$ )?packsched\s", re.M)
+    missing = [
+        str(doc.relative_to(ROOT))
+        for doc in DOCS
+        if bare.search(doc.read_text(encoding="utf-8")) and ".venv/bin/activate" not in doc.read_text(encoding="utf-8")
+    ]
+    assert not missing
