@@ -8,21 +8,18 @@ Every problem in every file is collected first; nothing is returned unless all i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
 from packsched.api import schema
 from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError, InputError
-from packsched.api.files import STDIN, display_name, read_text
+from packsched.api.files import STDIN, display_name
 from packsched.api.names import int32_errors, namespace_errors, object_name_errors
-from packsched.api.nesting import TOO_DEEP, yaml_too_deep
+from packsched.api.nesting import TOO_DEEP
 from packsched.api.objects import (
     ELASTIC_QUOTA_API_VERSIONS,
     PREEMPT_LOWER_PRIORITY,
@@ -56,132 +53,10 @@ from packsched.api.storage import (
     decode_storage_class,
     decode_volume,
 )
-
-try:  # the C loader is much faster on big manifests
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
-
+from packsched.api.strict import parse_documents, read_file
 
 # The most pods one workload may be expanded into (a simulator's sanity bound, far above real controllers).
 MAX_WORKLOAD_PODS = 1_000_000
-
-
-class _DuplicateKey(Exception):
-    """A key written twice in one map (kube-apiserver's strict decoding rejects it, and so does the config
-    reader): ``where`` is the field path of the second one, ``line`` and ``column`` count from 1 (0: unknown)."""
-
-    def __init__(self, key: str, line: int = 0, column: int = 0, node: yaml.Node | None = None) -> None:
-        super().__init__(key)
-        self.key, self.line, self.column, self.node = key, line, column, node
-        self.where = ""
-
-    @property
-    def message(self) -> str:
-        at = f" (line {self.line} column {self.column})" if self.line else ""
-        return f'duplicate field "{self.key}"{at}: a key may appear only once in a map'
-
-
-class _StrictLoader(_Loader):  # type: ignore[misc]
-    """The safe loader, rejecting a key given twice in one map."""
-
-
-def _construct_map(loader: Any, node: yaml.MappingNode) -> Any:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            if key in seen:
-                mark = key_node.start_mark
-                raise _DuplicateKey(str(key), mark.line + 1, mark.column + 1, key_node)
-            seen.add(key)
-        except TypeError:  # an unhashable key: let the normal constructor complain
-            break
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
-
-
-def _node_path(node: yaml.Node, target: yaml.Node, path: str, seen: set[int]) -> str | None:
-    """The field path from ``node`` to the key node ``target`` (``spec.containers[0].name``)."""
-    if id(node) in seen:  # an alias seen before
-        return None
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
-            here = f"{path}.{key}" if path else str(key)
-            if key_node is target:
-                return here
-            found = _node_path(value_node, target, here, seen)
-            if found is not None:
-                return found
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            found = _node_path(item, target, f"{path}[{i}]", seen)
-            if found is not None:
-                return found
-    return None
-
-
-def _load_yaml(text: str) -> list[Any]:
-    """Every document of a YAML stream (``None`` for an empty one); raises ``_DuplicateKey`` with ``where`` set
-    to the document and the field path."""
-    loader = _StrictLoader(text)
-    docs: list[Any] = []
-    try:
-        while loader.check_node():
-            root = loader.get_node()
-            try:
-                docs.append(loader.construct_document(root))
-            except _DuplicateKey as exc:
-                path = (_node_path(root, exc.node, "", set()) if exc.node is not None else None) or exc.key
-                label = f"document {len(docs) + 1}" if docs or loader.check_node() else ""
-                exc.where = f"{label}: {path}" if label else path
-                raise
-    finally:
-        loader.dispose()
-    return docs
-
-
-def _object_path(data: Any, target: object, path: str) -> str | None:
-    if data is target:
-        return path
-    if isinstance(data, dict):
-        for key, value in data.items():
-            found = _object_path(value, target, f"{path}.{key}" if path else str(key))
-            if found is not None:
-                return found
-    elif isinstance(data, list):
-        for i, item in enumerate(data):
-            found = _object_path(item, target, f"{path}[{i}]")
-            if found is not None:
-                return found
-    return None
-
-
-def _load_json(text: str) -> Any:
-    """One JSON document; raises ``_DuplicateKey`` (with the field path) for a key given twice in an object."""
-    duplicates: list[tuple[str, dict[str, Any]]] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out and not duplicates:
-                duplicates.append((key, out))
-            out[key] = value
-        return out
-
-    doc = json.loads(text, object_pairs_hook=pairs)
-    if duplicates:
-        key, holder = duplicates[0]
-        parent = _object_path(doc, holder, "")
-        exc = _DuplicateKey(key)
-        exc.where = f"{parent}.{key}" if parent else key
-        raise exc
-    return doc
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -257,36 +132,13 @@ def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
 
 def read_documents(path: str, errors: ErrorList) -> list[tuple[str, Any]]:
     """Parse one file into (label, document) pairs; a syntax error is reported with its line and column."""
-    try:
-        text = read_text(path)
-    except OSError as exc:
-        errors.add("", f"cannot read file: {exc.strerror or exc}")
-        return []
-    except UnicodeDecodeError:
-        errors.add("", "file is not UTF-8 text")
+    text = read_file(path, errors)
+    if text is None:
         return []
     if not text.strip():
         return []  # no documents: the caller tells whether an empty file is an error
-    docs: list[Any]
-    try:
-        if not path.endswith(".json") and yaml_too_deep(text, _Loader):
-            errors.add("", TOO_DEEP)  # libyaml's composer would overflow the C stack
-            return []
-        docs = [_load_json(text)] if path.endswith(".json") else _load_yaml(text)
-    except RecursionError:
-        errors.add("", TOO_DEEP)
-        return []
-    except json.JSONDecodeError as exc:
-        errors.add(f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}")
-        return []
-    except _DuplicateKey as exc:
-        errors.add(exc.where, exc.message)
-        return []
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        errors.add(where, f"malformed YAML: {problem}")
+    docs = parse_documents(text, path, errors, duplicate_at="field")
+    if docs is None:
         return []
     out: list[tuple[str, Any]] = []
     for i, doc in enumerate(docs):
