@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from helpers import write_small_trace
 from packsched.api.errors import InputError
-from packsched.api.manifests import _Loader
-from packsched.api.nesting import MAX_NESTING, TOO_DEEP, yaml_too_deep
+from packsched.api.nesting import MAX_NESTING, SAFE_LOADER, TOO_DEEP, yaml_too_deep
 from packsched.cli.main import app
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.policies import file_config, policy_config
@@ -102,13 +101,13 @@ def test_deeply_nested_json_manifest_exits_2_naming_the_file(tmp_path: Path, com
 
 
 def test_nesting_check_counts_levels_and_lets_ordinary_files_through() -> None:
-    assert not yaml_too_deep((EX / "gpu-demo" / "workloads.yaml").read_text(encoding="utf-8"), _Loader)
+    assert not yaml_too_deep((EX / "gpu-demo" / "workloads.yaml").read_text(encoding="utf-8"), SAFE_LOADER)
     n = MAX_NESTING
-    assert not yaml_too_deep("[" * n + "]" * n, _Loader)
-    assert yaml_too_deep("[" * (n + 1) + "]" * (n + 1), _Loader)
-    assert not yaml_too_deep("- " * n + "x\n", _Loader)
-    assert yaml_too_deep("- " * (n + 1) + "x\n", _Loader)
-    assert not yaml_too_deep("key: [1, 2\n" + "x" * 3000, _Loader)  # a syntax error: the loader reports it
+    assert not yaml_too_deep("[" * n + "]" * n, SAFE_LOADER)
+    assert yaml_too_deep("[" * (n + 1) + "]" * (n + 1), SAFE_LOADER)
+    assert not yaml_too_deep("- " * n + "x\n", SAFE_LOADER)
+    assert yaml_too_deep("- " * (n + 1) + "x\n", SAFE_LOADER)
+    assert not yaml_too_deep("key: [1, 2\n" + "x" * 3000, SAFE_LOADER)  # a syntax error: the loader reports it
 
 
 # -- 2. serve --port -------------------------------------------------------------------------------------------

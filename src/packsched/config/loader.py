@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from typing import Any
 
 import yaml
 
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.files import display_name, read_text
-from packsched.api.nesting import SAFE_LOADER, TOO_DEEP, yaml_too_deep
+from packsched.api.nesting import SAFE_LOADER, yaml_too_deep
+from packsched.api.strict import parse_documents, read_file
 from packsched.config import catalog
 from packsched.config.componentconfig import convert
 from packsched.config.policy import convert_policy
@@ -40,78 +40,16 @@ _ACCEPTED = (
 )
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str, line: int, column: int) -> None:
-        super().__init__(key)
-        self.key, self.line, self.column = key, line, column
-
-
-class _StrictLoader(SAFE_LOADER):  # type: ignore[misc]
-    """A safe loader (libyaml's where PyYAML has it) that rejects a key given twice in one map (upstream's strict
-    decoding does too)."""
-
-
-def _construct_map(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            if key in seen:
-                mark = key_node.start_mark
-                raise _DuplicateKey(str(key), mark.line + 1, mark.column + 1)
-            seen.add(key)
-        except TypeError:  # an unhashable key: let the normal constructor complain
-            break
-    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=True)
-    return mapping
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
-
-
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key, 0, 0)
-        out[key] = value
-    return out
-
-
 def read_config_file(path: str, errors: ErrorList) -> object:
     """The one document of a config file (YAML or JSON); problems are recorded with line and column."""
-    try:
-        text = read_text(path)
-    except OSError as exc:
-        errors.add("", f"cannot read file: {exc.strerror or exc}")
+    text = read_file(path, errors)
+    if text is None:
         return None
-    except UnicodeDecodeError:
-        errors.add("", "file is not UTF-8 text")
+    docs = parse_documents(text, path, errors, duplicate_at="line")
+    if docs is None:
         return None
-    try:
-        if path.endswith(".json"):
-            docs: list[Any] = [json.loads(text, object_pairs_hook=_json_pairs)]
-        elif yaml_too_deep(text, SAFE_LOADER):
-            raise RecursionError  # libyaml's composer would overflow the C stack
-        else:
-            docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
-    except RecursionError:
-        errors.add("", TOO_DEEP)
-        return None
-    except json.JSONDecodeError as exc:
-        errors.add(f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}")
-        return None
-    except _DuplicateKey as exc:
-        where = f"line {exc.line} column {exc.column}" if exc.line else ""
-        errors.add(where, f'duplicate field "{exc.key}"')
-        return None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        errors.add(where, f"malformed YAML: {problem}")
-        return None
+    if not path.endswith(".json"):  # an empty YAML document holds nothing (JSON's null is a document)
+        docs = [d for d in docs if d is not None]
     if not docs:
         errors.add("", f"the file is empty: expected {_ACCEPTED}")
         return None

@@ -47,7 +47,7 @@ from packsched.api.errors import ErrorList, InputError
 from packsched.api.manifests import (
     MAX_WORKLOAD_PODS,
     Cluster,
-    decode_document,
+    decode_template,
     load_manifests,
     read_documents,
     resolve_priority,
@@ -372,12 +372,11 @@ class _Runner:
         template = dict(step.args["template"])
         meta = dict(template.get("metadata") or {})
         meta["name"] = name
-        doc = {"apiVersion": "v1", "kind": "Pod", **template, "metadata": meta}
-        return self._decode_pod(doc, f"{step.path}.createPods.template")
+        return self._decode_pod({**template, "metadata": meta}, f"{step.path}.createPods.template")
 
-    def _decode_pod(self, doc: dict[str, Any], where: str) -> Pod:
+    def _decode_pod(self, fields: dict[str, Any], where: str) -> Pod:
         errors = ErrorList(file=self.scenario.file)
-        made = decode_document(doc, where, errors)
+        made = decode_template("Pod", fields, where, errors)
         if not made.pods:
             errors.add(where, "the template does not make a Pod")
         errors.raise_if_any()
@@ -449,7 +448,7 @@ class _Runner:
             meta["labels"] = labels
             errors = ErrorList(file=self.scenario.file)
             where = f"{step.path}.addNodes.template"
-            nodes = decode_document({"apiVersion": "v1", "kind": "Node", **template, "metadata": meta}, where, errors)
+            nodes = decode_template("Node", {**template, "metadata": meta}, where, errors)
             if not nodes.nodes:
                 errors.add(where, "the template does not make a Node")
             errors.raise_if_any()
@@ -522,14 +521,12 @@ class _Runner:
         ns = args["namespace"]
         quotas = self.cluster.elastic_quotas
         old = next((q for q in quotas if q.namespace == ns and (not args.get("name") or q.name == args["name"])), None)
-        doc: dict[str, Any] = {
-            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-            "kind": "ElasticQuota",
+        fields: dict[str, Any] = {
             "metadata": {"name": args.get("name") or (old.name if old else "quota"), "namespace": ns},
             "spec": {k: args[k] for k in ("min", "max") if k in args},
         }
         errors = ErrorList(file=self.scenario.file)
-        made = decode_document(doc, f"{step.path}.setQuota", errors)
+        made = decode_template("ElasticQuota", fields, f"{step.path}.setQuota", errors)
         errors.raise_if_any()
         new: ElasticQuota = made.elastic_quotas[0]
         if old is not None:

@@ -1,0 +1,60 @@
+"""What the manifest reader makes: a Cluster (every object read, in the order it was written) and its Workloads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packsched.api.objects import (
+    ElasticQuota,
+    LabelSelector,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+)
+from packsched.api.storage import PersistentVolumeClaim, StorageObjects
+
+
+@dataclass
+class Workload:
+    """A controller that owns pods; kept so that the simulator can replace pods it loses."""
+
+    kind: str
+    name: str
+    namespace: str
+    replicas: int
+    template: Pod
+    source: str = ""
+    # Job only: spec.completions (None: absent) and the pods it runs at once (0 when suspended).
+    completions: int | None = None
+    parallelism: int = 0
+    # StatefulSet only: its volumeClaimTemplates (each pod gets a claim ``<template>-<pod>`` made from one).
+    claim_templates: list[PersistentVolumeClaim] = field(default_factory=list)
+    # spec.selector (a ReplicationController's map as matchLabels); None: not given (a Job may omit it)
+    selector: LabelSelector | None = None
+
+
+@dataclass
+class Cluster:
+    """Everything read from the manifests, in the order it was written."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # PersistentVolumeClaims (those StatefulSets and ephemeral volumes make included), PersistentVolumes,
+    # StorageClasses and CSINodes
+    storage: StorageObjects = field(default_factory=StorageObjects)
+
+    def pod(self, key: str) -> Pod | None:
+        for p in self.pods:
+            if p.key == key:
+                return p
+        return None

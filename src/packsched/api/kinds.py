@@ -1,0 +1,377 @@
+"""One reader per kind: the table from a manifest's kind to its decoder (``KINDS``), and the reading of what every
+object has (kind, apiVersion, metadata) before its decoder runs.
+
+Adding a kind is one entry in ``KINDS`` and its decoder, a function of a :class:`DecodeContext` that adds what it
+reads to ``ctx.cluster`` (docs/design.md, "Reading manifests: one reader per kind").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packsched.api import schema
+from packsched.api.annotations import read_timing
+from packsched.api.decode import Reader
+from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
+from packsched.api.errors import ErrorList
+from packsched.api.names import int32_errors, namespace_errors, object_name_errors
+from packsched.api.objects import (
+    ELASTIC_QUOTA_API_VERSIONS,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    TAINT_EFFECTS,
+    ElasticQuota,
+    Namespace,
+    Node,
+    NodeImage,
+    OwnerRef,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    Taint,
+)
+from packsched.api.pods import decode_label_selector, decode_pod_spec
+from packsched.api.resources import PODS, parse_resource_list
+from packsched.api.storage import (
+    STORAGE_API_VERSIONS,
+    controller_owner,
+    decode_claim,
+    decode_csi_node,
+    decode_storage_class,
+    decode_volume,
+)
+from packsched.api.workloads import decode_workload
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# Kinds of scheduler configuration: not manifests, but found beside them in a folder.
+CONFIG_KINDS = ("KubeSchedulerConfiguration", "Policy")
+
+
+# -- the kinds --------------------------------------------------------------------------------------------------
+
+
+def _node(ctx: DecodeContext) -> None:
+    r, data, meta, name = ctx.r, ctx.data, ctx.meta, ctx.name
+    spec = r.fields(data.get("spec"), "spec", schema.NODE_SPEC)
+    status = r.fields(data.get("status"), "status", schema.NODE_STATUS)
+    capacity = parse_resource_list(status.get("capacity"), "status.capacity", r.errors)
+    if status.get("allocatable") is None:
+        allocatable = dict(capacity)  # the kubelet always reports both; a hand-written node may give one
+    else:
+        allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable", r.errors)
+    taints = _taints(r, spec.get("taints"))
+    node = Node(
+        name=name,
+        labels=r.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=r.str_map(meta.get("annotations"), "metadata.annotations"),
+        capacity=capacity,
+        allocatable=allocatable,
+        taints=taints,
+        unschedulable=r.bool(spec.get("unschedulable"), "spec.unschedulable"),
+        images=_node_images(r, status.get("images")),
+        source=ctx.where,
+    )
+    # kubelet always sets the well-known hostname label; scheduling plugins rely on it.
+    node.labels.setdefault("kubernetes.io/hostname", name)
+    if PODS not in node.allocatable:
+        ctx.note(
+            f"node {name} has no 'pods' in allocatable, so no pod can be placed there "
+            "(kube-scheduler checks the pod count against it)"
+        )
+    ctx.cluster.nodes.append(node)
+
+
+def _taints(r: Reader, raw: object) -> list[Taint]:
+    taints: list[Taint] = []
+    for i, item in enumerate(r.list(raw, "spec.taints")):
+        p = f"spec.taints[{i}]"
+        t = r.fields(item, p, schema.TAINT)
+        key = r.str(t.get("key"), f"{p}.key")
+        if not key:
+            r.errors.add(f"{p}.key", "Required value")
+        effect = r.one_of(t.get("effect"), f"{p}.effect", TAINT_EFFECTS)
+        if t.get("effect") is None:
+            r.errors.add(f"{p}.effect", "Required value")
+        taints.append(Taint(key, r.str(t.get("value"), f"{p}.value"), effect))
+    return taints
+
+
+def _node_images(r: Reader, raw: object) -> tuple[NodeImage, ...]:
+    out: list[NodeImage] = []
+    for i, item in enumerate(r.list(raw, "status.images")):
+        p = f"status.images[{i}]"
+        data = r.fields(item, p, schema.NODE_IMAGE)
+        size = r.int(data.get("sizeBytes"), f"{p}.sizeBytes", 0) or 0
+        out.append(NodeImage(tuple(r.str_list(data.get("names"), f"{p}.names")), size))
+    return tuple(out)
+
+
+def _pod(ctx: DecodeContext) -> None:
+    r, data, meta = ctx.r, ctx.data, ctx.meta
+    pod = Pod(name=ctx.name, namespace=ctx.namespace, source=ctx.where)
+    pod.uid = r.str(meta.get("uid"), "metadata.uid")
+    pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
+    pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
+    pod.terminating = meta.get("deletionTimestamp") is not None
+    pod.owner = controller_owner(r, meta.get("ownerReferences"), "metadata.ownerReferences")
+    pod.owner_refs = _owner_refs(r, meta.get("ownerReferences"), "metadata.ownerReferences")
+    if data.get("spec") is None:
+        r.errors.add("spec", "Required value")
+    decode_pod_spec(r, data.get("spec"), "spec", pod)
+    read_timing(r, pod, "metadata.annotations")
+    status = r.map(data.get("status"), "status")
+    phase = status.get("phase")
+    if phase in ("Succeeded", "Failed"):
+        ctx.note(f"pod {pod.key} is {phase} and holds no resources; skipped")
+        return
+    pod.nominated_node_name = r.str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+    pod.preempted_by_scheduler = _preempted_by_scheduler(r, status.get("conditions"))
+    if phase in ("Pending", "Running", "Unknown"):
+        pod.phase = str(phase)
+    ctx.add_pod(pod)
+
+
+def _owner_refs(r: Reader, raw: object, path: str) -> tuple[OwnerRef, ...]:
+    refs: list[OwnerRef] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, schema.OWNER_REFERENCE)
+        kind = r.str(data.get("kind"), f"{p}.kind")
+        name = r.str(data.get("name"), f"{p}.name")
+        api_version = r.str(data.get("apiVersion"), f"{p}.apiVersion")
+        for key, value in (("kind", kind), ("name", name), ("apiVersion", api_version)):
+            if not value:
+                r.errors.add(f"{p}.{key}", "Required value")
+        refs.append(OwnerRef(kind, name, r.bool(data.get("controller"), f"{p}.controller"), api_version))
+    if sum(ref.controller for ref in refs) > 1:
+        r.errors.add(path, "Invalid value: Only one reference can have Controller set to true")
+    return tuple(refs)
+
+
+def _preempted_by_scheduler(r: Reader, raw: object) -> bool:
+    """Whether ``status.conditions`` holds DisruptionTarget=True with reason PreemptionByScheduler (what a
+    scheduler sets on the victims it preempts; upstream's podTerminatingByPreemption reads it)."""
+    for i, cond in enumerate(r.list(raw, "status.conditions")):
+        c = r.map(cond, f"status.conditions[{i}]")
+        if c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+def _priority_class(ctx: DecodeContext) -> None:
+    r, data, name = ctx.r, ctx.data, ctx.name
+    value = r.int(data.get("value"), "value")
+    if value is None:
+        r.errors.add("value", "Required value")
+        value = 0
+    elif int32_errors(value):
+        r.errors.add("value", int32_errors(value)[0])
+    elif value > 1_000_000_000 and not name.startswith("system-"):
+        r.errors.add("value", "Invalid value: must be no greater than 1000000000 (higher values are reserved)")
+    policy = r.one_of(
+        data.get("preemptionPolicy"),
+        "preemptionPolicy",
+        (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER),
+        PREEMPT_LOWER_PRIORITY,
+    )
+    pc = PriorityClass(
+        name,
+        value,
+        r.bool(data.get("globalDefault"), "globalDefault"),
+        policy,
+        r.str(data.get("description"), "description"),
+    )
+    ctx.cluster.priority_classes[name] = pc
+
+
+def _namespace(ctx: DecodeContext) -> None:
+    ctx.r.map(ctx.data.get("spec"), "spec")
+    labels = ctx.r.str_map(ctx.meta.get("labels"), "metadata.labels")
+    # the API server labels every namespace with its name (NamespaceDefaultLabelName, GA in v1.22)
+    labels[NAMESPACE_NAME_LABEL] = ctx.name
+    ctx.cluster.namespaces[ctx.name] = Namespace(ctx.name, labels)
+
+
+def _pod_disruption_budget(ctx: DecodeContext) -> None:
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", schema.PDB_SPEC)
+    min_av = _int_or_percent(r, spec.get("minAvailable"), "spec.minAvailable")
+    max_un = _int_or_percent(r, spec.get("maxUnavailable"), "spec.maxUnavailable")
+    if min_av is not None and max_un is not None:
+        r.errors.add("spec", "minAvailable and maxUnavailable cannot be both set")
+    selector = decode_label_selector(r, spec.get("selector"), "spec.selector")
+    ctx.cluster.pdbs.append(PodDisruptionBudget(ctx.name, ctx.namespace, selector, min_av, max_un))
+
+
+def _int_or_percent(r: Reader, raw: object, path: str) -> int | str | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        r.errors.add(path, 'must be an integer or a percentage like "50%"')
+        return None
+    if isinstance(raw, int):
+        if raw < 0:
+            r.errors.add(path, "must be greater than or equal to 0")
+        return raw
+    if not raw.endswith("%") or not raw[:-1].isdigit():
+        r.errors.add(path, f'Invalid value: {raw!r}: must be an integer or a percentage like "50%"')
+        return None
+    return raw
+
+
+def _elastic_quota(ctx: DecodeContext) -> None:
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", schema.ELASTIC_QUOTA_SPEC)
+    status = r.fields(ctx.data.get("status"), "status", schema.ELASTIC_QUOTA_STATUS)
+
+    def listed(raw: dict[str, Any], key: str, path: str) -> dict[str, int] | None:
+        # absent and present-but-empty differ upstream (defaults apply only to an absent list)
+        return None if raw.get(key) is None else parse_resource_list(raw.get(key), path, r.errors)
+
+    quota = ElasticQuota(
+        ctx.name,
+        ctx.namespace,
+        listed(spec, "min", "spec.min"),
+        listed(spec, "max", "spec.max"),
+        listed(status, "used", "status.used"),
+        ctx.where,
+    )
+    ctx.cluster.elastic_quotas.append(quota)
+
+
+def _service(ctx: DecodeContext) -> None:
+    spec = ctx.r.fields(ctx.data.get("spec"), "spec", schema.SERVICE_SPEC)
+    raw = spec.get("selector")
+    selector = None if raw is None else ctx.r.str_map(raw, "spec.selector")
+    ctx.cluster.services.append(Service(ctx.name, ctx.namespace, selector))
+
+
+def _persistent_volume_claim(ctx: DecodeContext) -> None:
+    claim = decode_claim(ctx.r, ctx.data, ctx.meta, ctx.name, ctx.namespace)
+    claim.source = ctx.where
+    ctx.cluster.storage.claims[claim.key] = claim
+
+
+def _persistent_volume(ctx: DecodeContext) -> None:
+    volume = decode_volume(ctx.r, ctx.data, ctx.meta, ctx.name)
+    volume.source = ctx.where
+    ctx.cluster.storage.volumes[ctx.name] = volume
+
+
+def _storage_class(ctx: DecodeContext) -> None:
+    sc = decode_storage_class(ctx.r, ctx.data, ctx.meta, ctx.name)
+    sc.source = ctx.where
+    ctx.cluster.storage.classes[ctx.name] = sc
+
+
+def _csi_node(ctx: DecodeContext) -> None:
+    node = decode_csi_node(ctx.r, ctx.data, ctx.name)
+    node.source = ctx.where
+    ctx.cluster.storage.csi_nodes[ctx.name] = node
+
+
+# -- the table --------------------------------------------------------------------------------------------------
+
+KINDS: dict[str, Decoder] = {
+    "Node": Decoder(_node, ("v1",), cluster_scoped=True),
+    "Pod": Decoder(_pod, ("v1",)),
+    "Namespace": Decoder(_namespace, ("v1",), cluster_scoped=True),
+    "PriorityClass": Decoder(
+        _priority_class,
+        ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
+        cluster_scoped=True,
+        top=schema.PRIORITY_CLASS,
+    ),
+    "PodDisruptionBudget": Decoder(_pod_disruption_budget, ("policy/v1", "policy/v1beta1")),
+    "Deployment": Decoder(decode_workload, ("apps/v1",)),
+    "ReplicaSet": Decoder(decode_workload, ("apps/v1",)),
+    "StatefulSet": Decoder(decode_workload, ("apps/v1",)),
+    "Job": Decoder(decode_workload, ("batch/v1",)),
+    "ReplicationController": Decoder(decode_workload, ("v1",)),
+    "Service": Decoder(_service, ("v1",)),
+    "ElasticQuota": Decoder(_elastic_quota, ELASTIC_QUOTA_API_VERSIONS),
+    "PersistentVolumeClaim": Decoder(_persistent_volume_claim, ("v1",)),
+    "PersistentVolume": Decoder(_persistent_volume, ("v1",), cluster_scoped=True),
+    "StorageClass": Decoder(_storage_class, STORAGE_API_VERSIONS, cluster_scoped=True, top=schema.STORAGE_CLASS),
+    "CSINode": Decoder(_csi_node, STORAGE_API_VERSIONS, cluster_scoped=True),
+}
+
+
+# -- what every object has --------------------------------------------------------------------------------------
+
+
+def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: str) -> Decoder | None:
+    """The decoder of ``doc``'s kind, or None: the document is not an object packsched reads (recorded as an error,
+    or as a note for a kind that does not affect scheduling)."""
+    where = f"{path}{' ' + label if label else ''}"
+    if not isinstance(doc, dict):
+        errors.add(in_document(label, ""), "a manifest document must be a map with apiVersion and kind")
+        return None
+    kind = doc.get("kind")
+    if not isinstance(kind, str) or not kind:
+        errors.add(in_document(label, "kind"), "Required value: every document needs a kind")
+        return None
+    if kind in schema.IGNORED_KINDS:
+        reading.cluster.notes.append(f"{where}: {kind} ignored (no effect on scheduling)")
+        return None
+    if kind in CONFIG_KINDS:
+        if reading.named:
+            errors.add(
+                in_document(label, "kind"),
+                f"{kind} is a scheduler configuration, not a manifest: pass it with --config",
+            )
+        else:  # found in a folder of manifests: leave it for --config
+            reading.cluster.notes.append(f"{path}: {kind} skipped (a scheduler configuration: pass it with --config)")
+        return None
+    decoder = KINDS.get(kind)
+    if decoder is None:
+        known = ", ".join(sorted(KINDS))
+        errors.add(in_document(label, "kind"), f'unknown kind "{kind}" (packsched reads {known})')
+        return None
+    api_version = doc.get("apiVersion")
+    if api_version not in decoder.api_versions:
+        expected = " or ".join(decoder.api_versions)
+        if api_version is None:  # kubectl: "Object 'apiVersion' is missing"
+            message = f"Required value: apiVersion is missing (a {kind} has apiVersion {expected})"
+        else:
+            message = f"{kind} must have apiVersion {expected}, got {api_version!r}"
+        errors.add(in_document(label, "apiVersion"), message)
+        return None
+    return decoder
+
+
+def decode_object(reading: Reading, doc: Any, label: str, errors: ErrorList, path: str) -> None:
+    """Decode one document of the file ``path`` (``label``: which one) into ``reading``; problems go to
+    ``errors``, at ``label: field path``."""
+    decoder = _decoder(reading, doc, label, errors, path)
+    if decoder is None:
+        return
+    kind: str = doc["kind"]
+    before = len(errors)
+    sub = ErrorList(file=errors.file)
+    r = Reader(sub)
+    data = r.fields(doc, "", decoder.top)
+    meta = r.fields(data.get("metadata"), "metadata", schema.OBJECT_META)
+    name = r.str(meta.get("name"), "metadata.name")
+    if not name:
+        sub.add("metadata.name", "Required value")
+    namespace = "" if decoder.cluster_scoped else r.str(meta.get("namespace"), "metadata.namespace") or "default"
+    for message in object_name_errors(kind, name) if name else []:
+        sub.add("metadata.name", message)
+    for message in namespace_errors(namespace) if namespace else []:
+        sub.add("metadata.namespace", message)
+    where = f"{path}{' ' + label if label else ''}"
+    decoder.decode(DecodeContext(kind, data, meta, name, namespace, where, label, r, reading))
+    for e in sub.items:
+        errors.add(in_document(label, e.path), e.message)
+    # Pods (those a workload makes included) are checked once, when every file is read, not here and there.
+    if len(errors) == before and name and kind != "Pod":
+        key = (kind, namespace, name)
+        if key in reading.seen:
+            errors.add(
+                in_document(label, "metadata.name"),
+                f"duplicate {kind} {namespace + '/' if namespace else ''}{name} (first defined in {reading.seen[key]})",
+            )
+        reading.seen[key] = where
