@@ -144,6 +144,32 @@ def test_bad_csv_row_names_file_row_and_column(trace_dir: Path) -> None:
     assert f"{path}: row 2, column num_gpu: must be a whole number, got 'one'" in result.output
 
 
+def test_a_trace_csv_with_a_byte_order_mark_reads_as_without(trace_dir: Path) -> None:
+    """Issue 24: a CSV saved by a spreadsheet starts with a UTF-8 BOM, which made the header's first column
+    unknown."""
+    for name in ("openb_node_list_gpu_node.csv", "openb_pod_list_default.csv"):
+        path = trace_dir / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "BestFit", "--seeds", "1", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["runs"][0]["scheduled"] > 0
+
+
+def test_a_gpu_model_no_node_has_is_an_input_error(trace_dir: Path) -> None:
+    """Issue 24: a pod asking for an unknown GPU model was accepted, and silently never placed."""
+    path = trace_dir / "openb_pod_list_typo.csv"
+    path.write_text(
+        ",".join(("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase"))
+        + ",creation_time,deletion_time,scheduled_time\n"
+        + "p0,1000,256,1,500,T4,LS,Running,0,10,0\np1,1000,256,1,500,V100M23|T4,LS,Running,0,10,0\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["replay", str(trace_dir), "--pods", "typo", "--policy", "BestFit", "--seeds", "1"])
+    assert result.exit_code == 2
+    assert f"{path}: pod p1, column gpu_spec: GPU model 'V100M23' is on no node" in result.output
+    assert "(its models: T4)" in result.output and "Traceback" not in result.output
+
+
 def test_compare_bad_config_is_an_input_error(trace_dir: Path, tmp_path: Path) -> None:
     cfg = tmp_path / "bad.yaml"
     cfg.write_text(

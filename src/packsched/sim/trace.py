@@ -126,7 +126,7 @@ def _int(value: str, file: str, row: int, column: str, errors: list[FieldError],
 def _rows(path: Path, want: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[list[str]]]:
     file = str(path)
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a byte-order mark (Excel's CSV) is not a column
             rows = list(csv.reader(fh))
     except FileNotFoundError:
         raise InputError.single("no such file", file=file) from None
@@ -242,4 +242,26 @@ def load_trace(data_dir: Path, pods: str = DEFAULT_PODS, nodes: str = DEFAULT_NO
         errors += exc.errors
     if errors:
         raise InputError(errors)
+    unknown_models(node_list, pod_list, str(pod_path), str(node_path))
     return Trace(tuple(node_list), tuple(pod_list), str(node_path), str(pod_path))
+
+
+def unknown_models(nodes: list[TraceNode], pods: list[TracePod], pod_file: str, node_file: str) -> None:
+    """A pod asking for a GPU model that no node of the node list has could never be placed: most likely a typo, so
+    an error naming the pods (the first ten) rather than a replay that drops them silently."""
+    have = {n.model for n in nodes if n.model}
+    bad = [(p.name, m) for p in pods for m in p.models if m not in have]
+    if not bad:
+        return
+    known = ", ".join(sorted(have)) or "none"
+    errors = [
+        FieldError(
+            f"pod {name}, column gpu_spec",
+            f"GPU model {model!r} is on no node of {Path(node_file).name} (its models: {known})",
+            pod_file,
+        )
+        for name, model in bad[:10]
+    ]
+    if len(bad) > 10:
+        errors.append(FieldError("gpu_spec", f"and {len(bad) - 10} more pods asking for models no node has", pod_file))
+    raise InputError(errors)
