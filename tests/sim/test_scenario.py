@@ -272,6 +272,10 @@ def test_compare_puts_configurations_side_by_side_on_a_cluster_and_a_scenario() 
     assert table.exit_code == 0 and "free GPUs on partly used nodes" in table.output
     none = runner.invoke(app, ["compare", str(EXAMPLE)])
     assert none.exit_code == 2 and "needs --config" in none.output
+    # issue 24: the trace options were silently ignored on a cluster
+    for extra in (["--policies", "FGD"], ["--seeds", "1-3"], ["--workers", "2"], ["--tune", "1.1"]):
+        ignored = runner.invoke(app, ["compare", str(demo), "--config", str(least), *extra])
+        assert ignored.exit_code == 2 and f"{extra[0]}: only for a trace folder" in ignored.output, extra
 
 
 def test_a_statefulset_scales_down_from_its_highest_ordinal_and_back_up(tmp_path: Path) -> None:

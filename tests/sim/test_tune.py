@@ -223,9 +223,13 @@ def test_bad_options_exit_2(trace_dir: Path, tmp_path: Path) -> None:
         (["--seeds", "1-3", "--holdout-seeds", "3-4"], "must not share seeds"),
         (["--baselines", "Nope"], "--baselines: unknown"),
         (["--holdout-seeds", "x"], "--holdout-seeds"),
+        (["--trials", "0"], "--trials must be between 1 and"),  # issue 24: it exited 0 and created a study
     ):
-        result = runner.invoke(app, ["tune", str(trace_dir), "--space", str(space), *extra])
+        result = runner.invoke(
+            app, ["tune", str(trace_dir), "--space", str(space), "--out-dir", str(tmp_path / "out"), *extra]
+        )
         assert result.exit_code == 2 and message in result.output, (extra, result.output)
+    assert not (tmp_path / "out").exists()  # nothing created
 
 
 def test_best_config_is_a_complete_configuration(trace_dir: Path, tmp_path: Path) -> None:

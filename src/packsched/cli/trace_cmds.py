@@ -256,7 +256,7 @@ def replay(
     seeds: SeedsOpt = "42",
     tune: TuneOpt = DEFAULT_TUNE,
     tie_break: TieOpt = TIE_NAME,
-    workers: WorkersOpt = 1,
+    workers: WorkersOpt = 0,
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
     html: HtmlOpt = None,
@@ -340,7 +340,24 @@ def replay(
     _end(sweep, files)
 
 
+# Options that only a trace folder takes: given with a cluster or a Scenario file, they are an error, not ignored.
+TRACE_ONLY = (
+    "policies",
+    "pods",
+    "nodes",
+    "seeds",
+    "tune",
+    "tie_break",
+    "workers",
+    "use_ray",
+    "ray_address",
+    "ray_timeout",
+    "out_dir",
+)
+
+
 def compare(
+    ctx: typer.Context,
     data_dir: DataArg,
     policies: Annotated[str, typer.Option("--policies", help="comma-separated policy names ('' for none)")] = ",".join(
         PAPER_POLICIES
@@ -369,6 +386,12 @@ def compare(
     check_html(html)
     if is_whatif_input(str(data_dir)):
         from packsched.cli.scenario_cmd import compare_whatif
+
+        given = [p for p in ctx.command.params if p.name in TRACE_ONLY and _given(ctx, str(p.name))]
+        if given:
+            flags = ", ".join(p.opts[0] for p in given)
+            why = f"{data_dir} is a cluster or a Scenario file, compared with --config"
+            raise _fail([f"{flags}: only for a trace folder; {why}"])
 
         compare_whatif(data_dir, list(config or []), output, html)
         return
@@ -445,6 +468,12 @@ def compare(
     for name, path in data["outputs"].items():
         out.print(f"{name}: {path}", highlight=False)
     _end(sweep, data["outputs"])
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave the option (not its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def register(app: typer.Typer) -> None:

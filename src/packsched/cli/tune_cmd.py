@@ -75,8 +75,8 @@ def _check(metric: str, trials: int, baselines: list[str], seeds: list[int], hol
     problems = []
     if metric not in METRICS:
         problems.append(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if not 0 <= trials <= MAX_TRIALS:
-        problems.append(f"--trials must be between 0 and {MAX_TRIALS:,}, got {trials}")
+    if not 1 <= trials <= MAX_TRIALS:
+        problems.append(f"--trials must be between 1 and {MAX_TRIALS:,}, got {trials}")
     bad = [b for b in baselines if b not in POLICIES and b not in BASELINE_SETS]
     if bad:
         problems.append(
@@ -105,7 +105,7 @@ def tune(
     seeds: Annotated[str, typer.Option("--seeds", help="tuning seeds: each trial replays all of them")] = "42-44",
     holdout_seeds: Annotated[
         str, typer.Option("--holdout-seeds", help="seeds the best configuration is checked on ('' for none)")
-    ] = "45-51",
+    ] = "45-54",
     baselines: Annotated[
         str,
         typer.Option("--baselines", help="policies replayed on the held-out seeds: names, stock, paper ('' for none)"),
