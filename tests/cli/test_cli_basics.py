@@ -286,3 +286,28 @@ def test_shell_completion_script_is_offered() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "_packsched_completion" in run.stdout and "complete" in run.stdout
+
+
+def test_a_config_passed_with_config_is_not_also_reported_as_skipped_among_the_manifests() -> None:
+    """Issue 24: the README's own capacity-scheduling command said "KubeSchedulerConfiguration skipped ... pass it
+    with --config" although it was passed."""
+    demo = Path(__file__).resolve().parents[2] / "examples" / "capacity-scheduling-demo"
+    given = CliRunner().invoke(app, ["simulate", str(demo), "--config", str(demo / "config.yaml")])
+    assert given.exit_code == 0 and "pass it with --config" not in given.output
+    other = CliRunner().invoke(app, ["simulate", str(demo)])
+    assert other.exit_code == 0 and "config.yaml: KubeSchedulerConfiguration skipped" in other.output
+
+
+def test_help_shows_metavars_not_python_types_and_keeps_brackets() -> None:
+    """Issue 24: --help showed `<list[Path]>`, `<str>` and `<bool>` beside options, and Rich ate `[ray]` in
+    `pip install 'packsched[ray]'`."""
+    import re
+
+    commands = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback is not None]
+    assert "compare" in commands
+    for name in commands:
+        shown = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, name
+        assert not re.search(r"<(?:list\[)?(?:int|float|str|bool|path|Path)\]?>", shown.output), (name, shown.output)
+    compare = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "200"}).output
+    assert "pip install 'packsched[ray]'" in compare and re.search(r"--workers\s+N\s", compare)

@@ -210,3 +210,17 @@ def test_policy_notes() -> None:
         "utilisation is rounded up and resources absent from a node score f(100)",
     ]
     assert any("percentageOfNodesToScore is 0" in w for w in warnings)
+
+
+def test_the_bin_packing_guide_names_the_plugins_validate_warns_about() -> None:
+    """Issue 24: the guide named TaintToleration and NodeAffinity, which `validate` does not warn about, and left
+    out PodTopologySpread and ImageLocality, which it does."""
+    import re
+    from pathlib import Path
+
+    from packsched.config.lint import SPREADING_PLUGINS
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "bin-packing.md").read_text(encoding="utf-8")
+    bullet = guide.split("- **Another score plugin outvotes packing.**")[1].split("\n- **")[0]
+    named = set(re.findall(r"\b([A-Z][A-Za-z]+)\s+\((?:weight )?\d", bullet)) - {"NodeResourcesFit"}
+    assert named == set(SPREADING_PLUGINS)

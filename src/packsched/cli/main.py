@@ -369,7 +369,7 @@ def validate(
     if manifests:
         try:
             cluster = load_manifests(manifests)
-            warnings += cluster.notes
+            warnings += cluster_notes(cluster, [str(c) for c in configs])
             warnings += quota_warnings(cluster)
             if loaded and cluster.elastic_quotas:
                 unenforced = [c for c in loaded if not_enforced_warning(cluster, c)]
@@ -396,8 +396,21 @@ def _print_notes(cfg: KubeSchedulerConfiguration, cluster: Cluster) -> None:
                 f"{', '.join(p.omitted_default_plugins)}",
                 highlight=False,
             )
-    for note in cluster.notes:  # kinds skipped, configurations found among manifests, pods without a node's room
+    for note in cluster_notes(cluster, [cfg.source_file]):
         err.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+
+
+def cluster_notes(cluster: Cluster, configs: list[str]) -> list[str]:
+    """The notes of reading the manifests (kinds skipped, configurations found among them, pods without a node's
+    room), less "configuration skipped: pass it with --config" for a file that was passed with --config."""
+    given = {Path(c).resolve() for c in configs if c}
+    out = []
+    for note in cluster.notes:
+        where, _, text = note.partition(": ")
+        if "pass it with --config" in text and Path(where).resolve() in given:
+            continue
+        out.append(note)
+    return out
 
 
 @app.command()
@@ -580,6 +593,10 @@ _register_report_command(app)
 from packsched.cli.tune_cmd import register as _register_tune_command  # noqa: E402
 
 _register_tune_command(app)
+
+from packsched.cli.metavars import install as _show_metavars  # noqa: E402
+
+_show_metavars()
 
 
 def main() -> None:

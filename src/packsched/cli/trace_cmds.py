@@ -369,7 +369,9 @@ def compare(
     tune: TuneOpt = DEFAULT_TUNE,
     tie_break: TieOpt = TIE_NAME,
     workers: WorkersOpt = 0,
-    use_ray: Annotated[bool, typer.Option("--ray", help="run on a Ray cluster (pip install 'packsched[ray]')")] = False,
+    use_ray: Annotated[
+        bool, typer.Option("--ray", help="run on a Ray cluster (pip install 'packsched\\[ray]')")
+    ] = False,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address (ray.init)")] = None,
     ray_timeout: Annotated[
         float, typer.Option("--ray-timeout", help="seconds Ray may take to connect (or start) before giving up")

@@ -1,0 +1,45 @@
+"""What ``--help`` shows for each option's value. Typer (0.2x) shows the Python type (``<list[Path]>``, ``<str>``,
+and ``<bool>`` beside a flag that takes no value); packsched's help shows what Unix tools and kube-scheduler show
+instead: PATH, N, NUMBER, TEXT, the choices, and nothing for a flag. An explicit metavar (``FILE``) is kept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+# Typer's type label (inside <...>) -> the metavar shown; a list shows its element's.
+_BY_LABEL = {"int": "N", "float": "NUMBER", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": ""}
+
+
+def metavar_for(label: str | None) -> str | None:
+    """``<list[Path]>`` -> ``PATH``, ``<int>`` -> ``N``, ``<bool>`` -> ``''``; a label of another form as it is."""
+    if label is None:
+        return None
+    m = re.fullmatch(r"<(?:list\[)?([^\]>]*)\]?>", label)
+    if m is None:
+        return label
+    inner = m.group(1)
+    return _BY_LABEL.get(inner, inner.upper())
+
+
+def install() -> None:
+    """Wrap typer's help type display (when this typer has one) so that it shows metavars. Idempotent."""
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - an older typer shows click's metavars already
+        return
+    for cls in (TyperOption, TyperArgument):
+        original = getattr(cls, "display_type_rich", None)
+        if original is None or getattr(original, "_packsched", False):
+            continue
+
+        def display(self: Any, ctx: click.Context, _original: Any = original) -> str | None:
+            if getattr(self, "is_flag", False) and self.metavar is None:
+                return None
+            shown = _original(self, ctx)
+            return shown if self.metavar is not None else metavar_for(shown)
+
+        display._packsched = True  # type: ignore[attr-defined]
+        cls.display_type_rich = display  # type: ignore[method-assign,assignment]
