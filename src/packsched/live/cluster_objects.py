@@ -18,7 +18,7 @@ from packsched.api.objects import Service
 from packsched.api.storage import StorageObjects
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
-from packsched.live.decode import Decoded, decode
+from packsched.live.decode import Decoded, decode_or_log
 from packsched.live.port import (
     CSI_NODES,
     DELETED,
@@ -63,15 +63,7 @@ class ClusterObjects:
         self._handlers[res](res, etype, obj)
 
     def _decode(self, res: Resource, obj: Obj) -> Decoded | None:
-        out = decode(res, obj)
-        if out.problems:
-            self.stats.decode_errors += 1
-            LOG.warning(
-                "cannot read object; left out",
-                extra={"object": f"{res.kind} {key_of(obj)}", "problems": [str(p) for p in out.problems]},
-            )
-            return None
-        return out
+        return decode_or_log(res, obj, self.stats)
 
     # -- namespaces ---------------------------------------------------------------------------------------
 

@@ -7,7 +7,9 @@ the caller logs it and leaves the object out.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from packsched.api import manifests
 from packsched.api.errors import ErrorList, FieldError
@@ -17,6 +19,11 @@ from packsched.api.storage import StorageObjects
 from packsched.live.port import Obj, Resource, key_of
 
 UNKNOWN_FIELD = "unknown field"
+LOG = logging.getLogger("packsched.live")
+
+
+class _Counts(Protocol):
+    decode_errors: int
 
 
 @dataclass
@@ -75,3 +82,17 @@ def resolve_pod_priority(pod: Pod, classes: dict[str, PriorityClass]) -> list[Fi
     default = next((pc for pc in classes.values() if pc.global_default), None)
     manifests.resolve_priority(pod, classes, default, errors, "spec")
     return list(errors.items)
+
+
+def decode_or_log(res: Resource, raw: Obj, stats: _Counts) -> Decoded | None:
+    """:func:`decode` for an informer's event handler: an object it cannot read is counted, logged with its
+    problems and left out (None)."""
+    out = decode(res, raw)
+    if not out.problems:
+        return out
+    stats.decode_errors += 1
+    LOG.warning(
+        "cannot read object; left out",
+        extra={"object": f"{res.kind} {key_of(raw)}", "problems": [str(p) for p in out.problems]},
+    )
+    return None

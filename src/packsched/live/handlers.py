@@ -28,7 +28,7 @@ from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.live.cluster_objects import ClusterObjects
-from packsched.live.decode import decode, resolve_pod_priority
+from packsched.live.decode import decode, decode_or_log, resolve_pod_priority
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import DELETED, ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, Obj, Resource, key_of
 from packsched.live.recorder import Recorder
@@ -104,11 +104,8 @@ class InformerHandlers:
                 del self.quotas[key]
                 self.scheduler.object_changed(ClusterEvent(ev.ELASTIC_QUOTA, ev.DELETE, old, None))
             return
-        out = decode(ELASTIC_QUOTAS, obj)
-        if out.problems or not out.elastic_quotas:
-            self.stats.decode_errors += 1
-            problems = [str(p) for p in out.problems]
-            LOG.warning("cannot read ElasticQuota; left out", extra={"object": key, "problems": problems})
+        out = decode_or_log(ELASTIC_QUOTAS, obj, self.stats)
+        if out is None or not out.elastic_quotas:
             return
         new = out.elastic_quotas[0]
         self.quotas[key] = new
@@ -116,13 +113,8 @@ class InformerHandlers:
         self.scheduler.object_changed(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD if old is None else ev.UPDATE, old, new))
 
     def _decode(self, res: Resource, obj: Obj) -> object | None:
-        out = decode(res, obj)
-        if out.problems:
-            self.stats.decode_errors += 1
-            LOG.warning(
-                "cannot read object; left out",
-                extra={"object": f"{res.kind} {key_of(obj)}", "problems": [str(p) for p in out.problems]},
-            )
+        out = decode_or_log(res, obj, self.stats)
+        if out is None:
             return None
         for items in (out.nodes, out.pods, out.pdbs, out.priority_classes):
             if items:
