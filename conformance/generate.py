@@ -360,6 +360,16 @@ def gen_spread(seed: int, sid: str) -> Doc:
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread}
 
 
+def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:
+    """The ``k``-th scenario of ``area`` for ``seed``: its file name and its document."""
+    sid = f"{area[:3]}{seed:02d}{k:02d}"
+    return f"{area}-{sid}.json", GENERATORS[area](seed * 1000 + k, sid)
+
+
+def dump(doc: Doc) -> str:
+    return json.dumps(doc, indent=1) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
@@ -369,12 +379,9 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for area in args.areas.split(","):
-        gen = GENERATORS[area]
         for k in range(args.per_area):
-            seed = args.seed * 1000 + k
-            sid = f"{area[:3]}{args.seed:02d}{k:02d}"
-            doc = gen(seed, sid)
-            (args.out / f"{area}-{sid}.json").write_text(json.dumps(doc, indent=1) + "\n")
+            name, doc = scenario(area, args.seed, k)
+            (args.out / name).write_text(dump(doc))
     return 0
 
 

@@ -272,7 +272,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 		return nil, err
 	}
 
-	informerFactory := scheduler.NewInformerFactory(r.client, 0)
+	informerFactory := newInformerFactory(r.client)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: r.client.EventsV1()})
 	opts := []scheduler.Option{
 		scheduler.WithProfiles(r.cfg.Profiles...),
@@ -294,25 +294,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 		}
 		r.weights[name] = w
 	}
-	orig := sched.SchedulePod
-	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pod *v1.Pod) (scheduler.ScheduleResult, error) {
-		c := &cycle{filtered: map[string]*fwk.Status{}}
-		res, err := orig(ctx, &recFramework{Framework: f, c: c}, state, pod)
-		if infos, lerr := f.SnapshotSharedLister().NodeInfos().List(); lerr == nil {
-			for _, ni := range infos {
-				c.allNodes = append(c.allNodes, ni.Node().Name)
-			}
-		}
-		c.result, c.err = res, err
-		var fitErr *framework.FitError
-		if errors.As(err, &fitErr) {
-			c.diagnosis = fitErr.Diagnosis.NodeToStatus
-		}
-		r.mu.Lock()
-		r.cycles[pod.UID] = append(r.cycles[pod.UID], c)
-		r.mu.Unlock()
-		return res, err
-	}
+	r.wrapSchedulePod(sched)
 	broadcaster.StartRecordingToSink(ctx.Done())
 	defer broadcaster.Shutdown()
 	informerFactory.Start(ctx.Done())
@@ -334,6 +316,28 @@ func (r *recorder) run() ([]map[string]any, error) {
 		}
 	}
 	return results, nil
+}
+
+// cycle runs one scheduling cycle's SchedulePod (schedule) with the recording wrapper around the framework, and
+// keeps what it saw.
+func (r *recorder) cycle(f framework.Framework, pod *v1.Pod,
+	schedule func(framework.Framework) (scheduler.ScheduleResult, error)) (scheduler.ScheduleResult, error) {
+	c := &cycle{filtered: map[string]*fwk.Status{}}
+	res, err := schedule(&recFramework{Framework: f, c: c})
+	if infos, lerr := f.SnapshotSharedLister().NodeInfos().List(); lerr == nil {
+		for _, ni := range infos {
+			c.allNodes = append(c.allNodes, ni.Node().Name)
+		}
+	}
+	c.result, c.err = res, err
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		c.diagnosis = fitErr.Diagnosis.NodeToStatus
+	}
+	r.mu.Lock()
+	r.cycles[pod.UID] = append(r.cycles[pod.UID], c)
+	r.mu.Unlock()
+	return res, err
 }
 
 // bind: the fake clientset's answer to POST pods/<name>/binding, as the API server's: spec.nodeName set.
