@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-CODE := src tests bench
+CODE := src tests bench conformance
 
-.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf clean
+.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf conformance clean
 
 # (Re)creates the virtual environment whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -70,6 +70,14 @@ bench-replay: $(STAMP)
 # each case in its own process. Options: PERF_ARGS="--workloads SchedulingBasic --sizes 5000 --repeat 3 -o json".
 bench-perf: $(STAMP)
 	$(BIN)/python bench/scheduler_perf.py $(PERF_ARGS)
+
+# The real kube-scheduler against packsched (issue 22): builds conformance/'s recorder for KUBE (1.35 or 1.37; needs
+# Go 1.26+, caches under .cache/), generates seeded scenarios (or reads SCENARIOS=dir), records kube-scheduler's
+# decisions and prints agreement per area and every difference. Never part of `make test`: the recordings it made
+# are committed under tests/data/conformance/ and replayed there. See docs/reference/conformance.md.
+KUBE ?= 1.35
+conformance: $(STAMP)
+	$(BIN)/python conformance/run.py --kube $(KUBE) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(CONFORMANCE_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov

@@ -65,13 +65,34 @@ def decisions() -> Iterator[Decision]:
             yield Decision(scenario, i)
 
 
+# The order in which a scenario's ``objects`` were created (kinds not listed follow, by name); the recorder in
+# ``conformance/`` creates them in the same order.
+OBJECT_ORDER = (
+    "namespaces",
+    "priorityclasses",
+    "storageclasses",
+    "csidrivers",
+    "csinodes",
+    "nodes",
+    "persistentvolumes",
+    "persistentvolumeclaims",
+    "services",
+    "replicationcontrollers",
+    "replicasets",
+    "statefulsets",
+    "poddisruptionbudgets",
+    "resourcequotas",
+    "pods",
+)
+
+
 def cluster_documents(d: Decision) -> list[dict[str, Any]]:
     """The objects and pods as the API server held them just before pod ``d.index`` was created."""
     sc = d.scenario
     objs = sc["objects"]
     docs: list[dict[str, Any]] = []
-    for kind in ("namespaces", "nodes", "services", "replicasets", "statefulsets"):
-        docs += objs.get(kind, [])
+    for kind in [k for k in OBJECT_ORDER if k in objs] + sorted(k for k in objs if k not in OBJECT_ORDER):
+        docs += objs[kind]
     for i in range(d.index):
         res = sc["results"][i]
         if res["outcome"] != "bound":
@@ -83,13 +104,13 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
     return docs
 
 
-def explain(d: Decision, workdir: Path) -> dict[str, Any]:
+def explain(d: Decision, workdir: Path, kube_version: str = KUBE_VERSION) -> dict[str, Any]:
     """``packsched explain <cluster> --pod ns/name --config <scheduler_config> -o json``, as a user runs it."""
     cluster = workdir / "cluster.json"
     cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_documents(d)}))
     config = workdir / "config.json"
     config.write_text(json.dumps(d.scenario["scheduler_config"]))
-    args = ["explain", str(cluster), "--pod", d.result["pod"], "--config", str(config), "--kube-version", KUBE_VERSION]
+    args = ["explain", str(cluster), "--pod", d.result["pod"], "--config", str(config), "--kube-version", kube_version]
     args += ["-o", "json"]
     run = _runner.invoke(app, args)
     if run.exit_code != 0:
@@ -107,6 +128,7 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     if outcome != res["outcome"]:
         diffs.append(f"outcome: recorded {res['outcome']}, packsched {outcome} ({got.get('reason')})")
         return diffs
+    diffs += _filter_differences(d, got)
     if outcome == "unschedulable":
         if got["reason"] != res["message"]:
             diffs.append(f"message:\n  recorded  {res['message']}\n  packsched {got['reason']}")
@@ -122,6 +144,24 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def _filter_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """Each node's filter verdict, where the recording has them (``filter_status``, recorded by ``conformance/``):
+    the plugin that rejected it and its reasons (joined by ", ", as the framework's Status.Message())."""
+    recorded = d.result.get("filter_status")
+    if recorded is None:
+        return []
+    ours = {
+        n["node"]: {"plugin": n["rejected_by"] or "", "reason": ", ".join(n["reasons"])}
+        for n in got["nodes"]
+        if not n["feasible"]
+    }
+    diffs = []
+    for node in sorted(set(recorded) | set(ours)):
+        if recorded.get(node) != ours.get(node):
+            diffs.append(f"filter {node}: recorded {recorded.get(node)}, packsched {ours.get(node)}")
+    return diffs
+
+
 def _score_differences(d: Decision, got: dict[str, Any], feasible: list[dict[str, Any]]) -> list[str]:
     res = d.result
     diffs: list[str] = []
@@ -129,7 +169,14 @@ def _score_differences(d: Decision, got: dict[str, Any], feasible: list[dict[str
     top = sorted(n["node"] for n in feasible if n["total"] == best)
     if top != sorted(res["top_nodes"]):
         diffs.append(f"top nodes: recorded {sorted(res['top_nodes'])}, packsched {top}")
-    recorded = res["plugin_scores_weighted"]
+    # A default plugin packsched does not implement (``omitted_default_plugins``: DynamicResources, a default
+    # plugin from 1.34) may be absent from packsched's scores only where kube-scheduler scored it 0: any other
+    # score of it stays in the comparison, and fails it.
+    omitted = set(got.get("omitted_default_plugins") or [])
+    recorded = {
+        node: {p: s for p, s in scores.items() if not (p in omitted and s == 0)}
+        for node, scores in res["plugin_scores_weighted"].items()
+    }
     ours = {n["node"]: n["weighted"] for n in feasible}
     if set(ours) != set(recorded):
         diffs.append(f"scored nodes: recorded {sorted(recorded)}, packsched {sorted(ours)}")

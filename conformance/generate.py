@@ -1,0 +1,389 @@
+"""Seeded random scenarios in the vector format (``../shared/spec/kube-scheduler-vectors/README.md``), without
+``results``: the recorder (``conformance/main.go``) fills those from the real kube-scheduler.
+
+One generator per area; the same ``--seed`` gives the same files.
+
+    python conformance/generate.py --out DIR [--areas resources,spread] [--per-area 3] [--seed 1]
+
+Areas:
+- ``resources``: NodeResourcesFit's scoring strategies (LeastAllocated, MostAllocated, RequestedToCapacityRatio
+  with an extended resource), resource weights, NodeResourcesBalancedAllocation, plugin weights, init and sidecar
+  containers, pods without requests, nodes too small, PreferNoSchedule / NoSchedule taints, preferred node affinity.
+- ``spread``: PodTopologySpread (hard and soft, zone and hostname, maxSkew, minDomains, matchLabelKeys, node
+  inclusion policies, nodes without the zone label) and InterPodAffinity (required and preferred affinity and
+  anti-affinity, zone and hostname, matchLabelKeys), with Services and ReplicaSets for the default constraints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FORMAT = "packsched-ref-vectors/1"
+SCHEDULER = "conformance"
+EXT = "example.com/gpu"
+
+Doc = dict[str, Any]
+
+
+def _config(profile_extra: Doc | None = None) -> Doc:
+    profile: Doc = {"schedulerName": SCHEDULER, "percentageOfNodesToScore": 100}
+    profile.update(profile_extra or {})
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [profile],
+    }
+
+
+def _node(
+    name: str, cpu: int, mem_gi: int, labels: Doc, *, pods: int = 110, gpu: int = 0, taints: list[Doc] | None = None
+) -> Doc:
+    cap = {"cpu": str(cpu), "memory": f"{mem_gi}Gi", "pods": str(pods), "ephemeral-storage": "100Gi"}
+    if gpu:
+        cap[EXT] = str(gpu)
+    node: Doc = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", **labels}},
+        "spec": {},
+        "status": {
+            "capacity": dict(cap),
+            "allocatable": dict(cap),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "no kubelet"}],
+        },
+    }
+    if taints:
+        node["spec"]["taints"] = taints
+    return node
+
+
+def _container(name: str, requests: Doc | None, limits: Doc | None = None) -> Doc:
+    c: Doc = {"name": name, "image": "registry.k8s.io/pause:3.10"}
+    res: Doc = {}
+    if requests and EXT in requests:  # an extended resource is not overcommitted: its limit must equal its request
+        limits = {**(limits or {}), EXT: requests[EXT]}
+    if requests:
+        res["requests"] = requests
+    if limits:
+        res["limits"] = limits
+    if res:
+        c["resources"] = res
+    return c
+
+
+def _pod(ns: str, name: str, containers: list[Doc], labels: Doc | None = None, **spec: Any) -> Doc:
+    body: Doc = {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0, "containers": containers}
+    body.update(spec)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
+        "spec": body,
+    }
+
+
+def _scenario(sid: str, seed: int, family: str, config: Doc, objects: Doc, pods: list[Doc]) -> Doc:
+    return {
+        "format": FORMAT,
+        "id": sid,
+        "seed": seed,
+        "family": family,
+        "profile": SCHEDULER,
+        "scheduler_name": SCHEDULER,
+        "scheduler_config": config,
+        "objects": objects,
+        "pods": pods,
+    }
+
+
+def _namespace(ns: str) -> Doc:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"conformance": ns}}}
+
+
+# -- resources and scoring strategies ---------------------------------------------------------------------------
+
+
+def _scoring_args(rng: random.Random) -> tuple[Doc, str]:
+    kind = rng.choice(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio", "RequestedToCapacityRatio"])
+    resources = [{"name": "cpu", "weight": rng.randint(1, 3)}, {"name": "memory", "weight": rng.randint(1, 3)}]
+    if rng.random() < 0.6:
+        resources.append({"name": EXT, "weight": rng.randint(1, 5)})
+    strategy: Doc = {"type": kind, "resources": resources}
+    if kind == "RequestedToCapacityRatio":
+        if rng.random() < 0.5:
+            shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]  # bin packing
+        else:
+            mid = rng.choice([30, 50, 70])
+            shape = [
+                {"utilization": 0, "score": rng.randint(0, 10)},
+                {"utilization": mid, "score": rng.randint(0, 10)},
+                {"utilization": 100, "score": rng.randint(0, 10)},
+            ]
+        strategy["requestedToCapacityRatio"] = {"shape": shape}
+    return {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}, kind
+
+
+def _resources_profile(rng: random.Random) -> tuple[Doc, str]:
+    fit_args, kind = _scoring_args(rng)
+    plugin_config = [fit_args]
+    if rng.random() < 0.5:
+        bal = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        if rng.random() < 0.5:
+            bal.append({"name": EXT, "weight": 1})
+        plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": bal}})
+    extra: Doc = {"pluginConfig": plugin_config}
+    if rng.random() < 0.5:
+        extra["plugins"] = {
+            "score": {
+                "enabled": [
+                    {"name": "NodeResourcesFit", "weight": rng.randint(1, 5)},
+                    {"name": "NodeResourcesBalancedAllocation", "weight": rng.randint(1, 3)},
+                ]
+            }
+        }
+    return extra, kind
+
+
+def _resource_requests(rng: random.Random, gpu_ok: bool) -> Doc | None:
+    if rng.random() < 0.1:
+        return None  # no requests: scored as 100m / 200Mi
+    req: Doc = {}
+    if rng.random() < 0.9:
+        req["cpu"] = f"{rng.choice([100, 250, 500, 1000, 1500, 2000, 3000])}m"
+    if rng.random() < 0.9:
+        req["memory"] = f"{rng.choice([128, 256, 512, 1024, 2048, 4096, 8192])}Mi"
+    if gpu_ok and rng.random() < 0.35:
+        req[EXT] = str(rng.randint(1, 2))
+    return req or None
+
+
+def gen_resources(seed: int, sid: str) -> Doc:
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    extra, kind = _resources_profile(rng)
+    nodes = []
+    for i in range(rng.randint(4, 7)):
+        labels = {"pool": rng.choice(["a", "b"])}
+        taints = None
+        r = rng.random()
+        if r < 0.15:
+            taints = [{"key": "dedicated", "value": "batch", "effect": "PreferNoSchedule"}]
+        elif r < 0.22:
+            taints = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+        gpu = rng.choice([0, 0, 2, 4, 8])
+        nodes.append(
+            _node(
+                f"{ns}-n{i:02d}", rng.choice([2, 4, 8, 16]), rng.choice([4, 8, 16, 32]), labels, gpu=gpu, taints=taints
+            )
+        )
+    pods = []
+    for j in range(rng.randint(10, 14)):
+        main = _container("c", _resource_requests(rng, True))
+        spec: Doc = {}
+        r = rng.random()
+        if r < 0.15:
+            spec["initContainers"] = [_container("init", _resource_requests(rng, False))]
+        elif r < 0.25:
+            side = _container("side", {"cpu": "200m", "memory": "128Mi"})
+            side["restartPolicy"] = "Always"
+            spec["initContainers"] = [side]
+        if rng.random() < 0.2:
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": rng.randint(1, 100),
+                            "preference": {
+                                "matchExpressions": [
+                                    {"key": "pool", "operator": "In", "values": [rng.choice(["a", "b"])]}
+                                ]
+                            },
+                        }
+                    ]
+                }
+            }
+        if rng.random() < 0.2:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        containers = [main]
+        if rng.random() < 0.15:
+            containers.append(_container("c2", _resource_requests(rng, False)))
+        pods.append(_pod(ns, f"p{j:03d}", containers, {"app": rng.choice(["x", "y"])}, **spec))
+    objects = {"namespaces": [_namespace(ns)], "nodes": nodes}
+    return _scenario(sid, seed, f"resources-{kind}", _config(extra), objects, pods)
+
+
+# -- topology spread and inter-pod affinity ------------------------------------------------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _selector(rng: random.Random, app: str) -> Doc:
+    r = rng.random()
+    if r < 0.6:
+        return {"matchLabels": {"app": app}}
+    if r < 0.8:
+        return {
+            "matchExpressions": [{"key": "app", "operator": "In", "values": [app, rng.choice(["web", "db", "cache"])]}]
+        }
+    return {"matchExpressions": [{"key": "tier", "operator": rng.choice(["Exists", "DoesNotExist"])}]}
+
+
+def _spread_constraint(rng: random.Random, app: str) -> Doc:
+    c: Doc = {
+        "maxSkew": rng.choice([1, 1, 2, 3]),
+        "topologyKey": rng.choice([ZONE, ZONE, HOST]),
+        "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+        "labelSelector": _selector(rng, app),
+    }
+    if c["whenUnsatisfiable"] == "DoNotSchedule" and rng.random() < 0.2:
+        c["minDomains"] = rng.choice([2, 3, 4])
+    if rng.random() < 0.2:
+        c["matchLabelKeys"] = ["version"]
+    if rng.random() < 0.15:
+        c["nodeAffinityPolicy"] = rng.choice(["Honor", "Ignore"])
+    if rng.random() < 0.15:
+        c["nodeTaintsPolicy"] = rng.choice(["Honor", "Ignore"])
+    return c
+
+
+def _affinity_term(rng: random.Random, app: str, ns: str) -> Doc:
+    term: Doc = {"labelSelector": _selector(rng, app), "topologyKey": rng.choice([ZONE, HOST])}
+    if rng.random() < 0.15:
+        term["matchLabelKeys"] = ["version"]
+    if rng.random() < 0.1:
+        term["namespaces"] = [ns]
+    return term
+
+
+def _pod_affinity(rng: random.Random, ns: str) -> Doc:
+    aff: Doc = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.35:
+            part: Doc = {}
+            if rng.random() < 0.5:
+                part["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                    _affinity_term(rng, rng.choice(["web", "db", "cache"]), ns)
+                ]
+            else:
+                part["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {
+                        "weight": rng.randint(1, 100),
+                        "podAffinityTerm": _affinity_term(rng, rng.choice(["web", "db", "cache"]), ns),
+                    }
+                ]
+            aff[kind] = part
+    return aff
+
+
+def gen_spread(seed: int, sid: str) -> Doc:
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    zones = ["zone-a", "zone-b", "zone-c"][: rng.randint(2, 3)]
+    nodes = []
+    for i in range(rng.randint(5, 9)):
+        labels: Doc = {"pool": rng.choice(["a", "b"])}
+        if rng.random() < 0.9:
+            labels[ZONE] = rng.choice(zones)
+        taints = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}] if rng.random() < 0.1 else None
+        nodes.append(_node(f"{ns}-n{i:02d}", rng.choice([4, 8]), rng.choice([16, 32]), labels, taints=taints))
+    extra: Doc = {}
+    if rng.random() < 0.3:
+        extra["pluginConfig"] = [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": rng.choice([1, 10])}}]
+    if rng.random() < 0.3:
+        extra["plugins"] = {
+            "score": {
+                "enabled": [
+                    {"name": "PodTopologySpread", "weight": rng.randint(1, 5)},
+                    {"name": "InterPodAffinity", "weight": rng.randint(1, 5)},
+                ]
+            }
+        }
+    services = []
+    if rng.random() < 0.6:
+        services.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "web", "namespace": ns},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+            }
+        )
+    replicasets = []
+    if rng.random() < 0.4:
+        replicasets.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": "db", "namespace": ns},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "db"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "db"}},
+                        "spec": {"containers": [_container("c", None)]},
+                    },
+                },
+            }
+        )
+    pods = []
+    for j in range(rng.randint(12, 16)):
+        app = rng.choice(["web", "web", "db", "cache"])
+        labels = {"app": app, "version": rng.choice(["v1", "v2"])}
+        if rng.random() < 0.3:
+            labels["tier"] = "front"
+        spec: Doc = {}
+        r = rng.random()
+        if r < 0.55:
+            constraints: dict[tuple[str, str], Doc] = {}
+            for _ in range(rng.randint(1, 2)):
+                c = _spread_constraint(rng, app)
+                constraints.setdefault((c["topologyKey"], c["whenUnsatisfiable"]), c)  # the API server refuses twins
+            spec["topologySpreadConstraints"] = list(constraints.values())
+        aff = _pod_affinity(rng, ns)
+        if aff and rng.random() < 0.7:
+            spec["affinity"] = aff
+        if rng.random() < 0.1:
+            spec["nodeSelector"] = {"pool": rng.choice(["a", "b"])}
+        req = {"cpu": f"{rng.choice([250, 500, 1000])}m", "memory": f"{rng.choice([256, 512, 1024])}Mi"}
+        pods.append(_pod(ns, f"p{j:03d}", [_container("c", req)], labels, **spec))
+    objects: Doc = {"namespaces": [_namespace(ns)], "nodes": nodes, "services": services, "replicasets": replicasets}
+    return _scenario(sid, seed, "spread-affinity", _config(extra), objects, pods)
+
+
+GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread}
+
+
+def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:
+    """The ``k``-th scenario of ``area`` for ``seed``: its file name and its document."""
+    sid = f"{area[:3]}{seed:02d}{k:02d}"
+    return f"{area}-{sid}.json", GENERATORS[area](seed * 1000 + k, sid)
+
+
+def dump(doc: Doc) -> str:
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--areas", default=",".join(GENERATORS))
+    ap.add_argument("--per-area", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for area in args.areas.split(","):
+        for k in range(args.per_area):
+            name, doc = scenario(area, args.seed, k)
+            (args.out / name).write_text(dump(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,30 @@
+//go:build !kube1_37
+
+package main
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// What differs between the scheduler APIs of the pinned releases; this file: 1.35 (go.mod).
+
+func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
+	return scheduler.NewInformerFactory(cs, 0)
+}
+
+// wrapSchedulePod puts the recorder around the scheduler's SchedulePod (one scheduling cycle's algorithm).
+func (r *recorder) wrapSchedulePod(sched *scheduler.Scheduler) {
+	orig := sched.SchedulePod
+	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pod *v1.Pod) (scheduler.ScheduleResult, error) {
+		return r.cycle(f, pod, func(rf framework.Framework) (scheduler.ScheduleResult, error) {
+			return orig(ctx, rf, state, pod)
+		})
+	}
+}
