@@ -196,8 +196,9 @@ def test_sidecar_requests_follow_the_release() -> None:
     assert pod_requests(p, sidecars=False) == {"cpu": 700, "memory": 100 * Mi}
     # scoring requests, 1.32+: as above with 200Mi for the sidecar's missing memory: 100Mi + 200Mi, vs 200Mi + 50Mi
     assert pod_non_zero_requests(p, True, True) == (1000, 300 * Mi)
-    # 1.29-1.31: max(app containers, each init container alone)
-    assert pod_non_zero_requests(p, True, False) == (700, 200 * Mi)
+    # 1.29-1.31, a placed pod: max(app containers, each init container's value: a sidecar's is the sidecars up to
+    # it (300m, no memory entry: 200Mi), a plain one's its own plus the sidecars before it (700m + 300m, 50Mi))
+    assert pod_non_zero_requests(p, True, False) == (1000, 200 * Mi)
     # before 1.29: plain init containers everywhere
     assert pod_non_zero_requests(p, False, False) == (700, 200 * Mi)
 
@@ -218,17 +219,32 @@ def test_sidecar_decides_whether_the_pod_fits(tmp_path: Path) -> None:
     assert old["selected"] == "a"
 
 
-def test_sidecar_in_scoring_requests(tmp_path: Path) -> None:
-    manifests = node("a", cpu="10", memory="10Gi") + pod(
-        "s",
-        "initContainers: [{name: side, restartPolicy: Always, resources: {requests: {cpu: '2', memory: 1Gi}}}], "
-        "containers: [{name: app, resources: {requests: {cpu: '3', memory: 1Gi}}}]",
+# kube-scheduler 1.31's own decisions (issue 22: recorded on a real 1.31 cluster, two empty 8 cpu / 16Gi nodes,
+# the default profile): p000 has a sidecar (2 cpu, 1Gi), then an init container (1 cpu), then a 500m app.
+SIDECAR_131 = (
+    node("n1", cpu="8", memory="16Gi")
+    + node("n2", cpu="8", memory="16Gi")
+    + pod(
+        "p000",
+        "initContainers: [{name: side, restartPolicy: Always, resources: {requests: {cpu: '2', memory: 1Gi}}}, "
+        "{name: init, resources: {requests: {cpu: '1'}}}], "
+        "containers: [{name: app, resources: {requests: {cpu: 500m}}}]",
     )
-    # LeastAllocated on the scoring requests: 1.32 counts 5 cpu / 2Gi -> (50 + 80) / 2 = 65;
-    # 1.31 takes max(3, 2) cpu / max(1Gi, 1Gi) -> (70 + 90) / 2 = 80
-    fit_new = by_node(explain(tmp_path, manifests, "s", "--kube-version", "1.32"))["a"]["scores"]
-    fit_old = by_node(explain(tmp_path, manifests, "s", "--kube-version", "1.31"))["a"]["scores"]
-    assert (fit_new["NodeResourcesFit"], fit_old["NodeResourcesFit"]) == (65, 80)
+    + pod("p001", "containers: [{name: app, resources: {requests: {cpu: '1', memory: 1Gi}}}]")
+)
+
+
+def test_sidecar_in_scoring_requests_as_kube_scheduler_1_31_scored_them(tmp_path: Path) -> None:
+    # (a) the pod being scheduled counts its sidecars as PodRequests does, 1.31 too: 3 cpu (the init container beside
+    # the sidecar) and 1Gi + 200Mi (the app's default beside the sidecar) -> (62 + 92) / 2 = 77 on each node
+    first = by_node(explain(tmp_path, SIDECAR_131, "p000", "--kube-version", "1.31"))
+    assert {n: v["scores"]["NodeResourcesFit"] for n, v in first.items()} == {"n1": 77, "n2": 77}
+    # (b) placed, p000 counts 1.31's way: max(500m, 2 cpu, 1 + 2 cpu) and max(200Mi, 1Gi, 1Gi); p001 (1 cpu, 1Gi)
+    # on its node: 4 cpu / 2Gi -> (50 + 87) / 2 = 68 (packsched gave 84 and 74 before)
+    on = explain(tmp_path, SIDECAR_131, "p000", "--kube-version", "1.31")["selected"]
+    second = by_node(explain(tmp_path, SIDECAR_131, "p001", "--kube-version", "1.31"))
+    other = ({"n1", "n2"} - {on}).pop()
+    assert (second[on]["scores"]["NodeResourcesFit"], second[other]["scores"]["NodeResourcesFit"]) == (68, 90)
 
 
 # -- (c) preemption and nodes too small for the pod ----------------------------------------------------------------

@@ -454,20 +454,31 @@ def pod_requests(pod: Pod, sidecars: bool = True) -> ResourceList:
 
 
 def _legacy_non_zero(pod: Pod) -> tuple[int, int]:
-    """kube-scheduler 1.29-1.31's scoring requests: max(sum over app containers, each init container alone,
-    sidecars included), then overhead; every container gets the 100m / 200Mi defaults."""
+    """kube-scheduler 1.29-1.31's scoring requests of a pod placed on a node (its NodeInfo's
+    ``calculateResource``): max(the sum over app containers, each init container's value), then overhead. An init
+    container's value is what upstream's PodRequests hands its callback: a sidecar's, every sidecar declared up
+    to it; a plain init container's, its own requests plus the sidecars declared before it. Each value gets the
+    100m / 200Mi default when it has no cpu (memory) entry at all. Sidecars are not added to the app containers."""
     cpu = sum(c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) for c in pod.containers)
     mem = sum(c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) for c in pod.containers)
+    sidecars: ResourceList = {}
     for c in pod.init_containers:
-        cpu = max(cpu, c.requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST))
-        mem = max(mem, c.requests.get(MEMORY, DEFAULT_MEMORY_REQUEST))
+        if c.restart_policy == "Always":
+            add_into(sidecars, c.requests)
+            value = dict(sidecars)
+        else:
+            value = dict(c.requests)
+            add_into(value, sidecars)
+        cpu = max(cpu, value.get(CPU, DEFAULT_MILLI_CPU_REQUEST))
+        mem = max(mem, value.get(MEMORY, DEFAULT_MEMORY_REQUEST))
     return cpu + pod.overhead.get(CPU, 0), mem + pod.overhead.get(MEMORY, 0)
 
 
 def pod_non_zero_requests(pod: Pod, sidecars: bool = True, sidecars_in_sum: bool = True) -> tuple[int, int]:
     """cpu (millicores) and memory (bytes) with the per-container scoring defaults. ``sidecars``: as in
-    :func:`pod_requests`; ``sidecars_in_sum``: whether the scoring sum counts sidecars like the real requests
-    do (kube-scheduler 1.32+) or takes the older max(app containers, each init container)."""
+    :func:`pod_requests`; ``sidecars_in_sum``: whether the sum counts sidecars like the real requests do (the pod
+    being scheduled, always; a placed pod, kube-scheduler 1.32+) or takes 1.29-1.31's formula for placed pods
+    (:func:`_legacy_non_zero`)."""
     if sidecars and not sidecars_in_sum:
         return _legacy_non_zero(pod)
     total = _sum_requests(pod, non_zero=True, with_sidecars=sidecars)

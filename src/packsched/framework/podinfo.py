@@ -30,6 +30,9 @@ class PodInfo:
     node: int = -1  # column of the node it is placed on, -1 when not placed
     start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
     start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
+    # (cpu, memory) with the scoring defaults as the pod counts itself while it is being scheduled, where that
+    # differs from how it counts once placed (kube-scheduler 1.29-1.31 and sidecars); None: the same
+    incoming_non_zero: tuple[int, int] | None = None
     # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
@@ -66,4 +69,10 @@ def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUB
     sidecars = version.sidecar_containers
     cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
-    return PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
+    info = PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
+    if sidecars and not version.sidecars_in_non_zero_sum:
+        # the scorer sums the pod being scheduled with PodRequests, sidecars included, in these versions too
+        incoming = pod_non_zero_requests(pod, sidecars, True)
+        if incoming != (cpu, mem):
+            info.incoming_non_zero = incoming
+    return info

@@ -90,10 +90,12 @@ class ResourceColumns:
 
 
 def pod_request_for(pod: PodInfo, name: str, non_zero: bool) -> int:
-    if non_zero and name == CPU:
-        return pod.non_zero_cpu
-    if non_zero and name == MEMORY:
-        return pod.non_zero_memory
+    """What the pod being scheduled asks of ``name``, as the scorer counts it."""
+    if non_zero and name in (CPU, MEMORY):
+        incoming = pod.incoming_non_zero
+        if incoming is not None:
+            return incoming[0] if name == CPU else incoming[1]
+        return pod.non_zero_cpu if name == CPU else pod.non_zero_memory
     return pod.requests.get(name, 0)
 
 
