@@ -7,6 +7,7 @@ Every trace here is a small synthetic one built in the test's own folder."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -31,6 +32,7 @@ from packsched.api.errors import InputError
 from packsched.cli import trace_cmds
 from packsched.cli.main import _is_config_file, app
 from packsched.cli.progress import INTERVAL_ENV, elapsed_text, interval_from_env
+from packsched.cli.unix import Terminated, exit_code
 from packsched.sim import sweep
 from packsched.sim.sweep import Interrupted, RunSpec
 
@@ -109,6 +111,161 @@ def test_ctrl_c_stops_compare_at_once_and_keeps_the_finished_runs(tmp_path: Path
     assert len(lines) == 1 + 131 * done
     assert not list(out_dir.glob("*.png"))
     assert "runs done" not in stdout  # progress only on standard error
+
+
+# -- SIGTERM: as Ctrl-C, exit code 143 -------------------------------------------------------------------------
+
+ANY_PROGRESS = re.compile(r"^(\w+): (\d+)/(\d+) runs done")
+TUNE_SPACE = """apiVersion: packsched.io/v1alpha1
+kind: TuneSpace
+spec:
+  strategies: [LeastAllocated, MostAllocated]
+  resources:
+  - {name: cpu, weight: {min: 0, max: 5}}
+  - {name: alibabacloud.com/gpu-milli, weight: {min: 1, max: 5}}
+"""
+
+
+def _sigterm_after_a_run(command: list[str], to_group: bool) -> tuple[subprocess.Popen[str], list[int], str, str]:
+    """Start ``packsched COMMAND`` (with worker processes) in a session of its own, wait until a run has finished,
+    send SIGTERM to it alone or to its whole process group (as ``timeout`` and systemd do), and wait for it to end.
+    Returns the process, its worker processes at the signal, its standard output and standard error."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "packsched.cli.main", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, INTERVAL_ENV: "0.1"},
+        start_new_session=True,  # a session and process group of its own: to signal as a whole, to look for leftovers
+    )
+    assert proc.stderr is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # progress lines come every 0.1 s
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = ANY_PROGRESS.match(line)
+        if match and int(match.group(2)) >= 1:
+            break
+    else:
+        proc.kill()
+        pytest.fail(f"no run finished: {seen}")
+    assert proc.poll() is None, f"{command[0]} ended before SIGTERM: {seen}"
+    workers = _children(proc.pid)
+    if to_group:
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # before the fix: the workers, left running, hold the pipes open
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"{command[0]} did not end after SIGTERM, or left its workers running")
+    return proc, workers, stdout, "".join(seen) + stderr
+
+
+def _left_running(session: int) -> list[int]:
+    """The processes of ``session`` still running (zombies, ended but not yet reaped, apart), waited for a little:
+    an ended worker may take a moment to go on a loaded machine."""
+    deadline = time.monotonic() + 10
+    while True:
+        alive = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()  # state, ppid, pgrp, session, ...
+            except OSError:
+                continue
+            if int(fields[3]) == session and fields[0] != "Z":
+                alive.append(int(stat.parent.name))
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-packsched", "to-its-process-group"])
+def test_sigterm_stops_compare_as_ctrl_c_does(tmp_path: Path, to_group: bool) -> None:
+    """SIGTERM to ``compare --workers 2`` (issue 24): the workers ended, the finished runs written to runs.csv and
+    summary.json and printed, exit code 143; sent to packsched alone, the workers used to be left running (under
+    PID 1) and nothing was written."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    write_small_trace(trace, 60, 1200)
+    out_dir = tmp_path / "out"
+    command = ["compare", str(trace), "--policies", "BestFit,Random", "--seeds", "1-30", "--workers", "2"]
+    proc, workers, stdout, stderr = _sigterm_after_a_run([*command, "--out-dir", str(out_dir)], to_group)
+    assert workers, "no worker process at the signal"
+    assert proc.returncode == 143, stderr
+    assert not _left_running(proc.pid), "worker processes left running"
+    assert "Traceback" not in stderr
+    match = re.search(r"terminated \(SIGTERM\) after \S+: (\d+) of 60 runs finished \((.*)\); the others", stderr)
+    assert match, stderr
+    done = int(match.group(1))
+    assert 1 <= done < 60
+    assert f"partial results written: {out_dir / 'runs.csv'}, {out_dir / 'summary.json'}" in stderr
+    assert f"interrupted: {done} of 60 runs" in stdout
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interrupted"] == {"runs_done": done, "runs_total": 60}
+    assert len((out_dir / "runs.csv").read_text(encoding="utf-8").splitlines()) == 1 + 131 * done
+
+
+def test_sigterm_stops_replay_with_workers(tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    write_small_trace(trace, 60, 1200)
+    out_dir = tmp_path / "out"
+    command = ["replay", str(trace), "--policy", "BestFit", "--seeds", "1-40", "--workers", "2", "-o", "json"]
+    proc, _, stdout, stderr = _sigterm_after_a_run([*command, "--out-dir", str(out_dir)], False)
+    assert proc.returncode == 143, stderr
+    assert not _left_running(proc.pid), "worker processes left running"
+    data = json.loads(stdout)
+    assert 1 <= data["interrupted"]["runs_done"] == len(data["runs"]) < 40
+    assert json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))["interrupted"] == data["interrupted"]
+
+
+def test_sigterm_stops_tune_and_keeps_the_finished_trials(tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    write_small_trace(trace, 60, 1200)
+    space = tmp_path / "space.yaml"
+    space.write_text(TUNE_SPACE, encoding="utf-8")
+    out_dir = tmp_path / "tune"
+    command = ["tune", str(trace), "--space", str(space), "--trials", "200", "--seeds", "1-2", "--workers", "2"]
+    command += ["--holdout-seeds", "", "--baselines", "", "--out-dir", str(out_dir), "-o", "json"]
+    proc, _, _, stderr = _sigterm_after_a_run(command, False)
+    assert proc.returncode == 143, stderr
+    assert not _left_running(proc.pid), "worker processes left running"
+    assert "Traceback" not in stderr
+    assert re.search(r"terminated \(SIGTERM\) after \S+: the study holds \d+ finished trial\(s\) of 200", stderr)
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interrupted"] == {"phase": "search"}
+    assert (out_dir / "trials.csv").is_file()
+
+
+def test_sigterm_in_a_sweep_is_kept_by_interrupted(trace_dir: Path, fake_ray: types.SimpleNamespace) -> None:
+    """Terminated (SIGTERM) stops run_local (serial or with a pool) and run_ray as Ctrl-C does; the Interrupted
+    keeps the signal, for the exit code."""
+    specs = [RunSpec("BestFit", s, str(trace_dir), policy="BestFit") for s in range(1, 5)]
+
+    def on_done(_: object) -> None:
+        raise Terminated
+
+    for run in (lambda: sweep.run_local(specs, 1, on_done), lambda: sweep.run_local(specs, 2, on_done)):
+        with pytest.raises(Interrupted) as caught:
+            run()
+        assert (len(caught.value.done), caught.value.signum, exit_code(caught.value)) == (1, signal.SIGTERM, 143)
+    with pytest.raises(Interrupted) as caught:
+        sweep.run_ray(specs, None, on_done)
+    assert (len(caught.value.done), exit_code(caught.value)) == (1, 143)
+
+    def ctrl_c(_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as caught:
+        sweep.run_local(specs, 1, ctrl_c)
+    assert (caught.value.signum, exit_code(caught.value)) == (signal.SIGINT, 130)
 
 
 def _interrupt_after(n: int) -> Any:
@@ -433,6 +590,194 @@ def test_bad_ray_timeout_is_an_input_error(trace_dir: Path, value: str) -> None:
     result = _compare_on_ray(trace_dir, "--ray-timeout", value)
     assert result.exit_code == 2
     assert "--ray-timeout must be a number of seconds above 0" in result.stderr
+
+
+# -- standard output closed early or full; output files on a full disk ----------------------------------------
+
+DEMO = EX / "gpu-demo"
+SIMULATE = ["simulate", str(DEMO / "nodes.yaml"), str(DEMO / "workloads.yaml")]
+STDOUT_CASES = pytest.mark.parametrize(
+    "args", [SIMULATE, [*SIMULATE, "-o", "json"], ["--version"]], ids=["table", "json", "version"]
+)
+NO_SPACE = "No space left on device"
+
+
+def _packsched(args: list[str], stdout: Any) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "packsched.cli.main", *args]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+
+
+def _errors(stderr: str) -> list[str]:
+    """Standard error less the notes a command prints anyway."""
+    return [line for line in stderr.splitlines() if not line.startswith("note:")]
+
+
+@STDOUT_CASES
+def test_a_closed_standard_output_ends_the_command_quietly(args: list[str]) -> None:
+    """``packsched ... | head -1`` (issue 24): the reader gone, the command exits with 0 and says nothing (rich's
+    tables exited with 1, JSON with 1, and a traceback could follow)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before anything is written: every write meets EPIPE
+    try:
+        run = _packsched(args, write)
+    finally:
+        os.close(write)
+    assert run.returncode == 0, run.stderr
+    assert _errors(run.stderr) == []
+
+
+@pytest.mark.parametrize(("args", "code"), [(SIMULATE, 0), (["simulate", "/no/such/file.yaml"], 2)])
+def test_a_closed_standard_error_changes_neither_the_output_nor_the_exit_code(args: list[str], code: int) -> None:
+    """Nobody reads the notes or the errors: the command still prints its table and exits with its own code
+    (rich exited with 1, the table lost, and a failure must not look like success)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        command = [sys.executable, "-m", "packsched.cli.main", *args]
+        run = subprocess.run(command, stdout=subprocess.PIPE, stderr=write, text=True, timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert run.returncode == code
+    assert ("Placements" in run.stdout) == (code == 0)
+
+
+@STDOUT_CASES
+def test_a_full_standard_output_is_one_error_line(args: list[str]) -> None:
+    """Standard output on a full disk (/dev/full): one line and exit code 2, not an 85-line traceback."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        run = _packsched(args, full)
+    assert run.returncode == 2, run.stderr
+    assert _errors(run.stderr) == [f"error: standard output: cannot write: {NO_SPACE}"]
+
+
+def _fill(path: Path) -> None:
+    """Write ``path`` until the disk is full."""
+    with open(path, "wb", buffering=0) as fh, contextlib.suppress(OSError):
+        for _ in range(1 << 16):  # 256 MiB at most: the disks here are far smaller
+            fh.write(b"x" * 4096)
+
+
+@contextlib.contextmanager
+def _tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """``folder`` on a tmpfs of ``size`` (mounting needs root: the test is skipped elsewhere)."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 64 KiB tmpfs filled to the last byte."""
+    with _tmpfs(tmp_path / "disk", "64k") as disk:
+        _fill(disk / "filler")
+        yield disk
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_out_dir_on_a_full_disk_is_one_error_line_and_nothing_half_written(trace_dir: Path, full_disk: Path) -> None:
+    out_dir = full_disk / "out"
+    run = _packsched(["replay", str(trace_dir), "--policy", "BestFit", "--out-dir", str(out_dir)], subprocess.PIPE)
+    assert run.returncode == 2, run.stderr
+    assert _errors(run.stderr) == [f"error: {out_dir / 'runs.csv'}: cannot write: {NO_SPACE}"]
+    assert _listing(out_dir) == []  # neither a cut runs.csv nor the temporary file it was written to
+    assert run.stdout == ""
+
+
+def test_html_on_a_full_disk_leaves_the_old_page(full_disk: Path) -> None:
+    page = full_disk / "report.html"
+    (full_disk / "filler").unlink()
+    page.write_text("<p>the old page</p>", encoding="utf-8")
+    _fill(full_disk / "filler")
+    run = _packsched([*SIMULATE, "-o", "json", "--html", str(page)], subprocess.PIPE)
+    assert run.returncode == 2, run.stderr
+    assert _errors(run.stderr) == [f"error: --html {page}: cannot write: {NO_SPACE}"]
+    assert page.read_text(encoding="utf-8") == "<p>the old page</p>"  # it used to be cut to what fitted
+    assert _listing(full_disk) == ["filler", "report.html"]
+
+
+def test_tune_on_a_full_disk_is_one_error_line(trace_dir: Path, full_disk: Path, tmp_path: Path) -> None:
+    space = tmp_path / "space.yaml"
+    space.write_text(TUNE_SPACE, encoding="utf-8")
+    out_dir = full_disk / "tune"
+    command = ["tune", str(trace_dir), "--space", str(space), "--trials", "2", "--seeds", "1", "--workers", "1"]
+    run = _packsched([*command, "--out-dir", str(out_dir), "--storage", str(tmp_path / "study.db")], subprocess.PIPE)
+    assert run.returncode == 2, run.stderr
+    trial = out_dir / "trials" / "trial-0000.yaml"
+    assert _errors(run.stderr) == [f"error: {trial}: cannot write: {NO_SPACE}"]
+    assert _listing(out_dir) == ["trials"]
+
+
+def test_tune_study_on_a_full_disk_is_one_error_line(trace_dir: Path, tmp_path: Path) -> None:
+    """The study's SQLite file on a full disk: one line naming it, exit code 2 (it was SQLAlchemy's error with
+    the SQL, or a traceback once the search had begun)."""
+    space = tmp_path / "space.yaml"
+    space.write_text(TUNE_SPACE, encoding="utf-8")
+    with _tmpfs(tmp_path / "disk", "1m") as disk:
+        study = disk / "study.db"
+        command = ["tune", str(trace_dir), "--space", str(space), "--seeds", "1", "--holdout-seeds", "", "--workers"]
+        command += ["1", "--out-dir", str(tmp_path / "out"), "--storage", str(study), "-o", "json"]
+        created = _packsched([*command, "--trials", "1"], subprocess.PIPE)  # the study, with one trial
+        assert created.returncode == 0, created.stderr
+        _fill(disk / "filler")
+        run = _packsched([*command, "--trials", "2"], subprocess.PIPE)
+        assert run.returncode == 2, run.stderr
+        assert _errors(run.stderr) == [f"error: {study}: cannot write: database or disk is full"]
+        study.unlink()
+        _fill(disk / "filler-2")  # no room for a new study either
+        run = _packsched([*command, "--trials", "2"], subprocess.PIPE)
+        assert run.returncode == 2, run.stderr
+        assert _errors(run.stderr) == [f"error: --storage: {study}: cannot open the study: database or disk is full"]
+
+
+def test_a_failed_plot_leaves_no_half_written_file(
+    trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write error in the middle of a file (here matplotlib's, an I/O error after some bytes): one line naming
+    the file, exit code 2; the file is not there, whole or cut, nor its temporary file."""
+    from matplotlib.figure import Figure
+
+    def half_written(self: Figure, path: Any, **_: Any) -> None:
+        with open(path, "wb") as fh:
+            fh.write(b"\x89PNG half")
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(Figure, "savefig", half_written)
+    out_dir = tmp_path / "out"
+    result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "BestFit", "--out-dir", str(out_dir)])
+    assert result.exit_code == 2, result.output
+    assert _errors(result.stderr) == [f"error: {out_dir / 'allocation.png'}: cannot write: Input/output error"]
+    assert _listing(out_dir) == ["runs.csv"]  # written before the plots; summary.json comes after them
+
+
+def test_an_output_file_replaced_keeps_its_permissions_or_gets_the_umask(tmp_path: Path) -> None:
+    from packsched.api.files import OutputError, write_text_replacing
+
+    kept = tmp_path / "kept.json"
+    kept.write_text("old", encoding="utf-8")
+    kept.chmod(0o640)
+    write_text_replacing(kept, "new")
+    assert (kept.read_text(encoding="utf-8"), kept.stat().st_mode & 0o777) == ("new", 0o640)
+    umask = os.umask(0o022)
+    try:
+        write_text_replacing(tmp_path / "new.json", "x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644
+    with pytest.raises(OutputError, match=r"missing/f\.json: cannot write: No such file or directory"):
+        write_text_replacing(tmp_path / "missing" / "f.json", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "new.json"]
 
 
 # -- validate reads big files with libyaml's loader ------------------------------------------------------------

@@ -293,3 +293,17 @@ def guide_serve_command() -> list[str]:
 @pytest.mark.parametrize("flag", ["--config", "--kubeconfig", "--no-leader-elect", "--port"])
 def test_guide_serve_command_uses_real_options(flag: str) -> None:
     assert flag in " ".join(guide_serve_command())
+
+
+def test_guide_rate_limit_example_raises_the_burst_with_the_qps() -> None:
+    """The guide tells a busy cluster to raise both clientConnection.qps and .burst: its example kept burst at the
+    default 100 (issue 24), so bursts stayed capped. It raises both above kube-scheduler's defaults (50/100), the
+    burst at least the qps, and packsched reads it."""
+    section = GUIDE.read_text().split("## Client rate limit", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    connection = yaml.safe_load(block)["clientConnection"]
+    assert connection["qps"] > 50 and connection["burst"] > 100
+    assert connection["burst"] >= connection["qps"]
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    cfg = load_config_data({**config, "clientConnection": connection}, "guide", in_tree_registry())
+    assert (cfg.client_qps, cfg.client_burst) == (connection["qps"], connection["burst"])

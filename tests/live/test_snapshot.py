@@ -4,9 +4,14 @@ the directory reads back as manifests, and an anonymised snapshot schedules the 
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -279,31 +284,81 @@ def test_cli_snapshot_with_a_namespace_and_the_scheduler_configmap(api: FakeApiS
     assert again.returncode == 2 and "not an empty directory" in again.stderr
 
 
+def _rbac() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """deploy/snapshot/rbac.yaml: the rules of its ClusterRole, and those of its Role (each with its namespace)."""
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "snapshot" / "rbac.yaml").read_text()))
+    (cluster_role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    (role,) = [d for d in docs if d["kind"] == "Role"]
+    bindings = {d["kind"]: d for d in docs if d["kind"].endswith("Binding")}
+    assert bindings["ClusterRoleBinding"]["roleRef"]["name"] == cluster_role["metadata"]["name"]
+    assert bindings["RoleBinding"]["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }
+    assert bindings["RoleBinding"]["metadata"]["namespace"] == role["metadata"]["namespace"]
+    assert bindings["RoleBinding"]["subjects"] == bindings["ClusterRoleBinding"]["subjects"]
+    namespaced = [dict(rule, namespace=role["metadata"]["namespace"]) for rule in role["rules"]]
+    return cluster_role["rules"], namespaced
+
+
+def _allowed(request: tuple[str, str, str, str, str]) -> bool:
+    """Whether the shipped RBAC lets a request through, as the API server's authorizer would."""
+    group, resource, verb, ns, name = request
+    cluster_rules, namespaced = _rbac()
+    for rule in [*cluster_rules, *namespaced]:
+        if rule.get("namespace", ns) != ns or name not in rule.get("resourceNames", [name]):
+            continue
+        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
+            return True
+    return False
+
+
 def test_the_snapshot_rbac_grants_exactly_what_snapshot_uses(api: FakeApiServer, tmp_path: Path) -> None:
+    """Lists of what scheduling reads, and get on the one ConfigMap named (issue 24: it was every ConfigMap)."""
     from live.test_deploy import _rbac_request
 
     _cluster(api)
+    cluster_rules, (config_rule,) = _rbac()
+    assert config_rule["resources"] == ["configmaps"] and config_rule["verbs"] == ["get"]
+    (name,) = config_rule["resourceNames"]
+    ref = f"{config_rule['namespace']}/{name}"
     config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     api.create(
         "configmaps",
-        {"metadata": {"name": "sched", "namespace": "kube-system"}, "data": {"config.yaml": yaml.safe_dump(config)}},
+        {"metadata": {"name": name, "namespace": config_rule["namespace"]}, "data": {"c.yaml": yaml.safe_dump(config)}},
     )
     port = _port(api, tmp_path)
     try:
-        text = read_config_map(port, "kube-system/sched")
+        text = read_config_map(port, ref)
         take_snapshot(port, str(tmp_path / "snap"), scheduler_config=text)
     finally:
         port.close()
-    docs = list(yaml.safe_load_all((ROOT / "deploy" / "snapshot" / "rbac.yaml").read_text()))
-    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
-    (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}
+    assert [u for u in used if not _allowed(u)] == []
     granted = {
-        (g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+        (g, r, v)
+        for rule in [*cluster_rules, config_rule]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
     }
-    used = {_rbac_request(m, p, w)[:3] for m, p, w in api.stats.log}
-    assert used == granted
+    assert {u[:3] for u in used} == granted
     assert not [g for g in granted if g[1] == "secrets"]
+    assert not [r for r in cluster_rules if "configmaps" in r["resources"]]  # no ConfigMap cluster-wide
+    for other in (("", "configmaps", "get", config_rule["namespace"], "other"), ("", "configmaps", "get", "x", name)):
+        assert not _allowed(other), other
+    assert not _allowed(("", "configmaps", "list", config_rule["namespace"], ""))
+
+
+def test_a_refused_configmap_says_how_to_grant_it(api: FakeApiServer, tmp_path: Path) -> None:
+    api.inject("GET", r"/configmaps/sched$", 403, count=1)
+    port = _port(api, tmp_path)
+    try:
+        with pytest.raises(SnapshotError, match=r"Role grants it on one ConfigMap: set its namespace to kube-system"):
+            read_config_map(port, "kube-system/sched")
+    finally:
+        port.close()
 
 
 def test_cli_snapshot_in_process_anonymised_then_simulated(api: FakeApiServer, tmp_path: Path) -> None:
@@ -345,3 +400,109 @@ def test_cli_snapshot_in_process_anonymised_then_simulated(api: FakeApiServer, t
     api.inject("GET", r"/api/v1/nodes$", 403, count=1)
     r = runner.invoke(app, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(tmp_path / "refused")])
     assert r.exit_code == 1 and "refused" in r.output and not (tmp_path / "refused").exists()
+
+
+# -- interrupted snapshots leave nothing; SNAPSHOT.md's commands work (issue 24) --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"), [(signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted")]
+)
+def test_a_signal_during_snapshot_leaves_nothing(
+    api: FakeApiServer, tmp_path: Path, signum: int, code: int, word: str
+) -> None:
+    """SIGTERM (what timeout, systemd and CI send) in the middle of a snapshot: as Ctrl-C, the temporary
+    .snapshot-XXXX folder and its JSON files are removed and no -o directory appears; it used to stay behind."""
+    _cluster(api)
+    api.inject("GET", r"/persistentvolumeclaims$", 500, hang_s=60)  # the snapshot waits here, files written
+    out = tmp_path / "work" / "snap"
+    out.parent.mkdir()
+    kubeconfig = api.kubeconfig(str(tmp_path / "kc"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "packsched.cli.main", "snapshot", "--kubeconfig", kubeconfig, "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's is ignored
+    )
+    deadline = time.monotonic() + 60
+    while not any("persistentvolumeclaims" in path for _, path, _ in api.stats.log) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the snapshot never listed persistentvolumeclaims"
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".snapshot-")]  # the work in progress
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert list(out.parent.iterdir()) == []
+    assert stderr.splitlines()[-1] == f"{word}: no snapshot written"
+    assert "Traceback" not in stderr and stdout == ""
+
+
+def test_a_full_disk_during_snapshot_is_one_error_and_leaves_nothing(
+    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write error half-way through a file: one line naming the file, exit code 2, no directory left."""
+    from typer.testing import CliRunner
+
+    from packsched.cli.main import app
+    from packsched.live import snapshot
+
+    real_open = open
+
+    class FullDisk:
+        def __init__(self, path: str, *args: Any, **kwargs: Any) -> None:
+            self.fh = real_open(path, *args, **kwargs)
+            self.path = path
+
+        def __enter__(self) -> FullDisk:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+        def write(self, text: str) -> int:
+            if self.path.endswith("pods.json"):
+                self.fh.write(text[:100])
+                raise OSError(28, "No space left on device")
+            return int(self.fh.write(text))
+
+    _cluster(api)
+    monkeypatch.setattr(snapshot, "open", FullDisk, raising=False)
+    out = tmp_path / "work" / "snap"
+    out.parent.mkdir()
+    kubeconfig = api.kubeconfig(str(tmp_path / "kc"))
+    result = CliRunner().invoke(app, ["snapshot", "--kubeconfig", kubeconfig, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == f"error: {out / 'pods.json'}: cannot write: No space left on device"
+    assert list(out.parent.iterdir()) == []
+
+
+def test_the_commands_snapshot_md_suggests_run(api: FakeApiServer, tmp_path: Path) -> None:
+    """SNAPSHOT.md suggested ``packsched explain DIR POD``, which fails (``--pod`` is required): every command it
+    suggests now runs, DIR and NAMESPACE/NAME filled in."""
+    from typer.testing import CliRunner
+
+    from packsched.cli.main import app
+
+    _cluster(api)
+    config = tmp_path / "sched.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    port = _port(api, tmp_path)
+    try:
+        take_snapshot(port, str(tmp_path / "with"), scheduler_config=config.read_text())
+        take_snapshot(port, str(tmp_path / "without"))
+    finally:
+        port.close()
+    for folder in ("with", "without"):
+        snap = tmp_path / folder
+        text = (snap / INFO_FILE).read_text()
+        (block,) = re.findall(r"```sh\n(.*?)```", text, re.S)
+        commands = block.strip().splitlines()
+        assert [c.split()[:2] for c in commands] == [["packsched", "simulate"], ["packsched", "explain"]]
+        assert ("--config DIR/scheduler-config.yaml" in block) == (folder == "with")
+        for command in commands:
+            args = shlex.split(command.replace("NAMESPACE/NAME", "team-a/spread-me").replace("DIR", str(snap)))[1:]
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, (command, result.output)

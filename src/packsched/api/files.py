@@ -1,8 +1,15 @@
-"""Reading input files, ``-`` meaning standard input (as kubectl's ``-f -``)."""
+"""Reading input files, ``-`` meaning standard input (as kubectl's ``-f -``); writing output files whole or not at
+all (:func:`replacing`), a write error being an :class:`OutputError` that names the file."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import stat
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 STDIN = "-"
 STDIN_LABEL = "<stdin>"
@@ -31,3 +38,62 @@ def read_text(path: str) -> str:
 def display_name(path: str) -> str:
     """How messages name ``path``."""
     return STDIN_LABEL if path == STDIN else path
+
+
+# -- output files ----------------------------------------------------------------------------------------------
+
+
+class OutputError(Exception):
+    """An output file that could not be written (a full disk, an I/O error, no permission): the CLI prints one
+    line naming the file and exits with code 2."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: cannot write: {reason}")
+
+
+def write_error(path: str | os.PathLike[str], exc: OSError) -> OutputError:
+    """``exc``, met writing ``path``, as an OutputError naming ``path``."""
+    return OutputError(path, exc.strerror or str(exc))
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """``with replacing(path) as tmp:`` write ``tmp``, a new file beside ``path`` with the same suffix (a writer that
+    picks the format by the suffix, as matplotlib does, picks the same one); when the block ends without error
+    ``tmp`` is renamed onto ``path``, at once: a reader sees the old file or the new one, never half of one. On
+    any error (Ctrl-C included) ``tmp`` is removed and ``path`` is left as it was; an OSError (a full disk, an I/O
+    error) becomes an :class:`OutputError` naming ``path``. The file gets the permissions a new file gets (the
+    umask), or those of the file it replaces."""
+    target = Path(path)
+    folder = target.parent
+    tmp: Path | None = None
+    try:
+        for _ in range(100):
+            candidate = folder / f".{target.stem}.{secrets.token_hex(4)}.tmp{target.suffix}"
+            try:
+                os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        else:  # pragma: no cover - 100 random names taken
+            raise FileExistsError(f"no free temporary name beside {target}")
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        yield tmp
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise write_error(target, exc) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def write_text_replacing(path: str | os.PathLike[str], text: str) -> None:
+    """``text`` into ``path`` (UTF-8) through :func:`replacing`: the whole text or the file as it was."""
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import sys
+
 from rich.console import Console, ConsoleDimensions
 
 # Wide enough for any table: a pipe or a file gets every cell whole (rich's tables take only the width they need).
@@ -23,6 +27,24 @@ class PipeConsole(Console):
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def on_broken_pipe(self) -> None:
+        """A reader that closed the pipe: nothing more is printed here (rich's own answer is exit code 1). On
+        standard output the BrokenPipeError goes on to the command group (packsched.cli.unix), which ends the
+        command quietly; on standard error the command goes on and ends with its own exit code (an error must not
+        turn into success because nobody reads the message), what is left of the stream going to /dev/null."""
+        self.quiet = True
+        if not self.stderr:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        try:
+            fd = sys.stderr.fileno()
+        except (OSError, ValueError, AttributeError):  # a test's stream
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
 
 
 def make_console(stderr: bool = False) -> Console:

@@ -22,6 +22,7 @@ from packsched.api.manifests import Cluster, iter_manifest_files, load_manifests
 from packsched.api.nesting import SAFE_LOADER, yaml_too_deep
 from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
+from packsched.cli.unix import Group, flush_stdout
 from packsched.config import DEFAULT_SCHEDULER_NAME, default_config, load_config
 from packsched.config.lint import lint
 from packsched.config.loader import load_config_data, resolve_version
@@ -39,6 +40,7 @@ from packsched.sim.engine import run_simulation
 from packsched.sim.htmlreport.history import simulate_with_extras
 
 app = typer.Typer(
+    cls=Group,  # SIGTERM as Ctrl-C, a closed pipe, a full disk: packsched.cli.unix
     add_completion=True,
     no_args_is_help=True,
     help="Kubernetes scheduling simulator: kube-scheduler's bin packing and elastic quotas.",
@@ -95,7 +97,7 @@ def _print_version(value: bool) -> None:
         text = package_version("packsched")
     except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
         text = "unknown (not installed)"
-    sys.stdout.write(f"packsched {text}\n")
+    flush_stdout(f"packsched {text}\n")  # before any command: its write errors are handled here
     raise typer.Exit()
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from packsched.api.files import STDIN, display_name, read_text
+from packsched.api.files import STDIN, OutputError, display_name, read_text, write_text_replacing
 from packsched.cli.console import make_console
 from packsched.sim.htmlreport import ReportError, render_html
 from packsched.sim.htmlreport.history import curve_extras
@@ -67,9 +67,9 @@ def write_html(
     except ReportError as exc:
         raise _fail(f"{source or path}: {exc}") from None
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _fail(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+        write_text_replacing(path, text)  # the whole page or the file as it was
+    except OutputError as exc:
+        raise _fail(f"{option} {path}: cannot write: {exc.reason}") from None
     err.print(f"report: {escape(str(path))}", highlight=False, soft_wrap=True)
 
 

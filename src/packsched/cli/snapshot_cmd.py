@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
+from packsched.cli.unix import exit_code, stop_text
 from packsched.live.snapshot import DEFAULT_PAGE_SIZE
 
 err = make_console(stderr=True)
@@ -82,6 +83,9 @@ def snapshot(
         )
     except SnapshotError as exc:
         raise _fail(str(exc), EXIT_CLUSTER) from None
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (packsched.cli.unix): take_snapshot removed its files
+        err.print(f"{stop_text(stop)}: no snapshot written", highlight=False)
+        raise typer.Exit(exit_code(stop)) from None
     finally:
         port.close()
     total = sum(report.counts.values())

@@ -16,9 +16,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from packsched.api.errors import InputError
+from packsched.api.files import replacing
 from packsched.cli.console import make_console
 from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_trace_html
+from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
 from packsched.sim.policies import PAPER_POLICIES, POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
@@ -40,7 +42,6 @@ from packsched.sim.sweep import (
 from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
 
 EXIT_INPUT = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command that Ctrl-C ended
 MAX_SEEDS = 1000
 out = make_console()
 err = make_console(stderr=True)
@@ -129,10 +130,14 @@ def _check_out_dir(out_dir: Path | None) -> None:
 
 @dataclass
 class _Sweep:
-    runs: list[RunResult]  # in the order of the specs; on Ctrl-C, those that finished
+    runs: list[RunResult]  # in the order of the specs; on Ctrl-C or SIGTERM, those that finished
     total: int
     seconds: float
-    interrupted: bool = False
+    stop: Interrupted | None = None  # what stopped the runs (Ctrl-C, SIGTERM), if anything did
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stop is not None
 
 
 def _run(
@@ -145,7 +150,8 @@ def _run(
     ray_timeout: float = RAY_CONNECT_TIMEOUT_S,
 ) -> _Sweep:
     """Every run, with progress on standard error. Bad specs, an ``--out-dir`` that cannot be written and a Ray
-    cluster that does not answer exit with code 2 before any run; Ctrl-C returns the runs that finished."""
+    cluster that does not answer exit with code 2 before any run; Ctrl-C (or SIGTERM) returns the runs that
+    finished."""
     _guard(lambda: check_specs(specs))
     _check_out_dir(out_dir)
     if use_ray:
@@ -159,7 +165,7 @@ def _run(
             else:
                 runs = run_local(specs, n, progress.run_done, progress.pods)
     except Interrupted as stop:
-        return _Sweep(stop.done, len(specs), time.monotonic() - start, interrupted=True)
+        return _Sweep(stop.done, len(specs), time.monotonic() - start, stop)
     except MetricOutOfRange as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
@@ -167,22 +173,23 @@ def _run(
 
 
 def _mark_interrupted(sweep: _Sweep, data: dict[str, Any]) -> None:
-    """After Ctrl-C, the JSON output (and summary.json) say how many runs they hold."""
+    """After Ctrl-C or SIGTERM, the JSON output (and summary.json) say how many runs they hold."""
     if sweep.interrupted:
         data["interrupted"] = {"runs_done": len(sweep.runs), "runs_total": sweep.total}
 
 
 def _end(sweep: _Sweep, files: dict[str, Any]) -> None:
-    """After Ctrl-C: which runs finished, where their results went, and exit code 130."""
-    if not sweep.interrupted:
+    """After Ctrl-C or SIGTERM: which runs finished, where their results went, and exit code 130 (143 after
+    SIGTERM)."""
+    if sweep.stop is None:
         return
     seeds: dict[str, list[str]] = {}
     for r in sweep.runs:
         seeds.setdefault(r.label, []).append(str(r.seed))
     finished = "; ".join(f"{label}: seed{'s' if len(s) > 1 else ''} {', '.join(s)}" for label, s in seeds.items())
     err.print(
-        f"interrupted after {elapsed_text(sweep.seconds)}: {len(sweep.runs)} of {sweep.total} runs finished"
-        + (f" ({finished}); the others were cancelled" if sweep.runs else ", no results"),
+        f"{stop_text(sweep.stop)} after {elapsed_text(sweep.seconds)}: {len(sweep.runs)} of {sweep.total} runs "
+        "finished" + (f" ({finished}); the others were cancelled" if sweep.runs else ", no results"),
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -190,7 +197,7 @@ def _end(sweep: _Sweep, files: dict[str, Any]) -> None:
     if files:
         shown = ", ".join(str(v) for v in files.values())
         err.print(f"partial results written: {shown}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(exit_code(sweep.stop))
 
 
 def _trace_info(data_dir: Path, pods: str, nodes: str, tune: float, tie_break: str) -> dict[str, Any]:
@@ -216,7 +223,7 @@ def _write_outputs(
     with_plots: bool = True,
 ) -> dict[str, Any]:
     """runs.csv, summary.json and (unless ``with_plots`` is off: after Ctrl-C, which should not wait for them) the
-    plots."""
+    plots; each file whole or not at all (a full disk: OutputError, exit 2)."""
     if out_dir is None:
         return {}
     try:
@@ -234,14 +241,16 @@ def _write_outputs(
 
     pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
     trace = plots.trace_label(summary)  # in the plots' titles, with the seeds
-    files["allocation_png"] = str(
-        plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves, trace)
-    )
-    files["fragmentation_png"] = str(
-        plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png", None, trace)
-    )
+    with replacing(out_dir / "allocation.png") as tmp:
+        plots.plot_curves(groups, "gpu_alloc_pct", tmp, pub_curves, trace)
+    files["allocation_png"] = str(out_dir / "allocation.png")
+    with replacing(out_dir / "fragmentation.png") as tmp:
+        plots.plot_curves(groups, "frag_rate_pct", tmp, None, trace)
+    files["fragmentation_png"] = str(out_dir / "fragmentation.png")
     if len(groups) > 1:
-        files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png", trace))
+        with replacing(out_dir / "comparison.png") as tmp:
+            plots.plot_comparison(groups, summaries, tmp, trace)
+        files["comparison_png"] = str(out_dir / "comparison.png")
     summary["outputs"] = files
     write_json(summary, out_dir / "summary.json")
     return files

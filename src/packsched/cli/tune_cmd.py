@@ -13,9 +13,9 @@ import typer
 from rich.table import Table
 
 from packsched.api.errors import InputError
+from packsched.api.files import OutputError
 from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.trace_cmds import (
-    EXIT_INTERRUPTED,
     DataArg,
     NodesOpt,
     OutputOpt,
@@ -31,6 +31,7 @@ from packsched.cli.trace_cmds import (
     out,
     parse_seeds,
 )
+from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_NAME
 from packsched.sim.policies import POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
@@ -55,6 +56,7 @@ from packsched.sim.tune import (
     batch_size,
     expand_baselines,
     seeds_text,
+    storage_error,
 )
 from packsched.sim.tunespace import load_space
 
@@ -181,17 +183,22 @@ def tune(
 
             _guard(lambda: tuner.search(run_batch))
             _guard(lambda: tuner.evaluate_holdout(run_batch))
-    except (Interrupted, KeyboardInterrupt):
+    except Exception as exc:  # the study's database failing (a full disk): one line naming it, exit code 2
+        reason = storage_error(exc)
+        if reason is None:
+            raise
+        raise OutputError(settings.storage, reason) from None
+    except (Interrupted, KeyboardInterrupt) as stop:  # Ctrl-C, or SIGTERM (packsched.cli.unix)
         data = tuner.write(interrupted={"phase": "holdout" if tuner.remaining == 0 else "search"}, with_plot=False)
         err.print(
-            f"interrupted after {elapsed_text(data['seconds'])}: the study holds {data['study']['complete']} "
+            f"{stop_text(stop)} after {elapsed_text(data['seconds'])}: the study holds {data['study']['complete']} "
             f"finished trial(s) of {trials}; run the same command to resume. Written: "
             + ", ".join(data["outputs"].values()),
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(exit_code(stop)) from None
     data = tuner.write()
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

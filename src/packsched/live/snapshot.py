@@ -8,7 +8,9 @@ reads and what may be sensitive: managed fields, the last-applied configuration,
 commands, arguments and probes, and the parts of pod and node status the scheduler does not use. Pods that have
 finished (Succeeded, Failed) hold nothing and are left out. ``--anonymize`` hashes names, namespaces, label values
 and images (:mod:`packsched.live.anonymize`). The directory is written beside its final place and renamed into it
-when complete, so an interrupted snapshot leaves nothing half-written.
+when complete, so an interrupted snapshot (Ctrl-C, SIGTERM, an error, a full disk) leaves nothing half-written: the
+temporary directory is removed on the way out. A file that cannot be written is an
+:class:`~packsched.api.files.OutputError` naming it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from packsched.api.files import write_error
 from packsched.live.anonymize import anonymize as anonymize_object
 from packsched.live.port import (
     CONFIG_MAPS,
@@ -125,13 +128,26 @@ def take_snapshot(
 ) -> SnapshotReport:
     """Read the cluster through ``port`` and write the snapshot directory ``out_dir`` (which must not exist or be
     empty). ``namespaces``: only these namespaces' objects (pods bound to a node are kept from every namespace:
-    they hold the node's resources). ``scheduler_config``: the configuration's text, written beside the objects."""
+    they hold the node's resources). ``scheduler_config``: the configuration's text, written beside the objects.
+    Whatever stops it (an error, Ctrl-C, SIGTERM) removes what it had written; a write error (a full disk) is an
+    OutputError naming the file."""
     if os.path.isdir(out_dir) and os.listdir(out_dir):
         raise SnapshotError(f"{out_dir}: exists and is not empty; give a new directory with -o")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".snapshot-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        work = tempfile.mkdtemp(prefix=".snapshot-", dir=parent)
+    except OSError as exc:
+        raise write_error(out_dir, exc) from None
     report = SnapshotReport()
+
+    def write(name: str, text: str) -> None:
+        try:
+            with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise write_error(os.path.join(out_dir, name), exc) from None
+
     try:
         for res in SNAPSHOT_RESOURCES:
             items = _read(port, res, namespaces, page_size, report, progress)
@@ -145,15 +161,17 @@ def take_snapshot(
             if anonymize:
                 items = [anonymize_object(obj) for obj in items]
             report.counts[res.kind] = len(items)
-            _write_list(os.path.join(work, f"{res.plural}.json"), items)
+            write(f"{res.plural}.json", _list_text(items))
         if scheduler_config is not None:
-            with open(os.path.join(work, CONFIG_FILE), "w", encoding="utf-8") as fh:
-                fh.write(scheduler_config)
+            write(CONFIG_FILE, scheduler_config)
             report.config = CONFIG_FILE
-        _write_info(os.path.join(work, INFO_FILE), report, server, namespaces, anonymize)
-        if os.path.isdir(out_dir):
-            os.rmdir(out_dir)  # empty: checked above
-        os.replace(work, out_dir)
+        write(INFO_FILE, _info(report, server, namespaces, anonymize))
+        try:
+            if os.path.isdir(out_dir):
+                os.rmdir(out_dir)  # empty: checked above
+            os.replace(work, out_dir)
+        except OSError as exc:
+            raise write_error(out_dir, exc) from None
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -219,6 +237,12 @@ def read_config_map(port: ListPort, ref: str) -> str:
     try:
         cm = port.get(CONFIG_MAPS, ns, name)
     except ApiError as exc:
+        if exc.status in (401, 403):
+            raise SnapshotError(
+                f"reading ConfigMap {ref} was refused ({exc.status} {exc.reason}): the snapshot needs get on it; "
+                f"deploy/snapshot/rbac.yaml's Role grants it on one ConfigMap: set its namespace to {ns} and its "
+                f"resourceNames to [{name}]"
+            ) from None
         raise SnapshotError(f"reading ConfigMap {ref} failed: {exc}") from None
     for _key, text in sorted((cm.get("data") or {}).items()):
         try:
@@ -276,13 +300,14 @@ def _trim_pod_spec(spec: Any) -> Any:
     return out
 
 
-def _write_list(path: str, items: list[Obj]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, fh, separators=(",", ":"))
-        fh.write("\n")
+def _list_text(items: list[Obj]) -> str:
+    return (
+        json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, separators=(",", ":")) + "\n"
+    )
 
 
-def _write_info(path: str, report: SnapshotReport, server: str, namespaces: Sequence[str], anonymized: bool) -> None:
+def _info(report: SnapshotReport, server: str, namespaces: Sequence[str], anonymized: bool) -> str:
+    """SNAPSHOT.md: where and when the snapshot was taken, what it holds, and commands that read it."""
     lines = [
         "# packsched snapshot",
         "",
@@ -301,6 +326,13 @@ def _write_info(path: str, report: SnapshotReport, server: str, namespaces: Sequ
     if report.missing:
         lines.append(f"Not served by the cluster (left out): {', '.join(report.missing)}.")
         lines.append("")
-    lines.append("Use: `packsched simulate DIR [--config DIR/scheduler-config.yaml]`, `packsched explain DIR POD`.")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    config = f" --config DIR/{report.config}" if report.config else ""
+    lines += [
+        "Use it (DIR: this directory; NAMESPACE/NAME: a pod's namespace and name):",
+        "",
+        "```sh",
+        f"packsched simulate DIR{config}",
+        f"packsched explain DIR --pod NAMESPACE/NAME{config}",
+        "```",
+    ]
+    return "\n".join(lines) + "\n"

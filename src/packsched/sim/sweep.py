@@ -3,7 +3,9 @@ with the optional ``packsched[ray]`` extra. Every run is independent and seeded,
 where or in which order the runs execute.
 
 Ctrl-C (SIGINT) stops a sweep at once: runs not yet started are cancelled, the worker processes (or Ray tasks)
-still running are ended, and :class:`Interrupted` carries the runs that had finished."""
+still running are ended, and :class:`Interrupted` carries the runs that had finished. Any KeyboardInterrupt does
+the same: the CLI raises one on SIGTERM (``packsched.cli.unix.Terminated``), whose ``signum`` the Interrupted
+keeps."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from packsched.api.errors import InputError
+from packsched.api.files import replacing, write_text_replacing
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME
@@ -48,13 +51,19 @@ RAY_CONNECT_TIMEOUT_S = 10.0
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep: ``done`` holds the runs that finished (in the order of the specs) out of ``total``;
-    the others were cancelled."""
+    """Ctrl-C (or SIGTERM) during a sweep: ``done`` holds the runs that finished (in the order of the specs) out
+    of ``total``; the others were cancelled. ``signum``: the signal that stopped it (SIGINT for Ctrl-C)."""
 
-    def __init__(self, done: list[RunResult], total: int) -> None:
+    def __init__(self, done: list[RunResult], total: int, signum: int = signal.SIGINT) -> None:
         super().__init__(f"interrupted: {len(done)} of {total} runs finished")
         self.done = done
         self.total = total
+        self.signum = signum
+
+
+def _signum(stop: KeyboardInterrupt) -> int:
+    """The signal behind ``stop``: its ``signum`` (SIGTERM for the CLI's Terminated), else SIGINT (Ctrl-C)."""
+    return int(getattr(stop, "signum", signal.SIGINT))
 
 
 @dataclass(frozen=True)
@@ -135,9 +144,12 @@ def _in_order(results: dict[int, RunResult]) -> list[RunResult]:
     return [results[i] for i in sorted(results)]
 
 
-def _ignore_sigint() -> None:
-    """In each worker process: Ctrl-C is the parent's to handle (a terminal sends it to the whole process group)."""
+def _worker_signals() -> None:
+    """In each worker process: Ctrl-C is the parent's to handle (a terminal sends it to the whole process group);
+    SIGTERM ends the worker (the parent's handler, inherited through fork, would raise in it instead): what the
+    parent sends to stop it, and a signal to the whole group reaches the parent too."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -169,10 +181,10 @@ def run_local(
                 results[i] = run_spec(spec, cb)
                 if on_done:
                     on_done(results[i])
-        except KeyboardInterrupt:
-            raise Interrupted(_in_order(results), len(specs)) from None
+        except KeyboardInterrupt as stop:
+            raise Interrupted(_in_order(results), len(specs), _signum(stop)) from None
         return _in_order(results)
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals)
     try:
         pending: dict[Future[RunResult], int] = {pool.submit(run_spec, s): i for i, s in enumerate(specs)}
         while pending:
@@ -182,11 +194,17 @@ def run_local(
                 results[i] = fut.result()
                 if on_done:
                     on_done(results[i])
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         _stop_pool(pool)
-        raise Interrupted(_in_order(results), len(specs)) from None
+        raise Interrupted(_in_order(results), len(specs), _signum(stop)) from None
     except BaseException:
-        _stop_pool(pool)  # a run failed: the others would be lost anyway
+        try:
+            _stop_pool(pool)  # a run failed: the others would be lost anyway
+        except KeyboardInterrupt as stop:
+            # a signal to the whole process group (``timeout``, systemd) may end a worker before this process's
+            # handler runs: the pool breaks first, then the signal stops this process as it stops the pool
+            _stop_pool(pool)
+            raise Interrupted(_in_order(results), len(specs), _signum(stop)) from None
         raise
     pool.shutdown()
     return _in_order(results)
@@ -276,9 +294,9 @@ def run_ray(
                 results[refs[ref]] = ray.get(ref)
                 if on_done:
                     on_done(results[refs[ref]])
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         cancel_pending()
-        raise Interrupted(_in_order(results), len(specs)) from None
+        raise Interrupted(_in_order(results), len(specs), _signum(stop)) from None
     except BaseException:
         cancel_pending()  # a run failed: the others would be lost anyway
         raise
@@ -323,8 +341,8 @@ def published(data_dir: str, workload: str, policy: str | None) -> dict[str, Any
 
 
 def write_csv(runs: Sequence[RunResult], path: Path) -> None:
-    """One row per run and arrived-workload level (0..130)."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    """One row per run and arrived-workload level (0..130); the whole file or none (OutputError)."""
+    with replacing(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["label", "seed", "arrived_pct", "unallocated_gpu_pct", *CURVES])
         for r in runs:
@@ -358,4 +376,4 @@ def group_summary(label: str, runs: Sequence[RunResult], pub: dict[str, Any] | N
 
 
 def write_json(data: Any, path: Path) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_text_replacing(path, json.dumps(data, indent=2) + "\n")

@@ -30,6 +30,7 @@ import numpy as np
 import yaml
 
 from packsched.api.errors import InputError
+from packsched.api.files import replacing, write_text_replacing
 from packsched.scheduler import TIE_NAME
 from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
@@ -98,6 +99,18 @@ def expand_baselines(names: Sequence[str]) -> list[str]:
             if policy not in out:
                 out.append(policy)
     return out
+
+
+def storage_error(exc: BaseException) -> str | None:
+    """What went wrong, in one line, when ``exc`` (or an error behind it) is the study's database failing:
+    SQLAlchemy's and SQLite's errors (a full disk, an I/O error, a read-only file); None for any other error."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__module__.split(".")[0] in ("sqlalchemy", "sqlite3"):
+            orig = getattr(seen, "orig", None)  # SQLAlchemy's error wraps SQLite's, whose message is the short one
+            return (str(orig if orig is not None else seen).strip().splitlines() or [type(seen).__name__])[0]
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _optuna() -> Any:
@@ -212,7 +225,8 @@ class Tuner:
                 storage=url, study_name=s.study_name, direction=s.metric.direction, load_if_exists=True
             )
         except Exception as exc:  # SQLAlchemy's and SQLite's errors: not a database, no permission, ...
-            raise InputError.single(f"{s.storage}: cannot open the study: {exc}", path="--storage") from None
+            reason = storage_error(exc) or str(exc)
+            raise InputError.single(f"{s.storage}: cannot open the study: {reason}", path="--storage") from None
         mine = s.fingerprint()
         theirs = study.user_attrs.get(USER_ATTR)
         if theirs is None and study.trials:
@@ -449,7 +463,7 @@ class Tuner:
             outputs["search_png"] = str(plot_search(rows, s, s.out_dir / "search.png"))
         outputs["summary_json"] = str(s.out_dir / "summary.json")
         data = self.summary(outputs, interrupted)
-        (s.out_dir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_text_replacing(s.out_dir / "summary.json", json.dumps(data, indent=2) + "\n")
         return data
 
 
@@ -460,7 +474,7 @@ def _label(number: int) -> str:
 def write_config(path: Path, choice: Choice, comments: Sequence[str]) -> Path:
     header = "".join(f"# {line}\n" for line in comments)
     body = yaml.safe_dump(config_document(choice), sort_keys=False, default_flow_style=False)
-    path.write_text(header + body, encoding="utf-8")
+    write_text_replacing(path, header + body)
     return path
 
 
@@ -475,7 +489,7 @@ def write_rows(rows: Sequence[dict[str, Any]], path: Path, s: TuneSettings) -> P
         *s.space.columns(),
         "config",
     ]
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with replacing(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, columns)
         w.writeheader()
         for row in rows:
@@ -513,8 +527,11 @@ def plot_search(rows: Sequence[dict[str, Any]], s: TuneSettings, path: Path) -> 
     if done:
         ax.set_xlim(-0.5, max(r["trial"] for r in done) + 0.5)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=120)
+    finally:
+        plt.close(fig)
     return path
 
 
