@@ -44,6 +44,13 @@ BEFORE: dict[str, tuple[str, ...]] = {
     "StorageClass": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
     "CSINode": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
 }
+# Kinds added since (issue 24: whatever a real cluster holds).
+ADDED: dict[str, tuple[str, ...]] = {
+    "DaemonSet": ("apps/v1",),
+    "CronJob": ("batch/v1", "batch/v1beta1"),
+    "LimitRange": ("v1",),
+    "ResourceQuota": ("v1",),
+}
 CLUSTER_SCOPED_BEFORE = {"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode"}
 
 
@@ -61,7 +68,7 @@ def _reference_rows() -> dict[str, str]:
 
 
 def test_the_table_reads_every_kind_read_before() -> None:
-    assert {kind: d.api_versions for kind, d in KINDS.items()} == BEFORE
+    assert {kind: d.api_versions for kind, d in KINDS.items()} == BEFORE | ADDED
     assert {kind for kind, d in KINDS.items() if d.cluster_scoped} == CLUSTER_SCOPED_BEFORE
     tops = {kind: d.top for kind, d in KINDS.items() if d.top != schema.TOP}
     assert tops == {"PriorityClass": schema.PRIORITY_CLASS, "StorageClass": schema.STORAGE_CLASS}
@@ -74,13 +81,27 @@ def test_the_reference_lists_every_kind_of_the_table() -> None:
         assert KINDS[kind].api_versions[0] in column, (kind, column)
 
 
-def test_an_unknown_kind_names_the_table(tmp_path: Path) -> None:
+def test_an_unknown_kind_is_skipped_and_counted_or_with_strict_names_the_table(tmp_path: Path) -> None:
     path = tmp_path / "x.yaml"
-    path.write_text("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n")
+    path.write_text(
+        "apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n---\n"
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c}\nspec: {secretName: s}\n---\n"
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: d}\n"
+    )
+    cluster = load_manifests([str(path)])
+    assert cluster.skipped == {
+        "Gadget": [f"{path} document 1"],
+        "Certificate": [f"{path} document 2", f"{path} document 3"],
+    }
+    assert (
+        cluster.skipped_summary() == "skipped 3 objects of kinds packsched does not model: Certificate (2), Gadget (1)"
+    )
     with pytest.raises(InputError) as exc:
-        load_manifests([str(path)])
-    assert [e.message for e in exc.value.errors] == [
-        f'unknown kind "Gadget" (packsched reads {", ".join(sorted(KINDS))})'
+        load_manifests([str(path)], strict=True)
+    known = ", ".join(sorted(KINDS))
+    assert [str(e) for e in exc.value.errors] == [
+        f'{path}: document {i}: kind: kind "{kind}" is not one packsched models (--strict; it reads {known})'
+        for i, kind in ((1, "Gadget"), (2, "Certificate"), (3, "Certificate"))
     ]
 
 

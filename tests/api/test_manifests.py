@@ -313,10 +313,31 @@ def test_errors_inside_a_list_name_the_item(tmp_path: Path) -> None:
           spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}
         """,
     )
-    # "kind: PodList" is not the generic List kind
-    assert where(errors_of(path)) == [("list.yaml", "kind")]
+    # a typed list (what the API server returns) is read like the generic List
+    assert where(errors_of(path)) == [("list.yaml", "items[1]: spec.containers[0].resources.requests.cpu")]
     path.write_text(path.read_text().replace("kind: PodList", "kind: List"))
     assert where(errors_of(path)) == [("list.yaml", "items[1]: spec.containers[0].resources.requests.cpu")]
+
+
+def test_a_typed_list_as_the_api_server_returns_it(tmp_path: Path) -> None:
+    """GET /api/v1/nodes answers a NodeList whose items carry no kind and no apiVersion (issue 24, finding 1)."""
+    path = write(
+        tmp_path,
+        "nodes.json",
+        """
+        {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "4012"},
+         "items": [
+          {"metadata": {"name": "n1", "uid": "0d5c", "resourceVersion": "3998",
+                        "creationTimestamp": "2024-05-01T10:00:00Z", "labels": {"kubernetes.io/os": "linux"}},
+           "spec": {"podCIDR": "10.244.0.0/24", "providerID": "kind://docker/kind/n1"},
+           "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                      "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                      "conditions": [{"type": "Ready", "status": "True"}],
+                      "nodeInfo": {"kubeletVersion": "v1.30.0"}}}
+         ]}
+        """,
+    )
+    assert [n.name for n in load(path).nodes] == ["n1"]
 
 
 def test_list_items_must_be_a_list(tmp_path: Path) -> None:
@@ -740,7 +761,11 @@ def test_malformed_yaml_tab_indentation(tmp_path: Path) -> None:
 
 
 def test_unknown_kind(tmp_path: Path) -> None:
-    (e,) = errors_of(write(tmp_path, "x.yaml", "apiVersion: v1\nkind: Frobnicator\nmetadata: {name: a}\n"))
+    path = write(tmp_path, "x.yaml", "apiVersion: v1\nkind: Frobnicator\nmetadata: {name: a}\n")
+    assert load(path).skipped == {"Frobnicator": [f"{path}"]}
+    with pytest.raises(InputError) as info:
+        load_manifests([str(path)], strict=True)
+    (e,) = info.value.errors
     assert e.path == "kind" and '"Frobnicator"' in e.message and "Deployment" in e.message
 
 
@@ -882,7 +907,6 @@ def test_every_error_in_every_file_is_reported_at_once(tmp_path: Path) -> None:
     assert where(errors) == [
         ("one.yaml", "document 1: spec.containers[0].resources.requets"),
         ("one.yaml", "document 2: spec.containers[0].resources.requests.cpu"),
-        ("one.yaml", "document 3: kind"),
         ("two.yaml", "document 1: spec.template.metadata.labels"),
         ("three.yaml", "line 2 column 1"),
         ("two.yaml", "document 2: spec.priorityClassName"),

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import tzinfo
 
+from packsched.api.admission import LimitRange, ResourceQuota
+from packsched.api.cron import Schedule
 from packsched.api.objects import (
     ElasticQuota,
     LabelSelector,
@@ -34,6 +37,26 @@ class Workload:
     claim_templates: list[PersistentVolumeClaim] = field(default_factory=list)
     # spec.selector (a ReplicationController's map as matchLabels); None: not given (a Job may omit it)
     selector: LabelSelector | None = None
+    # DaemonSet only: where its pods go among the manifests' pods (they are made once every node is read)
+    position: int = 0
+    # Job only: the CronJob that made it ("" for a Job of the manifests)
+    cron_job: str = ""
+
+
+@dataclass
+class CronJob:
+    """A CronJob: the Jobs it creates at the times of its schedule (``job``: its jobTemplate, as a Job named when
+    one is made)."""
+
+    name: str
+    namespace: str
+    schedule: Schedule
+    zone: tzinfo
+    job: Workload
+    suspend: bool = False
+    concurrency_policy: str = "Allow"  # Allow, Forbid or Replace
+    starting_deadline: float | None = None  # seconds; None: no deadline
+    source: str = ""
 
 
 @dataclass
@@ -49,9 +72,24 @@ class Cluster:
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cron_jobs: list[CronJob] = field(default_factory=list)
+    limit_ranges: list[LimitRange] = field(default_factory=list)
+    resource_quotas: list[ResourceQuota] = field(default_factory=list)
+    # objects of kinds packsched does not model (custom resources included): kind -> where each was written
+    skipped: dict[str, list[str]] = field(default_factory=dict)
     # PersistentVolumeClaims (those StatefulSets and ephemeral volumes make included), PersistentVolumes,
     # StorageClasses and CSINodes
     storage: StorageObjects = field(default_factory=StorageObjects)
+
+    def skipped_summary(self) -> str:
+        """One line naming the kinds skipped and how many of each ("" when none was)."""
+        if not self.skipped:
+            return ""
+        total = sum(len(w) for w in self.skipped.values())
+        kinds = ", ".join(
+            f"{k} ({len(w)})" for k, w in sorted(self.skipped.items(), key=lambda kw: (-len(kw[1]), kw[0]))
+        )
+        return f"skipped {total} object{'s' if total != 1 else ''} of kinds packsched does not model: {kinds}"
 
     def pod(self, key: str) -> Pod | None:
         for p in self.pods:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from packsched.api import schema
-from packsched.api.cluster import Cluster
+from packsched.api.cluster import Cluster, Workload
 from packsched.api.decode import Reader
 from packsched.api.objects import Pod
 from packsched.api.storage import PersistentVolumeClaim, decode_claim_template
@@ -44,6 +44,12 @@ class Reading:
     # (kind, namespace, name) of every object but pods -> where it was first defined
     seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
     named: bool = True  # the user named the file being read (not found in a directory): a wrong kind is an error
+    strict: bool = False  # a kind packsched does not model is an error (--strict), not skipped
+    # DaemonSets read: their pods are made once every node is read (workload, file, document label)
+    daemon_sets: list[tuple[Workload, str, str]] = field(default_factory=list)
+    # Pod templates the simulator makes pods from (a DaemonSet's, a CronJob's): (template, file, path of its spec),
+    # their priority resolved once every file is read
+    templates: list[tuple[Pod, str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -7,9 +7,19 @@ reads to ``ctx.cluster`` (docs/design.md, "Reading manifests: one reader per kin
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from packsched.api import schema
+from packsched.api.admission import (
+    LIMIT_TYPES,
+    QUOTA_SCOPES,
+    LimitRange,
+    LimitRangeItem,
+    ResourceQuota,
+    ScopeRequirement,
+    unit_of,
+)
 from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
@@ -32,7 +42,8 @@ from packsched.api.objects import (
     Taint,
 )
 from packsched.api.pods import decode_label_selector, decode_pod_spec
-from packsched.api.resources import PODS, parse_resource_list
+from packsched.api.quantity import QuantityError, format_quantity, parse_quantity
+from packsched.api.resources import PODS, amount_of, parse_resource_list
 from packsched.api.storage import (
     STORAGE_API_VERSIONS,
     controller_owner,
@@ -41,7 +52,7 @@ from packsched.api.storage import (
     decode_storage_class,
     decode_volume,
 )
-from packsched.api.workloads import decode_workload
+from packsched.api.workloads import decode_cron_job, decode_workload
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -111,6 +122,7 @@ def _node_images(r: Reader, raw: object) -> tuple[NodeImage, ...]:
 def _pod(ctx: DecodeContext) -> None:
     r, data, meta = ctx.r, ctx.data, ctx.meta
     pod = Pod(name=ctx.name, namespace=ctx.namespace, source=ctx.where)
+    pod.admitted = bool(meta.get("creationTimestamp"))
     pod.uid = r.str(meta.get("uid"), "metadata.uid")
     pod.labels = r.str_map(meta.get("labels"), "metadata.labels")
     pod.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
@@ -272,6 +284,64 @@ def _csi_node(ctx: DecodeContext) -> None:
     ctx.cluster.storage.csi_nodes[ctx.name] = node
 
 
+def _limit_range(ctx: DecodeContext) -> None:
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", schema.LIMIT_RANGE_SPEC)
+    items: list[LimitRangeItem] = []
+    for i, raw in enumerate(r.list(spec.get("limits"), "spec.limits")):
+        p = f"spec.limits[{i}]"
+        data = r.fields(raw, p, schema.LIMIT_RANGE_ITEM)
+        if data.get("type") is None:
+            r.errors.add(f"{p}.type", "Required value")
+        item = LimitRangeItem(
+            r.one_of(data.get("type"), f"{p}.type", LIMIT_TYPES),
+            parse_resource_list(data.get("max"), f"{p}.max", r.errors),
+            parse_resource_list(data.get("min"), f"{p}.min", r.errors),
+            parse_resource_list(data.get("default"), f"{p}.default", r.errors),
+            parse_resource_list(data.get("defaultRequest"), f"{p}.defaultRequest", r.errors),
+        )
+        for name, q in r.map(data.get("maxLimitRequestRatio"), f"{p}.maxLimitRequestRatio").items():
+            try:
+                item.max_limit_request_ratio[str(name)] = Fraction(parse_quantity(q))
+            except QuantityError as exc:
+                r.errors.add(f"{p}.maxLimitRequestRatio.{name}", str(exc))
+        for name, low in item.min.items():
+            for what, bound in (("max", item.max), ("default", item.default), ("defaultRequest", item.default_request)):
+                if name in bound and bound[name] < low:
+                    r.errors.add(
+                        f"{p}.min.{name}",
+                        f"Invalid value: min value {format_quantity(name, low)} is greater than {what} value "
+                        f"{format_quantity(name, bound[name])}",
+                    )
+        item.set_defaults()
+        items.append(item)
+    ctx.cluster.limit_ranges.append(LimitRange(ctx.name, ctx.namespace, items, ctx.where))
+
+
+def _resource_quota(ctx: DecodeContext) -> None:
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", schema.RESOURCE_QUOTA_SPEC)
+    r.fields(ctx.data.get("status"), "status", schema.RESOURCE_QUOTA_STATUS)
+    hard: dict[str, int] = {}
+    for name, q in r.map(spec.get("hard"), "spec.hard").items():
+        try:
+            hard[str(name)] = amount_of(unit_of(str(name)), q)
+        except QuantityError as exc:
+            r.errors.add(f"spec.hard.{name}", str(exc))
+    scopes = [
+        ScopeRequirement(r.one_of(s, f"spec.scopes[{i}]", QUOTA_SCOPES), "Exists")
+        for i, s in enumerate(r.list(spec.get("scopes"), "spec.scopes"))
+    ]
+    selector = r.fields(spec.get("scopeSelector"), "spec.scopeSelector", schema.SCOPE_SELECTOR)
+    for i, raw in enumerate(r.list(selector.get("matchExpressions"), "spec.scopeSelector.matchExpressions")):
+        p = f"spec.scopeSelector.matchExpressions[{i}]"
+        data = r.fields(raw, p, schema.SCOPED_REQUIREMENT)
+        scope = r.one_of(data.get("scopeName"), f"{p}.scopeName", QUOTA_SCOPES)
+        op = r.one_of(data.get("operator"), f"{p}.operator", ("In", "NotIn", "Exists", "DoesNotExist"))
+        scopes.append(ScopeRequirement(scope, op, tuple(r.str_list(data.get("values"), f"{p}.values"))))
+    ctx.cluster.resource_quotas.append(ResourceQuota(ctx.name, ctx.namespace, hard, tuple(scopes), ctx.where))
+
+
 # -- the table --------------------------------------------------------------------------------------------------
 
 KINDS: dict[str, Decoder] = {
@@ -290,6 +360,10 @@ KINDS: dict[str, Decoder] = {
     "StatefulSet": Decoder(decode_workload, ("apps/v1",)),
     "Job": Decoder(decode_workload, ("batch/v1",)),
     "ReplicationController": Decoder(decode_workload, ("v1",)),
+    "DaemonSet": Decoder(decode_workload, ("apps/v1",)),
+    "CronJob": Decoder(decode_cron_job, ("batch/v1", "batch/v1beta1")),
+    "LimitRange": Decoder(_limit_range, ("v1",)),
+    "ResourceQuota": Decoder(_resource_quota, ("v1",)),
     "Service": Decoder(_service, ("v1",)),
     "ElasticQuota": Decoder(_elastic_quota, ELASTIC_QUOTA_API_VERSIONS),
     "PersistentVolumeClaim": Decoder(_persistent_volume_claim, ("v1",)),
@@ -327,8 +401,14 @@ def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: st
         return None
     decoder = KINDS.get(kind)
     if decoder is None:
-        known = ", ".join(sorted(KINDS))
-        errors.add(in_document(label, "kind"), f'unknown kind "{kind}" (packsched reads {known})')
+        if reading.strict:
+            known = ", ".join(sorted(KINDS))
+            errors.add(
+                in_document(label, "kind"),
+                f'kind "{kind}" is not one packsched models (--strict; it reads {known})',
+            )
+        else:  # a custom resource, say: counted, and named in one summary line
+            reading.cluster.skipped.setdefault(kind, []).append(where)
         return None
     api_version = doc.get("apiVersion")
     if api_version not in decoder.api_versions:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from packsched.api.cluster import Cluster, Workload
-from packsched.api.decoding import Reading, in_document
+from packsched.api.decoding import PendingPod, Reading, in_document
 from packsched.api.errors import ErrorList, FieldError, InputError
 from packsched.api.files import STDIN, display_name
 from packsched.api.kinds import KINDS, NAMESPACE_NAME_LABEL, decode_object
@@ -20,7 +20,16 @@ from packsched.api.nesting import TOO_DEEP
 from packsched.api.objects import PREEMPT_LOWER_PRIORITY, SYSTEM_PRIORITY_CLASSES, Pod, PriorityClass
 from packsched.api.storage import ANN_BETA_STORAGE_CLASS, PersistentVolumeClaim, StorageObjects
 from packsched.api.strict import parse_documents, read_file
-from packsched.api.workloads import MAX_WORKLOAD_PODS, instantiate, statefulset_claim
+from packsched.api.workloads import (
+    MAX_WORKLOAD_PODS,
+    TEMPLATE_SPEC,
+    daemon_fits,
+    daemon_node,
+    daemon_pod,
+    instantiate,
+    owned_by,
+    statefulset_claim,
+)
 
 __all__ = [
     "MAX_WORKLOAD_PODS",
@@ -76,22 +85,44 @@ def read_documents(path: str, errors: ErrorList) -> list[tuple[str, Any]]:
         if doc is None:
             continue
         label = f"document {i + 1}" if len(docs) > 1 else ""
-        if isinstance(doc, dict) and doc.get("kind") == "List" and "items" in doc:
+        if _is_list(doc):
             items = doc["items"]
             if not isinstance(items, list):
                 errors.add(f"{label} items".strip(), "must be a list")
                 continue
-            out.extend((f"{label} items[{j}]".strip(), item) for j, item in enumerate(items))
+            out.extend((f"{label} items[{j}]".strip(), _list_item(doc, item)) for j, item in enumerate(items))
         else:
             out.append((label, doc))
     return out
 
 
+def _is_list(doc: Any) -> bool:
+    """``kind: List``, or a typed list as the API server returns it (``NodeList``, ``PodList``: a kind ending in
+    List, with items)."""
+    if not isinstance(doc, dict) or "items" not in doc:
+        return False
+    kind = doc.get("kind")
+    return isinstance(kind, str) and (kind == "List" or (kind.endswith("List") and len(kind) > len("List")))
+
+
+def _list_item(doc: dict[str, Any], item: Any) -> Any:
+    """An item of a typed list: the API server leaves out its kind and apiVersion (they are the list's)."""
+    kind: str = doc["kind"]
+    if kind == "List" or not isinstance(item, dict) or "kind" in item:
+        return item
+    api_version = doc.get("apiVersion")
+    return (
+        {"apiVersion": api_version, "kind": kind[: -len("List")], **item}
+        if api_version
+        else {"kind": kind[:-4], **item}
+    )
+
+
 class _Builder:
     """Decodes documents into a Cluster, one file at a time."""
 
-    def __init__(self) -> None:
-        self.reading = Reading()
+    def __init__(self, strict: bool = False) -> None:
+        self.reading = Reading(strict=strict)
         self.all_errors: list[FieldError] = []
         self.documents = 0  # read from every file so far
         self.empty_files: list[str] = []  # the files that hold no document
@@ -111,6 +142,24 @@ class _Builder:
                 errors.add(label, TOO_DEEP)
         self.all_errors.extend(errors.items)
 
+    def _daemon_pods(self) -> None:
+        """Each DaemonSet's pods: one for every node it should run on and has none for yet, placed where the
+        DaemonSet was written among the pods."""
+        cluster = self.reading.cluster
+        made: list[tuple[int, list[Pod]]] = []
+        for w, file, label in self.reading.daemon_sets:
+            have = {daemon_node(p) for p in cluster.pods if p.namespace == w.namespace and owned_by(p, w.kind, w.name)}
+            pods = []
+            for node in cluster.nodes:
+                if node.name not in have and daemon_fits(w.template, node)[0]:
+                    pod = daemon_pod(w, node.name)
+                    pod.source = w.source
+                    pods.append(pod)
+                    self.reading.pods.append(PendingPod(pod, file, label, TEMPLATE_SPEC))
+            made.append((w.position, pods))
+        for position, pods in reversed(made):  # later positions first, so the earlier ones stay right
+            cluster.pods[position:position] = pods
+
     def finish(self) -> Cluster:
         """The checks across objects: priorities, pod names and the nodes pods are bound to, then storage."""
         cluster, pending = self.reading.cluster, self.reading.pods
@@ -124,6 +173,12 @@ class _Builder:
                 FieldError("globalDefault", f"more than one PriorityClass is the global default: {names}")
             )
         default = defaults[0] if defaults else None
+        self._daemon_pods()
+        # the templates the simulator makes pods from later (a DaemonSet's for new nodes, a CronJob's Jobs)
+        for template, file, path in self.reading.templates:
+            late = ErrorList(file=file)
+            resolve_priority(template, classes, default, late, path)
+            self.all_errors.extend(late.items)
         # Errors found only now carry the file (not pod.source, which adds the document), as all others do.
         for p in pending:
             late = ErrorList(file=p.file)
@@ -211,9 +266,11 @@ def decode_template(kind: str, fields: dict[str, Any], where: str, errors: Error
     return decode_document({"apiVersion": KINDS[kind].api_versions[0], "kind": kind, **fields}, where, errors)
 
 
-def load_manifests(paths: Iterable[str]) -> Cluster:
-    """Read every manifest under ``paths``. Raises InputError listing every problem in every file."""
-    builder = _Builder()
+def load_manifests(paths: Iterable[str], strict: bool = False) -> Cluster:
+    """Read every manifest under ``paths``. Raises InputError listing every problem in every file. Objects of kinds
+    packsched does not model (custom resources included) are skipped and counted in ``Cluster.skipped``, or, with
+    ``strict``, are errors."""
+    builder = _Builder(strict)
     paths = list(paths)
     named = {p for p in paths if not os.path.isdir(p)}
     files = list(iter_manifest_files(paths))

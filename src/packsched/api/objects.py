@@ -268,6 +268,9 @@ class Pod:
     run_duration: float | None = None
     # Where the pod came from (file and document), for messages.
     source: str = ""
+    # Read back from an API server (metadata.creationTimestamp set): admission ran when it was created, so the
+    # simulator does not run LimitRanges and ResourceQuotas on it again.
+    admitted: bool = False
 
     @property
     def key(self) -> str:

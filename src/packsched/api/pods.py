@@ -347,6 +347,10 @@ def _decode_container_ports(r: Reader, raw: object, path: str) -> list[Container
     return ports
 
 
+# spec.restartPolicy's values (the API server's validation; Always when absent)
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+
+
 def _decode_container(r: Reader, raw: object, path: str, init: bool) -> Container:
     data = r.fields(raw, path, schema.CONTAINER)
     name = r.str(data.get("name"), f"{path}.name")
@@ -380,6 +384,7 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
         for i, c in enumerate(r.list(spec.get("initContainers"), f"{path}.initContainers"))
     ]
     pod.overhead = parse_resource_list(spec.get("overhead"), f"{path}.overhead", r.errors)
+    r.one_of(spec.get("restartPolicy"), f"{path}.restartPolicy", RESTART_POLICIES, "Always")
     pod.node_name = r.str(spec.get("nodeName"), f"{path}.nodeName")
     pod.node_selector = r.str_map(spec.get("nodeSelector"), f"{path}.nodeSelector")
     aff = r.fields(spec.get("affinity"), f"{path}.affinity", schema.AFFINITY)

@@ -261,6 +261,33 @@ JOB_SPEC = (
     "managedBy",
 )
 
+DAEMONSET_SPEC = ("selector", "template", "updateStrategy", "minReadySeconds", "revisionHistoryLimit")
+
+CRONJOB_SPEC = (
+    "schedule",
+    "timeZone",
+    "startingDeadlineSeconds",
+    "concurrencyPolicy",
+    "suspend",
+    "jobTemplate",
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+)
+
+JOB_TEMPLATE = ("metadata", "spec")
+
+LIMIT_RANGE_SPEC = ("limits",)
+
+LIMIT_RANGE_ITEM = ("type", "max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+
+RESOURCE_QUOTA_SPEC = ("hard", "scopes", "scopeSelector")
+
+RESOURCE_QUOTA_STATUS = ("hard", "used")
+
+SCOPE_SELECTOR = ("matchExpressions",)
+
+SCOPED_REQUIREMENT = ("scopeName", "operator", "values")
+
 # Kinds that exist in Kubernetes but play no part in scheduling as packsched simulates it: skipped with a
 # note.
 IGNORED_KINDS = frozenset(
@@ -275,8 +302,6 @@ IGNORED_KINDS = frozenset(
         "Ingress",
         "NetworkPolicy",
         "HorizontalPodAutoscaler",
-        "LimitRange",
-        "ResourceQuota",
         "Endpoints",
         "EndpointSlice",
         "CustomResourceDefinition",
@@ -351,6 +376,10 @@ ISCSI_SOURCE = (
 EPHEMERAL_SOURCE = ("volumeClaimTemplate",)
 
 PVC_TEMPLATE = ("metadata", "spec")
+
+# A StatefulSet's volumeClaimTemplates entry is a whole PersistentVolumeClaim: the API server (and
+# ``kubectl get -o yaml``) writes its kind, apiVersion and status too.
+STATEFULSET_CLAIM_TEMPLATE = ("apiVersion", "kind", "metadata", "spec", "status")
 
 PVC_SPEC = (
     "accessModes",

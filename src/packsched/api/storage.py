@@ -383,9 +383,12 @@ def decode_csi_node(r: Reader, data: dict[str, Any], name: str) -> CSINode:
     return node
 
 
-def decode_claim_template(r: Reader, raw: object, path: str, name: str, namespace: str) -> PersistentVolumeClaim:
-    """A claim template (a StatefulSet's volumeClaimTemplates entry, an ephemeral volume's template)."""
-    data = r.fields(raw, path, schema.PVC_TEMPLATE)
+def decode_claim_template(
+    r: Reader, raw: object, path: str, name: str, namespace: str, top: tuple[str, ...] = schema.PVC_TEMPLATE
+) -> PersistentVolumeClaim:
+    """A claim template (a StatefulSet's volumeClaimTemplates entry, whose ``top`` fields are a whole claim's, or an
+    ephemeral volume's template)."""
+    data = r.fields(raw, path, top)
     meta = r.fields(data.get("metadata"), f"{path}.metadata", schema.OBJECT_META)
     pvc = PersistentVolumeClaim(name, namespace)
     pvc.labels = r.str_map(meta.get("labels"), f"{path}.metadata.labels")

@@ -69,6 +69,13 @@ def _in_range(option: str, low: int, high: int | None = None) -> Callable[[int],
 
 OutputOpt = Annotated[str, typer.Option("--output", "-o", help="table or json")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration or Policy file")]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="an object of a kind packsched does not model (a custom resource, say) is an error, not skipped",
+    ),
+]
 SeedOpt = Annotated[
     int, typer.Option("--seed", help="seed for tie-breaks and preemption offsets", callback=_in_range("--seed", 0))
 ]
@@ -165,7 +172,7 @@ def _config(path: Path | None, version: KubeVersion | None) -> KubeSchedulerConf
 
 
 def _load(
-    paths: list[Path], config: Path | None, version: KubeVersion | None
+    paths: list[Path], config: Path | None, version: KubeVersion | None, strict: bool = False
 ) -> tuple[Cluster, KubeSchedulerConfiguration]:
     def load() -> tuple[Cluster, KubeSchedulerConfiguration]:
         errors = []
@@ -175,7 +182,7 @@ def _load(
         except InputError as exc:
             errors += exc.errors
         try:
-            cluster = load_manifests([str(p) for p in paths])
+            cluster = load_manifests([str(p) for p in paths], strict)
             errors += gpu_annotation_errors(cluster.pods)
         except InputError as exc:
             errors += exc.errors
@@ -202,11 +209,12 @@ def simulate(
         int, typer.Option("--limit", help="rows per table in table output", callback=_in_range("--limit", 0))
     ] = 200,
     html: HtmlOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
-    cluster, cfg = _load(paths, config, version)
+    cluster, cfg = _load(paths, config, version, strict)
     if not cluster.nodes and not cluster.pods and not cluster.workloads:
         err.print("[red]error:[/red] the manifests define no nodes and no pods: nothing to simulate", soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
@@ -246,18 +254,19 @@ def quotas(
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     kube_version: KubeVersionOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Per ElasticQuota after the simulation: min / used / max per resource, what it borrows beyond its min
     (and so could lose to reclaim), and what of its min it leaves to others."""
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
     if config is None:
-        cluster = _guard(lambda: load_manifests([str(p) for p in paths]))
+        cluster = _guard(lambda: load_manifests([str(p) for p in paths], strict))
         cfg = _guard(
             lambda: load_config_data(CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins(), kube_version=version)
         )
     else:
-        cluster, cfg = _load(paths, config, version)
+        cluster, cfg = _load(paths, config, version, strict)
     if not cluster.elastic_quotas:
         err.print("[red]error:[/red] the manifests define no ElasticQuota")
         raise typer.Exit(EXIT_INPUT)
@@ -284,11 +293,12 @@ def explain(
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
-    cluster, cfg = _load(paths, config, version)
+    cluster, cfg = _load(paths, config, version, strict)
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
@@ -345,6 +355,7 @@ def validate(
     ],
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Check configs and manifests: every problem with its file and field path, and bin-packing traps."""
     version = _kube_version(kube_version, rtcr_semantics)
@@ -370,8 +381,10 @@ def validate(
                 )
     if manifests:
         try:
-            cluster = load_manifests(manifests)
+            cluster = load_manifests(manifests, strict)
             warnings += cluster_notes(cluster, [str(c) for c in configs])
+            if cluster.skipped_summary():
+                warnings.append(cluster.skipped_summary())
             warnings += quota_warnings(cluster)
             if loaded and cluster.elastic_quotas:
                 unenforced = [c for c in loaded if not_enforced_warning(cluster, c)]

@@ -42,6 +42,13 @@ def run(
     scenario_file: Annotated[Path, typer.Argument(help="a Scenario file (apiVersion packsched.io/v1alpha1)")],
     output: Annotated[str, typer.Option("--output", "-o", help="table or json")] = "table",
     html: HtmlOpt = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="an object of a kind packsched does not model (a custom resource, say) is an error, not skipped",
+        ),
+    ] = False,
 ) -> None:
     """Run a what-if scenario: a base cluster (manifests or a snapshot), a scheduler configuration and timed
     steps (pods created, controllers scaled, nodes added, drained, cordoned or removed, configuration or quota
@@ -56,7 +63,7 @@ def run(
         if html is not None:  # the same run, and what the page adds (pods, events, history, explain tables)
             reports, extras = scenario_with_extras(scenario, in_tree_registry())
         else:
-            reports = run_scenario(scenario, in_tree_registry())
+            reports = run_scenario(scenario, in_tree_registry(), strict=strict)
     except InputError as exc:
         raise _fail(exc) from None
     if html is not None:

@@ -14,7 +14,11 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
+from packsched.api.admission import apply_limit_ranges, check_quotas
+from packsched.api.cluster import CronJob
+from packsched.api.cron import next_fire
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
@@ -34,7 +38,9 @@ SUCCEEDED = "Succeeded"
 # A scenario's steps (sim/scenario.py) also remove pods: evicted by a drain, or deleted (scaled down, node gone).
 EVICTED = "Evicted"
 DELETED = "Deleted"
-PHASES = (PENDING, RUNNING, PREEMPTED, SUCCEEDED, EVICTED, DELETED)
+# Not created: admission (a LimitRange, a ResourceQuota) refused it.
+REJECTED = "Rejected"
+PHASES = (PENDING, RUNNING, PREEMPTED, SUCCEEDED, EVICTED, DELETED, REJECTED)
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
@@ -43,6 +49,7 @@ NOMINATED = "nominated"
 EVICTED_EVENT = "evicted"
 DELETED_EVENT = "deleted"
 COMPLETED = "completed"
+REJECTED_EVENT = "rejected"
 
 # A safety net against a configuration that keeps preempting in a circle.
 MAX_ATTEMPTS_PER_POD = 1000
@@ -140,7 +147,11 @@ class Simulation:
         seed: int = 0,
         capture: set[str] | None = None,
         on_cycle: Callable[[CycleResult], None] | None = None,
+        horizon: float = 0.0,
     ) -> None:
+        """``horizon``: the simulated span's end as the caller knows it (a scenario's last step); the latest
+        arrival time of the manifests' pods extends it. CronJobs create Jobs at their scheduled times up to it
+        (and always their first)."""
         self.cluster = cluster
         self.config = config
         self.now = 0.0
@@ -157,10 +168,14 @@ class Simulation:
         self.capture = capture or set()
         self.captured: dict[str, list[CycleResult]] = {}
         self.on_cycle = on_cycle
-        self.controllers = Controllers(cluster.workloads, cluster.pods)
+        self.controllers = Controllers(cluster.workloads, cluster.pods, cluster.nodes)
         self._timeline: list[_Timed] = []
         self._seq = itertools.count()
         self._warned: set[str] = set()
+        self.horizon = max([horizon, *(p.arrival_time for p in cluster.pods)])
+        skipped = cluster.skipped_summary()
+        if skipped:
+            self.warnings.append(skipped)
         self.scheduler = Scheduler(
             config,
             registry,
@@ -174,6 +189,10 @@ class Simulation:
         self.cache = self.scheduler.cache
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
         self._load_pods()
+        for cron in cluster.cron_jobs:
+            first = None if cron.suspend else next_fire(cron.schedule, cron.zone, 0.0)
+            if first is not None:
+                self.call_at(first, partial(self._cron_run, cron, first))
 
     def _load_pods(self) -> None:
         for pod in self.cluster.pods:
@@ -226,12 +245,33 @@ class Simulation:
         self._start_seq += 1
         return self._start_seq
 
+    def _admit(self, rec: PodRecord) -> str | None:
+        """Admission of a pod being created: the LimitRanges' defaults and bounds, then the ResourceQuotas (None:
+        admitted; the pod may have gained requests and limits)."""
+        pod, refused = apply_limit_ranges(rec.pod, self.cluster.limit_ranges)
+        if refused is None and pod is not rec.pod:
+            rec.pod = pod
+            rec.info = make_pod_info(pod, rec.info.arrival, self.scheduler.config.kube_version)
+        if refused is None and self.cluster.resource_quotas:
+            holding = (r.pod for r in self.records.values() if r.phase == RUNNING or (r.phase == PENDING and r.arrived))
+            refused = check_quotas(rec.pod, self.cluster.resource_quotas, holding)
+        return refused
+
     def _arrive(self, rec: PodRecord) -> None:
-        """The pod is created: bound already (spec.nodeName), or handed to the scheduling queue."""
+        """The pod is created (if admission lets it): bound already (spec.nodeName), or handed to the scheduling
+        queue."""
+        rec.created = self.now
+        self.records[rec.pod.key] = rec
+        if not rec.pod.admitted and (self.cluster.limit_ranges or self.cluster.resource_quotas):
+            refused = self._admit(rec)
+            if refused is not None:
+                rec.phase, rec.reason, rec.finished = REJECTED, refused, self.now
+                rec.pod.phase = "Failed"
+                self.events.append(Event(self.now, REJECTED_EVENT, rec.pod.key, None, None, refused))
+                self.controllers.forget(rec.pod)
+                return
         pod, info = rec.pod, rec.info
         rec.arrived = True
-        rec.created = self.now
-        self.records[pod.key] = rec
         if pod.node_name:
             # Already bound: it holds its node's resources, whatever the scheduler would have said.
             rec.phase, rec.node, rec.started = RUNNING, pod.node_name, self.now
@@ -260,7 +300,7 @@ class Simulation:
         self.scheduler.pod_finished(rec.info.key, SUCCEEDED)
         rec.phase, rec.finished = SUCCEEDED, self.now
         self.events.append(Event(self.now, COMPLETED, pod.key, rec.node))
-        self._create(self.controllers.completed(pod, self._taken), None)
+        self._create(self.controllers.completed(pod, self._taken, self.now), None)
 
     def _taken(self, key: str) -> bool:
         return key in self.records
@@ -307,17 +347,39 @@ class Simulation:
         self._create(pods, None)
 
     def set_node(self, node: Node) -> None:
-        """A node added, or changed (cordoned, relabelled): waiting pods are tried again."""
+        """A node added, or changed (cordoned, relabelled): waiting pods are tried again; DaemonSets make a pod
+        for it, or delete theirs when it no longer fits them."""
         self.scheduler.node_set(node)
+        made, gone = self.controllers.node_set(node)
+        for key in gone:
+            rec = self.records.get(key)
+            if rec is not None and rec.phase in (PENDING, RUNNING):
+                self.remove_pod(key, DELETED, f"node {node.name} no longer fits its DaemonSet", replace_it=False)
+        self._create(made, None)
 
     def remove_node(self, name: str, reason: str) -> list[str]:
-        """The node is gone: its pods are deleted (their controllers re-create them) and it leaves the snapshot.
-        Answers the keys of the pods deleted."""
+        """The node is gone: its pods are deleted (their controllers re-create them, DaemonSets excepted) and it
+        leaves the snapshot. Answers the keys of the pods deleted."""
+        daemon = self.controllers.node_removed(name)
         gone = [r for r in list(self.records.values()) if r.phase == RUNNING and r.node == name]
+        # a DaemonSet pod still waiting for the node can no longer go anywhere
+        gone += [self.records[k] for k in daemon if k in self.records and self.records[k].phase == PENDING]
         for rec in gone:
             self.remove_pod(rec.pod.key, DELETED, reason, replace_it=True)
         self.snapshot = self.scheduler.node_removed(name)
         return [r.pod.key for r in gone]
+
+    def _cron_run(self, cron: CronJob, at: float) -> None:
+        """A CronJob's scheduled time: its Job is created (or not: concurrencyPolicy Forbid), and the next run is
+        due if it falls within the simulated span."""
+        made, gone = self.controllers.cron_fire(cron, at, self._taken)
+        for key in gone:
+            reason = f"CronJob {cron.namespace}/{cron.name} replaced its Job (concurrencyPolicy Replace)"
+            self.remove_pod(key, DELETED, reason, replace_it=False)
+        self._create(made, None)
+        nxt = next_fire(cron.schedule, cron.zone, at)
+        if nxt is not None and nxt <= self.horizon:
+            self.call_at(nxt, partial(self._cron_run, cron, nxt))
 
     def disruption_allowed(self, key: str) -> bool:
         """Whether evicting the pod now keeps every PodDisruptionBudget that selects it (the Eviction API's

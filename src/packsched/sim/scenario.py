@@ -302,10 +302,12 @@ def run_scenario(
     scenario: Scenario,
     registry: Mapping[str, PluginFactory],
     config_override: KubeSchedulerConfiguration | None = None,
+    strict: bool = False,
 ) -> list[StepReport]:
     """Run the scenario; one report for the base cluster as it settles before the first step, then one per
-    step. ``config_override``: the configuration to start with instead of the scenario's (``compare``)."""
-    cluster = load_manifests(scenario.base)
+    step. ``config_override``: the configuration to start with instead of the scenario's (``compare``);
+    ``strict``: an object of a kind packsched does not model is an error, not skipped."""
+    cluster = load_manifests(scenario.base, strict)
     if config_override is not None:
         config = config_override
     elif scenario.config:
@@ -327,9 +329,14 @@ class _Runner:
         self.scenario = scenario
         self.cluster = cluster
         self.registry = registry
-        self.sim = Simulation(cluster, config, registry, scenario.seed)
+        # the span CronJobs run Jobs in ends at the last step
+        horizon = scenario.steps[-1].at if scenario.steps else 0.0
+        self.sim = Simulation(cluster, config, registry, scenario.seed, horizon=horizon)
         self.blocked: set[str] = set()  # pods a drain could not evict yet
         self.notes: list[str] = []
+        skipped = cluster.skipped_summary()
+        if skipped:  # said in the base cluster's report
+            self.notes.append(skipped)
 
     def run(self) -> list[StepReport]:
         sim = self.sim
