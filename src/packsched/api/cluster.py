@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packsched.api.dra import DraObjects
 from packsched.api.objects import (
     ElasticQuota,
     LabelSelector,
@@ -52,6 +53,8 @@ class Cluster:
     # PersistentVolumeClaims (those StatefulSets and ephemeral volumes make included), PersistentVolumes,
     # StorageClasses and CSINodes
     storage: StorageObjects = field(default_factory=StorageObjects)
+    # DeviceClasses, ResourceClaims (with those made from templates), ResourceClaimTemplates, ResourceSlices
+    dra: DraObjects = field(default_factory=DraObjects)
 
     def pod(self, key: str) -> Pod | None:
         for p in self.pods:
