@@ -48,7 +48,9 @@ def one() -> list[tuple[Any, ...]]:
     return [dev("device-1")]
 
 
-def req(name: str, cls: str = "class-a", count: int = 1, *selectors: str, mode: str = "ExactCount", admin: Any = None) -> DeviceRequest:
+def req(
+    name: str, cls: str = "class-a", count: int = 1, *selectors: str, mode: str = "ExactCount", admin: Any = None
+) -> DeviceRequest:
     return DeviceRequest(name, ExactRequest(cls, tuple(selectors), mode, count if mode != ALL else 0, admin))
 
 
@@ -57,7 +59,9 @@ def all_req(name: str, cls: str = "class-a", admin: Any = None) -> DeviceRequest
 
 
 def prioritized(name: str, *subs: tuple[str, str, int, str]) -> DeviceRequest:
-    return DeviceRequest(name, None, tuple((s, ExactRequest(c, (), mode, n if mode != ALL else 0)) for s, c, n, mode in subs))
+    return DeviceRequest(
+        name, None, tuple((s, ExactRequest(c, (), mode, n if mode != ALL else 0)) for s, c, n, mode in subs)
+    )
 
 
 def claim(name: str, *requests: DeviceRequest, constraints: tuple[DeviceConstraint, ...] = ()) -> tuple[Any, ...]:
@@ -71,8 +75,18 @@ def match(attr: str, *requests: str) -> DeviceConstraint:
 MEM1 = 'device.capacity["driver-a"].memory.compareTo(quantity("1Gi")) >= 0'
 MEM2 = 'device.capacity["driver-a"].memory.compareTo(quantity("2Gi")) >= 0'
 REGION1 = ("region", ("region-1",))
-INT_A, VER_A, STR_A, BOOL_A = "driver-a/numa", "driver-a/driverVersion", "driver-a/stringAttribute", "driver-a/boolAttribute"
-ATTRS = {"driverVersion": ("version", "1.0.0"), "numa": ("int", 1), "stringAttribute": ("string", "stringAttributeValue"), "boolAttribute": ("bool", True)}
+INT_A, VER_A, STR_A, BOOL_A = (
+    "driver-a/numa",
+    "driver-a/driverVersion",
+    "driver-a/stringAttribute",
+    "driver-a/boolAttribute",
+)
+ATTRS = {
+    "driverVersion": ("version", "1.0.0"),
+    "numa": ("int", 1),
+    "stringAttribute": ("string", "stringAttributeValue"),
+    "boolAttribute": ("bool", True),
+}
 DEFAULT_CLASSES = {"class-a": A}
 
 CASES: dict[str, dict[str, Any]] = {
@@ -90,17 +104,44 @@ CASES: dict[str, dict[str, Any]] = {
     },
     "small-and-large": {
         "claims": [claim("claim-0", req("req-0", "class-a", 1, MEM1), req("req-1", "class-a", 1, MEM2))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", capacity={"memory": GI}), dev("device-2", capacity={"memory": 2 * GI})])],
+        "slices": [
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [dev("device-1", capacity={"memory": GI}), dev("device-2", capacity={"memory": 2 * GI})],
+            )
+        ],
         "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1", A, "pool-1", "device-2")])],
     },
     "small-and-large-backtrack-requests": {
         "claims": [claim("claim-0", req("req-0", "class-a", 1, MEM1), req("req-1", "class-a", 1, MEM2))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-2", capacity={"memory": 2 * GI}), dev("device-1", capacity={"memory": GI})])],
+        "slices": [
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [dev("device-2", capacity={"memory": 2 * GI}), dev("device-1", capacity={"memory": GI})],
+            )
+        ],
         "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1", A, "pool-1", "device-2")])],
     },
     "small-and-large-backtrack-claims": {
-        "claims": [claim("claim-0", req("req-0", "class-a", 1, MEM1)), claim("claim-1", req("req-1", "class-a", 1, MEM2))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-2", capacity={"memory": 2 * GI}), dev("device-1", capacity={"memory": GI})])],
+        "claims": [
+            claim("claim-0", req("req-0", "class-a", 1, MEM1)),
+            claim("claim-1", req("req-1", "class-a", 1, MEM2)),
+        ],
+        "slices": [
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [dev("device-2", capacity={"memory": 2 * GI}), dev("device-1", capacity={"memory": GI})],
+            )
+        ],
         "want": [("node", [("req-0", A, "pool-1", "device-1")]), ("node", [("req-1", A, "pool-1", "device-2")])],
     },
     "devices-split-across-different-slices": {
@@ -157,7 +198,10 @@ CASES: dict[str, dict[str, Any]] = {
     "all-devices-of-the-incomplete-pool": {
         "claims": [claim("claim-0", all_req("req-0"))],
         "slices": [("slice-1", N1, ("pool-1", 2, 1), A, one())],
-        "error": "claim default/claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently being updated",
+        "error": (
+            "claim default/claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is "
+            "currently being updated"
+        ),
     },
     "all-devices-plus-another": {
         "claims": [claim("claim-0", all_req("req-0")), claim("claim-1", req("req-0", "class-b"))],
@@ -174,7 +218,10 @@ CASES: dict[str, dict[str, Any]] = {
     "all-devices-many-plus-another": {
         "claims": [claim("claim-0", all_req("req-0")), claim("claim-1", req("req-0", "class-b"))],
         "classes": {"class-a": A, "class-b": B},
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]), ("slice-1", N1, "pool-1", B, one())],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]),
+            ("slice-1", N1, "pool-1", B, one()),
+        ],
         "want": [
             ("node", [("req-0", A, "pool-1", "device-1"), ("req-0", A, "pool-1", "device-2")]),
             ("node", [("req-0", B, "pool-1", "device-1")]),
@@ -183,7 +230,10 @@ CASES: dict[str, dict[str, Any]] = {
     "all-devices-many-plus-another-reversed": {
         "claims": [claim("claim-1", req("req-0", "class-b")), claim("claim-0", all_req("req-0"))],
         "classes": {"class-a": A, "class-b": B},
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]), ("slice-1", N1, "pool-1", B, one())],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]),
+            ("slice-1", N1, "pool-1", B, one()),
+        ],
         "want": [
             ("node", [("req-0", B, "pool-1", "device-1")]),
             ("node", [("req-0", A, "pool-1", "device-1"), ("req-0", A, "pool-1", "device-2")]),
@@ -231,7 +281,10 @@ CASES: dict[str, dict[str, Any]] = {
     "separate-claims-share-device-admin-access": {
         "claims": [claim("claim-0", req("req-0", admin=True)), claim("claim-1", req("req-0", admin=True))],
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")])],
-        "want": [("node", [("req-0", A, "pool-1", "device-1", True)]), ("node", [("req-0", A, "pool-1", "device-1", True)])],
+        "want": [
+            ("node", [("req-0", A, "pool-1", "device-1", True)]),
+            ("node", [("req-0", A, "pool-1", "device-1", True)]),
+        ],
     },
     "admin-access-claims-device-allocating-for-non-admin-access": {
         "claims": [claim("claim-0", req("req-0")), claim("claim-1", req("req-0", admin=True))],
@@ -239,22 +292,40 @@ CASES: dict[str, dict[str, Any]] = {
         "want": [("node", [("req-0", A, "pool-1", "device-1")]), ("node", [("req-0", A, "pool-1", "device-1", True)])],
     },
     "all-devices-slice-without-devices-prioritized-list": {
-        "claims": [claim("claim-0", prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")))],
+        "claims": [
+            claim(
+                "claim-0",
+                prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")),
+            )
+        ],
         "classes": {"class-a": A, "class-b": B},
         "slices": [("slice-1", N1, "pool-1", A, []), ("slice-2", N1, "pool-2", B, one())],
         "want": [("node", [("req-0/subReq-1", B, "pool-2", "device-1")])],
     },
     "all-devices-no-slices-prioritized-list": {
-        "claims": [claim("claim-0", prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")))],
+        "claims": [
+            claim(
+                "claim-0",
+                prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")),
+            )
+        ],
         "classes": {"class-a": A, "class-b": B},
         "slices": [("slice-2", N1, "pool-2", B, one())],
         "want": [("node", [("req-0/subReq-1", B, "pool-2", "device-1")])],
     },
     "all-devices-some-allocated-prioritized-list": {
-        "claims": [claim("claim-0", prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")))],
+        "claims": [
+            claim(
+                "claim-0",
+                prioritized("req-0", ("subReq-0", "class-a", 0, ALL), ("subReq-1", "class-b", 1, "ExactCount")),
+            )
+        ],
         "classes": {"class-a": A, "class-b": B},
         "allocated": [(A, "pool-1", "device-1")],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]), ("slice-2", N1, "pool-2", B, one())],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]),
+            ("slice-2", N1, "pool-2", B, one()),
+        ],
         "want": [("node", [("req-0/subReq-1", B, "pool-2", "device-1")])],
     },
     "network-attached-device": {
@@ -291,7 +362,10 @@ CASES: dict[str, dict[str, Any]] = {
     "several-different-drivers": {
         "claims": [claim("claim-0", req("req-0")), claim("claim-0", req("req-0", "class-b"))],
         "classes": {"class-a": A, "class-b": B},
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]), ("slice-1", N1, "pool-1", B, one())],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")]),
+            ("slice-1", N1, "pool-1", B, one()),
+        ],
         "want": [("node", [("req-0", A, "pool-1", "device-1")]), ("node", [("req-0", B, "pool-1", "device-1")])],
     },
     "already-allocated-devices": {
@@ -313,7 +387,14 @@ CASES: dict[str, dict[str, Any]] = {
         "want": [("node", [("req-0", A, "pool-1", "device-1", True)])],
     },
     "with-constraint": {
-        "claims": [claim("claim-0", req("req-0"), req("req-1"), constraints=(match(INT_A), match(VER_A), match(STR_A), match(BOOL_A)))],
+        "claims": [
+            claim(
+                "claim-0",
+                req("req-0"),
+                req("req-1"),
+                constraints=(match(INT_A), match(VER_A), match(STR_A), match(BOOL_A)),
+            )
+        ],
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", ATTRS), dev("device-2", ATTRS)])],
         "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1", A, "pool-1", "device-2")])],
     },
@@ -324,37 +405,82 @@ CASES: dict[str, dict[str, Any]] = {
     },
     "with-constraint-not-matching-int-attribute": {
         "claims": [claim("claim-0", req("req-0", "class-a", 2), constraints=(match(INT_A),))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 2)})])],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 2)})])
+        ],
         "want": None,
     },
     "with-constraint-not-matching-int-attribute-all-devices": {
         "claims": [claim("claim-0", all_req("req-0"), constraints=(match(INT_A),))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 2)})])],
-        "error": "claim default/claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied",
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 2)})])
+        ],
+        "error": (
+            "claim default/claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim "
+            "constraint would not be satisfied"
+        ),
     },
     "with-constraint-not-matching-string-attribute": {
         "claims": [claim("claim-0", req("req-0", "class-a", 2), constraints=(match(STR_A),))],
         "slices": [
-            ("slice-1", N1, "pool-1", A, [dev("device-1", {"stringAttribute": ("string", "x")}), dev("device-2", {"stringAttribute": ("string", "y")})])
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [
+                    dev("device-1", {"stringAttribute": ("string", "x")}),
+                    dev("device-2", {"stringAttribute": ("string", "y")}),
+                ],
+            )
         ],
         "want": None,
     },
     "with-constraint-not-matching-bool-attribute": {
         "claims": [claim("claim-0", req("req-0", "class-a", 2), constraints=(match(BOOL_A),))],
-        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", {"boolAttribute": ("bool", True)}), dev("device-2", {"boolAttribute": ("bool", False)})])],
+        "slices": [
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [
+                    dev("device-1", {"boolAttribute": ("bool", True)}),
+                    dev("device-2", {"boolAttribute": ("bool", False)}),
+                ],
+            )
+        ],
         "want": None,
     },
     "with-constraint-not-matching-version-attribute": {
         "claims": [claim("claim-0", req("req-0", "class-a", 2), constraints=(match(VER_A),))],
         "slices": [
-            ("slice-1", N1, "pool-1", A, [dev("device-1", {"driverVersion": ("version", "1.0.0")}), dev("device-2", {"driverVersion": ("version", "2.0.0")})])
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [
+                    dev("device-1", {"driverVersion": ("version", "1.0.0")}),
+                    dev("device-2", {"driverVersion": ("version", "2.0.0")}),
+                ],
+            )
         ],
         "want": None,
     },
     "with-constraint-for-request": {
         "claims": [claim("claim-0", req("req-0"), req("req-1"), constraints=(match(VER_A, "req-0"),))],
         "slices": [
-            ("slice-1", N1, "pool-1", A, [dev("device-1", {"driverVersion": ("version", "1.0.0")}), dev("device-2", {"driverVersion": ("version", "2.0.0")})])
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [
+                    dev("device-1", {"driverVersion": ("version", "1.0.0")}),
+                    dev("device-2", {"driverVersion": ("version", "2.0.0")}),
+                ],
+            )
         ],
         "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1", A, "pool-1", "device-2")])],
     },
