@@ -187,3 +187,27 @@ def test_bad_dra_fields_are_reported_at_their_paths(tmp_path: Path) -> None:
     out = " ".join(result.output.split())
     assert "spec.spec.devices.requests[0].exactly.allocationMode" in out
     assert 'spec.containers[0].resources.claims[0].name: Unsupported value: "h"' in out
+
+
+def test_each_replica_of_a_deployment_gets_its_own_claim(tmp_path: Path) -> None:
+    deployment = """
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        resources: {claims: [{name: g}]}
+      resourceClaims:
+      - name: g
+        resourceClaimTemplateName: one
+"""
+    got = simulate(tmp_path, NODES + TEMPLATE % "" + deployment)
+    nodes = sorted(str(node) for node, _reason in got.values())
+    assert nodes == ["None", "n1"]  # one GPU: the second replica's own claim cannot be allocated

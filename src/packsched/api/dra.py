@@ -294,15 +294,14 @@ class DraObjects:
                 source=f"made from ResourceClaimTemplate {template.name} for pod {pod.key}",
             )
             self.generation += 1
-        pod.resource_claim_statuses[pod_claim.name] = name
         return name
 
     def release(self, pod: Pod, deleted: bool) -> None:
         """The pod no longer runs: it leaves its claims' reservedFor; a claim reserved for no pod is deallocated
         (the resourceclaim controller's job); a deleted pod's claims made from templates go with it."""
         for pc in pod.resource_claims:
-            name = pc.claim_name or pod.resource_claim_statuses.get(pc.name)
-            claim = self.claims.get(f"{pod.namespace}/{name}") if name else None
+            name = pc.claim_name or pod.resource_claim_statuses.get(pc.name) or claim_name_for(pod, pc)
+            claim = self.claims.get(f"{pod.namespace}/{name}")
             if claim is None:
                 continue
             if pod.key in claim.reserved_for:

@@ -267,7 +267,7 @@ class Pod:
     scheduling_gates: list[str] = field(default_factory=list)
     volumes: list[PodVolume] = field(default_factory=list)
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims
-    # status.resourceClaimStatuses (pod claim name -> ResourceClaim name), and the claims made from templates
+    # status.resourceClaimStatuses (pod claim name -> ResourceClaim name), as read from a cluster
     resource_claim_statuses: dict[str, str] = field(default_factory=dict)
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     # metadata.ownerReferences as written (``owner`` is set only for the pods packsched expands from workloads)
