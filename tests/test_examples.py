@@ -256,3 +256,18 @@ def test_shipped_tuned_configurations_validate() -> None:
         result = runner.invoke(app, ["validate", str(path)])
         assert result.exit_code == 0, result.output
         assert "ok: 1 config file(s)" in result.stdout
+
+
+def test_dra_gpus_example_places_pods_on_their_gpus() -> None:
+    """examples/dra-gpus: GPUs published as ResourceSlices, claims from ResourceClaimTemplates; the pod asking
+    for three A100s (gpu-a has two) waits."""
+    data = _json("simulate", str(EX / "dra-gpus"))
+    placed = {p["pod"]: p["node"] for p in data["placements"]}
+    assert placed == {
+        "default/train-2gpu": "gpu-b",
+        "default/infer-1": "gpu-a",
+        "default/infer-2": "gpu-a",
+        "default/big-a100": None,
+    }
+    [reason] = [p["reason"] for p in data["placements"] if p["pod"] == "default/big-a100"]
+    assert reason.startswith("0/2 nodes are available: 2 cannot allocate all claims.")

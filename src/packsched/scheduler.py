@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from packsched.api.dra import DraObjects
 from packsched.api.storage import StorageObjects
 from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
@@ -165,6 +166,7 @@ class Scheduler(EventHandlers):
         on_clear_nomination: Callable[[PodInfo], None] | None = None,
         storage: StorageObjects | None = None,
         async_binding: bool = False,
+        dra: DraObjects | None = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
@@ -184,6 +186,7 @@ class Scheduler(EventHandlers):
         self.nominator = Nominator()
         self._pdb_source = pdb_source
         self._storage = storage
+        self._dra = dra
         self.next_start_node_index = 0
         self._order: IntArray | None = None
         self._order_gen = -1
@@ -254,6 +257,9 @@ class Scheduler(EventHandlers):
 
     def storage(self) -> StorageObjects | None:
         return self._storage
+
+    def dra(self) -> DraObjects | None:
+        return self._dra
 
     def _new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every

@@ -65,22 +65,22 @@ def test_parse_kube_version(text: str, minor: int) -> None:
     assert parse_kube_version(text) == KubeVersion(minor)
 
 
-@pytest.mark.parametrize("text", ["1.35", "1.15", "2.1", "latest", "", "1.3x"])
+@pytest.mark.parametrize("text", ["1.38", "1.15", "2.1", "latest", "", "1.3x"])
 def test_parse_kube_version_rejects_unknown(text: str) -> None:
-    with pytest.raises(ValueError, match=r"expected 1\.16 to 1\.34"):
+    with pytest.raises(ValueError, match=r"expected 1\.16 to 1\.37"):
         parse_kube_version(text)
 
 
 def test_default_is_the_newest() -> None:
-    assert NEWEST == 34
-    assert default_config(KNOWN).kube_version == KubeVersion(34)
-    assert str(KubeVersion()) == "1.34"
+    assert NEWEST == 37
+    assert default_config(KNOWN).kube_version == KubeVersion(37)
+    assert str(KubeVersion()) == "1.37"
 
 
 def test_rtcr_semantics_is_an_alias() -> None:
     assert resolve_version(None, "v1.16") == KubeVersion(16)
     assert resolve_version(None, "v1.17") == KubeVersion(17)
-    assert resolve_version(None, "current") == KubeVersion(34)
+    assert resolve_version(None, "current") == KubeVersion(37)
     assert resolve_version(KubeVersion(19), "v1.17") == KubeVersion(19)
     with pytest.raises(ValueError, match=r"contradicts --kube-version 1\.31"):
         resolve_version(KubeVersion(31), "v1.16")

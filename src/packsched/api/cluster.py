@@ -7,6 +7,7 @@ from datetime import tzinfo
 
 from packsched.api.admission import LimitRange, ResourceQuota
 from packsched.api.cron import Schedule
+from packsched.api.dra import DraObjects
 from packsched.api.objects import (
     ElasticQuota,
     LabelSelector,
@@ -80,6 +81,8 @@ class Cluster:
     # PersistentVolumeClaims (those StatefulSets and ephemeral volumes make included), PersistentVolumes,
     # StorageClasses and CSINodes
     storage: StorageObjects = field(default_factory=StorageObjects)
+    # DeviceClasses, ResourceClaims (with those made from templates), ResourceClaimTemplates, ResourceSlices
+    dra: DraObjects = field(default_factory=DraObjects)
 
     def skipped_summary(self) -> str:
         """One line naming the kinds skipped and how many of each ("" when none was)."""

@@ -23,6 +23,7 @@ from packsched.api.admission import (
 from packsched.api.annotations import read_timing
 from packsched.api.decode import Reader
 from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
+from packsched.api.drakinds import DRA_KINDS
 from packsched.api.errors import ErrorList
 from packsched.api.names import int32_errors, namespace_errors, object_name_errors
 from packsched.api.objects import (
@@ -139,6 +140,10 @@ def _pod(ctx: DecodeContext) -> None:
         ctx.note(f"pod {pod.key} is {phase} and holds no resources; skipped")
         return
     pod.nominated_node_name = r.str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+    for i, item in enumerate(r.list(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")):
+        rcs = r.map(item, f"status.resourceClaimStatuses[{i}]")
+        if isinstance(rcs.get("name"), str) and isinstance(rcs.get("resourceClaimName"), str):
+            pod.resource_claim_statuses[rcs["name"]] = rcs["resourceClaimName"]
     pod.preempted_by_scheduler = _preempted_by_scheduler(r, status.get("conditions"))
     if phase in ("Pending", "Running", "Unknown"):
         pod.phase = str(phase)
@@ -370,6 +375,7 @@ KINDS: dict[str, Decoder] = {
     "PersistentVolume": Decoder(_persistent_volume, ("v1",), cluster_scoped=True),
     "StorageClass": Decoder(_storage_class, STORAGE_API_VERSIONS, cluster_scoped=True, top=schema.STORAGE_CLASS),
     "CSINode": Decoder(_csi_node, STORAGE_API_VERSIONS, cluster_scoped=True),
+    **DRA_KINDS,
 }
 
 

@@ -225,6 +225,15 @@ class NodeImage:
     size: int
 
 
+@dataclass(frozen=True)
+class PodResourceClaim:
+    """One entry of spec.resourceClaims: a ResourceClaim by name, or one made from a template for the pod."""
+
+    name: str
+    claim_name: str = ""
+    template_name: str = ""
+
+
 @dataclass
 class Pod:
     name: str
@@ -257,6 +266,9 @@ class Pod:
     preempted_by_scheduler: bool = False
     scheduling_gates: list[str] = field(default_factory=list)
     volumes: list[PodVolume] = field(default_factory=list)
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims
+    # status.resourceClaimStatuses (pod claim name -> ResourceClaim name), as read from a cluster
+    resource_claim_statuses: dict[str, str] = field(default_factory=dict)
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     # metadata.ownerReferences as written (``owner`` is set only for the pods packsched expands from workloads)
     owner_refs: tuple[OwnerRef, ...] = ()

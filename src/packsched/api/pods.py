@@ -24,6 +24,7 @@ from packsched.api.objects import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    PodResourceClaim,
     PodVolume,
     PreferredTerm,
     Requirement,
@@ -411,9 +412,47 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     )
     unsupported: list[str] = []
     pod.volumes = decode_pod_volumes(r, spec.get("volumes"), f"{path}.volumes")
+    pod.resource_claims = decode_pod_resource_claims(r, spec, path)
     if spec.get("resources"):
         unsupported.append("pod-level resources (spec.resources)")
     pod.unsupported_features = unsupported
+
+
+def decode_pod_resource_claims(r: Reader, spec: dict[str, Any], path: str) -> tuple[PodResourceClaim, ...]:
+    """spec.resourceClaims, and the names the containers' resources.claims give (each must be one of them)."""
+    out: list[PodResourceClaim] = []
+    names: list[str] = []
+    for i, item in enumerate(r.list(spec.get("resourceClaims"), f"{path}.resourceClaims")):
+        p = f"{path}.resourceClaims[{i}]"
+        data = r.fields(item, p, ("name", "resourceClaimName", "resourceClaimTemplateName"))
+        name = r.str(data.get("name"), f"{p}.name")
+        if not name:
+            r.errors.add(f"{p}.name", "Required value")
+        elif name in names:
+            r.errors.add(f"{p}.name", f'Duplicate value: "{name}"')
+        names.append(name)
+        claim = r.str(data.get("resourceClaimName"), f"{p}.resourceClaimName")
+        template = r.str(data.get("resourceClaimTemplateName"), f"{p}.resourceClaimTemplateName")
+        if bool(claim) == bool(template):
+            which = "at most" if claim else "exactly"
+            r.errors.add(
+                p, f"Invalid value: must specify {which} one of `resourceClaimName`, `resourceClaimTemplateName`"
+            )
+        out.append(PodResourceClaim(name, claim, template))
+    for kind in ("initContainers", "containers"):
+        for i, c in enumerate(r.list(spec.get(kind), f"{path}.{kind}")):
+            res = c.get("resources") if isinstance(c, dict) else None
+            raw = res.get("claims") if isinstance(res, dict) else None
+            for j, item in enumerate(r.list(raw, f"{path}.{kind}[{i}].resources.claims")):
+                cp = f"{path}.{kind}[{i}].resources.claims[{j}]"
+                data = r.fields(item, cp, ("name", "request"))
+                name = r.str(data.get("name"), f"{cp}.name")
+                if not name:
+                    r.errors.add(f"{cp}.name", "Required value")
+                elif name not in names:
+                    supported = ", ".join(f'"{n}"' for n in sorted(names))
+                    r.errors.add(f"{cp}.name", f'Unsupported value: "{name}": supported values: {supported}')
+    return tuple(out)
 
 
 def _sum_requests(pod: Pod, non_zero: bool, with_sidecars: bool = True) -> ResourceList:

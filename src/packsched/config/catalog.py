@@ -71,6 +71,7 @@ SCORE_PLUGINS: Final = frozenset(
         "ImageLocality",
         "InterPodAffinity",
         "PodTopologySpread",
+        "DynamicResources",
         "VolumeBinding",
         "SelectorSpread",
         "DefaultPodTopologySpread",

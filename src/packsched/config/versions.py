@@ -1,7 +1,8 @@
 """Which kube-scheduler packsched imitates: one minor version, as a typed object with a predicate per known
 difference between releases (``docs/reference/semantics.md`` lists them with their upstream sources).
 
-packsched models kube-scheduler 1.25 to 1.34 (the newest, and the default). Older minor versions (1.16 to 1.24)
+packsched models kube-scheduler 1.25 to 1.37 (the newest, and the default; 1.35-1.37 differ from 1.34 only in
+the DRA feature gates below). Older minor versions (1.16 to 1.24)
 are accepted only for what the legacy Policy files of that era need, RequestedToCapacityRatio's arithmetic;
 everything else then behaves as in 1.25. ``--rtcr-semantics`` is an alias: ``v1.16`` is ``--kube-version 1.16``,
 ``v1.17`` is ``--kube-version 1.17``, ``current`` changes nothing.
@@ -23,7 +24,7 @@ SEMANTICS_V1_16: Final = "v1.16"  # v1.16: 0..10 unscaled shape, ceil utilisatio
 
 OLDEST_MODELLED: Final = 25  # the first minor version whose scheduler packsched models in full
 OLDEST_ACCEPTED: Final = 16  # the first minor version accepted at all (legacy Policy arithmetic)
-NEWEST: Final = 34
+NEWEST: Final = 37
 
 _PATTERN = re.compile(r"^v?1\.(\d{1,2})(?:\.\d+)?$")
 
@@ -118,6 +119,30 @@ class KubeVersion:
     def dynamic_resources_default(self) -> bool:
         """v1.34+ (DynamicResourceAllocation GA, on by default): DynamicResources is a default plugin."""
         return self.minor >= 34
+
+    # -- DynamicResources: DRA feature gates on by default (pkg/features/kube_features.go) --------------------
+
+    @property
+    def dra_prioritized_list(self) -> bool:
+        """v1.34+ (DRAPrioritizedList beta, on by default): a request's ``firstAvailable`` subrequests."""
+        return self.minor >= 34
+
+    @property
+    def dra_admin_access(self) -> bool:
+        """v1.34+ (DRAAdminAccess beta, on by default): ``adminAccess`` requests."""
+        return self.minor >= 34
+
+    @property
+    def dra_partitionable_devices(self) -> bool:
+        """v1.36+ (DRAPartitionableDevices beta, on by default; alpha and off in 1.33-1.35): ResourceSlices'
+        ``sharedCounters`` and devices' ``consumesCounters``; before, slices using them are left out."""
+        return self.minor >= 36
+
+    @property
+    def dra_device_taints(self) -> bool:
+        """v1.36+ (DRADeviceTaints beta, on by default; alpha and off in 1.33-1.35): a device's NoSchedule or
+        NoExecute taint keeps it from requests that do not tolerate it; before, taints are ignored."""
+        return self.minor >= 36
 
     # -- pods: features the API server keeps or drops --------------------------------------------------------
 

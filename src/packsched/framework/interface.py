@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from packsched.api.dra import DraObjects
 from packsched.api.storage import StorageObjects
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
@@ -339,6 +340,11 @@ class Handle(Protocol):
     def storage(self) -> StorageObjects | None:
         """PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (upstream's listers), or None
         where the runtime does not track them (the volume plugins then let every pod pass)."""
+        ...
+
+    def dra(self) -> DraObjects | None:
+        """DeviceClasses, ResourceClaims, their templates and ResourceSlices, or None where the runtime does not
+        track them (DynamicResources then lets every pod pass)."""
         ...
 
     def framework_for(self, pod: PodInfo) -> ProfileRuntime | None:

@@ -8,6 +8,7 @@ from packsched.plugins.capacityscheduling.capacity_scheduling import new_capacit
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
 from packsched.plugins.dotproduct.dot_product import new_dot_product
+from packsched.plugins.dynamicresources.dynamic_resources import new_dynamic_resources
 from packsched.plugins.fgd.fgd import new_fgd
 from packsched.plugins.fgdpack.fgd_pack import new_fgd_pack
 from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
@@ -62,6 +63,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "VolumeZone": new_volume_zone,
         "VolumeBinding": new_volume_binding,
         "NodeVolumeLimits": new_csi_limits,
+        "DynamicResources": new_dynamic_resources,
         # scheduler-plugins (out of tree upstream)
         "CapacityScheduling": new_capacity_scheduling,
         # shared GPUs and the GPU policies of Weng et al. (USENIX ATC '23); see docs/guides/gpu-trace-replay.md

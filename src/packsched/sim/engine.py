@@ -185,6 +185,7 @@ class Simulation:
             self.budgets,
             clock=self._clock,
             storage=cluster.storage,
+            dra=cluster.dra,
         )
         self.cache = self.scheduler.cache
         self.scheduler.replay_to_plugins(cluster_objects(cluster))

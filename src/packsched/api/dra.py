@@ -1,0 +1,677 @@
+"""Dynamic Resource Allocation (resource.k8s.io): DeviceClasses, ResourceClaims and their templates,
+ResourceSlices, and the catalog the DynamicResources plugin reads (:class:`DraObjects`).
+
+``resource.k8s.io/v1`` is read as written; ``v1beta2`` has the same shape; ``v1beta1`` is converted (a request's
+fields sit beside its name instead of under ``exactly``, a device's under ``basic``). A selector's CEL expression
+is compiled when read: a compile error is reported at its field path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from packsched.api.decode import Reader
+from packsched.api.dracel import CelDevice, compile_selector, is_semver
+from packsched.api.names import dns1123_label, dns1123_subdomain
+from packsched.api.objects import NodeSelectorTerm, Pod, PodResourceClaim, Taint, Toleration
+from packsched.api.pods import decode_node_selector_term
+from packsched.api.quantity import QuantityError, parse_quantity
+
+DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
+V1BETA1 = "resource.k8s.io/v1beta1"
+
+EXACT_COUNT = "ExactCount"
+ALL = "All"
+ALLOCATION_MODES = (EXACT_COUNT, ALL)
+NO_SCHEDULE, NO_EXECUTE, NONE = "NoSchedule", "NoExecute", "None"
+DEVICE_TAINT_EFFECTS = (NO_SCHEDULE, NO_EXECUTE, NONE)
+ALLOCATION_RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
+
+_SPEC_CLAIM = ("devices",)
+_DEVICE_CLAIM = ("requests", "constraints", "config")
+_REQUEST = ("name", "exactly", "firstAvailable")
+_REQUEST_V1BETA1 = (
+    "name",
+    "deviceClassName",
+    "selectors",
+    "allocationMode",
+    "count",
+    "adminAccess",
+    "tolerations",
+    "capacity",
+    "firstAvailable",
+)
+_EXACT = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+_SUB_REQUEST = ("name", "deviceClassName", "selectors", "allocationMode", "count", "tolerations", "capacity")
+_SELECTOR = ("cel",)
+_CEL = ("expression",)
+_CONSTRAINT = ("requests", "matchAttribute", "distinctAttribute")
+_TOLERATION = ("key", "operator", "value", "effect", "tolerationSeconds")
+_CLASS_SPEC = ("selectors", "config", "extendedResourceName")
+_SLICE_SPEC = (
+    "driver",
+    "pool",
+    "nodeName",
+    "nodeSelector",
+    "allNodes",
+    "perDeviceNodeSelection",
+    "devices",
+    "sharedCounters",
+)
+_NODE_FIELDS = "`nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection`"
+_POOL = ("name", "generation", "resourceSliceCount")
+_DEVICE = (
+    "name",
+    "attributes",
+    "capacity",
+    "consumesCounters",
+    "nodeName",
+    "nodeSelector",
+    "allNodes",
+    "taints",
+    "bindsToNode",
+    "bindingConditions",
+    "bindingFailureConditions",
+    "allowMultipleAllocations",
+)
+_ATTRIBUTE = ("int", "bool", "string", "version")
+_TAINT = ("key", "value", "effect", "timeAdded")
+_COUNTER_SET = ("name", "counters")
+_CONSUMPTION = ("counterSet", "counters")
+_CLAIM_STATUS = ("allocation", "reservedFor", "devices")
+_ALLOCATION = ("devices", "nodeSelector", "allocationTimestamp")
+_DEVICE_ALLOCATION = ("results", "config")
+_RESULT = (
+    "request",
+    "driver",
+    "pool",
+    "device",
+    "adminAccess",
+    "tolerations",
+    "bindingConditions",
+    "bindingFailureConditions",
+    "shareID",
+    "consumedCapacity",
+)
+_REFERENCE = ("apiGroup", "resource", "name", "uid")
+
+
+# -- the objects ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExactRequest:
+    """``exactly`` of a request, or one ``firstAvailable`` subrequest."""
+
+    device_class: str
+    selectors: tuple[str, ...] = ()
+    mode: str = EXACT_COUNT
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    name: str
+    exactly: ExactRequest | None = None
+    first_available: tuple[tuple[str, ExactRequest], ...] = ()  # (subrequest name, request)
+
+
+@dataclass(frozen=True)
+class DeviceConstraint:
+    requests: tuple[str, ...] = ()
+    match_attribute: str = ""
+    distinct_attribute: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """One allocated device (``status.allocation.devices.results[]``)."""
+
+    request: str  # the request, or ``request/subrequest``
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+
+    @property
+    def device_id(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    results: tuple[DeviceResult, ...] = ()
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None  # None: every node
+
+
+@dataclass
+class ResourceClaim:
+    name: str
+    namespace: str
+    spec: ClaimSpec
+    uid: str = ""
+    allocation: Allocation | None = None
+    reserved_for: list[str] = field(default_factory=list)  # pod keys (namespace/name)
+    owner_pod: str = ""  # the pod it was made for (from a template): namespace/name
+    deleting: bool = False
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class ResourceClaimTemplate:
+    name: str
+    namespace: str
+    spec: ClaimSpec
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...] = ()
+    extended_resource_name: str = ""
+    has_config: bool = False
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    cel: CelDevice
+    consumes: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...] = ()  # (counter set, counters)
+    taints: tuple[Taint, ...] = ()
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+
+    def attribute(self, qualified: str) -> tuple[str, Any] | None:
+        """upstream lookupAttribute: the fully qualified name, or the bare name when the domain is the driver's."""
+        domain, _, ident = qualified.partition("/")
+        for name, kind, value in self.cel.attributes:
+            if name == qualified:
+                return kind, value
+        if domain != self.cel.driver:
+            return None
+        for name, kind, value in self.cel.attributes:
+            if name == ident:
+                return kind, value
+        return None
+
+
+@dataclass(frozen=True)
+class ResourceSlice:
+    name: str
+    driver: str
+    pool: str
+    generation: int = 0
+    slice_count: int = 1
+    node_name: str = ""
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
+    per_device: bool = False
+    devices: tuple[Device, ...] = ()
+    shared_counters: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...] = ()
+    source: str = ""
+
+
+def claim_name_for(pod: Pod, pod_claim: PodResourceClaim) -> str:
+    """The name the resourceclaim controller gives the claim it makes for ``pod`` from a template:
+    ``<pod>-<claim>-`` (both truncated in proportion when longer than 57 characters) and five characters the API
+    server picks at random (here: derived from the pod's key and the claim's name, so that runs repeat)."""
+    base = f"{pod.name}-{pod_claim.name}-"
+    if len(base) > 57:
+        pod_part = pod.name[: len(pod.name) * 57 // len(base)]
+        claim_part = pod_claim.name[: len(pod_claim.name) * 57 // len(base)]
+        base = f"{pod_part}-{claim_part}"
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    digest = hashlib.sha256(f"{pod.key}/{pod_claim.name}".encode()).digest()
+    return base + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+
+
+@dataclass
+class DraObjects:
+    """Every DRA object of the cluster, and the allocated devices (those of claims with an allocation, and of
+    claims whose allocation is in flight between Reserve and PreBind)."""
+
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    claims: dict[str, ResourceClaim] = field(default_factory=dict)  # by namespace/name
+    templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)  # by namespace/name
+    slices: list[ResourceSlice] = field(default_factory=list)
+    in_flight: dict[str, Allocation] = field(default_factory=dict)  # claim key -> allocation being bound
+    generation: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.claims or self.templates or self.slices)
+
+    def claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self.claims.get(f"{namespace}/{name}")
+
+    def allocated_devices(self) -> set[tuple[str, str, str]]:
+        """Devices allocated to a claim (admin-access results do not count, as upstream's
+        ListAllAllocatedDevices)."""
+        out: set[tuple[str, str, str]] = set()
+        for claim in self.claims.values():
+            alloc = self.in_flight.get(claim.key, claim.allocation)
+            if alloc is None:
+                continue
+            out.update(r.device_id for r in alloc.results if not r.admin_access)
+        return out
+
+    def pod_claim_name(self, pod: Pod, pod_claim: PodResourceClaim) -> str | None:
+        """upstream resourceclaim.Name: the claim's own name, the one in the pod's status, or (the controller
+        having made it) the generated one; None when it was not made (no such template)."""
+        if pod_claim.claim_name:
+            return pod_claim.claim_name
+        if pod_claim.name in pod.resource_claim_statuses:
+            return pod.resource_claim_statuses[pod_claim.name]
+        template = self.templates.get(f"{pod.namespace}/{pod_claim.template_name}")
+        if template is None:
+            return None
+        name = claim_name_for(pod, pod_claim)
+        key = f"{pod.namespace}/{name}"
+        if key not in self.claims:
+            self.claims[key] = ResourceClaim(
+                name,
+                pod.namespace,
+                template.spec,
+                uid=f"claim-{name}",
+                owner_pod=pod.key,
+                source=f"made from ResourceClaimTemplate {template.name} for pod {pod.key}",
+            )
+            self.generation += 1
+        return name
+
+    def release(self, pod: Pod, deleted: bool) -> None:
+        """The pod no longer runs: it leaves its claims' reservedFor; a claim reserved for no pod is deallocated
+        (the resourceclaim controller's job); a deleted pod's claims made from templates go with it."""
+        for pc in pod.resource_claims:
+            name = pc.claim_name or pod.resource_claim_statuses.get(pc.name) or claim_name_for(pod, pc)
+            claim = self.claims.get(f"{pod.namespace}/{name}")
+            if claim is None:
+                continue
+            if pod.key in claim.reserved_for:
+                claim.reserved_for.remove(pod.key)
+            if not claim.reserved_for:
+                claim.allocation = None
+            if deleted and claim.owner_pod == pod.key:
+                del self.claims[claim.key]
+            self.generation += 1
+
+
+# -- reading ----------------------------------------------------------------------------------------------------
+
+
+def _quantity(r: Reader, raw: object, path: str) -> Fraction:
+    if isinstance(raw, dict):  # v1 DeviceCapacity {value: ...}
+        data = r.fields(raw, path, ("value", "requestPolicy"))
+        raw, path = data.get("value"), f"{path}.value"
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        r.errors.add(path, f"Invalid value: {raw!r}: {exc}")
+        return Fraction(0)
+
+
+def _qualified_name_errors(name: str) -> list[str]:
+    domain, sep, ident = name.partition("/")
+    out: list[str] = []
+    if sep:
+        out += dns1123_subdomain(domain)
+    else:
+        ident = domain
+    if not ident or len(ident) > 64 or not all(c.isalnum() or c == "_" for c in ident) or not ident[0].isalpha():
+        out.append(
+            "Invalid value: must be a C identifier (matching regex [A-Za-z_][A-Za-z0-9_]*) of at most 64 "
+            "characters, optionally with a DNS subdomain prefix and /"
+        )
+    return out
+
+
+def _selectors(r: Reader, raw: object, path: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, _SELECTOR)
+        if data.get("cel") is None:
+            r.errors.add(f"{p}.cel", "Required value")
+            continue
+        cel = r.fields(data.get("cel"), f"{p}.cel", _CEL)
+        expr = r.str(cel.get("expression"), f"{p}.cel.expression")
+        if not expr:
+            r.errors.add(f"{p}.cel.expression", "Required value")
+            continue
+        compiled = compile_selector(expr)
+        if compiled.error:
+            r.errors.add(f"{p}.cel.expression", f"Invalid value: {expr!r}: {compiled.error}")
+        out.append(expr)
+    return tuple(out)
+
+
+def _tolerations(r: Reader, raw: object, path: str) -> tuple[Toleration, ...]:
+    out: list[Toleration] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, _TOLERATION)
+        op = r.one_of(data.get("operator"), f"{p}.operator", ("Equal", "Exists"), "Equal")
+        effect = r.one_of(data.get("effect"), f"{p}.effect", ("", NO_SCHEDULE, NO_EXECUTE), "")
+        key, value = r.str(data.get("key"), f"{p}.key"), r.str(data.get("value"), f"{p}.value")
+        if op == "Exists" and value:
+            r.errors.add(f"{p}.value", "Invalid value: must be empty when `operator` is 'Exists'")
+        out.append(Toleration(key, op, value, effect))
+    return tuple(out)
+
+
+def _exact(r: Reader, data: dict[str, Any], path: str, admin: bool = True) -> ExactRequest:
+    cls = r.str(data.get("deviceClassName"), f"{path}.deviceClassName")
+    if not cls:
+        r.errors.add(f"{path}.deviceClassName", "Required value")
+    else:
+        for message in dns1123_subdomain(cls):
+            r.errors.add(f"{path}.deviceClassName", f"Invalid value: {cls!r}: {message}")
+    mode = r.one_of(data.get("allocationMode"), f"{path}.allocationMode", ALLOCATION_MODES, EXACT_COUNT)
+    count = r.int(data.get("count"), f"{path}.count")
+    if mode == EXACT_COUNT:
+        if count is None:
+            count = 1
+        elif count <= 0:
+            r.errors.add(f"{path}.count", f"Invalid value: {count}: must be greater than zero")
+    elif count is not None and count != 0:
+        r.errors.add(f"{path}.count", f"Invalid value: {count}: must not be specified when allocationMode is 'All'")
+    if data.get("capacity") is not None:
+        r.errors.add(f"{path}.capacity", "consumable capacity (DRAConsumableCapacity) is not simulated yet")
+    admin_access = None
+    if admin and data.get("adminAccess") is not None:
+        admin_access = r.bool(data.get("adminAccess"), f"{path}.adminAccess")
+    return ExactRequest(
+        cls,
+        _selectors(r, data.get("selectors"), f"{path}.selectors"),
+        mode,
+        count or 0,
+        admin_access,
+        _tolerations(r, data.get("tolerations"), f"{path}.tolerations"),
+    )
+
+
+def decode_claim_spec(r: Reader, raw: object, path: str, api_version: str) -> ClaimSpec:
+    spec = r.fields(raw, path, _SPEC_CLAIM)
+    dp = f"{path}.devices"
+    devices = r.fields(spec.get("devices"), dp, _DEVICE_CLAIM)
+    requests = _requests(r, devices.get("requests"), f"{dp}.requests", api_version == V1BETA1)
+    names = {req.name for req in requests}
+    constraints = _constraints(r, devices.get("constraints"), f"{dp}.constraints", names)
+    r.list(devices.get("config"), f"{dp}.config")  # opaque driver configuration: not read
+    return ClaimSpec(tuple(requests), tuple(constraints))
+
+
+def _subrequests(r: Reader, raw: object, path: str) -> list[tuple[str, ExactRequest]]:
+    subs: list[tuple[str, ExactRequest]] = []
+    sub_names: set[str] = set()
+    for j, sub in enumerate(r.list(raw, path)):
+        sp = f"{path}[{j}]"
+        sdata = r.fields(sub, sp, _SUB_REQUEST)
+        sname = r.str(sdata.get("name"), f"{sp}.name")
+        if not sname:
+            r.errors.add(f"{sp}.name", "Required value")
+        elif sname in sub_names:
+            r.errors.add(f"{sp}.name", f'Duplicate value: "{sname}"')
+        sub_names.add(sname)
+        subs.append((sname, _exact(r, sdata, sp, admin=False)))
+    if len(subs) > 8:
+        r.errors.add(path, f"Too many: {len(subs)}: must have at most 8 items")
+    return subs
+
+
+def _requests(r: Reader, raw: object, dp: str, v1beta1: bool) -> list[DeviceRequest]:
+    requests: list[DeviceRequest] = []
+    names: set[str] = set()
+    for i, item in enumerate(r.list(raw, dp)):
+        p = f"{dp}[{i}]"
+        data = r.fields(item, p, _REQUEST_V1BETA1 if v1beta1 else _REQUEST)
+        name = r.str(data.get("name"), f"{p}.name")
+        if not name:
+            r.errors.add(f"{p}.name", "Required value")
+        elif name in names:
+            r.errors.add(f"{p}.name", f'Duplicate value: "{name}"')
+        else:
+            for message in dns1123_label(name):
+                r.errors.add(f"{p}.name", f"Invalid value: {name!r}: {message}")
+        names.add(name)
+        exact_raw: Any = data.get("exactly")
+        if v1beta1 and data.get("firstAvailable") is None:
+            exact_raw = {k: v for k, v in data.items() if k not in ("name", "firstAvailable")}
+        subs = _subrequests(r, data.get("firstAvailable"), f"{p}.firstAvailable")
+        exact = None
+        if exact_raw is not None and not subs:
+            path_exact = p if v1beta1 else f"{p}.exactly"
+            exact = _exact(r, r.fields(exact_raw, path_exact, _EXACT), path_exact)
+        if exact is None and not subs:
+            r.errors.add(p, "Required value: exactly one of `exactly` or `firstAvailable` is required")
+        elif data.get("exactly") is not None and subs:
+            r.errors.add(p, "Invalid value: exactly one of `exactly` or `firstAvailable` is required, not both")
+        requests.append(DeviceRequest(name, exact, tuple(subs)))
+    return requests
+
+
+def _constraints(r: Reader, raw: object, path: str, names: set[str]) -> list[DeviceConstraint]:
+    constraints: list[DeviceConstraint] = []
+    for i, item in enumerate(r.list(raw, path)):
+        p = f"{path}[{i}]"
+        data = r.fields(item, p, _CONSTRAINT)
+        reqs = tuple(r.str_list(data.get("requests"), f"{p}.requests"))
+        for j, req in enumerate(reqs):
+            if req.split("/", 1)[0] not in names:
+                r.errors.add(
+                    f"{p}.requests[{j}]", f'Invalid value: "{req}": must be the name of a request in the claim'
+                )
+        match = r.str(data.get("matchAttribute"), f"{p}.matchAttribute")
+        distinct = r.str(data.get("distinctAttribute"), f"{p}.distinctAttribute")
+        if bool(match) == bool(distinct):
+            r.errors.add(p, "Required value: exactly one of `matchAttribute` or `distinctAttribute` is required")
+        for key, value in (("matchAttribute", match), ("distinctAttribute", distinct)):
+            if value and "/" not in value:
+                r.errors.add(f"{p}.{key}", "Invalid value: must be a fully qualified name (a domain, a slash, a name)")
+            elif value:
+                for message in _qualified_name_errors(value):
+                    r.errors.add(f"{p}.{key}", message)
+        constraints.append(DeviceConstraint(reqs, match, distinct))
+    return constraints
+
+
+def _node_selector(r: Reader, raw: object, path: str) -> tuple[NodeSelectorTerm, ...] | None:
+    if raw is None:
+        return None
+    data = r.fields(raw, path, ("nodeSelectorTerms",))
+    terms = r.list(data.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")
+    if not terms:
+        r.errors.add(f"{path}.nodeSelectorTerms", "Required value: must have at least one node selector term")
+    return tuple(decode_node_selector_term(r, t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+
+
+def _counters(r: Reader, raw: object, path: str) -> tuple[tuple[str, Fraction], ...]:
+    out: list[tuple[str, Fraction]] = []
+    for name, item in r.map(raw, path).items():
+        out.append((str(name), _quantity(r, item, f"{path}.{name}")))
+    return tuple(out)
+
+
+def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) -> Device:
+    data = r.fields(raw, path, ("name", "basic") if api_version == V1BETA1 else _DEVICE)
+    name = r.str(data.get("name"), f"{path}.name")
+    if not name:
+        r.errors.add(f"{path}.name", "Required value")
+    if api_version == V1BETA1:
+        basic = {k: v for k, v in r.map(data.get("basic"), f"{path}.basic").items()}
+        path = f"{path}.basic"
+        data = {"name": name, **r.fields(basic, path, [k for k in _DEVICE if k != "name"])}
+    attributes: list[tuple[str, str, Any]] = []
+    for key, item in r.map(data.get("attributes"), f"{path}.attributes").items():
+        ap = f"{path}.attributes.{key}"
+        for message in _qualified_name_errors(str(key)):
+            r.errors.add(ap, message)
+        attr = r.fields(item, ap, _ATTRIBUTE)
+        set_kinds = [k for k in _ATTRIBUTE if attr.get(k) is not None]
+        if len(set_kinds) != 1:
+            r.errors.add(ap, "Invalid value: exactly one value must be specified")
+            continue
+        kind = set_kinds[0]
+        value: Any = attr[kind]
+        if kind == "int":
+            value = r.int(value, f"{ap}.int", 0)
+        elif kind == "bool":
+            value = r.bool(value, f"{ap}.bool")
+        else:
+            value = r.str(value, f"{ap}.{kind}")
+            if kind == "version" and not is_semver(value):
+                r.errors.add(
+                    f"{ap}.version", f"Invalid value: {value!r}: must be a string compatible with semver.org spec 2.0.0"
+                )
+        attributes.append((str(key), kind, value))
+    capacity = _counters(r, data.get("capacity"), f"{path}.capacity")
+    consumes: list[tuple[str, tuple[tuple[str, Fraction], ...]]] = []
+    for i, item in enumerate(r.list(data.get("consumesCounters"), f"{path}.consumesCounters")):
+        cp = f"{path}.consumesCounters[{i}]"
+        c = r.fields(item, cp, _CONSUMPTION)
+        counters = {
+            str(k): _quantity(r, r.fields(v, f"{cp}.counters.{k}", ("value",)).get("value"), f"{cp}.counters.{k}.value")
+            for k, v in r.map(c.get("counters"), f"{cp}.counters").items()
+        }
+        consumes.append((r.str(c.get("counterSet"), f"{cp}.counterSet"), tuple(counters.items())))
+    taints: list[Taint] = []
+    for i, item in enumerate(r.list(data.get("taints"), f"{path}.taints")):
+        tp = f"{path}.taints[{i}]"
+        t = r.fields(item, tp, _TAINT)
+        key = r.str(t.get("key"), f"{tp}.key")
+        if not key:
+            r.errors.add(f"{tp}.key", "Required value")
+        effect = r.one_of(t.get("effect"), f"{tp}.effect", DEVICE_TAINT_EFFECTS)
+        if t.get("effect") is None:
+            r.errors.add(f"{tp}.effect", "Required value")
+        taints.append(Taint(key, r.str(t.get("value"), f"{tp}.value"), effect))
+    for unsupported in ("bindingConditions", "bindsToNode"):
+        if data.get(unsupported):
+            r.errors.add(f"{path}.{unsupported}", "device binding conditions are not simulated yet")
+    return Device(
+        name,
+        CelDevice(
+            driver,
+            tuple(attributes),
+            capacity,
+            r.bool(data.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"),
+        ),
+        tuple(consumes),
+        tuple(taints),
+        r.str(data.get("nodeName"), f"{path}.nodeName"),
+        r.bool(data.get("allNodes"), f"{path}.allNodes"),
+        _node_selector(r, data.get("nodeSelector"), f"{path}.nodeSelector"),
+    )
+
+
+def decode_slice(r: Reader, data: dict[str, Any], name: str, api_version: str) -> ResourceSlice:
+    spec = r.fields(data.get("spec"), "spec", _SLICE_SPEC)
+    driver = r.str(spec.get("driver"), "spec.driver")
+    if not driver:
+        r.errors.add("spec.driver", "Required value")
+    pool = r.fields(spec.get("pool"), "spec.pool", _POOL)
+    pool_name = r.str(pool.get("name"), "spec.pool.name")
+    if not pool_name:
+        r.errors.add("spec.pool.name", "Required value")
+    generation = r.int(pool.get("generation"), "spec.pool.generation", 0) or 0
+    count = r.int(pool.get("resourceSliceCount"), "spec.pool.resourceSliceCount", 0) or 0
+    if count <= 0:
+        r.errors.add("spec.pool.resourceSliceCount", f"Invalid value: {count}: must be greater than zero")
+    node_name = r.str(spec.get("nodeName"), "spec.nodeName")
+    node_selector = _node_selector(r, spec.get("nodeSelector"), "spec.nodeSelector")
+    all_nodes = r.bool(spec.get("allNodes"), "spec.allNodes")
+    per_device = r.bool(spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection")
+    shared: list[tuple[str, tuple[tuple[str, Fraction], ...]]] = []
+    for i, item in enumerate(r.list(spec.get("sharedCounters"), "spec.sharedCounters")):
+        sp = f"spec.sharedCounters[{i}]"
+        cs = r.fields(item, sp, _COUNTER_SET)
+        counters = {
+            str(k): _quantity(r, r.fields(v, f"{sp}.counters.{k}", ("value",)).get("value"), f"{sp}.counters.{k}.value")
+            for k, v in r.map(cs.get("counters"), f"{sp}.counters").items()
+        }
+        shared.append((r.str(cs.get("name"), f"{sp}.name"), tuple(counters.items())))
+    chosen = sum(bool(x) for x in (node_name, node_selector is not None, all_nodes, per_device))
+    if chosen > 1:
+        r.errors.add(
+            "spec",
+            f"Invalid value: exactly one of {_NODE_FIELDS} is required, but multiple fields are set",
+        )
+    elif chosen == 0 and not shared:
+        r.errors.add(
+            "spec",
+            f"Required value: exactly one of {_NODE_FIELDS} is required",
+        )
+    devices = tuple(
+        _device(r, d, f"spec.devices[{i}]", driver, api_version)
+        for i, d in enumerate(r.list(spec.get("devices"), "spec.devices"))
+    )
+    if len(devices) > 128:
+        r.errors.add("spec.devices", f"Too many: {len(devices)}: must have at most 128 items")
+    return ResourceSlice(
+        name,
+        driver,
+        pool_name,
+        generation,
+        count,
+        node_name,
+        node_selector,
+        all_nodes,
+        per_device,
+        devices,
+        tuple(shared),
+    )
+
+
+def decode_device_class(r: Reader, data: dict[str, Any], name: str) -> DeviceClass:
+    spec = r.fields(data.get("spec"), "spec", _CLASS_SPEC)
+    return DeviceClass(
+        name,
+        _selectors(r, spec.get("selectors"), "spec.selectors"),
+        r.str(spec.get("extendedResourceName"), "spec.extendedResourceName"),
+        bool(r.list(spec.get("config"), "spec.config")),
+    )
+
+
+def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
+    status = r.fields(raw, "status", _CLAIM_STATUS)
+    if status.get("allocation") is not None:
+        alloc = r.fields(status.get("allocation"), "status.allocation", _ALLOCATION)
+        devices = r.fields(alloc.get("devices"), "status.allocation.devices", _DEVICE_ALLOCATION)
+        results: list[DeviceResult] = []
+        for i, item in enumerate(r.list(devices.get("results"), "status.allocation.devices.results")):
+            p = f"status.allocation.devices.results[{i}]"
+            d = r.fields(item, p, _RESULT)
+            admin = d.get("adminAccess")
+            results.append(
+                DeviceResult(
+                    r.str(d.get("request"), f"{p}.request"),
+                    r.str(d.get("driver"), f"{p}.driver"),
+                    r.str(d.get("pool"), f"{p}.pool"),
+                    r.str(d.get("device"), f"{p}.device"),
+                    None if admin is None else r.bool(admin, f"{p}.adminAccess"),
+                )
+            )
+        claim.allocation = Allocation(
+            tuple(results), _node_selector(r, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
+        )
+    for i, item in enumerate(r.list(status.get("reservedFor"), "status.reservedFor")):
+        ref = r.fields(item, f"status.reservedFor[{i}]", _REFERENCE)
+        if r.str(ref.get("resource"), f"status.reservedFor[{i}].resource") == "pods":
+            claim.reserved_for.append(f"{claim.namespace}/{r.str(ref.get('name'), f'status.reservedFor[{i}].name')}")

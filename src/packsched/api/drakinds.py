@@ -1,0 +1,56 @@
+"""The readers of the DRA kinds (resource.k8s.io), entries of ``api.kinds.KINDS``."""
+
+from __future__ import annotations
+
+from packsched.api.decoding import DecodeContext, Decoder
+from packsched.api.dra import (
+    DRA_API_VERSIONS,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    decode_claim_spec,
+    decode_claim_status,
+    decode_device_class,
+    decode_slice,
+)
+
+_TEMPLATE_TOP = ("apiVersion", "kind", "metadata", "spec")
+_TEMPLATE_SPEC = ("metadata", "spec")
+
+
+def _api_version(ctx: DecodeContext) -> str:
+    return str(ctx.data.get("apiVersion", DRA_API_VERSIONS[0]))
+
+
+def _device_class(ctx: DecodeContext) -> None:
+    ctx.cluster.dra.classes[ctx.name] = decode_device_class(ctx.r, ctx.data, ctx.name)
+
+
+def _resource_claim(ctx: DecodeContext) -> None:
+    spec = decode_claim_spec(ctx.r, ctx.data.get("spec"), "spec", _api_version(ctx))
+    uid = ctx.r.str(ctx.meta.get("uid"), "metadata.uid")
+    claim = ResourceClaim(ctx.name, ctx.namespace, spec, uid=uid or f"claim-{ctx.name}", source=ctx.where)
+    claim.deleting = ctx.meta.get("deletionTimestamp") is not None
+    decode_claim_status(ctx.r, ctx.data.get("status"), claim)
+    ctx.cluster.dra.claims[claim.key] = claim
+
+
+def _resource_claim_template(ctx: DecodeContext) -> None:
+    r = ctx.r
+    outer = r.fields(ctx.data.get("spec"), "spec", _TEMPLATE_SPEC)
+    r.map(outer.get("metadata"), "spec.metadata")
+    spec = decode_claim_spec(r, outer.get("spec"), "spec.spec", _api_version(ctx))
+    key = f"{ctx.namespace}/{ctx.name}"
+    ctx.cluster.dra.templates[key] = ResourceClaimTemplate(ctx.name, ctx.namespace, spec, ctx.where)
+
+
+def _resource_slice(ctx: DecodeContext) -> None:
+    slice_ = decode_slice(ctx.r, ctx.data, ctx.name, _api_version(ctx))
+    ctx.cluster.dra.slices.append(slice_)
+
+
+DRA_KINDS = {
+    "DeviceClass": Decoder(_device_class, DRA_API_VERSIONS, cluster_scoped=True),
+    "ResourceClaim": Decoder(_resource_claim, DRA_API_VERSIONS),
+    "ResourceClaimTemplate": Decoder(_resource_claim_template, DRA_API_VERSIONS, top=_TEMPLATE_TOP),
+    "ResourceSlice": Decoder(_resource_slice, DRA_API_VERSIONS, cluster_scoped=True),
+}

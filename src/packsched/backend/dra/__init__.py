@@ -1,0 +1,1 @@
+"""DRA: the structured-parameters allocator."""

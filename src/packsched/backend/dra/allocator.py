@@ -1,0 +1,651 @@
+"""The structured-parameters allocator of DRA: which devices of the ResourceSlices a node can reach satisfy a
+pod's claims (upstream ``k8s.io/dynamic-resource-allocation/structured``, the "incubating" variant that the
+scheduler uses when any of the newer features is on).
+
+For one node it gathers the pools whose slices the node reaches (the newest generation of each; a pool missing
+slices is *incomplete* and a pool with a device name twice is *invalid*: neither is allocated from), then tries the
+claims in order, each claim's requests in order, each request's devices in pool, slice and device order: the
+first full solution wins, with backtracking when a later request or claim cannot be satisfied. A device is
+skipped when allocated already (to another claim, or earlier in this search), when the class's and the request's
+CEL selectors do not both match, when an untolerated NoSchedule/NoExecute taint is on it (DRADeviceTaints), or
+when a constraint (matchAttribute, distinctAttribute) would break. A device that consumes shared counters
+(DRAPartitionableDevices) is allocated only while no counter of its pool would go below zero. A request with
+``firstAvailable`` takes the first subrequest that leads to a solution (DRAPrioritizedList). ``All`` asks for
+every matching device of the node's pools, and fails when a pool is incomplete or invalid.
+
+Upstream walks the pools in Go map order (unspecified); packsched takes them in the order their first slice is
+listed (the node's own slices before those shared through a node selector or ``allNodes``), slices and devices
+as listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from packsched.api.dra import (
+    ALL,
+    ALLOCATION_RESULTS_MAX,
+    EXACT_COUNT,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    Allocation,
+    Device,
+    DeviceClass,
+    DeviceResult,
+    ExactRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from packsched.api.dracel import CelRuntimeError, compile_selector
+from packsched.api.objects import Node, NodeSelectorTerm, Requirement
+
+DeviceID = tuple[str, str, str]  # driver, pool, device
+Counters = dict[str, dict[str, Fraction]]  # counter set -> counter -> amount
+
+
+class AllocationError(Exception):
+    """Something is wrong with a claim, a class or a selector (upstream returns an error, not "unschedulable")."""
+
+
+@dataclass(frozen=True)
+class Features:
+    """The DRA feature gates the allocator follows (``KubeVersion.dra_features``)."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = False
+    device_taints: bool = False
+
+
+def node_matches_terms(node: Node, terms: Sequence[NodeSelectorTerm]) -> bool:
+    """A v1.NodeSelector: some term whose expressions (labels) and fields (metadata.name) all hold; an empty
+    term matches nothing."""
+    fields = {"metadata.name": node.name}
+    for term in terms:
+        if not term.match_expressions and not term.match_fields:
+            continue
+        if all(r.matches(node.labels) for r in term.match_expressions) and all(
+            r.matches(fields) for r in term.match_fields
+        ):
+            return True
+    return False
+
+
+def node_matches(node: Node, node_name: str, all_nodes: bool, selector: Sequence[NodeSelectorTerm] | None) -> bool:
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return node_matches_terms(node, selector)
+    return False
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list[ResourceSlice] = field(default_factory=list)  # device slices the node reaches
+    others: list[ResourceSlice] = field(default_factory=list)  # the pool's other device slices
+    counter_sets: dict[str, dict[str, Fraction]] | None = None
+
+    @property
+    def pool_id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def _slice_reaches(s: ResourceSlice, node: Node, features: Features) -> bool:
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+    if s.per_device:
+        return any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
+    return False
+
+
+def gather_pools(
+    slices: Iterable[ResourceSlice], node: Node, features: Features, every: Sequence[ResourceSlice]
+) -> list[Pool]:
+    """upstream GatherPools: the pools of the slices the node reaches, newest generation only."""
+    found: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in slices:
+        if not features.partitionable_devices and (s.per_device or s.shared_counters):
+            continue
+        if not (s.shared_counters or _slice_reaches(s, node, features)):
+            continue
+        key = (s.driver, s.pool)
+        have = found.get(key)
+        if have is None or s.generation > have[0].generation:
+            found[key] = [s]
+        elif s.generation == have[0].generation:
+            have.append(s)
+    out: list[Pool] = []
+    for (driver, name), got in found.items():
+        if len(got) == got[0].slice_count:
+            out.append(_build_pool(driver, name, got, features, None))
+            continue
+        generation = got[0].generation
+        same = [s for s in every if s.driver == driver and s.pool == name and s.generation >= generation]
+        if any(s.generation > generation for s in same):
+            continue  # obsolete: the driver is replacing this generation
+        if len(same) != got[0].slice_count:
+            out.append(Pool(driver, name, incomplete=True))
+            continue
+        out.append(_build_pool(driver, name, got, features, same))
+    return out
+
+
+def _build_pool(
+    driver: str, name: str, got: list[ResourceSlice], features: Features, every: list[ResourceSlice] | None
+) -> Pool:
+    if features.partitionable_devices:
+        device_slices = [s for s in got if not s.shared_counters]
+        counter_slices = [s for s in got if s.shared_counters]
+    else:
+        device_slices, counter_slices = got, []
+    seen: set[str] = set()
+    for s in device_slices:
+        for d in s.devices:
+            if d.name in seen:
+                return Pool(driver, name, invalid=True, invalid_reason=f"duplicate device name {d.name}")
+            seen.add(d.name)
+    if not features.partitionable_devices:
+        return Pool(driver, name, slices=device_slices)
+    sets: dict[str, dict[str, Fraction]] = {}
+    for s in counter_slices:
+        for set_name, counters in s.shared_counters:
+            if set_name in sets:
+                return Pool(driver, name, invalid=True, invalid_reason=f"duplicate counter set name {set_name}")
+            sets[set_name] = dict(counters)
+    problem = _check_consumption(sets, got)
+    if problem:
+        return Pool(driver, name, invalid=True, invalid_reason=problem)
+    others: list[ResourceSlice] = []
+    if every is not None and len(every) != len(got):
+        names = {s.name for s in got}
+        others = [s for s in every if s.name not in names]
+        problem = _check_consumption(sets, others)
+        if problem:
+            return Pool(driver, name, invalid=True, invalid_reason=problem)
+    return Pool(driver, name, slices=device_slices, others=others, counter_sets=sets)
+
+
+def _check_consumption(sets: Mapping[str, Mapping[str, Fraction]], slices: Iterable[ResourceSlice]) -> str:
+    for s in slices:
+        for d in s.devices:
+            for set_name, counters in d.consumes:
+                if set_name not in sets:
+                    return f"counter set {set_name} not found"
+                for counter, _amount in counters:
+                    if counter not in sets[set_name]:
+                        return f"counter {counter} not found in counter set {set_name}"
+    return ""
+
+
+# -- one request or subrequest ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Request:
+    name: str  # the request, or the subrequest
+    parent: str  # the request of a subrequest ("" otherwise)
+    exact: ExactRequest
+    device_class: DeviceClass | None = None
+    num_devices: int = 0
+    all_devices: list[tuple[Device, DeviceID, ResourceSlice, Pool]] = field(default_factory=list)
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+    @property
+    def admin(self) -> bool:
+        return bool(self.exact.admin_access) and not self.parent
+
+
+class _Constraint:
+    def __init__(self, requests: tuple[str, ...], attribute: str, distinct: bool) -> None:
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.distinct = distinct
+        self.value: tuple[str, object] | None = None
+        self.count = 0
+        self.values: dict[DeviceID, tuple[str, object]] = {}
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = device.attribute(self.attribute)
+        if attr is None:
+            return False
+        if self.distinct:
+            if attr in self.values.values():
+                return False
+            self.values[did] = attr
+            return True
+        if self.count == 0:
+            self.value, self.count = attr, 1
+            return True
+        if attr != self.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, request: str, sub: str, device: Device, did: DeviceID) -> None:
+        if not self._applies(request, sub):
+            return
+        if self.distinct:
+            self.values.pop(did, None)
+        else:
+            self.count -= 1
+
+
+class _MaxSizeExceeded(Exception):
+    pass
+
+
+class Allocator:
+    """Allocation for one pod's claims, set up once per scheduling cycle (upstream NewAllocator) and asked per
+    node (:meth:`allocate`). ``allocated``: devices allocated to claims already (or in flight)."""
+
+    def __init__(
+        self,
+        features: Features,
+        allocated: set[DeviceID],
+        classes: Mapping[str, DeviceClass],
+        slices: Sequence[ResourceSlice],
+    ) -> None:
+        self.features = features
+        self.allocated = allocated
+        self.classes = classes
+        self.slices = list(slices)
+        self.on_node: dict[str, list[ResourceSlice]] = {}
+        self.shared: list[ResourceSlice] = []
+        for s in self.slices:
+            if s.node_name:
+                self.on_node.setdefault(s.node_name, []).append(s)
+            else:
+                self.shared.append(s)
+        self._available: dict[str, Counters] = {}
+        self.invocations = 0  # allocateOne calls, as upstream's stats
+
+    def reachable(self, node_name: str) -> bool:
+        """Whether any slice may reach the node (a node with none cannot get a device)."""
+        return bool(self.shared) or node_name in self.on_node
+
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[Allocation] | None:
+        """One allocation per claim, in order, or None when the claims cannot all be satisfied on the node;
+        raises AllocationError for a claim, class or selector upstream reports as an error."""
+        return _Run(self, node, claims).run()
+
+
+class _Run:
+    def __init__(self, owner: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> None:
+        self.a = owner
+        self.features = owner.features
+        self.node = node
+        self.claims = claims
+        self.pools = gather_pools(
+            [*owner.on_node.get(node.name, ()), *owner.shared], node, owner.features, owner.slices
+        )
+        self.requests: dict[tuple[int, int, int], _Request] = {}
+        self.sub_counts: dict[tuple[int, int], int] = {}  # (claim, request) -> number of subrequests (0: none)
+        self.selected_sub: dict[tuple[int, int], int] = {}
+        self.constraints: list[list[_Constraint]] = []
+        self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.consumed: dict[str, Counters] = {}
+        self.results: list[list[tuple[DeviceResult, ResourceSlice, Device]]] = [[] for _ in claims]
+
+    # -- setup -------------------------------------------------------------------------------------------
+
+    def _claim_id(self, ci: int) -> str:
+        c = self.claims[ci]
+        return f"{c.namespace}/{c.name}"
+
+    def run(self) -> list[Allocation] | None:
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, request in enumerate(claim.spec.requests):
+                if request.first_available:
+                    if not self.features.prioritized_list:
+                        raise AllocationError(
+                            f"claim {self._claim_id(ci)}, request {request.name}: has subrequests, but the "
+                            "DRAPrioritizedList feature is disabled"
+                        )
+                    fewest = None
+                    for si, (sub_name, sub) in enumerate(request.first_available):
+                        data = self._validate(ci, ri, si, _Request(sub_name, request.name, sub))
+                        fewest = data.num_devices if fewest is None else min(fewest, data.num_devices)
+                    self.sub_counts[(ci, ri)] = len(request.first_available)
+                    min_devices += fewest or 0
+                else:
+                    assert request.exactly is not None
+                    data = self._validate(ci, ri, 0, _Request(request.name, "", request.exactly))
+                    self.sub_counts[(ci, ri)] = 0
+                    min_devices += data.num_devices
+            if min_devices > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(
+                    f"claim {self._claim_id(ci)}: number of requested devices {min_devices} exceeds the claim limit "
+                    f"of {ALLOCATION_RESULTS_MAX}"
+                )
+            constraints: list[_Constraint] = []
+            for i, c in enumerate(claim.spec.constraints):
+                if c.match_attribute:
+                    constraints.append(_Constraint(c.requests, c.match_attribute, False))
+                elif c.distinct_attribute:
+                    constraints.append(_Constraint(c.requests, c.distinct_attribute, True))
+                else:
+                    raise AllocationError(
+                        f"claim {self._claim_id(ci)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
+            self.constraints.append(constraints)
+        try:
+            done = self._one(0, 0, 0, 0, False, (0, 0, 0))
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise AllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci) for ci in range(len(self.claims))]
+
+    def _validate(self, ci: int, ri: int, si: int, data: _Request) -> _Request:
+        self.requests[(ci, ri, si)] = data
+        exact = data.exact
+        claim_id = self._claim_id(ci)
+        if exact.admin_access is not None and not data.parent and not self.features.admin_access:
+            raise AllocationError(
+                f"claim {claim_id}, request {data.name}: admin access is requested, but the feature is disabled"
+            )
+        if not exact.device_class:
+            raise AllocationError(
+                f"claim {claim_id}, request {data.name}: missing device class name (unsupported request type?)"
+            )
+        cls = self.a.classes.get(exact.device_class)
+        if cls is None:
+            raise AllocationError(
+                f"claim {claim_id}, request {data.name}: could not retrieve device class {exact.device_class}: "
+                f'deviceclass.resource.k8s.io "{exact.device_class}" not found'
+            )
+        data.device_class = cls
+        if exact.mode == EXACT_COUNT:
+            data.num_devices = exact.count
+        elif exact.mode == ALL:
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"claim {claim_id}, request {data.name}: asks for all devices, but resource pool "
+                        f"{pool.pool_id} is currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"claim {claim_id}, request {data.name}: asks for all devices, but resource pool "
+                        f"{pool.pool_id} is currently invalid"
+                    )
+                for s in pool.slices:
+                    for dev in s.devices:
+                        if self._selectable(ci, ri, si, data, s, dev):
+                            data.all_devices.append((dev, (s.driver, s.pool, dev.name), s, pool))
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocationError(f"claim {claim_id}, request {data.name}: unsupported count mode {exact.mode}")
+        return data
+
+    # -- matching ----------------------------------------------------------------------------------------
+
+    def _selectable(self, ci: int, ri: int, si: int, data: _Request, s: ResourceSlice, dev: Device) -> bool:
+        did = (s.driver, s.pool, dev.name)
+        key = (did, ci, ri, si)
+        known = self.matches.get(key)
+        if known is not None:
+            return known
+        ok = True
+        if data.device_class is not None:
+            ok = self._selectors_match(ci, dev, did, data.device_class, data.device_class.selectors)
+        ok = ok and self._selectors_match(ci, dev, did, None, data.exact.selectors)
+        if ok and s.per_device:
+            ok = node_matches(self.node, dev.node_name, dev.all_nodes, dev.node_selector)
+        self.matches[key] = ok
+        return ok
+
+    def _selectors_match(
+        self, ci: int, dev: Device, did: DeviceID, cls: DeviceClass | None, selectors: Sequence[str]
+    ) -> bool:
+        where = f"class {cls.name}" if cls is not None else f"claim {self._claim_id(ci)}"
+        for i, expr in enumerate(selectors):
+            compiled = compile_selector(expr)
+            if compiled.error:
+                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {compiled.error}")
+            try:
+                if not compiled.matches(dev.cel):
+                    return False
+            except CelRuntimeError as exc:
+                message = str(exc)
+                if message.startswith("no such key:"):
+                    message += (
+                        ". Consider using CEL optional chaining (?), has() macro, or orValue() for optional fields"
+                    )
+                raise AllocationError(
+                    f"{where}: selector #{i} on device {'/'.join(did)}: CEL runtime error: {message}"
+                ) from None
+        return True
+
+    def _in_use(self, did: DeviceID) -> bool:
+        return did in self.a.allocated or bool(self.allocating.get(did))
+
+    # -- the search --------------------------------------------------------------------------------------
+
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int]) -> bool:
+        """upstream allocateOne: device ``di`` of (sub)request ``si`` of request ``ri`` of claim ``ci``."""
+        self.a.invocations += 1
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.requests):
+            try:
+                return self._one(ci + 1, 0, 0, 0, False, (0, 0, 0))
+            except _MaxSizeExceeded:
+                return False
+        if not in_sub and self.sub_counts[(ci, ri)]:
+            return self._subrequests(ci, ri)
+        data = self.requests[(ci, ri, si)]
+        do_all = data.exact.mode == ALL
+        if do_all and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._one(ci, ri + 1, 0, 0, False, (0, 0, 0))
+        if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX:
+            raise _MaxSizeExceeded
+        if do_all:
+            dev, did, s, pool = data.all_devices[di]
+            undo = self._allocate_device(ci, data, dev, did, s, pool, must=True)
+            return undo is not None and self._then(undo, ci, ri, si, di, in_sub, (0, 0, 0))
+        return self._search(ci, ri, si, di, in_sub, start, data)
+
+    def _subrequests(self, ci: int, ri: int) -> bool:
+        """The first subrequest that leads to a solution; _MaxSizeExceeded when every one was too large."""
+        all_exceeded = True
+        for sub in range(self.sub_counts[(ci, ri)]):
+            try:
+                ok = self._one(ci, ri, sub, 0, True, (0, 0, 0))
+            except _MaxSizeExceeded:
+                continue
+            all_exceeded = False
+            if ok:
+                self.selected_sub[(ci, ri)] = sub
+                return True
+        if all_exceeded:
+            raise _MaxSizeExceeded
+        return False
+
+    def _then(
+        self, undo: Callable[[], None], ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int]
+    ) -> bool:
+        """With a device taken: the rest of the search, the device given back when it fails."""
+        try:
+            done = self._one(ci, ri, si, di + 1, in_sub, start)
+        except BaseException:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
+
+    def _search(
+        self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int], data: _Request
+    ) -> bool:
+        """Every device from ``start`` on (pool, slice, device), in order: the first that leads to a solution."""
+        p0, s0, d0 = start
+        for pi in range(p0, len(self.pools)):
+            pool = self.pools[pi]
+            if pool.incomplete or pool.invalid:
+                continue
+            for sli in range(s0 if pi == p0 else 0, len(pool.slices)):
+                s = pool.slices[sli]
+                first = d0 if (pi == p0 and sli == s0) else 0
+                for dvi in range(first, len(s.devices)):
+                    dev = s.devices[dvi]
+                    did = (pool.driver, pool.name, dev.name)
+                    if ci in self.allocating.get(did, ()) if data.admin else self._in_use(did):
+                        continue
+                    if not self._selectable(ci, ri, si, data, s, dev):
+                        continue
+                    undo = self._allocate_device(ci, data, dev, did, s, pool, must=False)
+                    if undo is not None and self._then(undo, ci, ri, si, di, in_sub, (pi, sli, dvi + 1)):
+                        return True
+        return False
+
+    def _allocate_device(
+        self, ci: int, data: _Request, dev: Device, did: DeviceID, s: ResourceSlice, pool: Pool, must: bool
+    ) -> Callable[[], None] | None:
+        if data.admin:
+            if ci in self.allocating.get(did, ()):
+                return None
+        elif self._in_use(did):
+            return None
+        if dev.consumes:
+            if not self.features.partitionable_devices:
+                return None
+            if not self._take_counters(pool, dev):
+                return None
+        base = data.parent or data.name
+        sub = data.name if data.parent else ""
+        # As upstream, a device refused for a taint or a constraint after its counters were taken keeps them
+        # taken for the rest of this node's search.
+        if self.features.device_taints and self._tainted(dev, data.exact):
+            return None
+        constraints = self.constraints[ci]
+        for i, c in enumerate(constraints):
+            if not c.add(base, sub, dev, did):
+                if must:
+                    raise AllocationError(
+                        f"claim {self._claim_id(ci)}, request {data.name}: cannot add device {'/'.join(did)} because "
+                        "a claim constraint would not be satisfied"
+                    )
+                for prev in constraints[:i]:
+                    prev.remove(base, sub, dev, did)
+                return None
+        self.allocating.setdefault(did, set()).add(ci)
+        result = DeviceResult(data.full_name, did[0], did[1], did[2], True if data.admin else None)
+        self.results[ci].append((result, s, dev))
+        before = len(self.results[ci]) - 1
+
+        def undo() -> None:
+            for c in constraints:
+                c.remove(base, sub, dev, did)
+            self.allocating[did].discard(ci)
+            if dev.consumes and self.features.partitionable_devices:
+                self._give_counters(pool, dev)
+            del self.results[ci][before:]
+
+        return undo
+
+    @staticmethod
+    def _tainted(dev: Device, request: ExactRequest) -> bool:
+        for taint in dev.taints:
+            if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not any(t.tolerates(taint) for t in request.tolerations):
+                return True
+        return False
+
+    # -- shared counters (partitionable devices) ---------------------------------------------------------
+
+    def _available_counters(self, pool: Pool) -> Counters:
+        known = self.a._available.get(pool.name)
+        if known is not None:
+            return known
+        avail: Counters = {name: dict(counters) for name, counters in (pool.counter_sets or {}).items()}
+        for s in [*pool.slices, *pool.others]:
+            for d in s.devices:
+                if (s.driver, s.pool, d.name) not in self.a.allocated:
+                    continue
+                for set_name, counters in d.consumes:
+                    have = avail.get(set_name, {})
+                    for counter, amount in counters:
+                        if counter in have:
+                            have[counter] -= amount
+        self.a._available[pool.name] = avail
+        return avail
+
+    def _take_counters(self, pool: Pool, dev: Device) -> bool:
+        avail = self._available_counters(pool)
+        used = self.consumed.setdefault(pool.name, {})
+        for set_name, counters in dev.consumes:
+            have = used.setdefault(set_name, {})
+            for counter, amount in counters:
+                have[counter] = have.get(counter, Fraction(0)) + amount
+        for set_name, counters_avail in avail.items():
+            have = used.get(set_name, {})
+            for counter, amount in counters_avail.items():
+                if amount < have.get(counter, Fraction(0)):
+                    self._give_counters(pool, dev)
+                    return False
+        return True
+
+    def _give_counters(self, pool: Pool, dev: Device) -> None:
+        used = self.consumed.get(pool.name, {})
+        for set_name, counters in dev.consumes:
+            have = used.get(set_name, {})
+            for counter, amount in counters:
+                have[counter] = have.get(counter, Fraction(0)) - amount
+
+    # -- the result --------------------------------------------------------------------------------------
+
+    def _result(self, ci: int) -> Allocation:
+        devices = self.results[ci]
+        return Allocation(tuple(r for r, _s, _d in devices), self._node_selector(devices))
+
+    def _node_selector(
+        self, devices: list[tuple[DeviceResult, ResourceSlice, Device]]
+    ) -> tuple[NodeSelectorTerm, ...] | None:
+        exprs: list[Requirement] = []
+        fields: list[Requirement] = []
+        for _r, s, dev in devices:
+            name, selector = (dev.node_name, dev.node_selector) if s.per_device else (s.node_name, s.node_selector)
+            if name:
+                return (NodeSelectorTerm((), (Requirement("metadata.name", "In", (self.node.name,)),)),)
+            if selector is not None and len(selector) == 1:
+                for req in selector[0].match_fields:
+                    if not any(_same(req, have) for have in fields):
+                        fields.append(req)
+                for req in selector[0].match_expressions:
+                    if not any(_same(req, have) for have in exprs):
+                        exprs.append(req)
+            elif selector is not None and len(selector) > 1:
+                raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(selector)} terms")
+        if exprs or fields:
+            return (NodeSelectorTerm(tuple(exprs), tuple(fields)),)
+        return None
+
+
+def _same(a: Requirement, b: Requirement) -> bool:
+    return a.key == b.key and a.operator == b.operator and set(a.values) == set(b.values)

@@ -1,0 +1,1 @@
+"""DynamicResources: devices for the ResourceClaims of pods (DRA)."""

@@ -1,0 +1,366 @@
+"""DynamicResources: a pod's ResourceClaims (spec.resourceClaims) must get devices on the node
+(upstream ``pkg/scheduler/framework/plugins/dynamicresources``, structured parameters).
+
+- PreEnqueue: every claim must exist (a claim made from a template exists once the resourceclaim controller made
+  it, which the simulator does as the pod is created when the template exists): else the pod waits with upstream's
+  message (``pod "ns/name": ResourceClaim not created yet``, ``could not find ResourceClaim "ns/name"``, a claim
+  being deleted, a claim made for another pod).
+- PreFilter: the same checks; an allocated claim reserved for the maximum of pods is "resourceclaim in use"; an
+  unallocated claim whose allocation is in flight waits; each request's DeviceClass must exist ("request r: device
+  class c does not exist"). A pod without claims skips the plugin.
+- Filter: an allocated claim's node selector must admit the node ("resourceclaim not available on the node");
+  the unallocated claims must get devices there from the node's ResourceSlices ("cannot allocate all claims"; the
+  allocator is :mod:`packsched.backend.dra.allocator`). A claim, class or selector the allocator reports as an
+  error (a CEL runtime error, a missing class) rejects the node with that error's text.
+  Every rejection is UnschedulableAndUnresolvable (preemption does not free devices, as upstream 1.34).
+- Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
+  Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
+  ``status.reservedFor``.
+
+When a pod that holds claims is deleted or completes, it leaves their ``reservedFor``; a claim reserved for no pod
+is deallocated, and a deleted pod's claims made from templates are deleted with it (the resourceclaim controller's
+and the garbage collector's jobs, done here in the simulator).
+
+Not simulated yet: PostFilter (deallocating a claim so that the pod fits elsewhere), DRA-backed extended
+resources, consumable capacity, device binding conditions, live mode (where a pod with claims waits, with a
+message saying so, rather than being bound without its devices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from packsched.api.dra import (
+    ALL,
+    RESERVED_FOR_MAX,
+    Allocation,
+    DraObjects,
+    ResourceClaim,
+)
+from packsched.api.objects import Pod
+from packsched.backend.dra.allocator import AllocationError, Allocator, Features, node_matches_terms
+from packsched.config.types import PluginArgs
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import DELETE, POD, UPDATE, ClusterEvent, Handle, NodeSel, Rejection
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.status import Code, Status
+from packsched.plugins.helper.normalize import default_normalize_score
+
+NAME = "DynamicResources"
+FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
+STATE_KEY = "PreFilter" + NAME
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_IN_USE = "resourceclaim in use"
+ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
+
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+@dataclass
+class _State:
+    claims: list[ResourceClaim]
+    to_allocate: list[ResourceClaim]
+    allocator: Allocator | None
+    min_devices: int  # a lower bound on the devices the claims to allocate need (0: no shortcut)
+    verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)  # node column -> ("" | reason, kind)
+    allocations: dict[str, list[Allocation]] = field(default_factory=dict)  # node name -> one per claim
+    local_free: np.ndarray | None = None  # per node column: unallocated devices of the node's own slices
+    reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
+
+    def clone(self) -> _State:
+        return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
+
+
+def _prioritized_list_score(claims: list[ResourceClaim], allocations: list[Allocation]) -> int:
+    score = 0
+    for claim, alloc in zip(claims, allocations, strict=False):
+        taken = {r.request for r in alloc.results if "/" in r.request}
+        for request in claim.spec.requests:
+            for index, (sub_name, _sub) in enumerate(request.first_available):
+                if f"{request.name}/{sub_name}" in taken:
+                    score += FIRST_AVAILABLE_MAX_SIZE - index
+    return score
+
+
+def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
+    """upstream foreachPodResourceClaim: the pod's claims, or why the pod cannot be scheduled yet."""
+    out: list[ResourceClaim] = []
+    for pc in pod.resource_claims:
+        name = dra.pod_claim_name(pod, pc)
+        if name is None:
+            return out, f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet'
+        claim = dra.claim(pod.namespace, name)
+        if claim is None:
+            return out, f'could not find ResourceClaim "{pod.namespace}/{name}"'
+        if claim.deleting:
+            return out, f'resourceclaim "{claim.name}" is being deleted'
+        if pc.template_name and claim.owner_pod != pod.key:
+            return out, (
+                f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} "
+                "(pod is not owner)"
+            )
+        out.append(claim)
+    return out, ""
+
+
+class DynamicResources:
+    name = NAME
+    cluster_events = (POD,)
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        v = handle.kube_version
+        self.features = Features(
+            admin_access=v.dra_admin_access,
+            prioritized_list=v.dra_prioritized_list,
+            partitionable_devices=v.dra_partitionable_devices,
+            device_taints=v.dra_device_taints,
+        )
+
+    # -- PreEnqueue ----------------------------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        dra = self.handle.dra()
+        if not pod.pod.resource_claims:
+            return Status()
+        if dra is None:  # live mode does not watch DRA objects yet: better wait than bind without devices
+            return Status.unschedulable(ERR_NOT_TRACKED, plugin=NAME, unresolvable=True)
+        _claims, why = pod_claims(pod.pod, dra)
+        if why:
+            return Status.unschedulable(why, plugin=NAME, unresolvable=True)
+        return Status()
+
+    # -- PreFilter -----------------------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        dra = self.handle.dra()
+        if dra is None or not pod.pod.resource_claims:
+            return Status.skip()
+        claims, why = pod_claims(pod.pod, dra)
+        if why:
+            return Status.unschedulable(why, unresolvable=True)
+        if not claims:
+            return Status.skip()
+        to_allocate: list[ResourceClaim] = []
+        min_devices = 0
+        for claim in claims:
+            if claim.allocation is not None:
+                if len(claim.reserved_for) >= RESERVED_FOR_MAX and pod.key not in claim.reserved_for:
+                    return Status.unschedulable(ERR_IN_USE, unresolvable=True)
+                continue
+            to_allocate.append(claim)
+            if claim.key in dra.in_flight:
+                return Status.unschedulable(
+                    f"resource claim {claim.key} is in the process of being allocated", unresolvable=True
+                )
+            st, need = self._check_requests(dra, claim)
+            if st is not None:
+                return st
+            min_devices += need
+        allocator = None
+        if to_allocate:
+            allocator = Allocator(self.features, dra.allocated_devices(), dra.classes, dra.slices)
+        state.write(STATE_KEY, _State(claims, to_allocate, allocator, max(min_devices, 0)))
+        return Status()
+
+    def _check_requests(self, dra: DraObjects, claim: ResourceClaim) -> tuple[Status | None, int]:
+        """Every request's DeviceClass exists (and subrequests are allowed); also a lower bound on the devices
+        the claim needs (negative: no bound, an admin-access request may take allocated devices)."""
+        need = 0
+        for request in claim.spec.requests:
+            if request.exactly is not None:
+                if request.exactly.admin_access:
+                    need -= 10**9
+                elif request.exactly.mode != ALL:
+                    need += request.exactly.count
+                st = self._check_class(dra, request.exactly.device_class, request.name)
+                if st is not None:
+                    return st, 0
+            elif request.first_available:
+                if not self.features.prioritized_list:
+                    message = (
+                        f"resource claim {claim.key}, request {request.name}: has subrequests, but the "
+                        "DRAPrioritizedList feature is disabled"
+                    )
+                    return Status.unschedulable(message, unresolvable=True), 0
+                for sub_name, sub in request.first_available:
+                    st = self._check_class(dra, sub.device_class, f"{request.name}/{sub_name}")
+                    if st is not None:
+                        return st, 0
+                counts = [s.count for _n, s in request.first_available if s.mode != ALL]
+                if len(counts) == len(request.first_available):
+                    need += min(counts)
+        return None, need
+
+    @staticmethod
+    def _check_class(dra: DraObjects, device_class: str, request: str) -> Status | None:
+        if not device_class:
+            return Status.error(f"request {request}: unsupported request type", plugin=NAME)
+        if device_class not in dra.classes:
+            return Status.unschedulable(
+                f"request {request}: device class {device_class} does not exist", unresolvable=True
+            )
+        return None
+
+    # -- Filter --------------------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State):
+            return []
+        cols = np.arange(snap.n, dtype=np.intp)[sel]
+        reasons: dict[str, np.ndarray] = {}
+        for i, col in enumerate(cols.tolist()):
+            reason = self._verdict(data, snap, int(col))
+            if reason:
+                mask = reasons.get(reason)
+                if mask is None:
+                    mask = reasons[reason] = np.zeros(len(cols), dtype=bool)
+                mask[i] = True
+        return [Rejection(mask, reason, _UNRESOLVABLE) for reason, mask in reasons.items()]
+
+    def _verdict(self, data: _State, snap: Snapshot, col: int) -> str:
+        known = data.verdicts.get(col)
+        if known is not None:
+            return known[0]
+        node = snap.nodes[col]
+        reason = ""
+        for claim in data.claims:
+            alloc = claim.allocation
+            if (
+                alloc is not None
+                and alloc.node_selector is not None
+                and not node_matches_terms(node, alloc.node_selector)
+            ):
+                reason = ERR_NOT_AVAILABLE
+                break
+        if not reason and data.allocator is not None:
+            reason = self._allocate(data, snap, col)
+        data.verdicts[col] = (reason, "")
+        return reason
+
+    def _allocate(self, data: _State, snap: Snapshot, col: int) -> str:
+        allocator = data.allocator
+        assert allocator is not None
+        node = snap.nodes[col]
+        if data.min_devices > 0:
+            if data.local_free is None:
+                data.local_free = self._local_free(allocator, snap)
+            if not allocator.shared and data.local_free[col] < data.min_devices:
+                return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
+        try:
+            found = allocator.allocate(node, data.to_allocate)
+        except AllocationError as exc:
+            return str(exc)
+        if found is None or len(found) != len(data.to_allocate):
+            return ERR_CANNOT_ALLOCATE
+        data.allocations[node.name] = found
+        return ""
+
+    @staticmethod
+    def _local_free(allocator: Allocator, snap: Snapshot) -> np.ndarray:
+        """Per node column: how many devices not allocated yet the slices naming that node list (an upper
+        bound on what the node can give when no slice is shared between nodes)."""
+        free = np.zeros(snap.n, dtype=np.int64)
+        for name, slices in allocator.on_node.items():
+            col = snap.index.get(name, -1)
+            if col < 0:
+                continue
+            free[col] = sum(
+                1 for s in slices for d in s.devices if (s.driver, s.pool, d.name) not in allocator.allocated
+            )
+        return free
+
+    # -- Score ---------------------------------------------------------------------------------------------
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list
+        (``firstAvailable``), FIRST_AVAILABLE_MAX_SIZE minus the index of the subrequest the node's allocation
+        took, summed: a node where the first choice fits scores higher."""
+        out = np.zeros(len(cols), dtype=np.int64)
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State) or not data.to_allocate or not self.features.prioritized_list:
+            return out
+        for i, col in enumerate(cols.tolist()):
+            found = data.allocations.get(snap.nodes[int(col)].name)
+            if found is not None:
+                out[i] = _prioritized_list_score(data.to_allocate, found)
+        return out
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        return default_normalize_score(scores, reverse=False)
+
+    # -- Reserve, Unreserve, PreBind ----------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        data = state.read(STATE_KEY)
+        dra = self.handle.dra()
+        if not isinstance(data, _State) or dra is None or not data.to_allocate:
+            return Status()
+        found = data.allocations.get(node)
+        if found is None:
+            return Status.error("claim allocation not found for node", plugin=NAME)
+        if len(found) != len(data.to_allocate):
+            return Status.error(
+                f"internal error, have {len(found)} allocations, {len(data.to_allocate)} claims to allocate",
+                plugin=NAME,
+            )
+        for claim, alloc in zip(data.to_allocate, found, strict=True):
+            dra.in_flight[claim.key] = alloc
+            data.reserved.append(claim.key)
+        dra.generation += 1
+        return Status()
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        data = state.read(STATE_KEY)
+        dra = self.handle.dra()
+        if not isinstance(data, _State) or dra is None:
+            return
+        for key in data.reserved:
+            dra.in_flight.pop(key, None)
+        data.reserved.clear()
+        for claim in data.claims:
+            if claim.allocation is not None and pod.key in claim.reserved_for:
+                claim.reserved_for.remove(pod.key)
+                if not claim.reserved_for:
+                    claim.allocation = None  # the resourceclaim controller deallocates an unused claim
+        dra.generation += 1
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        data = state.read(STATE_KEY)
+        dra = self.handle.dra()
+        if not isinstance(data, _State) or dra is None:
+            return Status()
+        for claim in data.claims:
+            alloc = dra.in_flight.pop(claim.key, None)
+            if alloc is not None:
+                claim.allocation = alloc
+            if pod.key not in claim.reserved_for:
+                claim.reserved_for.append(pod.key)
+        data.reserved.clear()
+        dra.generation += 1
+        return Status()
+
+    # -- the pods' claims when they go --------------------------------------------------------------------
+
+    def on_cluster_event(self, event: ClusterEvent) -> None:
+        dra = self.handle.dra()
+        if dra is None or event.resource != POD:
+            return
+        if event.action == DELETE and isinstance(event.old, Pod) and event.old.resource_claims:
+            dra.release(event.old, deleted=True)
+        elif (
+            event.action == UPDATE
+            and isinstance(event.new, Pod)
+            and event.new.resource_claims
+            and event.new.phase in ("Succeeded", "Failed")
+        ):
+            dra.release(event.new, deleted=False)
+
+
+def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicResources:
+    return DynamicResources(handle)

@@ -1,0 +1,213 @@
+"""DynamicResources end to end through the command line: claims from templates and by name, PreEnqueue's wait,
+Filter's reasons (a CEL runtime error included), devices freed when a pod completes, PreBind's status, the
+default profile per --kube-version, and bad DRA manifests (exit 2, file and field path)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from packsched.api.manifests import load_manifests
+from packsched.cli.main import app
+from packsched.config.loader import default_config
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim.engine import Simulation
+
+runner = CliRunner()
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {model: {string: a}}
+"""
+
+
+def pod(name: str, claim: str = "", template: str = "", annotations: str = "") -> str:
+    ref = f"resourceClaimName: {claim}" if claim else f"resourceClaimTemplateName: {template}"
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}{", annotations: " + annotations if annotations else ""}}}
+spec:
+  containers:
+  - name: c
+    resources: {{claims: [{{name: g}}]}}
+  resourceClaims:
+  - name: g
+    {ref}
+"""
+
+
+TEMPLATE = """
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: g
+        exactly: {deviceClassName: gpu%s}
+"""
+
+
+def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, Any]:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["simulate", str(path), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return {p["pod"]: (p["node"], p["reason"]) for p in data["placements"]}
+
+
+def test_a_missing_template_keeps_the_pod_waiting(tmp_path: Path) -> None:
+    got = simulate(tmp_path, NODES + pod("p", template="nope"))
+    node, reason = got["default/p"]
+    assert node is None
+    assert 'pod "default/p": ResourceClaim not created yet' in reason
+
+
+def test_a_missing_claim_keeps_the_pod_waiting(tmp_path: Path) -> None:
+    got = simulate(tmp_path, NODES + pod("p", claim="nope"))
+    assert 'could not find ResourceClaim "default/nope"' in got["default/p"][1]
+
+
+def test_the_only_device_goes_to_one_pod(tmp_path: Path) -> None:
+    got = simulate(tmp_path, NODES + TEMPLATE % "" + pod("a", template="one") + pod("b", template="one"))
+    assert got["default/a"] == ("n1", None)
+    node, reason = got["default/b"]
+    assert node is None
+    assert "0/2 nodes are available: 2 cannot allocate all claims." in reason
+
+
+def test_a_claim_shared_by_name_is_allocated_once(tmp_path: Path) -> None:
+    claim = """
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared}
+spec:
+  devices:
+    requests:
+    - name: g
+      exactly: {deviceClassName: gpu}
+"""
+    got = simulate(tmp_path, NODES + claim + pod("a", claim="shared") + pod("b", claim="shared"))
+    assert got["default/a"] == ("n1", None)
+    assert got["default/b"] == ("n1", None)
+
+
+def test_prebind_writes_the_allocation_and_a_completed_pod_frees_the_device(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    text = NODES + TEMPLATE % "" + pod("a", template="one", annotations='{"packsched.io/run-duration": "60"}')
+    text += pod("b", template="one")
+    path.write_text(text)
+    cluster = load_manifests([str(path)])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry())
+    sim.run_until(1.0)
+    [claim_a] = [c for c in cluster.dra.claims.values() if c.owner_pod == "default/a"]
+    assert claim_a.name.startswith("a-g-") and len(claim_a.name) == len("a-g-") + 5
+    assert claim_a.allocation is not None
+    assert [r.device for r in claim_a.allocation.results] == ["gpu-0"]
+    assert claim_a.reserved_for == ["default/a"]
+    sim.run_until(120.0)
+    assert claim_a.allocation is None  # reserved for no pod: deallocated
+    [claim_b] = [c for c in cluster.dra.claims.values() if c.owner_pod == "default/b"]
+    assert claim_b.allocation is not None and claim_b.reserved_for == ["default/b"]
+
+
+def test_a_cel_runtime_error_is_the_reason(tmp_path: Path) -> None:
+    template = TEMPLATE % (", selectors: [{cel: {expression: 'device.attributes[\"gpu.example.com\"].nope == 1'}}]")
+    got = simulate(tmp_path, NODES + template + pod("p", template="one"))
+    reason = got["default/p"][1]
+    assert "claim default/p-g-" in reason
+    assert (
+        "selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: nope. Consider using CEL "
+        "optional chaining (?), has() macro, or orValue() for optional fields"
+    ) in reason
+
+
+def test_a_missing_class_is_prefilters_reason(tmp_path: Path) -> None:
+    got = simulate(tmp_path, NODES + TEMPLATE % "-x" + pod("p", template="one"))
+    assert "0/2 nodes are available: request g: device class gpu-x does not exist." in got["default/p"][1]
+
+
+def test_before_1_34_the_default_profile_has_no_dynamic_resources(tmp_path: Path) -> None:
+    text = NODES + TEMPLATE % "" + pod("a", template="one") + pod("b", template="one")
+    got = simulate(tmp_path, text, "--kube-version", "1.33")
+    assert got["default/a"][0] is not None and got["default/b"][0] is not None  # claims ignored
+
+
+def test_a_selector_that_does_not_compile_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(NODES.replace('device.driver == "gpu.example.com"', "noSuchVar"))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "spec.selectors[0].cel.expression" in result.output
+    assert "undeclared reference to 'noSuchVar'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_dra_fields_are_reported_at_their_paths(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    bad = TEMPLATE.replace("deviceClassName: gpu%s", "deviceClassName: gpu, count: 0, allocationMode: Some")
+    bad += pod("p", template="one").replace("claims: [{name: g}]", "claims: [{name: h}]")
+    path.write_text(bad)
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    out = " ".join(result.output.split())
+    assert "spec.spec.devices.requests[0].exactly.allocationMode" in out
+    assert 'spec.containers[0].resources.claims[0].name: Unsupported value: "h"' in out
+
+
+def test_each_replica_of_a_deployment_gets_its_own_claim(tmp_path: Path) -> None:
+    deployment = """
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        resources: {claims: [{name: g}]}
+      resourceClaims:
+      - name: g
+        resourceClaimTemplateName: one
+"""
+    got = simulate(tmp_path, NODES + TEMPLATE % "" + deployment)
+    nodes = sorted(str(node) for node, _reason in got.values())
+    assert nodes == ["None", "n1"]  # one GPU: the second replica's own claim cannot be allocated
