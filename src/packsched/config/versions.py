@@ -120,6 +120,14 @@ class KubeVersion:
         """v1.34+ (DynamicResourceAllocation GA, on by default): DynamicResources is a default plugin."""
         return self.minor >= 34
 
+    @property
+    def dra_post_filter_message(self) -> bool:
+        """1.34-1.35: DynamicResources' PostFilter answers "no new claims to deallocate" for a pod without claims,
+        and the pod's condition carries it before DefaultPreemption's part ("... no new claims to deallocate,
+        preemption: ..."; recorded from kube-scheduler 1.35.4, tests/data/conformance/1.35). kube-scheduler 1.37.2
+        no longer says it (tests/data/conformance/1.37); 1.36 is not recorded and is taken as 1.37."""
+        return 34 <= self.minor <= 35
+
     # -- DynamicResources: DRA feature gates on by default (pkg/features/kube_features.go) --------------------
 
     @property

@@ -21,7 +21,11 @@ When a pod that holds claims is deleted or completes, it leaves their ``reserved
 is deallocated, and a deleted pod's claims made from templates are deleted with it (the resourceclaim controller's
 and the garbage collector's jobs, done here in the simulator).
 
-Not simulated yet: PostFilter (deallocating a claim so that the pod fits elsewhere), DRA-backed extended
+- PostFilter: "no new claims to deallocate" for a pod without claims (it joins DefaultPreemption's message, as
+  upstream's does); else an allocated claim that kept the pod off a node and that no other pod uses is deallocated
+  ("deallocation of ResourceClaim completed"), or "still not schedulable".
+
+Not simulated yet: DRA-backed extended
 resources, consumable capacity, device binding conditions, live mode (where a pod with claims waits, with a
 message saying so, rather than being bound without its devices).
 """
@@ -43,7 +47,17 @@ from packsched.api.objects import Pod
 from packsched.backend.dra.allocator import AllocationError, Allocator, Features, node_matches_terms
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import DELETE, POD, UPDATE, ClusterEvent, Handle, NodeSel, Rejection
+from packsched.framework.diagnosis import Diagnosis
+from packsched.framework.interface import (
+    DELETE,
+    POD,
+    UPDATE,
+    ClusterEvent,
+    Handle,
+    NodeSel,
+    PostFilterResult,
+    Rejection,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
@@ -54,6 +68,10 @@ FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 STATE_KEY = "PreFilter" + NAME
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+# PostFilter's answers
+MSG_NO_CLAIMS = "no new claims to deallocate"
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
 
@@ -70,6 +88,7 @@ class _State:
     allocations: dict[str, list[Allocation]] = field(default_factory=dict)  # node name -> one per claim
     local_free: np.ndarray | None = None  # per node column: unallocated devices of the node's own slices
     reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
+    unavailable: set[int] = field(default_factory=set)  # allocated claims (by index) some node could not reach
 
     def clone(self) -> _State:
         return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
@@ -229,13 +248,14 @@ class DynamicResources:
             return known[0]
         node = snap.nodes[col]
         reason = ""
-        for claim in data.claims:
+        for index, claim in enumerate(data.claims):
             alloc = claim.allocation
             if (
                 alloc is not None
                 and alloc.node_selector is not None
                 and not node_matches_terms(node, alloc.node_selector)
             ):
+                data.unavailable.add(index)
                 reason = ERR_NOT_AVAILABLE
                 break
         if not reason and data.allocator is not None:
@@ -274,6 +294,27 @@ class DynamicResources:
                 1 for s in slices for d in s.devices if (s.driver, s.pool, d.name) not in allocator.allocated
             )
         return free
+
+    # -- PostFilter --------------------------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
+        """upstream PostFilter: when no node fits, an allocated claim that kept the pod off a node and that no
+        other pod uses is deallocated, so that the next attempt may allocate it elsewhere. Always Unschedulable:
+        its message joins DefaultPreemption's in the pod's condition ("no new claims to deallocate, preemption:
+        ...")."""
+        data = state.read(STATE_KEY)
+        dra = self.handle.dra()
+        if not isinstance(data, _State) or not data.claims or dra is None:
+            said = [MSG_NO_CLAIMS] if self.handle.kube_version.dra_post_filter_message else []
+            return PostFilterResult(None, Status(Code.UNSCHEDULABLE, said))
+        for index in sorted(data.unavailable):
+            claim = data.claims[index]
+            if not claim.reserved_for or claim.reserved_for == [pod.key]:
+                claim.allocation = None
+                claim.reserved_for.clear()
+                dra.generation += 1
+                return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
+        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE]))
 
     # -- Score ---------------------------------------------------------------------------------------------
 
