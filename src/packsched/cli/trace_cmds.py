@@ -211,7 +211,6 @@ def _write_outputs(
     out_dir: Path | None,
     groups: dict[str, list[RunResult]],
     summary: dict[str, Any],
-    summaries: dict[str, dict[str, Any]],
     pubs: dict[str, Any],
     with_plots: bool = True,
 ) -> dict[str, Any]:
@@ -232,16 +231,7 @@ def _write_outputs(
         return files
     from packsched.sim import plots
 
-    pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
-    trace = plots.trace_label(summary)  # in the plots' titles, with the seeds
-    files["allocation_png"] = str(
-        plots.plot_curves(groups, "gpu_alloc_pct", out_dir / "allocation.png", pub_curves, trace)
-    )
-    files["fragmentation_png"] = str(
-        plots.plot_curves(groups, "frag_rate_pct", out_dir / "fragmentation.png", None, trace)
-    )
-    if len(groups) > 1:
-        files["comparison_png"] = str(plots.plot_comparison(groups, summaries, out_dir / "comparison.png", trace))
+    files.update(plots.write_trace_pngs(out_dir, summary, groups, pubs))  # the HTML report's charts, as PNGs
     summary["outputs"] = files
     write_json(summary, out_dir / "summary.json")
     return files
@@ -292,9 +282,7 @@ def replay(
         "seconds_per_run": summary_group["seconds_per_run"],
     }
     _mark_interrupted(sweep, data)
-    files = _write_outputs(
-        out_dir, {label: runs}, data, {label: summary_group}, {label: pub}, with_plots=not sweep.interrupted
-    )
+    files = _write_outputs(out_dir, {label: runs}, data, {label: pub}, with_plots=not sweep.interrupted)
     data["outputs"] = files
     write_trace_html(html, data, {label: runs}, {label: pub})
     if output == "json":
@@ -408,7 +396,7 @@ def compare(
         "policies": list(summaries.values()),
     }
     _mark_interrupted(sweep, data)
-    data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs, with_plots=not sweep.interrupted)
+    data["outputs"] = _write_outputs(out_dir, groups, data, pubs, with_plots=not sweep.interrupted)
     write_trace_html(html, data, groups, pubs)
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
