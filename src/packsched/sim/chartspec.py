@@ -135,6 +135,22 @@ def time_ticks(lo: float, hi: float, count: int = 7) -> list[float]:
     return [round(first + i * step, 6) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
+def count_ticks(lo: float, hi: float, count: int = 6) -> list[int]:
+    """Whole numbers from ``lo`` to ``hi`` (rounded out to the step), at most about ``count`` of them, a step of
+    1, 2, 5, 10, 20, 25, 50, ...: the ticks of an axis that counts things (Vega-Lite's tickMinStep is not kept when
+    it compiles a layered chart, so the ticks are given)."""
+    span = max(1.0, hi - lo)
+    steps = (int(f * 10**i) for i in range(16) for f in (1, 2, 2.5, 5) if float(f * 10**i).is_integer())
+    step = next(s for s in steps if span / s <= count)
+    first = math.floor(lo / step) * step
+    last = max(first + step, math.ceil(hi / step) * step)
+    return list(range(first, last + 1, step))
+
+
+def _count_axis(ticks: Sequence[int], **kwargs: Any) -> alt.Axis:
+    return alt.Axis(values=list(ticks), format="d", **kwargs)
+
+
 def _fmt_x(value: Any, time: bool) -> str:
     if value is None:
         return ""
@@ -195,8 +211,7 @@ def _line_rows(chart: Chart, time: bool) -> list[dict[str, Any]]:
             "lo": list(s.get("lo") or []),
             "hi": list(s.get("hi") or []),
         }
-        if time:
-            row["xt"] = [_fmt_x(v, True) for v in s["x"]]
+        row["xt"] = [_fmt_x(v, time) for v in s["x"]]  # the hover tooltip's x
         rows.append(row)
     return rows
 
@@ -220,7 +235,9 @@ def _x_encoding(chart: Chart, x_domain: Sequence[float] | None) -> alt.X:
         axis = alt.Axis(values=time_ticks(lo, hi), labelExpr=DURATION, grid=True)
         return alt.X("x:Q", title=title, scale=scale, axis=axis)
     if chart.get("x_counts"):
-        return alt.X("x:Q", title=title, scale=scale, axis=alt.Axis(tickMinStep=1, format="d"))
+        lo, hi = x_domain if x_domain is not None else (0.0, 1.0)
+        ticks = [t for t in count_ticks(lo, hi, 12) if lo <= t <= hi]
+        return alt.X("x:Q", title=title, scale=scale, axis=_count_axis(ticks))
     return alt.X("x:Q", title=title, scale=scale)
 
 
@@ -236,20 +253,20 @@ def _x_extent(chart: Chart) -> list[float] | None:
     return [lo, hi if hi > lo else lo + 1]
 
 
-def _y_axis(chart: Chart) -> alt.Axis:
-    if chart.get("counts"):
-        return alt.Axis(tickMinStep=1, format="d")
-    return alt.Axis()
-
-
 def line_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
     time = chart.get("x_fmt") == "time"
     x_domain = _x_extent(chart)
     y_domain = _y_domain(chart, x_domain)
     rows = _line_rows(chart, time)
     x = _x_encoding(chart, x_domain)
-    y_scale = alt.Scale(domain=y_domain, nice=True, zero=False) if y_domain else alt.Scale()
-    y = alt.Y("y:Q", title=chart["y_label"], scale=y_scale, axis=_y_axis(chart))
+    y_domain = y_domain or [0.0, 1.0]
+    if chart.get("counts"):
+        ticks = count_ticks(y_domain[0], y_domain[1])
+        y_scale = alt.Scale(domain=[ticks[0], ticks[-1]], nice=False, zero=False)
+        y_axis = _count_axis(ticks)
+    else:
+        y_scale, y_axis = alt.Scale(domain=y_domain, nice=True, zero=False), alt.Axis()
+    y = alt.Y("y:Q", title=chart["y_label"], scale=y_scale, axis=y_axis)
     keys = [r["key"] for r in rows]
     color = alt.Color(
         "key:N",
@@ -295,31 +312,44 @@ def line_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
             .transform_filter("datum.pts && isValid(datum.y)")
         )
     if not chart.get("static"):  # a panel of a PNG needs no hover (nor can share its name with another panel's)
-        layers.append(_hover_rule(chart, rows, x, time))
-    out = alt.layer(*layers, data=alt.InlineData(values=rows)).transform_flatten(
-        ["x", "y", "lo", "hi", *(["xt"] if time else [])]
-    )
+        layers.append(_hover(chart, rows, x, x_domain))
+    out = alt.layer(*layers, data=alt.InlineData(values=rows)).transform_flatten(["x", "y", "lo", "hi", "xt"])
     return out.properties(title=_title(chart), width=WIDTH, height=HEIGHT)
 
 
-def _hover_rule(chart: Chart, rows: Sequence[Mapping[str, Any]], x: alt.X, time: bool) -> alt.Chart:
-    """A vertical rule at the hovered x, its tooltip listing every line's value there."""
-    hover = alt.selection_point(name="hover", fields=["x"], nearest=True, on="pointerover", clear="pointerout")
-    x_tip = alt.Tooltip("xt:N" if time else ("x:O" if chart.get("x_fmt") == "step" else "x:Q"), title=chart["x_label"])
-    tips = [x_tip] + [alt.Tooltip(f"{r['s']}:Q", title=r["label"], format=".2~f") for r in rows if not r["ref"]]
-    rule: alt.Chart = (
+def _hover(chart: Chart, rows: Sequence[Mapping[str, Any]], x: alt.X, x_domain: Sequence[float] | None) -> alt.Chart:
+    """A band per x value, invisible until hovered, its tooltip listing every line's value there: on a step axis,
+    the step's place; on a number or time axis, from halfway to the x before to halfway to the next (a step line:
+    from this x to the next, where the value holds). (Not Vega-Lite's "nearest" point selection: its tooltip reads
+    text fields from the hovered mark, not from the data.)"""
+    hover = alt.selection_point(name="hover", fields=["x"], on="pointerover", clear="pointerout")
+    tips = [alt.Tooltip("xt:N", title=chart["x_label"])]
+    tips += [alt.Tooltip(f"{r['s']}:Q", title=r["label"], format=".2~f") for r in rows if not r["ref"]]
+    base = (
         alt.Chart(name="hover")
-        .mark_rule(color=REFERENCE, clip=True, strokeWidth=1)
-        .encode(
-            x=x,
-            opacity=alt.condition(hover, alt.value(0.9), alt.value(0.0), empty=False),
-            tooltip=tips,
-        )
         .transform_filter("!datum.ref")
-        .transform_pivot("s", value="y", groupby=["x", "xt"] if time else ["x"], op="max")
+        .transform_pivot("s", value="y", groupby=["x", "xt"], op="max")
+    )
+    opacity = alt.condition(hover, alt.value(0.15), alt.value(0.0), empty=False)
+    if x_domain is None:  # a step axis: the band of the step
+        band: alt.Chart = base.mark_rect(color=REFERENCE).encode(x=x, opacity=opacity, tooltip=tips)
+        return band.add_params(hover)
+    lo, hi = x_domain
+    if chart.get("step"):
+        x0, x1 = "datum.x", f"isValid(datum.next) ? datum.next : max(datum.x, {hi})"
+    else:
+        x0 = f"isValid(datum.prev) ? (datum.prev + datum.x) / 2 : min(datum.x, {lo})"
+        x1 = f"isValid(datum.next) ? (datum.x + datum.next) / 2 : max(datum.x, {hi})"
+    ranged: alt.Chart = (
+        base.transform_window(
+            prev="lag(x)", next="lead(x)", sort=[alt.SortField("x", order="ascending")], frame=[None, None]
+        )
+        .transform_calculate(x0=x0, x1=x1)
+        .mark_rect(color=REFERENCE, clip=True)
+        .encode(x=alt.X("x0:Q", title=chart["x_label"]), x2="x1:Q", opacity=opacity, tooltip=tips)
         .add_params(hover)
     )
-    return rule
+    return ranged
 
 
 # -- bars ------------------------------------------------------------------------------------------------------
@@ -348,6 +378,18 @@ def _bar_rows(chart: Chart) -> list[dict[str, Any]]:
     return rows
 
 
+def _bar_extent(rows: Sequence[Mapping[str, Any]], stacked: bool) -> tuple[float, float]:
+    """The lowest and highest value the bars (whiskers, stacks) reach, 0 included."""
+    if stacked:
+        totals: dict[str, float] = {}
+        for r in rows:
+            totals[r["c"]] = totals.get(r["c"], 0.0) + max(0.0, float(r["v"] or 0.0))
+        return 0.0, max(totals.values(), default=0.0)
+    tops = _valid([r["hi"] if r["hi"] is not None else r["v"] for r in rows])
+    bottoms = _valid([r["lo"] if r["lo"] is not None else r["v"] for r in rows])
+    return min([0.0, *bottoms]), max([0.0, *tops])
+
+
 def bar_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
     rows = _bar_rows(chart)
     cats = list(chart["categories"])
@@ -363,10 +405,12 @@ def bar_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
         axis=alt.Axis(labelAngle=-35 if rotate else 0, labelAlign="right" if rotate else "center", labelLimit=160),
         scale=alt.Scale(paddingInner=0.2, paddingOuter=0.1),
     )
-    y_axis = alt.Axis(tickMinStep=1, format="d") if chart.get("counts") else alt.Axis()
-    tops = _valid([r["hi"] if r["hi"] is not None else r["v"] for r in rows])
-    # nothing above 0 (no disruption at all): an axis from 0 to 1, not a plot of height 0
-    y_scale = alt.Scale(domain=[0, 1]) if not any(t > 0 for t in tops) and min(tops, default=0) >= 0 else alt.Scale()
+    lo, hi = _bar_extent(rows, stacked)
+    if chart.get("counts"):
+        ticks = count_ticks(lo, hi)
+        y_scale, y_axis = alt.Scale(domain=[ticks[0], ticks[-1]], nice=False), _count_axis(ticks)
+    else:  # nothing above 0 (no disruption at all): an axis from 0 to 1, not a plot of height 0
+        y_scale, y_axis = (alt.Scale(domain=[0, 1]) if hi <= 0 <= lo else alt.Scale()), alt.Axis()
     y = alt.Y("v:Q", title=chart["y_label"], axis=y_axis, stack="zero" if stacked else None, scale=y_scale)
     keys = [r["key"] for r in rows]
     show_colors = not by_category and (len(groups) > 1 or stacked)
@@ -484,6 +528,7 @@ def heatmap_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
                 x=x,
                 y=y,
                 text=alt.Text("v:Q", format=".0f"),
+                tooltip=tooltip,  # the number sits on its cell: it answers the hover too
                 color=alt.condition("datum.v > 55 && datum.v <= 100.05", alt.value("white"), alt.value("#1f2328")),
             )
             .transform_filter("isValid(datum.v)")
@@ -494,7 +539,7 @@ def heatmap_chart(chart: Chart, palette: Palette) -> alt.TopLevelMixin:
         .transform_window(ci="row_number()", groupby=["layer", "node"])
         .transform_calculate(
             ci="datum.ci - 1",
-            col=f"{labels}[datum.ci - 1]",
+            col=f"{labels}[datum.ci]",
             vt="isValid(datum.v) ? format(datum.v, '.1f') + ' %' : 'n/a'",
         )
     )

@@ -259,7 +259,8 @@ def heatmap(
 
 
 def timeline(title: str, lanes: Sequence[dict[str, Any]], end: float, caption: str = "") -> Chart:
-    """Lanes of events over virtual time. A lane: ``label``, ``events``: [time, pod, text]."""
+    """Lanes of events over virtual time. A lane: ``label``, ``events``: [time, pod, text], optional ``key`` (what
+    its colour means, when another chart of the page colours the same thing: ``preemptions``)."""
     return {"kind": "timeline", "title": title, "lanes": list(lanes), "end": clean(end), "caption": caption}
 
 

@@ -117,7 +117,9 @@ def _history_heatmap(usage: Mapping[str, Any]) -> c.Chart:
     )
     if usage["nodes_total"] > len(usage["nodes"]):
         caption += f"; the first {len(usage['nodes'])} of {usage['nodes_total']} nodes"
-    return c.heatmap("Per-node utilisation over time (%)", usage["nodes"], layers, col_label="time", caption=caption)
+    return c.heatmap(
+        "Per-node utilisation over time (%)", usage["nodes"], layers, col_label="virtual time", caption=caption
+    )
 
 
 def _victims(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -136,6 +138,7 @@ def _victims(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 LANES = ("arrived", "scheduled", "unschedulable", "preemption", "completed", "evicted / deleted")
+LANE_KEYS = {"preemption": "preemptions", "evicted / deleted": "evictions"}  # the colours of the step charts' bars
 
 
 def _timeline(
@@ -164,7 +167,10 @@ def _timeline(
         lanes["preemption"].append([p["time"], p["by"], f"preempted {victims} on {', '.join(p['nodes'])}"])
     return c.timeline(
         "Event timeline",
-        [{"label": name, "events": lanes[name]} for name in ("scenario step", *LANES)],
+        [
+            {"label": name, "key": LANE_KEYS.get(name, name), "events": lanes[name]}
+            for name in ("scenario step", *LANES)
+        ],
         end,
         caption="a mark's size: how many events it holds; hover a mark for the pods and what happened, click it "
         "for the first pod's details",
