@@ -62,13 +62,16 @@ def start_browser() -> Iterator[Any]:
 
 
 def load(driver: Any, page: Path) -> None:
-    """Open the page; wait until it says it is ready (every chart drawn); no console error."""
+    """Open the page; wait until it says it is ready (every chart drawn); no console error, no Vega warning."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(page.resolve().as_uri())
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    log = driver.get_log("browser")
+    errors = [e for e in log if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, f"console errors on {page.name}: {errors}"
+    warnings = [e for e in log if '"WARN"' in e["message"]]  # Vega's warnings: a spec it reads otherwise
+    assert not warnings, f"Vega warnings on {page.name}: {warnings}"
 
 
 def sizes(driver: Any, css: str) -> list[tuple[float, float]]:

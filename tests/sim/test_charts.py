@@ -194,6 +194,17 @@ def whole_numbers(ticks: list[str]) -> bool:
     )
 
 
+def test_every_spec_is_valid_vega_lite(pages: dict[str, Path]) -> None:
+    """Against the Vega-Lite schema Altair ships (the page and vl-convert would otherwise warn, or draw less)."""
+    import jsonschema
+    from altair.vegalite.v6.schema import core
+
+    validator = jsonschema.Draft7Validator(core.load_schema())
+    for page, _, spec in every_chart(pages):
+        errors = [e.message[:200] for e in validator.iter_errors(spec)]
+        assert not errors, f"{page}: {title(spec)}: {errors[:3]}"
+
+
 def test_count_axes_tick_whole_numbers(pages: dict[str, Path]) -> None:
     counted = []
     for page, _, spec in every_chart(pages):
@@ -397,3 +408,17 @@ def test_the_tune_page_has_the_search_the_trials_and_the_whole_best_configuratio
     assert [s["id"] for s in again["sections"]] == ids
     trials = next(s for s in again["sections"] if s["id"] == "trials")
     assert trials["rows"] == next(s for s in model["sections"] if s["id"] == "trials")["rows"]
+
+
+def test_a_tune_summary_alone_says_what_its_page_lacks(pages: dict[str, Path], tmp_path: Path) -> None:
+    summary = json.loads((pages["tune"].parent / "tune" / "summary.json").read_text(encoding="utf-8"))
+    summary["outputs"] = {k: f"/nonexistent/{Path(v).name}" for k, v in summary["outputs"].items()}
+    alone = tmp_path / "summary.json"
+    alone.write_text(json.dumps(summary), encoding="utf-8")
+    invoke("report", str(alone))
+    model = embedded(alone.with_suffix(".html"))
+    assert [s["id"] for s in model["sections"]] == ["summary", "best", "charts", "holdout"]  # no search, no trials
+    assert "trials.csv was not found" in model["sections"][0]["notes"][0]
+    assert [title(c["spec"]) for c in charts_of(alone.with_suffix(".html"))] == [
+        "Held-out seeds 3: the best configuration and the baselines"
+    ]

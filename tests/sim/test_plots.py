@@ -13,7 +13,7 @@ import pytest
 from packsched.sim import chartspec
 from packsched.sim.htmlreport import page_palette
 from packsched.sim.htmlreport.history import curve_extras
-from packsched.sim.htmlreport.page import _seed_text, _zoom_start
+from packsched.sim.htmlreport.page import seed_text, zoom_start
 from packsched.sim.plots import trace_charts, write_trace_pngs
 from packsched.sim.replay import RunResult
 
@@ -57,12 +57,12 @@ def caption(spec: dict[str, Any]) -> str:
 
 
 def test_seed_text_and_zoom_start() -> None:
-    assert _seed_text([44, 42, 43]) == "3 seeds (42-44)"
-    assert _seed_text([1, 5]) == "2 seeds (1, 5)" and _seed_text([7]) == "1 seed (7)"
+    assert seed_text([44, 42, 43]) == "3 seeds (42-44)"
+    assert seed_text([1, 5]) == "2 seeds (1, 5)" and seed_text([7]) == "1 seed (7)"
     diagonal = [float(x) for x in range(131)]
-    assert _zoom_start({"a": diagonal}) == 80  # never leaves it: the last 50 points
-    assert _zoom_start({"a": [min(x, 40.0) for x in diagonal]}) == 30
-    assert _zoom_start({"a": [min(x, 96.0) for x in diagonal]}) == 80
+    assert zoom_start({"a": diagonal}) == 80  # never leaves it: the last 50 points
+    assert zoom_start({"a": [min(x, 40.0) for x in diagonal]}) == 30
+    assert zoom_start({"a": [min(x, 96.0) for x in diagonal]}) == 80
 
 
 def test_allocation_png_titles_zoom_and_our_median_over_the_published_mean() -> None:

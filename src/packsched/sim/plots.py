@@ -15,27 +15,27 @@ from packsched.sim.htmlreport import charts as c
 from packsched.sim.htmlreport import page_palette
 from packsched.sim.htmlreport.history import curve_extras
 from packsched.sim.htmlreport.page import (
-    _allocation_chart,
-    _frag_chart,
-    _groups,
-    _trace_text,
-    _unallocated_bars,
+    allocation_chart,
+    fragmentation_chart,
+    trace_groups,
+    trace_text,
+    unallocated_bars,
 )
 from packsched.sim.replay import RunResult
 
 
 def trace_charts(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> dict[str, c.Chart]:
     """The charts of a ``replay`` or ``compare`` document (and the curves of its runs: ``extras``), by file."""
-    groups = _groups(doc)
+    groups = trace_groups(doc)
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     out = {
-        "allocation.png": _allocation_chart(doc, groups, extras),
-        "fragmentation.png": _frag_chart(doc, groups, extras),
+        "allocation.png": allocation_chart(doc, groups, extras),
+        "fragmentation.png": fragmentation_chart(doc, groups, extras),
     }
     if "policies" in doc and len(groups) > 1:
-        alloc, bars = out["allocation.png"], _unallocated_bars(groups, "100", seeds)
+        alloc, bars = out["allocation.png"], unallocated_bars(groups, "100", seeds)
         notes = alloc["caption"].split("\n")[1:]  # the first line: the trace, said once for both
-        caption = "\n".join([_trace_text(doc, seeds), "left: " + "; ".join(notes), "right: " + bars["caption"]])
+        caption = "\n".join([trace_text(doc, seeds), "left: " + "; ".join(notes), "right: " + bars["caption"]])
         panels = [{**alloc, "caption": ""}, {**bars, "caption": ""}]
         out["comparison.png"] = c.concat("Policies compared", panels, caption=caption)
     return out

@@ -591,17 +591,15 @@ def whatif_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
 # -- trace replays -------------------------------------------------------------------------------------------
 
 
-def _trace_text(doc: Mapping[str, Any], seeds: Sequence[int]) -> str:
+def trace_text(doc: Mapping[str, Any], seeds: Sequence[int]) -> str:
     t = doc.get("trace", {})
     pods = str(t.get("pods", ""))
     workload = pods if pods.endswith(".csv") else f"openb_pod_list_{pods}"
-    seed_text = _seed_text(seeds)
-    return (
-        f"trace {workload} on {t.get('nodes')} nodes, {seed_text}, tune {t.get('tune')}, tie-break {t.get('tie_break')}"
-    )
+    said = seed_text(seeds)
+    return f"trace {workload} on {t.get('nodes')} nodes, {said}, tune {t.get('tune')}, tie-break {t.get('tie_break')}"
 
 
-def _seed_text(seeds: Sequence[int]) -> str:
+def seed_text(seeds: Sequence[int]) -> str:
     if not seeds:
         return "no seeds"
     s = sorted(seeds)
@@ -610,7 +608,7 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return f"{len(s)} seed{'s' if len(s) > 1 else ''} ({', '.join(map(str, s))})"
 
 
-def _groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def trace_groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each policy's summary (compare), or the one of a replay, in the same shape."""
     if "policies" in doc:
         return list(doc["policies"])
@@ -618,7 +616,7 @@ def _groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{**doc, "label": label}]
 
 
-def _zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
+def zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
     """The arrived level from which some policy's allocation leaves the diagonal (allocated = arrived), less 10,
     rounded down to 10: below it every curve is the same diagonal."""
     first = 130
@@ -630,9 +628,7 @@ def _zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
     return float(max(0, min(80, (first - 10) // 10 * 10)))
 
 
-def _allocation_chart(
-    doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]
-) -> c.Chart:
+def allocation_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> c.Chart:
     curves = extras.get("curves", {})
     pub_curves = extras.get("published_curves", {})
     lines = []
@@ -660,11 +656,11 @@ def _allocation_chart(
                     med[p] = y
             medians[label] = med
             lines.append(c.series(f"{label} (n={n})", pts, ys, key=label))
-    start = _zoom_start(medians)
+    start = zoom_start(medians)
     lines.append(c.series(DIAGONAL, [0, 130], [0, 130], ref=True))
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     kind = BAND if curves else "points: median over seeds at the levels the JSON keeps"
-    caption = f"{_trace_text(doc, seeds)}\n{kind}"
+    caption = f"{trace_text(doc, seeds)}\n{kind}"
     if published:
         caption += "; dashed: the published mean"
     caption += "; dotted grey: allocated = arrived"
@@ -689,7 +685,9 @@ def _median(values: Sequence[float | None]) -> float | None:
     return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
 
 
-def _frag_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> c.Chart:
+def fragmentation_chart(
+    doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]
+) -> c.Chart:
     curves = extras.get("curves", {})
     lines = []
     for g in groups:
@@ -710,18 +708,18 @@ def _frag_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], ext
         "fragmentation rate (% of idle GPU)",
         lines,
         x_domain=(0, 130),
-        caption=f"{_trace_text(doc, seeds)}\n{BAND if curves else 'points: median over seeds'}",
+        caption=f"{trace_text(doc, seeds)}\n{BAND if curves else 'points: median over seeds'}",
         legend="policy",
     )
 
 
-def _unallocated_bars(groups: Sequence[Mapping[str, Any]], level: str, seeds: Sequence[int]) -> c.Chart:
+def unallocated_bars(groups: Sequence[Mapping[str, Any]], level: str, seeds: Sequence[int]) -> c.Chart:
     """Per policy (its colour, as in the curves): ours, and the published figure beside it, lighter."""
     labels = [g["label"] for g in groups]
     pubs = [g.get("published") or {} for g in groups]
     bar_groups = [
         c.bar_group(
-            f"packsched, {_seed_text(seeds)}",
+            f"packsched, {seed_text(seeds)}",
             [g.get("mean", {}).get(level) for g in groups],
             [g.get("sd", {}).get(level) for g in groups],
         )
@@ -801,14 +799,14 @@ def _summary_row(g: Mapping[str, Any]) -> list[Any]:
 
 
 def trace_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
-    groups = _groups(doc)
+    groups = trace_groups(doc)
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     replay = "policies" not in doc
     notes = []
     if doc.get("interrupted"):
         i = doc["interrupted"]
         notes.append(f"interrupted (Ctrl-C): {i['runs_done']} of {i['runs_total']} runs finished; these are theirs")
-    items: list[tuple[str, Any]] = [("trace", _trace_text(doc, seeds))]
+    items: list[tuple[str, Any]] = [("trace", trace_text(doc, seeds))]
     if replay:
         g = groups[0]
         pub = g.get("published") or {}
@@ -838,8 +836,8 @@ def trace_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                 [_summary_row(g) for g in groups],
             )
         )
-    figures = [_allocation_chart(doc, groups, extras), _frag_chart(doc, groups, extras)]
-    figures += [_unallocated_bars(groups, level, seeds) for level in ("100", "130")]
+    figures = [allocation_chart(doc, groups, extras), fragmentation_chart(doc, groups, extras)]
+    figures += [unallocated_bars(groups, level, seeds) for level in ("100", "130")]
     if not replay:
         figures.append(
             c.bars(
