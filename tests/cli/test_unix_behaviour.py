@@ -744,16 +744,17 @@ def test_tune_study_on_a_full_disk_is_one_error_line(trace_dir: Path, tmp_path: 
 def test_a_failed_plot_leaves_no_half_written_file(
     trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A write error in the middle of a file (here matplotlib's, an I/O error after some bytes): one line naming
-    the file, exit code 2; the file is not there, whole or cut, nor its temporary file."""
-    from matplotlib.figure import Figure
+    """A write error in the middle of a file (a chart's PNG, an I/O error after some bytes): one line naming the
+    file, exit code 2; the file is not there, whole or cut, nor its temporary file."""
+    real_write_bytes = Path.write_bytes
 
-    def half_written(self: Figure, path: Any, **_: Any) -> None:
-        with open(path, "wb") as fh:
-            fh.write(b"\x89PNG half")
+    def half_written(self: Path, data: Any) -> int:
+        if self.suffix != ".png":
+            return real_write_bytes(self, data)
+        real_write_bytes(self, b"\x89PNG half")
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(Figure, "savefig", half_written)
+    monkeypatch.setattr(Path, "write_bytes", half_written)
     out_dir = tmp_path / "out"
     result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "BestFit", "--out-dir", str(out_dir)])
     assert result.exit_code == 2, result.output

@@ -1,18 +1,16 @@
 """The HTML report (``--html FILE`` on the commands, ``packsched report FILE.json``): the page model from every
 kind of ``-o json`` document, what ``--html`` adds (history, explain tables) without changing the JSON, and the
 page itself in a real headless browser (Debian's chromium through selenium): it loads without console errors, its
-charts render, a filter reduces a table's rows, a pod opens its explain table; a screenshot is saved.
+charts (Vega-Lite, drawn by the inlined Vega-Embed) render, a filter reduces a table's rows, a pod opens its explain
+table; a screenshot is saved. Each chart kind's title, axis titles and units: tests/sim/test_charts.py.
 
-The browser tests need chromium and chromedriver (``make test`` installs them with apt-get where it can); without
-them they are skipped and say why (PACKSCHED_REQUIRE_BROWSER=1 makes that a failure instead)."""
+The browser tests need chromium and chromedriver (tests/browser_pages.py); without them they are skipped and say
+why (PACKSCHED_REQUIRE_BROWSER=1 makes that a failure instead)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from browser_pages import load, rows, screenshot, sizes
 from helpers import write_small_trace
 from packsched.api.manifests import load_manifests
 from packsched.cli.main import app
@@ -55,6 +54,19 @@ def embedded(page: Path) -> dict[str, Any]:
     return data
 
 
+def figures(model: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The embedded charts' Vega-Lite specifications, by title."""
+    return {
+        c["spec"]["title"]["text"]: c["spec"] for s in model["sections"] if s["type"] == "charts" for c in s["charts"]
+    }
+
+
+def data(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows a chart's specification holds (its one inline data set)."""
+    (rows,) = spec["datasets"].values()
+    return list(rows)
+
+
 def assert_self_contained(page: Path) -> None:
     """Nothing to fetch: no external script, style sheet, image or font."""
     text = page.read_text(encoding="utf-8")
@@ -79,9 +91,9 @@ def test_simulate_html_keeps_the_json_and_adds_history_and_explain_tables(tmp_pa
     train = model["pods"]["default/train-0"]
     assert train["explain"]["selected"] == "node-a" and train["explain"]["nodes"]
     assert [e[1] for e in train["events"]][-1] == "completed"
-    lanes = next(c for s in model["sections"] if s["type"] == "charts" for c in s["charts"] if c["kind"] == "timeline")
-    preemptions = next(lane for lane in lanes["lanes"] if lane["label"] == "preemption")["events"]
-    assert len(preemptions) == 2 and all("preempted default/etl-" in e[2] for e in preemptions)
+    marks = data(figures(model)["Event timeline"])
+    preemptions = [m for m in marks if m["lane"] == "preemption (2)"]
+    assert sum(m["n"] for m in preemptions) == 2 and all("preempted default/etl-" in m["tip"] for m in preemptions)
 
 
 def test_usage_history_ends_where_the_snapshot_ends() -> None:
@@ -139,9 +151,8 @@ def test_run_html_has_the_scenarios_pods_quotas_and_evictions(tmp_path: Path) ->
     model = embedded(page)
     ids = [s["id"] for s in model["sections"]]
     assert {"steps", "step-charts", "placements", "utilisation", "timeline", "events"} <= set(ids)
-    timeline = next(c for s in model["sections"] if s["id"] == "timeline" for c in s["charts"])
-    evicted = next(lane for lane in timeline["lanes"] if lane["label"] == "evicted / deleted")
-    assert len(evicted["events"]) == 6
+    marks = data(figures(model)["Event timeline"])
+    assert sum(m["n"] for m in marks if m["lane"] == "evicted / deleted (6)") == 6
     assert any(p.get("explain") for p in model["pods"].values())
 
 
@@ -204,8 +215,9 @@ def test_quotas_over_time(tmp_path: Path) -> None:
     assert grows["max"][0] == 6 and grows["max"][-1] == 8  # setQuota at 90 s
     invoke("report", str(saved))  # from the saved document: min / used / max at the end of each step
     quota_charts = next(s for s in embedded(saved.with_suffix(".html"))["sections"] if s["id"] == "quotas")
-    assert [c["title"] for c in quota_charts["charts"]] == ["quota quota1: cpu", "quota quota2: cpu"]
-    maxima = next(s for s in quota_charts["charts"][0]["series"] if s["label"] == "max")["y"]
+    titles = [c["spec"]["title"]["text"] for c in quota_charts["charts"]]
+    assert titles == ["quota quota1: cpu", "quota quota2: cpu"]
+    maxima = next(r for r in data(quota_charts["charts"][0]["spec"]) if r["label"] == "max")["y"]
     assert maxima == [6, 8]
 
 
@@ -216,8 +228,8 @@ def embedded_quotas(page: Path) -> list[dict[str, Any]]:
         if section["id"] != "quotas":
             continue
         for chart in section["charts"]:
-            ns = chart["title"].split("/")[0]
-            lines = {s["label"]: s["y"] for s in chart["series"]}
+            ns = chart["spec"]["title"]["text"].split("/")[0]
+            lines = {r["label"]: r["y"] for r in data(chart["spec"])}
             out.append({"namespace": ns, "used": lines["used"], "min": lines["min"], "max": lines.get("max")})
     return out
 
@@ -290,7 +302,8 @@ def test_text_cannot_close_the_script_element() -> None:
     doc = json.loads(invoke("simulate", str(EX / "timeline"), "-o", "json").stdout)
     doc["warnings"] = ["</script><script>alert(1)</script>"]
     text = render_html(doc)
-    assert text.count("</script>") == 2 and "alert(1)" in text  # the data's own, escaped as \u003c/script>
+    # the data, the Vega bundle and the page's script; the data's own escaped as \u003c/script>
+    assert text.count("</script>") == 3 and "alert(1)" in text
 
 
 def test_compare_html_has_curves_and_published_bars_only_where_published(trace_dir: Path, tmp_path: Path) -> None:
@@ -299,100 +312,60 @@ def test_compare_html_has_curves_and_published_bars_only_where_published(trace_d
         "compare", str(trace_dir), "--policies", "FGD,BestFit", "--seeds", "1-2", "--workers", "1", "--html", str(page)
     )
     model = embedded(page)
-    figures = {c["title"]: c for s in model["sections"] if s["type"] == "charts" for c in s["charts"]}
-    alloc = figures["GPU allocation vs arrived workload"]
-    labels = [s["label"] for s in alloc["series"]]
-    assert labels[:2] == ["FGD (n=2)", "BestFit (n=2)"] and len(alloc["series"][0]["y"]) == 131
-    published = [s for s in alloc["series"] if "published" in s["label"]]
-    assert [s["label"] for s in published] == ["FGD, published (Weng et al., ATC '23) mean"]
-    assert published[0]["on_top"] and published[0]["dash"]
-    assert "2 seeds (1, 2)" in alloc["caption"] and "interquartile" in alloc["caption"]
-    bars = figures["Unallocated GPU % at 100% arrived (lower is better)"]
-    pub_bars = bars["groups"][1]
-    assert pub_bars["values"][1] is None and pub_bars["missing"] == "no published figure"
-    assert "± population SD" in bars["caption"]
+    charts = figures(model)
+    alloc = charts["GPU allocation vs arrived workload"]
+    lines = {r["label"]: r for r in data(alloc)}
+    assert {"FGD (n=2)", "BestFit (n=2)"} <= set(lines) and len(lines["FGD (n=2)"]["y"]) == 131
+    published = [r for r in lines.values() if "published" in r["label"]]
+    assert [r["label"] for r in published] == ["FGD, published (Weng et al., ATC '23) mean"]
+    assert published[0]["dash"] and published[0]["key"] == "FGD"  # FGD's colour, dashed
+    layers = [layer["name"] for layer in alloc["layer"]]
+    assert layers.index("dashed") < layers.index("solid")  # ours drawn over the published mean
+    caption = " ".join(alloc["title"]["subtitle"])
+    assert "2 seeds (1, 2)" in caption and "interquartile" in caption
+    bars = charts["Unallocated GPU % at 100% arrived (lower is better)"]
+    pub_bars = {r["c"]: r for r in data(bars) if r["g"] == "published (Weng et al., ATC '23)"}
+    assert pub_bars["BestFit"]["v"] is None and pub_bars["BestFit"]["note"] == "no published figure"
+    assert pub_bars["FGD"]["key"] == "FGD"  # a policy's colour, as in the curves
+    assert "± population SD" in " ".join(bars["title"]["subtitle"])
 
 
-# -- in a browser --------------------------------------------------------------------------------------------
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-CHROMEDRIVER = shutil.which("chromedriver")
+# -- in a browser (tests/sim/conftest.py starts it) -------------------------------------------------------
 
 
-def _browser_missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (it is in the dev extra: pip install -e '.[dev]')"
-    if CHROMIUM is None or CHROMEDRIVER is None:
-        return (
-            "no chromium/chromedriver on PATH: `make test` installs Debian's chromium and chromium-driver with "
-            "apt-get where it can (as root); elsewhere install them to run the HTML report's browser test"
-        )
-    return None
+HEADER_LINES_JS = """
+return [...document.querySelectorAll(arguments[0])].map(th => {
+  const chars = [];
+  const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const text = walk.currentNode;
+    for (let i = 0; i < text.length; i++) {
+      const r = document.createRange();
+      r.setStart(text, i);
+      r.setEnd(text, i + 1);
+      const box = r.getClientRects()[0];
+      chars.push([text.data[i], box ? Math.round(box.top) : null]);
+    }
+  }
+  return chars;
+});
+"""
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    why = _browser_missing()
-    if why is not None:
-        if os.environ.get("PACKSCHED_REQUIRE_BROWSER"):
-            pytest.fail(f"PACKSCHED_REQUIRE_BROWSER is set but {why}")
-        pytest.skip(why)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1400,1000",
-        "--disable-extensions",
-        "--no-first-run",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def load(driver: Any, page: Path) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    driver.get(page.resolve().as_uri())
-    WebDriverWait(driver, 10).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
-    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-    assert not errors, f"console errors on {page.name}: {errors}"
-
-
-def sizes(driver: Any, css: str) -> list[tuple[float, float]]:
-    boxes: list[list[float]] = driver.execute_script(
-        "return [...document.querySelectorAll(arguments[0])].map(e => {const r = e.getBoundingClientRect();"
-        " return [r.width, r.height];})",
-        css,
-    )
-    return [(w, h) for w, h in boxes]
-
-
-def screenshot(driver: Any, path: Path) -> Path:
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1400, min(int(height) + 120, 8000))
-    driver.save_screenshot(str(path))
-    driver.set_window_size(1400, 1000)
-    assert path.stat().st_size > 10_000
-    print(f"screenshot: {path}")
-    return path
-
-
-def rows(driver: Any, table: str) -> int:
-    return int(driver.execute_script(f"return document.querySelectorAll('#{table}-table tbody tr').length"))
+def assert_headers_break_between_words(driver: Any, css: str) -> None:
+    """Each header's lines (the tops of its characters) break at a space, between the words of a CamelCase name
+    (NodeResources|Fit) or after a / or a ., never inside a word; and some do wrap (else nothing was checked)."""
+    wrapped = 0
+    for chars in driver.execute_script(HEADER_LINES_JS, css):
+        text = "".join(c for c, _ in chars)
+        for i in range(1, len(chars)):
+            (before, top0), (char, top1) = chars[i - 1], chars[i]
+            if char == " " or top0 is None or top1 is None or top1 <= top0 + 2:
+                continue
+            wrapped += 1
+            camel = (before.islower() or before.isdigit()) and char.isupper()
+            assert before in " /." or camel, f"header {text!r} broken inside a word: {text[:i]!r} | {text[i:]!r}"
+    assert wrapped, "no header wrapped: the check saw nothing"
 
 
 def test_simulate_page_in_a_browser(browser: Any, tmp_path: Path) -> None:
@@ -402,10 +375,10 @@ def test_simulate_page_in_a_browser(browser: Any, tmp_path: Path) -> None:
     page = tmp_path / "simulate.html"
     invoke("simulate", str(EX / "timeline"), "--html", str(page))
     load(browser, page)
-    plots = sizes(browser, "svg.plot")
+    plots = sizes(browser, "figure.chart svg.marks")
     assert len(plots) >= 2 and all(w > 100 and h > 50 for w, h in plots)  # the heat map and the timeline
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.heat rect.cell")) == 2 * 7  # 2 nodes x 7 instants
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.timeline circle.mark")) > 5
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".chart-heatmap g.cell_marks path")) == 2 * 7  # 2 nodes x 7
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".chart-timeline g.event_marks path")) > 5
     assert rows(browser, "placements") == 12
     box = browser.find_element(By.CSS_SELECTOR, "input.filter[data-table='placements']")
     box.send_keys("etl")
@@ -423,6 +396,9 @@ def test_simulate_page_in_a_browser(browser: Any, tmp_path: Path) -> None:
     assert selected and selected[0].text == "node-a"
     assert len(explain.find_elements(By.CSS_SELECTOR, "tbody tr")) == 2
     assert "#pod=default%2Ftrain-0" in browser.current_url
+    browser.set_window_size(900, 1000)  # narrow: the plugins' names in the headers wrap
+    assert_headers_break_between_words(browser, "#explain-table th")
+    browser.set_window_size(1400, 1000)
     screenshot(browser, tmp_path / "simulate-report.png")
     browser.find_element(By.CSS_SELECTOR, "#pod-panel button.close").click()
     assert not browser.find_element(By.ID, "pod-panel").is_displayed()
@@ -447,12 +423,12 @@ def test_compare_page_in_a_browser(browser: Any, trace_dir: Path, tmp_path: Path
         str(page),
     )
     load(browser, page)
-    plots = sizes(browser, "svg.plot")
+    plots = sizes(browser, "figure.chart svg.marks")
     assert len(plots) == 5 and all(w > 100 and h > 100 for w, h in plots)
-    lines = sizes(browser, "svg.plot path.series")
+    lines = sizes(browser, "g.solid_marks path, g.dashed_marks path")
     assert len(lines) >= 7 and all(w > 10 for w, _ in lines)  # 3 policies x 2 charts, the published curve
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.plot rect.bar")) >= 2 * (3 + 1) + 3
-    missing = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "svg.plot text.missing")]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "g.bar_marks path")) >= 2 * (3 + 1) + 3
+    missing = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "g.missing_marks text")]
     assert missing.count("no published figure") == 4  # BestFit and Random, at 100% and 130%
     assert rows(browser, "runs") == 6
     browser.find_element(By.CSS_SELECTOR, "input.filter[data-table='runs']").send_keys("bestfit")

@@ -4,8 +4,9 @@ explain`` one decision at a time, as ``test_kube_scheduler_vectors.py`` replays 
 best-scored nodes, every plugin's weighted score, feasible count, every rejected node's plugin and reasons
 (``filter_status``), the message word for word.
 
-Each release's decisions are replayed with its own ``--kube-version`` (at most ``NEWEST``). Where packsched differs the case is an xfail(strict=True) naming why (``KNOWN``); docs/reference/conformance.md
-lists the differences. When packsched learns one, its cases pass, strict xfail fails, and the entry goes.
+Each release's decisions are replayed with its own ``--kube-version`` (at most ``NEWEST``). Where packsched
+differs the case is an xfail(strict=True) naming why (``KNOWN``); docs/reference/conformance.md lists the
+differences. When packsched learns one, its cases pass, strict xfail fails, and the entry goes.
 """
 
 from __future__ import annotations

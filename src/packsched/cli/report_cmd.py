@@ -1,5 +1,5 @@
 """``packsched report FILE.json``: one self-contained HTML page of a saved ``-o json`` document; and the
-``--html FILE`` option that ``simulate``, ``run``, ``replay`` and ``compare`` share (:data:`HtmlOpt`,
+``--html FILE`` option that ``simulate``, ``run``, ``replay``, ``compare`` and ``tune`` share (:data:`HtmlOpt`,
 :func:`check_html`, :func:`write_html`)."""
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from rich.markup import escape
 from packsched.api.files import STDIN, OutputError, display_name, read_text, write_text_replacing
 from packsched.cli.console import make_console
 from packsched.sim.htmlreport import ReportError, render_html
-from packsched.sim.htmlreport.history import curve_extras
+from packsched.sim.htmlreport.history import curve_extras, tune_extras_from_files
 from packsched.sim.replay import RunResult
 
 err = make_console(stderr=True)
 EXIT_INPUT = 2
+TUNE_SCHEMA = "packsched.tune/v1"
 
 HtmlOpt = Annotated[
     Path | None,
@@ -98,8 +99,8 @@ def report(
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="the page's title (default: the command's)")] = None,
 ) -> None:
-    """Turn a saved -o json output (simulate, explain, quotas, demo, replay, compare, run, verify-record) into one
-    self-contained HTML page: sortable, filterable tables, charts, per-pod details; readable offline."""
+    """Turn a saved -o json output (simulate, explain, quotas, demo, replay, compare, run, verify-record, tune) into
+    one self-contained HTML page: sortable, filterable tables, charts, per-pod details; readable offline."""
     source = str(document)
     shown = display_name(source)
     target = page or (Path("report.html") if source == STDIN else document.with_suffix(".html"))
@@ -114,7 +115,10 @@ def report(
         raise _fail(f"{shown}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise _fail(f"{shown}: not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    write_html(target, doc, None, title, option="-o", source=shown)
+    extras = None
+    if isinstance(doc, dict) and doc.get("schema") == TUNE_SCHEMA:  # its trials.csv and best-config.yaml
+        extras = tune_extras_from_files(doc, None if source == STDIN else document.parent)
+    write_html(target, doc, extras, title, option="-o", source=shown)
 
 
 def register(app: typer.Typer) -> None:

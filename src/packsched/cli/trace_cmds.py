@@ -16,7 +16,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from packsched.api.errors import InputError
-from packsched.api.files import replacing
 from packsched.cli.console import make_console
 from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_trace_html
@@ -218,7 +217,6 @@ def _write_outputs(
     out_dir: Path | None,
     groups: dict[str, list[RunResult]],
     summary: dict[str, Any],
-    summaries: dict[str, dict[str, Any]],
     pubs: dict[str, Any],
     with_plots: bool = True,
 ) -> dict[str, Any]:
@@ -239,18 +237,7 @@ def _write_outputs(
         return files
     from packsched.sim import plots
 
-    pub_curves = {k: v["gpu_alloc_pct"] for k, v in pubs.items() if v}
-    trace = plots.trace_label(summary)  # in the plots' titles, with the seeds
-    with replacing(out_dir / "allocation.png") as tmp:
-        plots.plot_curves(groups, "gpu_alloc_pct", tmp, pub_curves, trace)
-    files["allocation_png"] = str(out_dir / "allocation.png")
-    with replacing(out_dir / "fragmentation.png") as tmp:
-        plots.plot_curves(groups, "frag_rate_pct", tmp, None, trace)
-    files["fragmentation_png"] = str(out_dir / "fragmentation.png")
-    if len(groups) > 1:
-        with replacing(out_dir / "comparison.png") as tmp:
-            plots.plot_comparison(groups, summaries, tmp, trace)
-        files["comparison_png"] = str(out_dir / "comparison.png")
+    files.update(plots.write_trace_pngs(out_dir, summary, groups, pubs))  # the HTML report's charts, as PNGs
     summary["outputs"] = files
     write_json(summary, out_dir / "summary.json")
     return files
@@ -301,9 +288,7 @@ def replay(
         "seconds_per_run": summary_group["seconds_per_run"],
     }
     _mark_interrupted(sweep, data)
-    files = _write_outputs(
-        out_dir, {label: runs}, data, {label: summary_group}, {label: pub}, with_plots=not sweep.interrupted
-    )
+    files = _write_outputs(out_dir, {label: runs}, data, {label: pub}, with_plots=not sweep.interrupted)
     data["outputs"] = files
     write_trace_html(html, data, {label: runs}, {label: pub})
     if output == "json":
@@ -442,7 +427,7 @@ def compare(
         "policies": list(summaries.values()),
     }
     _mark_interrupted(sweep, data)
-    data["outputs"] = _write_outputs(out_dir, groups, data, summaries, pubs, with_plots=not sweep.interrupted)
+    data["outputs"] = _write_outputs(out_dir, groups, data, pubs, with_plots=not sweep.interrupted)
     write_trace_html(html, data, groups, pubs)
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

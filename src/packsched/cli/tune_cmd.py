@@ -15,6 +15,7 @@ from rich.table import Table
 from packsched.api.errors import InputError
 from packsched.api.files import OutputError
 from packsched.cli.progress import RunProgress, elapsed_text
+from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.cli.trace_cmds import (
     DataArg,
     NodesOpt,
@@ -33,6 +34,7 @@ from packsched.cli.trace_cmds import (
 )
 from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_NAME
+from packsched.sim.htmlreport.history import tune_extras
 from packsched.sim.policies import POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
 from packsched.sim.sweep import (
@@ -132,10 +134,12 @@ def tune(
         Path, typer.Option("--out-dir", help="best-config.yaml, trials.csv, summary.json, search.png")
     ] = Path("out/tune"),
     output: OutputOpt = "table",
+    html: HtmlOpt = None,
 ) -> None:
     """Search stock kube-scheduler configurations (a TuneSpace) for the best one on a GPU trace replay, with
     Optuna's seeded TPE; resumable; the best is checked on held-out seeds beside baselines."""
     _check_common(output, tie_break, tune, workers)
+    check_html(html)
     if not 0 < ray_timeout < float("inf"):
         raise _fail([f"--ray-timeout must be a number of seconds above 0, got {ray_timeout}"])
     seed_list = _seeds(seeds, "--seeds")
@@ -190,6 +194,7 @@ def tune(
         raise OutputError(settings.storage, reason) from None
     except (Interrupted, KeyboardInterrupt) as stop:  # Ctrl-C, or SIGTERM (packsched.cli.unix)
         data = tuner.write(interrupted={"phase": "holdout" if tuner.remaining == 0 else "search"}, with_plot=False)
+        _write_page(html, tuner, data)
         err.print(
             f"{stop_text(stop)} after {elapsed_text(data['seconds'])}: the study holds {data['study']['complete']} "
             f"finished trial(s) of {trials}; run the same command to resume. Written: "
@@ -200,10 +205,20 @@ def tune(
         )
         raise typer.Exit(exit_code(stop)) from None
     data = tuner.write()
+    _write_page(html, tuner, data)
     if output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     _print_table(data)
+
+
+def _write_page(path: Path | None, tuner: Tuner, data: dict[str, Any]) -> None:
+    """``--html``: the tune page, with every trial and best-config.yaml."""
+    if path is None:
+        return
+    best = data["outputs"].get("best_config")
+    text = Path(best).read_text(encoding="utf-8") if best else None
+    write_html(path, data, tune_extras(tuner.rows(), text))
 
 
 def _cell(group: dict[str, Any], key: str | None = None) -> str:

@@ -459,8 +459,9 @@ class Tuner:
             path = s.out_dir / "best-config.yaml"
             self.write_best(path, best)
             outputs["best_config"] = str(path)
+        data = self.summary(outputs, interrupted)  # outputs: filled in below
         if with_plot and any(r["value"] is not None for r in rows):
-            outputs["search_png"] = str(plot_search(rows, s, s.out_dir / "search.png"))
+            outputs["search_png"] = str(plot_search(rows, data, s.out_dir / "search.png"))
         outputs["summary_json"] = str(s.out_dir / "summary.json")
         data = self.summary(outputs, interrupted)
         write_text_replacing(s.out_dir / "summary.json", json.dumps(data, indent=2) + "\n")
@@ -497,42 +498,13 @@ def write_rows(rows: Sequence[dict[str, Any]], path: Path, s: TuneSettings) -> P
     return path
 
 
-def plot_search(rows: Sequence[dict[str, Any]], s: TuneSettings, path: Path) -> Path:
-    """The metric of every finished trial and the best so far, titled with the trace, seeds and metric."""
-    import matplotlib
+def plot_search(rows: Sequence[dict[str, Any]], summary: dict[str, Any], path: Path) -> Path:
+    """The metric of every finished trial and the best so far, titled with the trace, seeds and metric: the tune
+    page's search chart, as a PNG."""
+    from packsched.sim import chartspec
+    from packsched.sim.htmlreport.page import search_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    done = [r for r in rows if r["value"] is not None]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.scatter([r["trial"] for r in done], [r["value"] for r in done], s=18, alpha=0.7, label="trial (mean over seeds)")
-    ax.step(
-        [r["trial"] for r in done],
-        [r["best_so_far"] for r in done],
-        where="post",
-        color="C3",
-        label="best so far",
-    )
-    workload = Path(s.pods).stem if s.pods.endswith(".csv") else f"openb_pod_list_{s.pods}"
-    ax.set_title(
-        f"packsched tune on {workload} ({Path(s.data_dir).name}), seeds {seeds_text(s.seeds)}\n"
-        f"{s.metric.description} ({s.metric.direction}), TPE seed {s.seed}",
-        fontsize=9,
-    )
-    ax.set_xlabel("trial")
-    ax.set_ylabel(s.metric.description)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    if done:
-        ax.set_xlim(-0.5, max(r["trial"] for r in done) + 0.5)
-    fig.tight_layout()
-    try:
-        with replacing(path) as tmp:
-            fig.savefig(tmp, dpi=120)
-    finally:
-        plt.close(fig)
-    return path
+    return chartspec.write_png(search_chart(summary, rows), path)
 
 
 def batch_size(workers: int, seeds: int) -> int:

@@ -1,9 +1,14 @@
-"""The page model's building blocks: plain dicts that ``assets/report.js`` draws (tables, SVG charts, figures).
+"""The page model's building blocks: plain dicts. ``assets/report.js`` draws the tables, text and figures; a chart
+is a description (``kind``: ``line``, ``bars``, ``heatmap``, ``timeline``; its title, caption, axis titles with their
+units, and data) that :mod:`packsched.sim.chartspec` turns into a Vega-Lite specification, for the page and for
+the PNGs alike.
 
-Every section has a ``type`` (``kpis``, ``table``, ``charts``, ``text``), an ``id`` and a ``title``; a chart has a
-``kind`` (``line``, ``bars``, ``heatmap``, ``timeline``). Numbers stay numbers (the page formats them, a column's
-``fmt`` says how: ``time`` in virtual seconds as a Go duration, ``pct``, ``num``); text is always set as text by the
-page, never as markup."""
+Every section has a ``type`` (``kpis``, ``table``, ``charts``, ``text``, ``code``), an ``id`` and a ``title``.
+Numbers stay numbers (the page formats them, a column's ``fmt`` says how: ``time`` in virtual seconds as a Go
+duration, ``pct``, ``num``); text is always set as text by the page, never as markup.
+
+Colours are not chosen here: a series, bar group or lane names its ``key`` (what its colour means: a policy, a
+configuration, a resource), and the page gives each key one colour (:class:`packsched.sim.chartspec.Palette`)."""
 
 from __future__ import annotations
 
@@ -34,8 +39,9 @@ def scaled(resource: str, amount: float | None) -> float | None:
 
 
 def with_unit(resource: str) -> str:
+    """An axis title: ``cpu (cores)``, ``memory (GiB)``, ``nvidia.com/gpu (count)``."""
     _, name = unit(resource)
-    return f"{resource} ({name})" if name else resource
+    return f"{resource} ({name or 'count'})"
 
 
 def clean(value: float | None, digits: int = 4) -> float | None:
@@ -94,36 +100,43 @@ def text(section_id: str, title: str, paragraphs: Sequence[str]) -> Section:
     return {"type": "text", "id": section_id, "title": title, "paragraphs": list(paragraphs)}
 
 
+def code(section_id: str, title: str, body: str, caption: str = "") -> Section:
+    """A file's text, shown as it is (monospaced)."""
+    return {"type": "code", "id": section_id, "title": title, "caption": caption, "text": body}
+
+
 def series(
     label: str,
-    x: Sequence[float],
+    x: Sequence[Any],
     y: Sequence[float | None],
     *,
     lo: Sequence[float | None] | None = None,
     hi: Sequence[float | None] | None = None,
+    key: str | None = None,
     dash: bool = False,
-    step: bool = False,
-    color: int | None = None,
-    on_top: bool = False,
     ref: bool = False,
+    points: bool = False,
 ) -> dict[str, Any]:
-    """A line: ``lo``/``hi`` draw a band under it; ``dash`` a dashed line; ``step`` holds each value until the
-    next x; ``on_top``: drawn after (over) the others, as published figures are; ``ref``: a reference line (a
-    diagonal) that the y axis does not stretch to fit."""
-    out: dict[str, Any] = {"label": label, "x": [clean(v) for v in x], "y": [clean(v) for v in y]}
+    """A line. ``key``: what its colour means (default: the label; the colour legend names the keys, the hover
+    tooltip the labels); ``lo``/``hi``: a band under it; ``dash``: dashed, and drawn under the solid lines (say in
+    the caption what dashed means); ``ref``: a reference line (a diagonal) that the y axis does not stretch to fit;
+    ``points``: points only, no line. ``x``: numbers, or step names on a step axis."""
+    out: dict[str, Any] = {
+        "label": label,
+        "x": [clean(v) if isinstance(v, int | float) else v for v in x],
+        "y": [clean(v) for v in y],
+    }
     if lo is not None and hi is not None:
         out["lo"] = [clean(v) for v in lo]
         out["hi"] = [clean(v) for v in hi]
+    if key is not None and key != label:
+        out["key"] = key
     if dash:
         out["dash"] = True
-    if step:
-        out["step"] = True
-    if color is not None:
-        out["color"] = color
-    if on_top:
-        out["on_top"] = True
     if ref:
         out["ref"] = True
+    if points:
+        out["points"] = True
     return out
 
 
@@ -138,8 +151,16 @@ def line(
     x_fmt: str = "num",
     caption: str = "",
     y_zero: bool = False,
+    step: bool = False,
+    counts: bool = False,
+    x_counts: bool = False,
+    categories: Sequence[str] = (),
+    legend: str = "",
 ) -> Chart:
-    """Lines over a shared x axis; ``y_zero``: the y axis includes 0 (else it fits the data in ``x_domain``)."""
+    """Lines over a shared x axis: ``x_fmt`` ``num``, ``time`` (virtual seconds, ticks as durations) or ``step``
+    (one place per scenario step, ``categories`` in order). ``y_zero``: the y axis includes 0 (else it fits the
+    data in ``x_domain``); ``step``: each value holds until the next x; ``counts``/``x_counts``: the y/x axis counts
+    things (whole-number ticks); ``legend``: the colour legend's title."""
     chart: Chart = {
         "kind": "line",
         "title": title,
@@ -153,8 +174,13 @@ def line(
         chart["x_domain"] = list(x_domain)
     if y_domain is not None:
         chart["y_domain"] = list(y_domain)
-    if y_zero:
-        chart["y_zero"] = True
+    for name, on in (("y_zero", y_zero), ("step", step), ("counts", counts), ("x_counts", x_counts)):
+        if on:
+            chart[name] = True
+    if categories:
+        chart["categories"] = list(categories)
+    if legend:
+        chart["legend"] = legend
     return chart
 
 
@@ -164,17 +190,35 @@ def bars(
     categories: Sequence[str],
     groups: Sequence[dict[str, Any]],
     caption: str = "",
+    *,
+    x_label: str = "",
+    color_by: str = "group",
+    stacked: bool = False,
+    counts: bool = False,
+    legend: str = "",
 ) -> Chart:
-    """Grouped bars: one bar per category and group. A group: ``label``, ``values`` (None: no bar, and the
-    group's ``missing`` text is written in its place), optional ``errors`` (whiskers, ±)."""
-    return {
+    """Bars: one per category and group, side by side (``stacked``: one on another). A group: ``label``,
+    ``values`` (None: no bar, and the group's ``missing`` text is written in its place), optional ``errors``
+    (whiskers, ±). ``color_by``: ``group`` (a colour per group, with a legend) or ``category`` (the category's
+    colour, when the categories are what other charts of the page colour: policies); ``counts``: whole-number
+    ticks."""
+    chart: Chart = {
         "kind": "bars",
         "title": title,
+        "x_label": x_label,
         "y_label": y_label,
         "categories": list(categories),
         "groups": list(groups),
         "caption": caption,
+        "color_by": color_by,
     }
+    if stacked:
+        chart["stacked"] = True
+    if counts:
+        chart["counts"] = True
+    if legend:
+        chart["legend"] = legend
+    return chart
 
 
 def bar_group(
@@ -183,23 +227,27 @@ def bar_group(
     errors: Sequence[float | None] | None = None,
     *,
     missing: str = "",
-    color: int | None = None,
+    key: str | None = None,
+    faded: bool = False,
 ) -> dict[str, Any]:
+    """``faded``: drawn lighter, outlined (a published figure beside ours, in the same colour)."""
     out: dict[str, Any] = {"label": label, "values": [clean(v) for v in values]}
     if errors is not None:
         out["errors"] = [clean(v) for v in errors]
     if missing:
         out["missing"] = missing
-    if color is not None:
-        out["color"] = color
+    if key is not None and key != label:
+        out["key"] = key
+    if faded:
+        out["faded"] = True
     return out
 
 
 def heatmap(
     title: str, rows: Sequence[str], layers: Sequence[dict[str, Any]], *, col_label: str, caption: str = ""
 ) -> Chart:
-    """Rows (nodes) x columns, one matrix per layer (a resource); values are percentages (None: not applicable).
-    A layer: ``name``, ``cols`` (labels), optional ``col_times`` (virtual seconds), ``values`` (rows x cols)."""
+    """Rows (nodes) x columns, one matrix per layer (a resource); values are percentages (None: not applicable,
+    or the node did not exist then). A layer: ``name``, ``cols`` (labels), ``values`` (rows x cols)."""
     return {
         "kind": "heatmap",
         "title": title,
@@ -211,5 +259,11 @@ def heatmap(
 
 
 def timeline(title: str, lanes: Sequence[dict[str, Any]], end: float, caption: str = "") -> Chart:
-    """Lanes of events over virtual time. A lane: ``label``, ``color``, ``events``: [time, pod, text]."""
+    """Lanes of events over virtual time. A lane: ``label``, ``events``: [time, pod, text], optional ``key`` (what
+    its colour means, when another chart of the page colours the same thing: ``preemptions``)."""
     return {"kind": "timeline", "title": title, "lanes": list(lanes), "end": clean(end), "caption": caption}
+
+
+def concat(title: str, parts: Sequence[Chart], caption: str = "") -> Chart:
+    """Charts side by side in one figure (a PNG of several panels)."""
+    return {"kind": "concat", "title": title, "charts": list(parts), "caption": caption}

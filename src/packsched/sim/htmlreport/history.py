@@ -1,6 +1,7 @@
 """What a report shows beyond a command's ``-o json`` document, computed from the runs themselves: each node's
 utilisation over time, each ElasticQuota's use over time, every pod's explain table (``simulate --html``,
-``run --html``) and the full allocation curves of trace replays (``replay --html``, ``compare --html``).
+``run --html``), the full allocation curves of trace replays (``replay --html``, ``compare --html``) and the trials
+and best configuration of a tune (``tune --html``, or ``report`` of its ``summary.json`` beside its files).
 
 The result is the ``extras`` dict that :func:`packsched.sim.htmlreport.render_html` takes beside the document.
 The JSON documents themselves (and their schemas) are left as they are."""
@@ -8,11 +9,13 @@ The JSON documents themselves (and their schemas) are left as they are."""
 from __future__ import annotations
 
 import copy
+import csv
 import math
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -94,7 +97,7 @@ class _Sampler:
     them, else the peak within each of ``max_cols`` equal time buckets."""
 
     def __init__(self, instants: Sequence[float], end: float, shape: tuple[int, ...], max_cols: int) -> None:
-        times = sorted({0.0, *instants})
+        times = sorted({0.0, *instants, *([end] if end > 0 else [])})  # the end: the state it was left in
         self.points = len(times) <= max_cols or end <= 0
         if self.points:
             self.starts = times
@@ -129,6 +132,14 @@ class _Sampler:
             self.out[self.bucket] = self.current
         return self.out
 
+    def exists(self, born: float) -> list[bool]:
+        """Per column: whether a node added at ``born`` existed then (at the instant, or before its bucket
+        ended)."""
+        if self.points:
+            return [t >= born for t in self.starts]
+        step = self.end / len(self.starts)
+        return [t + step > born for t in self.starts]
+
     def labels(self) -> list[str]:
         if self.points:
             return [format_duration(t) for t in self.starts]
@@ -143,8 +154,10 @@ def usage_history(
     end: float,
     max_nodes: int = MAX_HEATMAP_NODES,
     max_cols: int = MAX_COLUMNS,
+    born: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Each node's requested / allocatable (%) per resource over time, and its pods / allowed pods."""
+    """Each node's requested / allocatable (%) per resource over time, and its pods / allowed pods. ``born``: when
+    a node that was not there from the start was added (a scenario step): no value before (not 0 %)."""
     names = [n.name for n in snap.nodes]
     shown = names[:max_nodes]
     col = {name: i for i, name in enumerate(shown)}
@@ -163,6 +176,9 @@ def usage_history(
         with np.errstate(divide="ignore", invalid="ignore"):
             sampler.sample(t, used / alloc * 100.0)
     values = sampler.finish()  # (cols, resources + pods, nodes)
+    for name, t in (born or {}).items():
+        if name in col and t > 0:
+            values[~np.array(sampler.exists(t)), :, col[name]] = np.nan
     layers = []
     for i, name in enumerate([*resources, "pods"]):
         matrix = [[_pct(values[t, i, node]) for t in range(values.shape[0])] for node in range(n)]
@@ -393,9 +409,10 @@ def _extras(
     end: float,
     quotas: Sequence[ElasticQuota],
     limits: Sequence[tuple[float, Sequence[Mapping[str, Any]]]] = (),
+    born: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     return {
-        "usage": usage_history(records, events, snap, end),
+        "usage": usage_history(records, events, snap, end, born=born),
         "quotas": quota_history(records, events, quotas, end, limits),
         "requests": {r.pod.key: dict(r.info.requests) for r in records},
     }
@@ -421,21 +438,33 @@ def simulate_with_extras(
 def scenario_with_extras(scenario: Any, registry: Mapping[str, PluginFactory]) -> tuple[list[Any], dict[str, Any]]:
     """``run_scenario``'s step reports and the page's extras (the scenario's pods, events, utilisation and quotas
     over time, explain tables)."""
-    from packsched.sim.scenario import _Runner
+    from packsched.sim.scenario import Step, _Runner
 
-    def runner() -> _Runner:
+    class Watched(_Runner):
+        """Notes when each node was added: a node a step adds has no utilisation before it."""
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.born = {n.name: 0.0 for n in self.sim.snapshot.nodes}
+
+        def _apply(self, step: Step) -> None:
+            super()._apply(step)
+            for n in self.sim.snapshot.nodes:
+                self.born.setdefault(n.name, self.sim.now)
+
+    def runner() -> Watched:
         cluster = load_manifests(scenario.base)
         if scenario.config:
             config = load_config(scenario.config, set(registry))
         else:
             config = default_config(set(registry))
-        return _Runner(scenario, cluster, config, registry)
+        return Watched(scenario, cluster, config, registry)
 
     first = runner()
     reports = first.run()
     sim = first.sim
     limits = [(r.at, r.quotas) for r in reports]
-    extras = _extras(sim.history, sim.events, sim.snapshot, sim.now, first.cluster.elastic_quotas, limits)
+    extras = _extras(sim.history, sim.events, sim.snapshot, sim.now, first.cluster.elastic_quotas, limits, first.born)
     extras["simulation"] = {
         "placements": [placement(r) for r in sim.history],
         "events": [event_json(e) for e in sim.events],
@@ -479,3 +508,61 @@ def curve_extras(
     }
     pub = {label: list(p["gpu_alloc_pct"]) for label, p in published.items() if p and "gpu_alloc_pct" in p}
     return {"curves": curves, "published_curves": pub}
+
+
+# -- tune ------------------------------------------------------------------------------------------------------
+
+
+def tune_extras(trials: Sequence[Mapping[str, Any]], best_config: str | None) -> dict[str, Any]:
+    """The tune page's extras: the trials (trials.csv's rows) and best-config.yaml's text."""
+    out: dict[str, Any] = {"trials": [dict(t) for t in trials]}
+    if best_config:
+        out["best_config"] = best_config
+    return out
+
+
+def _cell(text: str) -> Any:
+    """A trials.csv cell as the number it holds (empty: None)."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_trials(path: Path) -> list[dict[str, Any]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [{k: _cell(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def tune_extras_from_files(doc: Mapping[str, Any], folder: Path | None) -> dict[str, Any]:
+    """A saved tune ``summary.json``'s trials.csv and best-config.yaml: beside the document (``folder``), else
+    where the document says they were written; a note when they are not found."""
+
+    def find(key: str) -> Path | None:
+        written = (doc.get("outputs") or {}).get(key)
+        if not written:
+            return None
+        for path in ([folder / Path(written).name] if folder is not None else []) + [Path(written)]:
+            if path.is_file():
+                return path
+        return None
+
+    trials, best = find("trials_csv"), find("best_config")
+    out: dict[str, Any] = {}
+    try:
+        if trials is not None:
+            out["trials"] = read_trials(trials)
+        if best is not None:
+            out["best_config"] = best.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        out["trials_note"] = f"trials.csv or best-config.yaml could not be read: {exc}"
+    if trials is None:
+        out["trials_note"] = (
+            "trials.csv was not found beside this document nor where it says it was written: the search plot "
+            "and the trials table need it"
+        )
+    return out

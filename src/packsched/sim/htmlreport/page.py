@@ -1,5 +1,6 @@
 """From a command's ``-o json`` document (and the optional extras of ``--html``) to the page model: the sections
-``assets/report.js`` draws, and the pods it can drill into."""
+``assets/report.js`` draws (chart descriptions that :mod:`packsched.sim.chartspec` turns into Vega-Lite), and the
+pods it can drill into. The PNGs of ``replay``, ``compare`` and ``tune`` are charts of these pages."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ Page = dict[str, Any]
 PUBLISHED = "published (Weng et al., ATC '23)"
 NO_PUBLISHED = "no published figure"
 ARRIVED = "Arrived workload (% of cluster GPU capacity)"
-BAND = "line: median over seeds; band: interquartile range"
+BAND = "solid line: median over seeds; band: interquartile range"
 WHISKERS = "whiskers: ± population SD over seeds"
+DIAGONAL = "arrived (all allocated)"  # the reference line of the allocation curves (grey)
+STEP_AXIS = "scenario step"
+STEP_TITLE = f"{STEP_AXIS} (the state at its end)"
 
 
 class ReportError(ValueError):
@@ -78,7 +82,9 @@ def _end_state_heatmap(nodes: Sequence[Mapping[str, Any]]) -> c.Chart:
         allowed = n.get("allowed_pods") or 0
         row.append(round(100.0 * n.get("pods", 0) / allowed, 1) if allowed else None)
         values.append(row)
-    caption = "requested / allocatable at the end of the simulation, per resource (grey: the node has none)"
+    caption = (
+        "requested / allocatable at the end of the simulation, per resource (grey: the node has none; red: over 100 %)"
+    )
     if len(nodes) > len(shown):
         caption += f"; the first {len(shown)} of {len(nodes)} nodes"
     return c.heatmap(
@@ -103,12 +109,17 @@ def _history_heatmap(usage: Mapping[str, Any]) -> c.Chart:
     how = (
         "the peak within each time bucket"
         if usage.get("bucketed")
-        else "each column is an instant something changed (the state after it)"
+        else "each column is an instant something changed, or the end (the state after it)"
     )
-    caption = f"requested / allocatable per node over virtual time, one resource at a time; {how}"
+    caption = (
+        f"requested / allocatable per node over virtual time, one resource at a time; {how}; grey: the node did not "
+        "exist yet, or has none of the resource; red: over 100 %"
+    )
     if usage["nodes_total"] > len(usage["nodes"]):
         caption += f"; the first {len(usage['nodes'])} of {usage['nodes_total']} nodes"
-    return c.heatmap("Per-node utilisation over time (%)", usage["nodes"], layers, col_label="time", caption=caption)
+    return c.heatmap(
+        "Per-node utilisation over time (%)", usage["nodes"], layers, col_label="virtual time", caption=caption
+    )
 
 
 def _victims(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -126,14 +137,8 @@ def _victims(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-LANES = (
-    ("arrived", 7),
-    ("scheduled", 2),
-    ("unschedulable", 1),
-    ("preemption", 3),
-    ("completed", 0),
-    ("evicted / deleted", 4),
-)
+LANES = ("arrived", "scheduled", "unschedulable", "preemption", "completed", "evicted / deleted")
+LANE_KEYS = {"preemption": "preemptions", "evicted / deleted": "evictions"}  # the colours of the step charts' bars
 
 
 def _timeline(
@@ -142,7 +147,7 @@ def _timeline(
     end: float,
     steps: Sequence[Mapping[str, Any]] = (),
 ) -> c.Chart:
-    lanes: dict[str, list[list[Any]]] = {name: [] for name, _ in LANES}
+    lanes: dict[str, list[list[Any]]] = {name: [] for name in LANES}
     lanes["scenario step"] = [[s["at"], "", s["name"]] for s in steps[1:]]  # the first is the base cluster
     for p in placements:
         if p.get("created") is not None:
@@ -162,9 +167,13 @@ def _timeline(
         lanes["preemption"].append([p["time"], p["by"], f"preempted {victims} on {', '.join(p['nodes'])}"])
     return c.timeline(
         "Event timeline",
-        [{"label": name, "color": color, "events": lanes[name]} for name, color in (("scenario step", 8), *LANES)],
+        [
+            {"label": name, "key": LANE_KEYS.get(name, name), "events": lanes[name]}
+            for name in ("scenario step", *LANES)
+        ],
         end,
-        caption="virtual time; hover a mark for the pod and what happened, click it for the pod's details",
+        caption="a mark's size: how many events it holds; hover a mark for the pods and what happened, click it "
+        "for the first pod's details",
     )
 
 
@@ -177,13 +186,25 @@ def _quota_charts(series: Sequence[Mapping[str, Any]]) -> list[c.Chart]:
         used = [None if v is None else v / div for v in q["used"]]
         lo = [None if v is None else v / div for v in q["min"]]
         hi = [None if v is None else v / div for v in q["max"]]
-        lines = [c.series("min", xs, lo, step=True, dash=True, color=2)]
-        caption = "max: unbounded" if all(v is None for v in hi) else ""
-        if not caption:
-            lines.append(c.series("max", xs, hi, step=True, dash=True, color=3))
-        lines.append(c.series("used", xs, used, step=True, color=0))  # last: drawn over min and max
+        lines = [c.series("min", xs, lo, dash=True)]
+        caption = "dashed: min and max; max: unbounded" if all(v is None for v in hi) else "dashed: min and max"
+        if any(v is not None for v in hi):
+            lines.append(c.series("max", xs, hi, dash=True))
+        lines.append(c.series("used", xs, used))  # solid: drawn over min and max
         title = f"{q['namespace']}/{q['name']}: {res}"
-        out.append(c.line(title, "virtual time", c.with_unit(res), lines, x_fmt="time", caption=caption, y_zero=True))
+        out.append(
+            c.line(
+                title,
+                "virtual time",
+                c.with_unit(res),
+                lines,
+                x_fmt="time",
+                x_domain=(0.0, max([0.0, *xs]) or 1.0),
+                caption=caption,
+                y_zero=True,
+                step=True,
+            )
+        )
     return out
 
 
@@ -362,8 +383,18 @@ def _step_row(s: Mapping[str, Any]) -> list[Any]:
     ]
 
 
-def _steps_x(steps: Sequence[Mapping[str, Any]]) -> list[float]:
-    return [float(s["until"]) for s in steps]
+def _steps_x(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A place on the step axis per step, in order: its name (made unique), so that a step that takes no time
+    (the last one, often) has its own place instead of one on top of the step before."""
+    out: list[str] = []
+    for s in steps:
+        name = str(s["name"])
+        label, n = name, 1
+        while label in out:
+            n += 1
+            label = f"{name} ({n})"
+        out.append(label)
+    return out
 
 
 def _step_quota_charts(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[c.Chart]:
@@ -376,6 +407,7 @@ def _step_quota_charts(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> l
                 for r in q.get("used", {}):
                     keys[(q["namespace"], r)] = None
     out = []
+    first = next(iter(by_label.values()), [])
     for ns, res in list(keys)[:24]:
         lines = []
         for i, (label, steps) in enumerate(by_label.items()):
@@ -384,16 +416,28 @@ def _step_quota_charts(by_label: Mapping[str, Sequence[Mapping[str, Any]]]) -> l
                 next((q for q in s.get("quotas", []) if q["namespace"] == ns), {}) for s in steps
             ]
             name = "used" if len(by_label) == 1 else f"used, {label}"
-            lines.append(c.series(name, xs, [_amount(res, q.get("used", {}).get(res)) for q in quota], color=i))
+            used = [_amount(res, q.get("used", {}).get(res)) for q in quota]
+            lines.append(c.series(name, xs, used, key="used" if len(by_label) == 1 else label))
             if i == 0:
-                lines.append(
-                    c.series("min", xs, [_amount(res, q.get("min", {}).get(res)) for q in quota], dash=True, color=8)
+                lines.insert(
+                    0, c.series("min", xs, [_amount(res, q.get("min", {}).get(res)) for q in quota], dash=True)
                 )
-                lines.append(
-                    c.series("max", xs, [_amount(res, q.get("max", {}).get(res)) for q in quota], dash=True, color=9)
+                lines.insert(
+                    1, c.series("max", xs, [_amount(res, q.get("max", {}).get(res)) for q in quota], dash=True)
                 )
         title = f"quota {ns}: {res}"
-        out.append(c.line(title, "end of step (virtual time)", c.with_unit(res), lines, x_fmt="time", y_zero=True))
+        out.append(
+            c.line(
+                title,
+                STEP_TITLE,
+                c.with_unit(res),
+                lines,
+                x_fmt="step",
+                categories=_steps_x(first),
+                y_zero=True,
+                caption="dashed: min and max (a missing max: unbounded)",
+            )
+        )
     return out
 
 
@@ -425,33 +469,37 @@ def scenario_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
     step_charts = [
         c.line(
             "Pods after each step",
-            "end of step (virtual time)",
-            "pods",
+            STEP_TITLE,
+            "pods (count)",
             [
-                c.series("running", xs, [s["running"] for s in steps], color=2),
-                c.series("pending", xs, [s["pending"] for s in steps], color=1),
+                c.series("running", xs, [s["running"] for s in steps]),
+                c.series("pending", xs, [s["pending"] for s in steps]),
             ],
-            x_fmt="time",
+            x_fmt="step",
+            categories=xs,
             y_zero=True,
+            counts=True,
         ),
         c.bars(
             "Disruptions per step",
-            "pods",
-            [s["name"] for s in steps],
+            "pods (count)",
+            xs,
             [
-                c.bar_group("preemptions", [s["preemptions"] for s in steps], color=3),
-                c.bar_group("evictions", [s["evictions"] for s in steps], color=4),
+                c.bar_group("preemptions", [s["preemptions"] for s in steps]),
+                c.bar_group("evictions", [s["evictions"] for s in steps]),
             ],
+            x_label=STEP_AXIS,
+            counts=True,
         ),
         c.line(
             "Cluster utilisation after each step",
-            "end of step (virtual time)",
+            STEP_TITLE,
             "requested / allocatable (%)",
-            [
-                c.series(r, xs, [100 * s.get("utilisation", {}).get(r, 0.0) for s in steps], color=i)
-                for i, r in enumerate(resources)
-            ],
-            x_fmt="time",
+            [c.series(r, xs, [100 * s.get("utilisation", {}).get(r, 0.0) for s in steps]) for r in resources],
+            x_fmt="step",
+            categories=xs,
+            y_zero=True,
+            legend="resource",
         ),
     ]
     sections.append(c.charts("step-charts", "Step by step", step_charts))
@@ -491,35 +539,43 @@ def whatif_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
         ),
     ]
 
-    def grouped(title: str, keys: Sequence[str]) -> c.Chart:
+    def grouped(title: str, y_label: str, keys: Sequence[str]) -> c.Chart:
+        """A group of bars per metric, a bar (and colour) per configuration, as in the lines below."""
         names = dict(WHATIF_METRICS)
         return c.bars(
             title,
-            "count",
-            labels,
-            [c.bar_group(names[k], [results[label].get(k) for label in labels], color=i) for i, k in enumerate(keys)],
+            y_label,
+            [names[k] for k in keys],
+            [c.bar_group(label, [results[label].get(k) for k in keys]) for label in labels],
+            x_label="at the end",
+            counts=True,
+            legend="configuration",
         )
 
     charts_ = [
-        grouped("Pods at the end", ["running", "pending"]),
-        grouped("Nodes and GPUs left free", ["free_nodes", "free_gpus", "fragmented_gpus"]),
-        grouped("Disruptions", ["preemptions", "evictions"]),
+        grouped("Pods at the end", "pods (count)", ["running", "pending"]),
+        grouped("Nodes and GPUs left free", "nodes or GPUs (count)", ["free_nodes", "free_gpus", "fragmented_gpus"]),
+        grouped("Disruptions", "pods (count)", ["preemptions", "evictions"]),
     ]
     several = any(len(ss) > 1 for ss in steps.values())  # a cluster alone has one step: nothing over time
+    first = steps.get(labels[0], []) if labels else []
     for metric, title in (("running", "Pods running after each step"), ("pending", "Pods pending after each step")):
         if not several:
             break
         charts_.append(
             c.line(
                 title,
-                "end of step (virtual time)",
-                "pods",
+                STEP_TITLE,
+                "pods (count)",
                 [
-                    c.series(label, _steps_x(steps.get(label, [])), [s[metric] for s in steps.get(label, [])], color=i)
-                    for i, label in enumerate(labels)
+                    c.series(label, _steps_x(steps.get(label, [])), [s[metric] for s in steps.get(label, [])])
+                    for label in labels
                 ],
-                x_fmt="time",
+                x_fmt="step",
+                categories=_steps_x(first),
                 y_zero=True,
+                counts=True,
+                legend="configuration",
             )
         )
     sections.append(c.charts("comparison", "Per configuration", charts_))
@@ -535,17 +591,15 @@ def whatif_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
 # -- trace replays -------------------------------------------------------------------------------------------
 
 
-def _trace_text(doc: Mapping[str, Any], seeds: Sequence[int]) -> str:
+def trace_text(doc: Mapping[str, Any], seeds: Sequence[int]) -> str:
     t = doc.get("trace", {})
     pods = str(t.get("pods", ""))
     workload = pods if pods.endswith(".csv") else f"openb_pod_list_{pods}"
-    seed_text = _seed_text(seeds)
-    return (
-        f"trace {workload} on {t.get('nodes')} nodes, {seed_text}, tune {t.get('tune')}, tie-break {t.get('tie_break')}"
-    )
+    said = seed_text(seeds)
+    return f"trace {workload} on {t.get('nodes')} nodes, {said}, tune {t.get('tune')}, tie-break {t.get('tie_break')}"
 
 
-def _seed_text(seeds: Sequence[int]) -> str:
+def seed_text(seeds: Sequence[int]) -> str:
     if not seeds:
         return "no seeds"
     s = sorted(seeds)
@@ -554,7 +608,7 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return f"{len(s)} seed{'s' if len(s) > 1 else ''} ({', '.join(map(str, s))})"
 
 
-def _groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def trace_groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each policy's summary (compare), or the one of a replay, in the same shape."""
     if "policies" in doc:
         return list(doc["policies"])
@@ -562,7 +616,7 @@ def _groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{**doc, "label": label}]
 
 
-def _zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
+def zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
     """The arrived level from which some policy's allocation leaves the diagonal (allocated = arrived), less 10,
     rounded down to 10: below it every curve is the same diagonal."""
     first = 130
@@ -574,21 +628,25 @@ def _zoom_start(curves: Mapping[str, Sequence[float | None]]) -> float:
     return float(max(0, min(80, (first - 10) // 10 * 10)))
 
 
-def _allocation_chart(
-    doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]
-) -> c.Chart:
+def allocation_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> c.Chart:
     curves = extras.get("curves", {})
     pub_curves = extras.get("published_curves", {})
     lines = []
     medians: dict[str, Sequence[float | None]] = {}
-    for i, g in enumerate(groups):
+    published = [g["label"] for g in groups if g["label"] in pub_curves]
+    for g in groups:  # the published means first: the medians are drawn over them
+        label = g["label"]
+        if label in pub_curves:
+            ys = pub_curves[label]
+            lines.append(c.series(f"{label}, {PUBLISHED} mean", list(range(len(ys))), ys, key=label, dash=True))
+    for g in groups:
         label = g["label"]
         n = len(g.get("runs", []))
         if label in curves:
             band = curves[label]["gpu_alloc_pct"]
             xs = list(range(len(band["median"])))
             medians[label] = band["median"]
-            lines.append(c.series(f"{label} (n={n})", xs, band["median"], lo=band["q1"], hi=band["q3"], color=i))
+            lines.append(c.series(f"{label} (n={n})", xs, band["median"], lo=band["q1"], hi=band["q3"], key=label))
         else:  # a saved document: the levels it keeps, median over the runs
             pts = sorted({int(k) for r in g.get("runs", []) for k in r.get("gpu_alloc_pct", {})})
             ys = [_median([r["gpu_alloc_pct"].get(str(p)) for r in g.get("runs", [])]) for p in pts]
@@ -597,20 +655,17 @@ def _allocation_chart(
                 if 0 <= p < len(med):
                     med[p] = y
             medians[label] = med
-            lines.append(c.series(f"{label} (n={n})", pts, ys, color=i))
-    for i, g in enumerate(groups):
-        if g["label"] in pub_curves:
-            ys = pub_curves[g["label"]]
-            lines.append(
-                c.series(f"{g['label']}, {PUBLISHED} mean", list(range(len(ys))), ys, dash=True, color=i, on_top=True)
-            )
-    start = _zoom_start(medians)
-    lines.append(c.series("arrived (everything allocated)", [0, 130], [0, 130], dash=True, color=9, ref=True))
+            lines.append(c.series(f"{label} (n={n})", pts, ys, key=label))
+    start = zoom_start(medians)
+    lines.append(c.series(DIAGONAL, [0, 130], [0, 130], ref=True))
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     kind = BAND if curves else "points: median over seeds at the levels the JSON keeps"
-    caption = f"{_trace_text(doc, seeds)}; {kind}"
+    caption = f"{trace_text(doc, seeds)}\n{kind}"
+    if published:
+        caption += "; dashed: the published mean"
+    caption += "; dotted grey: allocated = arrived"
     if start > 0:
-        caption += f"; below {start:.0f}% arrived every policy allocated all that arrived (the diagonal): not shown"
+        caption += f"\nbelow {start:.0f}% arrived every policy allocated all that arrived (the diagonal): not shown"
     return c.line(
         "GPU allocation vs arrived workload",
         ARRIVED,
@@ -618,6 +673,7 @@ def _allocation_chart(
         lines,
         x_domain=(start, 130),
         caption=caption,
+        legend="policy",
     )
 
 
@@ -629,19 +685,22 @@ def _median(values: Sequence[float | None]) -> float | None:
     return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
 
 
-def _frag_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> c.Chart:
+def fragmentation_chart(
+    doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]
+) -> c.Chart:
     curves = extras.get("curves", {})
     lines = []
-    for i, g in enumerate(groups):
+    for g in groups:
         label = g["label"]
+        n = len(g.get("runs", []))
         if label in curves:
             band = curves[label]["frag_rate_pct"]
             xs = list(range(len(band["median"])))
-            lines.append(c.series(label, xs, band["median"], lo=band["q1"], hi=band["q3"], color=i))
+            lines.append(c.series(f"{label} (n={n})", xs, band["median"], lo=band["q1"], hi=band["q3"], key=label))
         else:
             pts = sorted({int(k) for r in g.get("runs", []) for k in r.get("frag_rate_pct", {})})
             ys = [_median([r["frag_rate_pct"].get(str(p)) for r in g.get("runs", [])]) for p in pts]
-            lines.append(c.series(label, pts, ys, color=i))
+            lines.append(c.series(f"{label} (n={n})", pts, ys, key=label))
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     return c.line(
         "Fragmentation rate vs arrived workload",
@@ -649,21 +708,23 @@ def _frag_chart(doc: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], ext
         "fragmentation rate (% of idle GPU)",
         lines,
         x_domain=(0, 130),
-        caption=f"{_trace_text(doc, seeds)}; {BAND if curves else 'points: median over seeds'}",
+        caption=f"{trace_text(doc, seeds)}\n{BAND if curves else 'points: median over seeds'}",
+        legend="policy",
     )
 
 
-def _unallocated_bars(groups: Sequence[Mapping[str, Any]], level: str, seeds: Sequence[int]) -> c.Chart:
+def unallocated_bars(groups: Sequence[Mapping[str, Any]], level: str, seeds: Sequence[int]) -> c.Chart:
+    """Per policy (its colour, as in the curves): ours, and the published figure beside it, lighter."""
     labels = [g["label"] for g in groups]
     pubs = [g.get("published") or {} for g in groups]
     bar_groups = [
         c.bar_group(
-            f"packsched, {_seed_text(seeds)}",
+            f"packsched, {seed_text(seeds)}",
             [g.get("mean", {}).get(level) for g in groups],
             [g.get("sd", {}).get(level) for g in groups],
-            color=0,
         )
     ]
+    caption = f"bars: mean over seeds; {WHISKERS}"
     if any(pubs):
         bar_groups.append(
             c.bar_group(
@@ -671,15 +732,21 @@ def _unallocated_bars(groups: Sequence[Mapping[str, Any]], level: str, seeds: Se
                 [p.get("mean", {}).get(level) if p else None for p in pubs],
                 [p.get("sd", {}).get(level) if p else None for p in pubs],
                 missing=NO_PUBLISHED,
-                color=1,
+                faded=True,
             )
         )
+        paper = sorted({int(p.get("seeds") or 0) for p in pubs if p} - {0})
+        caption += "; lighter, outlined: the published figure"
+        if paper:
+            caption += f" (over the paper's {', '.join(map(str, paper))} seeds)"
     return c.bars(
         f"Unallocated GPU % at {level}% arrived (lower is better)",
         "unallocated GPU (%)",
         labels,
         bar_groups,
-        caption=f"mean over seeds; {WHISKERS}",
+        caption=caption,
+        x_label="policy",
+        color_by="category",
     )
 
 
@@ -732,14 +799,14 @@ def _summary_row(g: Mapping[str, Any]) -> list[Any]:
 
 
 def trace_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
-    groups = _groups(doc)
+    groups = trace_groups(doc)
     seeds = sorted({r["seed"] for g in groups for r in g.get("runs", [])})
     replay = "policies" not in doc
     notes = []
     if doc.get("interrupted"):
         i = doc["interrupted"]
         notes.append(f"interrupted (Ctrl-C): {i['runs_done']} of {i['runs_total']} runs finished; these are theirs")
-    items: list[tuple[str, Any]] = [("trace", _trace_text(doc, seeds))]
+    items: list[tuple[str, Any]] = [("trace", trace_text(doc, seeds))]
     if replay:
         g = groups[0]
         pub = g.get("published") or {}
@@ -769,8 +836,8 @@ def trace_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                 [_summary_row(g) for g in groups],
             )
         )
-    figures = [_allocation_chart(doc, groups, extras), _frag_chart(doc, groups, extras)]
-    figures += [_unallocated_bars(groups, level, seeds) for level in ("100", "130")]
+    figures = [allocation_chart(doc, groups, extras), fragmentation_chart(doc, groups, extras)]
+    figures += [unallocated_bars(groups, level, seeds) for level in ("100", "130")]
     if not replay:
         figures.append(
             c.bars(
@@ -779,6 +846,8 @@ def trace_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                 [g["label"] for g in groups],
                 [c.bar_group("packsched", [(g.get("frag_rate_pct_80") or {}).get("mean") for g in groups])],
                 caption="mean over seeds",
+                x_label="policy",
+                color_by="category",
             )
         )
     sections.append(c.charts("charts", "Per policy" if not replay else "Curves", figures))
@@ -823,12 +892,13 @@ def explain_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                 [
                     c.bars(
                         "Weighted score per plugin, best 30 nodes",
-                        "score",
+                        "weighted score (points: score x weight)",
                         [n["node"] for n in scored],
-                        [
-                            c.bar_group(p, [n["weighted"].get(p) for n in scored], color=i)
-                            for i, p in enumerate(plugins)
-                        ],
+                        [c.bar_group(p, [n["weighted"].get(p) for n in scored]) for p in plugins],
+                        caption="a bar per node, its plugins' weighted scores stacked: their sum is the node's total",
+                        x_label="node",
+                        stacked=True,
+                        legend="plugin",
                     )
                 ],
             )
@@ -868,10 +938,12 @@ def quotas_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                 c.with_unit(r),
                 cats,
                 [
-                    c.bar_group("min", [c.scaled(r, q["min"].get(r, 0)) for q in qs], color=2),
-                    c.bar_group("used", [c.scaled(r, q["used"].get(r, 0)) for q in qs], color=0),
-                    c.bar_group("max", [c.scaled(r, q["max"].get(r)) for q in qs], missing="unbounded", color=3),
+                    c.bar_group("min", [c.scaled(r, q["min"].get(r, 0)) for q in qs]),
+                    c.bar_group("used", [c.scaled(r, q["used"].get(r, 0)) for q in qs]),
+                    c.bar_group("max", [c.scaled(r, q["max"].get(r)) for q in qs], missing="unbounded"),
                 ],
+                x_label="quota",
+                counts=c.unit(r)[1] == "",
             )
         )
     sections = [
@@ -890,18 +962,21 @@ def demo_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
     figures = [
         c.bars(
             "Pods",
-            "pods",
+            "pods (count)",
             names,
             [
-                c.bar_group("running", [r.get("running") for r in configs], color=2),
-                c.bar_group("pending", [r.get("pending") for r in configs], color=1),
+                c.bar_group("running", [r.get("running") for r in configs]),
+                c.bar_group("pending", [r.get("pending") for r in configs]),
             ],
+            x_label="configuration",
+            counts=True,
         ),
         c.bars(
-            "GPUs allocated (%)",
-            "% of the cluster's GPUs",
+            "GPUs allocated",
+            "GPUs allocated (% of the cluster's)",
             names,
-            [c.bar_group("allocated", [r.get("gpu_allocation_pct") for r in configs], color=0)],
+            [c.bar_group("allocated", [r.get("gpu_allocation_pct") for r in configs])],
+            x_label="configuration",
         ),
     ]
     pending = [[r["config"], p["pod"], p["reason"]] for r in configs for p in r.get("pending_pods", [])]
@@ -985,6 +1060,201 @@ def _object_lists(value: Mapping[str, Any], prefix: str = "", depth: int = 0) ->
     return out
 
 
+# -- packsched tune ----------------------------------------------------------------------------------------------
+
+TUNE_AXES = {  # the metric's axis title, with its unit; a count metric ticks whole numbers
+    "unallocated-gpu": ("unallocated GPU at 100% arrived (%)", False),
+    "pending-pods": ("pods left pending up to 100% arrived (count)", True),
+    "free-nodes": ("nodes without any pod at 100% arrived (count)", True),
+}
+
+
+def _metric_axis(metric: Mapping[str, Any]) -> tuple[str, bool]:
+    return TUNE_AXES.get(str(metric.get("name")), (str(metric.get("description", "value")), False))
+
+
+def _seeds_range(seeds: Sequence[int]) -> str:
+    """[42, 43, 44] -> ``42-44``; [1, 5, 6] -> ``1,5-6`` (as ``packsched tune`` prints them)."""
+    parts: list[str] = []
+    s = sorted(seeds)
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
+            j += 1
+        parts.append(str(s[i]) if i == j else f"{s[i]}-{s[j]}")
+        i = j + 1
+    return ",".join(parts) or "none"
+
+
+def _tune_context(doc: Mapping[str, Any]) -> str:
+    t = doc.get("trace", {})
+    pods = str(t.get("pods", ""))
+    workload = pods if pods.endswith(".csv") else f"openb_pod_list_{pods}"
+    study = doc.get("study", {})
+    return (
+        f"trace {workload} on {t.get('nodes')} nodes ({t.get('data_dir')}), tuning seeds "
+        f"{_seeds_range(doc.get('seeds', []))}, TPE seed {study.get('sampler_seed')}"
+    )
+
+
+def search_chart(doc: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> c.Chart:
+    """Each finished trial's value (the mean over the tuning seeds) and the best so far (``search.png``)."""
+    metric = doc.get("metric", {})
+    axis, counts = _metric_axis(metric)
+    done = [t for t in trials if t.get("value") is not None]
+    better = "lower" if metric.get("direction") == "minimize" else "higher"
+    xs = [t["trial"] for t in done]
+    return c.line(
+        f"The search: {metric.get('description', 'the metric')} per trial ({better} is better)",
+        "trial (number)",
+        axis,
+        [
+            c.series("trial: mean over the tuning seeds", xs, [t["value"] for t in done], points=True),
+            c.series("best so far", xs, [t.get("best_so_far") for t in done]),
+        ],
+        x_domain=(min(xs, default=0) - 0.5, max(xs, default=0) + 0.5),
+        caption=f"{_tune_context(doc)}\npoints: each finished trial's mean over the tuning seeds; line: the best "
+        "so far",
+        step=True,
+        counts=counts,
+        x_counts=True,
+    )
+
+
+def _tuned_label(doc: Mapping[str, Any], label: str) -> str:
+    best = doc.get("best") or {}
+    return f"{label} (trial {best['trial']})" if label == "tuned" and best else label
+
+
+def _holdout_chart(doc: Mapping[str, Any]) -> c.Chart:
+    groups = doc.get("holdout", [])
+    axis, counts = _metric_axis(doc.get("metric", {}))
+    return c.bars(
+        f"Held-out seeds {_seeds_range(doc.get('holdout_seeds', []))}: the best configuration and the baselines",
+        axis,
+        [_tuned_label(doc, g["label"]) for g in groups],
+        [c.bar_group("mean over the held-out seeds", [g.get("mean") for g in groups], [g.get("sd") for g in groups])],
+        caption=f"bars: mean over the held-out seeds; {WHISKERS}",
+        x_label="configuration",
+        color_by="category",
+        counts=counts,
+    )
+
+
+def _trial_table(doc: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> c.Section:
+    keys = list(dict.fromkeys(k for t in trials for k in t))
+    fmt = {k: "num" for k in keys if all(isinstance(t.get(k), int | float | None) for t in trials)}
+    fmt.pop("config", None)
+
+    def cell(t: Mapping[str, Any], k: str) -> Any:
+        value = t.get(k)
+        return str(value).replace("\\", "/").rsplit("/", 1)[-1] if k == "config" and value else value
+
+    return c.table(
+        "trials",
+        f"Trials ({len(trials)})",
+        [c.column(k, k.replace("_", " "), fmt=fmt.get(k, "")) for k in keys],
+        [[cell(t, k) for k in keys] for t in trials],
+        caption="one row per trial (trials.csv): its state, value (the mean over the tuning seeds), the best so far, "
+        "each seed's value, every parameter (empty: not used by the trial's strategy) and its configuration file "
+        "(in the trials folder of --out-dir)",
+    )
+
+
+def tune_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
+    """``packsched tune``: the search, the trials, the whole best configuration, and the held-out check."""
+    metric, study, best = doc.get("metric", {}), doc.get("study", {}), doc.get("best")
+    holdout = doc.get("holdout", [])
+    tuned = next((g for g in holdout if g["label"] == "tuned"), None)
+    items: list[tuple[str, Any]] = [
+        ("metric", f"{metric.get('description')} ({metric.get('direction')})"),
+        ("trace", _tune_context(doc)),
+        ("search space", (doc.get("space") or {}).get("name") or (doc.get("space") or {}).get("file")),
+        ("finished trials", f"{study.get('complete')} of {study.get('trials')} ({study.get('failed')} failed)"),
+        ("best trial", "none" if best is None else best["trial"]),
+        ("best value (tuning seeds)", None if best is None else best["value"]),
+    ]
+    if tuned is not None:
+        held = f"{_pm(tuned.get('mean'), tuned.get('sd'))} (seeds {_seeds_range(doc.get('holdout_seeds', []))})"
+        items.append(("best on the held-out seeds", held))
+    items.append(("seconds", doc.get("seconds")))
+    notes = []
+    if doc.get("interrupted"):
+        notes.append(
+            f"interrupted (Ctrl-C) during the {doc['interrupted'].get('phase', 'search')}: these are the "
+            "trials finished by then"
+        )
+    trials: Sequence[Mapping[str, Any]] = extras.get("trials") or []
+    if not trials:
+        notes.append(
+            str(
+                extras.get("trials_note")
+                or "no trials.csv beside this document: the search plot and the "
+                "trials table need it (packsched tune writes it in --out-dir)"
+            )
+        )
+    sections = [c.kpis("summary", "Summary", items, notes=notes)]
+    if best is not None:
+        choice: Mapping[str, Any] = best.get("choice", {})
+        sections.append(
+            c.table(
+                "best",
+                f"The best configuration: trial {best['trial']}",
+                [c.column("parameter"), c.column("value")],
+                [[k, "- (not used)" if v is None else v] for k, v in choice.items()],
+                caption=str(best.get("description", "")),
+                filterable=False,
+            )
+        )
+        if extras.get("best_config"):
+            sections.append(
+                c.code(
+                    "best-config",
+                    "best-config.yaml",
+                    str(extras["best_config"]),
+                    caption="the whole KubeSchedulerConfiguration, as packsched tune wrote it",
+                )
+            )
+    figures = []
+    if trials:
+        figures.append(search_chart(doc, trials))
+    if holdout:
+        figures.append(_holdout_chart(doc))
+    if figures:
+        sections.append(c.charts("charts", "Search and held-out check", figures))
+    if trials:
+        sections.append(_trial_table(doc, trials))
+    if holdout:
+        seeds = [str(x) for x in doc.get("holdout_seeds", [])]
+        sections.append(
+            c.table(
+                "holdout",
+                "Held-out seeds: the best configuration and the baselines",
+                [
+                    c.column("configuration"),
+                    c.column(f"{metric.get('name')} (mean ± SD)"),
+                    *[c.column(f"seed {x}", fmt="num") for x in seeds],
+                    c.column("unallocated GPU % (mean ± SD)"),
+                    c.column("s/run", fmt="num"),
+                    c.column("config"),
+                ],
+                [
+                    [
+                        _tuned_label(doc, g["label"]),
+                        _pm(g.get("mean"), g.get("sd")),
+                        *[g.get("values", {}).get(x) for x in seeds],
+                        _pm(g.get("unallocated_gpu_pct", {}).get("mean"), g.get("unallocated_gpu_pct", {}).get("sd")),
+                        g.get("seconds_per_run"),
+                        g.get("config") or g.get("policy"),
+                    ]
+                    for g in holdout
+                ],
+            )
+        )
+    return {"title": f"packsched tune: {metric.get('description', '')}", "sections": sections}
+
+
 def generic_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
     """A document of a command this report has no page of its own for: its scalars, and a table per list of
     objects (nested objects flattened to dotted columns)."""
@@ -1009,6 +1279,7 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Page]] = {
     "packsched.scenario-report/v1": scenario_page,
     "packsched.whatif-compare/v1": whatif_page,
     "packsched.verify-record/v1": verify_page,
+    "packsched.tune/v1": tune_page,
 }
 
 
