@@ -255,8 +255,14 @@ TOO_BIG = (
 
 
 def test_preemption_message_for_a_pod_larger_than_every_node(tmp_path: Path) -> None:
+    # 1.34: DynamicResources (a default plugin from 1.34) has its PostFilter say so first, as 1.35 records it
     new = explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.34")
     assert new["reason"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling."
+    )
+    newest = explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.37")
+    assert newest["reason"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
