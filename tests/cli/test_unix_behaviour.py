@@ -607,9 +607,13 @@ def _packsched(args: list[str], stdout: Any) -> subprocess.CompletedProcess[str]
     return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
 
 
+# a progress line, printed off a terminal every few seconds of a long run (how many depends on the machine's load)
+PROGRESS_LINE = re.compile(r"^\w[\w-]*: \d+/\d+ (runs|pods) done")
+
+
 def _errors(stderr: str) -> list[str]:
-    """Standard error less the notes a command prints anyway."""
-    return [line for line in stderr.splitlines() if not line.startswith("note:")]
+    """Standard error less the notes a command prints anyway and its progress lines."""
+    return [line for line in stderr.splitlines() if not line.startswith("note:") and not PROGRESS_LINE.match(line)]
 
 
 @STDOUT_CASES
