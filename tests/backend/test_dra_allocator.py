@@ -32,7 +32,7 @@ from packsched.api.dra import (
 )
 from packsched.api.dra import Device as DraDevice
 from packsched.api.dracel import CelDevice
-from packsched.api.objects import Node, NodeSelectorTerm, Requirement
+from packsched.api.objects import Node, NodeSelectorTerm, Requirement, Taint, Toleration
 from packsched.backend.dra.allocator import AllocationError, Allocator, Features
 
 A, B = "driver-a", "driver-b"
@@ -40,8 +40,12 @@ N1, N2 = "node-1", "node-2"
 GI = 2**30
 
 
-def dev(name: str, attrs: dict[str, Any] | None = None, capacity: dict[str, int] | None = None) -> tuple[Any, ...]:
-    return (name, attrs or {}, capacity or {})
+def dev(
+    name: str, attrs: dict[str, Any] | None = None, capacity: dict[str, int] | None = None, **extra: Any
+) -> tuple[Any, ...]:
+    """``extra``: ``taints`` (Taint, ...), ``consumes`` {counter set: {counter: amount}}, ``node`` (per-device
+    node name, or "all")."""
+    return (name, attrs or {}, capacity or {}, extra)
 
 
 def one() -> list[tuple[Any, ...]]:
@@ -52,6 +56,22 @@ def req(
     name: str, cls: str = "class-a", count: int = 1, *selectors: str, mode: str = "ExactCount", admin: Any = None
 ) -> DeviceRequest:
     return DeviceRequest(name, ExactRequest(cls, tuple(selectors), mode, count if mode != ALL else 0, admin))
+
+
+def treq(name: str, *tolerations: Toleration, mode: str = "ExactCount", admin: Any = None) -> DeviceRequest:
+    """A request of class-a for one device (every device with ``mode`` All) with tolerations."""
+    count = 0 if mode == ALL else 1
+    return DeviceRequest(name, ExactRequest("class-a", (), mode, count, admin, tuple(tolerations)))
+
+
+def sub(
+    name: str, cls: str = "class-a", count: int = 1, *selectors: str, mode: str = "ExactCount", tol: Any = ()
+) -> tuple[str, ExactRequest]:
+    return (name, ExactRequest(cls, tuple(selectors), mode, count if mode != ALL else 0, None, tuple(tol)))
+
+
+def first_available(name: str, *subs: tuple[str, ExactRequest]) -> DeviceRequest:
+    return DeviceRequest(name, None, tuple(subs))
 
 
 def all_req(name: str, cls: str = "class-a", admin: Any = None) -> DeviceRequest:
@@ -530,6 +550,371 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+# -- more of upstream's table: the prioritized list (firstAvailable), partitionable devices (shared counters),
+# device taints and tolerations, admin access, distinct attributes and bad request shapes ----------------------
+
+MEM4 = 'device.capacity["driver-a"].memory.compareTo(quantity("4Gi")) >= 0'
+PARTITIONABLE, TAINTS = Features(partitionable_devices=True), Features(device_taints=True)
+NS = Taint("taint-key", "taint-value", "NoSchedule")
+NE = Taint("taint-key", "taint-value", "NoExecute")
+TOL_NS = Toleration("taint-key", "Equal", "taint-value", "NoSchedule")
+TOL_NE = Toleration("taint-key", "Exists", "", "NoExecute")
+COUNTERS = ("slice-counters", None, ("pool-1", 2, 1), A, [], {"cs-1": {"memory": 8 * GI}})
+VERSIONED = [
+    dev("device-1", {"driverVersion": ("version", "1.0.0")}, {"memory": GI}),
+    dev("device-2", {"driverVersion": ("version", "2.0.0")}, {"memory": 2 * GI}),
+    dev("device-3", {"driverVersion": ("version", "1.0.0")}, {"memory": GI}),
+]
+
+
+def parts(*memory_gi: int, where: Any = N1) -> tuple[Any, ...]:
+    """The device slice of pool-1 (beside COUNTERS): one device per amount, each consuming that much memory."""
+    devices = [dev(f"device-{i}", consumes={"cs-1": {"memory": m * GI}}) for i, m in enumerate(memory_gi, 1)]
+    return ("slice-1", where, ("pool-1", 2, 1), A, devices)
+
+
+MORE_CASES: dict[str, dict[str, Any]] = {
+    # prioritized list
+    "prioritized-list-first-unavailable": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", "class-b"), sub("subreq-1")))],
+        "classes": {"class-a": A, "class-b": B},
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "want": [("node", [("req-0/subreq-1", A, "pool-1", "device-1")])],
+    },
+    "prioritized-list-non-available": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", "class-b"), sub("subreq-1", count=2)))],
+        "classes": {"class-a": A, "class-b": B},
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "want": None,
+    },
+    "prioritized-list-subrequests-with-expressions": {
+        "claims": [
+            claim(
+                "claim-0", first_available("req-0", sub("subreq-0", "class-a", 1, MEM4), sub("s-1", "class-a", 1, MEM2))
+            )
+        ],
+        "slices": [("slice-1", N1, "pool-1", A, VERSIONED[:2])],
+        "want": [("node", [("req-0/s-1", A, "pool-1", "device-2")])],
+    },
+    "prioritized-list-subrequests-with-constraints-ref-parent-request": {
+        "claims": [
+            claim(
+                "claim-0",
+                req("req-0", "class-a", 1, MEM1),
+                first_available("req-1", sub("subreq-0", "class-a", 1, MEM2), sub("subreq-1")),
+                constraints=(match(VER_A, "req-0", "req-1"),),
+            )
+        ],
+        "slices": [("slice-1", N1, "pool-1", A, VERSIONED)],
+        "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1/subreq-1", A, "pool-1", "device-3")])],
+    },
+    "prioritized-list-subrequests-with-constraints-ref-sub-request": {
+        "claims": [
+            claim(
+                "claim-0",
+                req("req-0", "class-a", 1, MEM1),
+                first_available("req-1", sub("subreq-0", "class-a", 1, MEM2), sub("subreq-1")),
+                constraints=(match(VER_A, "req-0", "req-1/subreq-0"),),
+            )
+        ],
+        "slices": [("slice-1", N1, "pool-1", A, VERSIONED)],
+        # the constraint does not hold subreq-1: the first free device does
+        "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-1/subreq-1", A, "pool-1", "device-2")])],
+    },
+    "prioritized-list-subrequests-with-allocation-mode-all": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", mode=ALL), sub("subreq-1")))],
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")])],
+        "allocated": [(A, "pool-1", "device-1")],
+        "want": [("node", [("req-0/subreq-1", A, "pool-1", "device-2")])],
+    },
+    "prioritized-list-all-devices-first": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", mode=ALL), sub("subreq-1")))],
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1"), dev("device-2")])],
+        "want": [("node", [("req-0/subreq-0", A, "pool-1", "device-1"), ("req-0/subreq-0", A, "pool-1", "device-2")])],
+    },
+    "prioritized-list-disabled": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0")))],
+        "features": Features(prioritized_list=False),
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "error": "has subrequests, but the DRAPrioritizedList feature is disabled",
+    },
+    "prioritized-list-too-many-in-first-subrequest": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", count=500), sub("subreq-1")))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "want": [("node", [("req-0/subreq-1", A, "pool-1", "device-1")])],
+    },
+    "prioritized-list-too-many-in-every-subrequest": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0", count=33), sub("subreq-1", count=40)))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "error": "exceeds the claim limit",
+    },
+    "prioritized-list-with-backtracking": {
+        "claims": [
+            claim(
+                "claim-0",
+                first_available("req-0", sub("subreq-0", "class-a", 1, MEM2), sub("subreq-1", "class-a", 1, MEM1)),
+                req("req-1", "class-a", 1, MEM2),
+            )
+        ],
+        "slices": [("slice-1", N1, "pool-1", A, VERSIONED[:2])],
+        "want": [("node", [("req-0/subreq-1", A, "pool-1", "device-1"), ("req-1", A, "pool-1", "device-2")])],
+    },
+    # partitionable devices: counters in their own slice of the pool, devices consuming them
+    "partitionable-devices-single-device": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(4)],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "partitionable-devices-multiple-devices": {
+        "claims": [claim("claim-0", req("req-0", "class-a", 2))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(4, 4)],
+        "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-0", A, "pool-1", "device-2")])],
+    },
+    "partitionable-devices-counters-exhausted": {
+        "claims": [claim("claim-0", req("req-0", "class-a", 2))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(6, 4)],
+        "want": None,
+    },
+    "partitionable-devices-backtrack-to-smaller-partitions": {
+        "claims": [claim("claim-0", req("req-0", "class-a", 2))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(8, 4, 4)],
+        "want": [("node", [("req-0", A, "pool-1", "device-2"), ("req-0", A, "pool-1", "device-3")])],
+    },
+    "partitionable-devices-allocated-device-consumes-counters": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(6, 4)],
+        "allocated": [(A, "pool-1", "device-1")],
+        "want": None,
+    },
+    "partitionable-devices-allocated-device-leaves-enough": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(4, 4)],
+        "allocated": [(A, "pool-1", "device-1")],
+        "want": [("node", [("req-0", A, "pool-1", "device-2")])],
+    },
+    "partitionable-devices-two-claims": {
+        "claims": [claim("claim-0", req("req-0")), claim("claim-1", req("req-1"))],
+        "features": PARTITIONABLE,
+        "slices": [COUNTERS, parts(6, 2, 4)],
+        "want": [
+            ("node", [("req-0", A, "pool-1", "device-1")]),
+            ("node", [("req-1", A, "pool-1", "device-2")]),
+        ],
+    },
+    "partitionable-devices-disabled": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "slices": [COUNTERS, parts(4)],
+        "want": None,
+    },
+    "partitionable-devices-per-device-node-selection": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [("slice-1", "per-device", "pool-1", A, [dev("device-1", node=N2), dev("device-2", node=N1)])],
+        "want": [("node", [("req-0", A, "pool-1", "device-2")])],
+    },
+    "partitionable-devices-per-device-all-nodes": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [("slice-1", "per-device", "pool-1", A, [dev("device-1", node="all")])],
+        "want": [(None, [("req-0", A, "pool-1", "device-1")])],
+    },
+    "partitionable-devices-per-device-other-node": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [("slice-1", "per-device", "pool-1", A, [dev("device-1", node=N2)])],
+        "want": None,
+    },
+    "partitionable-devices-per-device-disabled": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "slices": [("slice-1", "per-device", "pool-1", A, [dev("device-1", node=N1)])],
+        "want": None,
+    },
+    "partitionable-devices-missing-counter-set": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [
+            COUNTERS,
+            ("slice-1", N1, ("pool-1", 2, 1), A, [dev("device-1", consumes={"cs-2": {"memory": GI}})]),
+        ],
+        "error": "invalid resource pools were encountered",
+    },
+    "partitionable-devices-missing-counter": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [
+            COUNTERS,
+            ("slice-1", N1, ("pool-1", 2, 1), A, [dev("device-1", consumes={"cs-1": {"cores": 1}})]),
+        ],
+        "error": "invalid resource pools were encountered",
+    },
+    "partitionable-devices-duplicate-counter-set": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [
+            ("slice-counters", None, ("pool-1", 3, 1), A, [], {"cs-1": {"memory": 8 * GI}}),
+            ("slice-counters-2", None, ("pool-1", 3, 1), A, [], {"cs-1": {"memory": 8 * GI}}),
+            ("slice-1", N1, ("pool-1", 3, 1), A, [dev("device-1", consumes={"cs-1": {"memory": GI}})]),
+        ],
+        "error": "invalid resource pools were encountered",
+    },
+    "partitionable-devices-all-devices-invalid-pool": {
+        "claims": [claim("claim-0", all_req("req-0"))],
+        "features": PARTITIONABLE,
+        "slices": [
+            COUNTERS,
+            ("slice-1", N1, ("pool-1", 2, 1), A, [dev("device-1", consumes={"cs-2": {"memory": GI}})]),
+        ],
+        "error": "asks for all devices, but resource pool driver-a/pool-1 is currently invalid",
+    },
+    # device taints
+    "tainted-two-devices": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS]), dev("device-2", taints=[NE])])],
+        "want": None,
+    },
+    "tainted-one-device-two-taints": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS, NE])])],
+        "want": None,
+    },
+    "tainted-two-devices-tolerated": {
+        "claims": [claim("claim-0", treq("req-0", TOL_NS, TOL_NE))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS]), dev("device-2", taints=[NE])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "tainted-one-device-two-taints-one-tolerated": {
+        "claims": [claim("claim-0", treq("req-0", TOL_NS))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS, NE])])],
+        "want": None,
+    },
+    "tainted-one-device-two-taints-both-tolerated": {
+        "claims": [claim("claim-0", treq("req-0", TOL_NS, TOL_NE))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS, NE])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "tainted-effect-none": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[Taint("k", "v", "None")])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "tainted-disabled": {
+        "claims": [claim("claim-0", req("req-0"))],
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "tainted-prioritized-list": {
+        "claims": [claim("claim-0", first_available("req-0", sub("subreq-0"), sub("subreq-1", tol=(TOL_NS,))))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": [("node", [("req-0/subreq-1", A, "pool-1", "device-1")])],
+    },
+    "tainted-all-devices-single": {
+        "claims": [claim("claim-0", treq("req-0", mode=ALL))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": None,
+    },
+    "tainted-all-devices-single-toleration": {
+        "claims": [claim("claim-0", treq("req-0", TOL_NS, mode=ALL))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+    },
+    "tainted-admin-access": {
+        "claims": [claim("claim-0", treq("req-0", admin=True))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": None,
+    },
+    "tainted-admin-access-toleration": {
+        "claims": [claim("claim-0", treq("req-0", TOL_NS, admin=True))],
+        "features": TAINTS,
+        "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1", True)])],
+    },
+    # admin access
+    "admin-access-one-device-twice-in-one-claim": {
+        "claims": [claim("claim-0", req("req-0", admin=True), req("req-1", admin=True))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "want": None,
+    },
+    "admin-access-two-claims-one-device": {
+        "claims": [claim("claim-0", req("req-0", admin=True)), claim("claim-1", req("req-1", admin=True))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "want": [
+            ("node", [("req-0", A, "pool-1", "device-1", True)]),
+            ("node", [("req-1", A, "pool-1", "device-1", True)]),
+        ],
+    },
+    "admin-access-disabled-all-devices": {
+        "claims": [claim("claim-0", all_req("req-0", admin=True))],
+        "features": Features(admin_access=False),
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "error": "admin access is requested, but the feature is disabled",
+    },
+    # distinct attributes
+    "with-distinct-constraint": {
+        "claims": [
+            claim("claim-0", req("req-0", "class-a", 2), constraints=(DeviceConstraint(distinct_attribute=INT_A),))
+        ],
+        "slices": [
+            (
+                "slice-1",
+                N1,
+                "pool-1",
+                A,
+                [
+                    dev("device-1", {"numa": ("int", 1)}),
+                    dev("device-2", {"numa": ("int", 1)}),
+                    dev("device-3", {"numa": ("int", 2)}),
+                ],
+            )
+        ],
+        "want": [("node", [("req-0", A, "pool-1", "device-1"), ("req-0", A, "pool-1", "device-3")])],
+    },
+    "with-distinct-constraint-no-solution": {
+        "claims": [
+            claim("claim-0", req("req-0", "class-a", 2), constraints=(DeviceConstraint(distinct_attribute=INT_A),))
+        ],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 1)})])
+        ],
+        "want": None,
+    },
+    "with-constraint-all-devices-not-matching": {
+        "claims": [claim("claim-0", all_req("req-0"), constraints=(match(INT_A),))],
+        "slices": [
+            ("slice-1", N1, "pool-1", A, [dev("device-1", {"numa": ("int", 1)}), dev("device-2", {"numa": ("int", 2)})])
+        ],
+        "error": "cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied",
+    },
+    # request shapes the API rejects, which the allocator reports as errors
+    "unknown-allocation-mode": {
+        "claims": [claim("claim-0", req("req-0", mode="Some"))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "error": "unsupported count mode Some",
+    },
+    "missing-device-class-name": {
+        "claims": [claim("claim-0", req("req-0", ""))],
+        "slices": [("slice-1", N1, "pool-1", A, one())],
+        "error": "missing device class name",
+    },
+}
+CASES |= MORE_CASES
+
+
 def _terms(spec: Any) -> tuple[NodeSelectorTerm, ...]:
     exprs, fields = [], []
     for key, values in spec:
@@ -541,10 +926,17 @@ def _terms(spec: Any) -> tuple[NodeSelectorTerm, ...]:
 
 
 def _slice(spec: tuple[Any, ...]) -> ResourceSlice:
-    name, where, pool, driver, devices = spec
+    """(name, where, pool, driver, devices[, shared counters {set: {counter: amount}}]); where "per-device":
+    each device says its node."""
+    name, where, pool, driver, devices = spec[:5]
+    shared = spec[5] if len(spec) > 5 else {}
     pool_name, count, generation = (pool, 1, 1) if isinstance(pool, str) else pool
     kw: dict[str, Any] = {}
-    if where == "all":
+    if where is None:
+        pass  # a slice of shared counters only
+    elif where == "per-device":
+        kw["per_device"] = True
+    elif where == "all":
         kw["all_nodes"] = True
     elif isinstance(where, str) and where.startswith("field:"):
         kw["node_selector"] = _terms([("field:metadata.name", (where[6:],))])
@@ -560,10 +952,20 @@ def _slice(spec: tuple[Any, ...]) -> ResourceSlice:
                 tuple((k, kind, v) for k, (kind, v) in attrs.items()),
                 tuple((k, Fraction(v)) for k, v in cap.items()),
             ),
+            consumes=tuple(
+                (cs, tuple((c, Fraction(v)) for c, v in counters.items()))
+                for cs, counters in extra.get("consumes", {}).items()
+            ),
+            taints=tuple(extra.get("taints", ())),
+            node_name="" if extra.get("node") in (None, "all") else extra["node"],
+            all_nodes=extra.get("node") == "all",
         )
-        for n, attrs, cap in devices
+        for n, attrs, cap, extra in (d if len(d) > 3 else (*d, {}) for d in devices)
     )
-    return ResourceSlice(name, driver, pool_name, generation, count, devices=devs, **kw)
+    counters = tuple(
+        (cs, tuple((c, Fraction(v)) for c, v in cs_counters.items())) for cs, cs_counters in shared.items()
+    )
+    return ResourceSlice(name, driver, pool_name, generation, count, devices=devs, shared_counters=counters, **kw)
 
 
 def _run(case: dict[str, Any]) -> list[Any] | None:
@@ -584,12 +986,18 @@ def _run(case: dict[str, Any]) -> list[Any] | None:
 
 
 def _want(case: dict[str, Any]) -> list[tuple[Any, list[DeviceResult]]] | None:
+    """(terms, results) per claim; terms None: the allocation has no node selector (every node)."""
     if case["want"] is None:
         return None
     out = []
     for selector, results in case["want"]:
         node_name = case.get("node", (N1,))[0]
-        terms = _terms([("field:metadata.name", (node_name,))]) if selector == "node" else _terms(selector)
+        if selector is None:
+            terms = None
+        elif selector == "node":
+            terms = _terms([("field:metadata.name", (node_name,))])
+        else:
+            terms = _terms(selector)
         out.append((terms, [DeviceResult(*r[:4], r[4] if len(r) > 4 else None) for r in results]))
     return out
 
@@ -611,6 +1019,9 @@ def test_upstream_allocator_case(name: str) -> None:
     assert len(got) == len(want)
     for alloc, (terms, results) in zip(got, want, strict=True):
         assert sorted(alloc.results, key=repr) == sorted(results, key=repr)
+        if terms is None:
+            assert alloc.node_selector is None
+            continue
         assert alloc.node_selector is not None
         assert len(alloc.node_selector) == 1
         have, expect = alloc.node_selector[0], terms[0]
@@ -623,4 +1034,4 @@ def test_upstream_allocator_case(name: str) -> None:
 
 
 def test_ported_case_count() -> None:
-    assert len(CASES) == 57
+    assert len(CASES) == 57 + len(MORE_CASES) == 57 + 47

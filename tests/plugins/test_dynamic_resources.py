@@ -211,3 +211,91 @@ spec:
     got = simulate(tmp_path, NODES + TEMPLATE % "" + deployment)
     nodes = sorted(str(node) for node, _reason in got.values())
     assert nodes == ["None", "n1"]  # one GPU: the second replica's own claim cannot be allocated
+
+
+def claim_yaml(name: str, extra: str = "", meta: str = "") -> str:
+    return f"""
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}{meta}}}
+spec:
+  devices:
+    requests:
+    - name: g
+      exactly: {{deviceClassName: gpu}}
+{extra}"""
+
+
+def test_a_claim_being_deleted_keeps_the_pod_waiting(tmp_path: Path) -> None:
+    text = NODES + claim_yaml("gone", meta=', deletionTimestamp: "2024-01-01T00:00:00Z"') + pod("p", claim="gone")
+    node, reason = simulate(tmp_path, text)["default/p"]
+    assert node is None
+    assert 'resourceclaim "gone" is being deleted' in reason
+
+
+def test_postfilter_deallocates_a_claim_allocated_for_an_unreachable_node(tmp_path: Path) -> None:
+    # allocated to a device of a node that is gone, reserved for no pod: PostFilter deallocates it (the pod is
+    # not retried within the run: no claim event requeues it, see the report)
+    status = """status:
+  allocation:
+    devices:
+      results: [{request: g, driver: gpu.example.com, pool: n9, device: gpu-0}]
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
+"""
+    node, reason = simulate(tmp_path, NODES + claim_yaml("stale", status) + pod("p", claim="stale"))["default/p"]
+    assert node is None
+    assert "2 resourceclaim not available on the node. deallocation of ResourceClaim completed, preemption:" in reason
+
+
+def test_a_claim_reserved_for_another_pod_on_an_unreachable_node_is_kept(tmp_path: Path) -> None:
+    status = """status:
+  allocation:
+    devices:
+      results: [{request: g, driver: gpu.example.com, pool: n9, device: gpu-0}]
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
+  reservedFor: [{resource: pods, name: other, uid: x}]
+"""
+    node, reason = simulate(tmp_path, NODES + claim_yaml("held", status) + pod("p", claim="held"))["default/p"]
+    assert node is None
+    assert "resourceclaim not available on the node" in reason
+
+
+def test_score_prefers_the_node_where_the_first_subrequest_fits(tmp_path: Path) -> None:
+    # n1 (listed first) has only a device of the second choice; n2 has one of the first choice
+    big = """
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: big}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "big.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-big}
+spec:
+  driver: big.example.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: big-0
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: pick}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: g
+        firstAvailable:
+        - {name: big, deviceClassName: big}
+        - {name: small, deviceClassName: gpu}
+"""
+    got = simulate(tmp_path, NODES + big + pod("a", template="pick") + pod("b", template="pick"))
+    assert got["default/a"] == ("n2", None)  # the first choice
+    assert got["default/b"] == ("n1", None)  # the first choice is taken: the second

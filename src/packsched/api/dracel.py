@@ -323,6 +323,11 @@ def _cel_type(value: object) -> str:
 
 
 def _runtime_message(text: str) -> str:
+    # a CelRuntimeError raised by one of FUNCTIONS reaches here wrapped by the evaluator ("Function 'f' error:
+    # Python function call failed: CelRuntimeError: <message>. Check function arguments and their types.")
+    m = re.search(r"CelRuntimeError: (.*?)\. Check function arguments", text, re.DOTALL)
+    if m:
+        return m.group(1)
     m = re.search(r"No such key: (\S+)", text, re.IGNORECASE)
     if m:
         return f"no such key: {m.group(1).strip(chr(39))}"
