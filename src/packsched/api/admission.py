@@ -158,19 +158,39 @@ def _merge(c: Container, requests: ResourceList, limits: ResourceList) -> Contai
 
 
 def _pod_totals(containers: list[Container], inits: list[Container]) -> tuple[ResourceList, ResourceList]:
-    """The LimitRanger's pod requests and limits: the containers' sum, or an init container's if larger."""
-    totals: list[ResourceList] = []
-    for kind in ("requests", "limits"):
-        total: ResourceList = {}
-        for c in containers:
-            for name, amount in getattr(c, kind).items():
-                total[name] = total.get(name, 0) + amount
-        for c in inits:
-            for name, amount in getattr(c, kind).items():
-                if amount > total.get(name, 0):
-                    total[name] = amount
-        totals.append(total)
-    return totals[0], totals[1]
+    """The LimitRanger's pod requests and limits (its podRequests and podLimits)."""
+    return _pod_sum(containers, inits, "requests"), _pod_sum(containers, inits, "limits")
+
+
+def _pod_sum(containers: Iterable[Container], inits: Iterable[Container], kind: str) -> ResourceList:
+    """Upstream's pod total of ``kind`` (requests or limits): the containers' sum with the sidecars' (restartable
+    init containers run beside them), or, if larger, what an init container needs with the sidecars started
+    before it."""
+    total: ResourceList = {}
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in containers:
+        _add(total, getattr(c, kind))
+    for c in inits:
+        if c.restart_policy == "Always":
+            _add(total, getattr(c, kind))
+            _add(sidecars, getattr(c, kind))
+            needs = sidecars
+        else:
+            needs = dict(sidecars)
+            _add(needs, getattr(c, kind))
+        for name, amount in needs.items():
+            if amount > init_peak.get(name, 0):
+                init_peak[name] = amount
+    for name, amount in init_peak.items():
+        if name not in total or amount > total[name]:
+            total[name] = amount
+    return total
+
+
+def _add(total: ResourceList, amounts: ResourceList) -> None:
+    for name, amount in amounts.items():
+        total[name] = total.get(name, 0) + amount
 
 
 def _constraints(item: LimitRangeItem, requests: ResourceList, limits: ResourceList) -> list[str]:
@@ -238,13 +258,9 @@ def pod_usage(pod: Pod) -> ResourceList:
 
 
 def _pod_limits(pod: Pod) -> ResourceList:
-    total: ResourceList = {}
-    for c in pod.containers:
-        for name, amount in c.limits.items():
-            total[name] = total.get(name, 0) + amount
-    for c in pod.init_containers:
-        for name, amount in c.limits.items():
-            total[name] = max(total.get(name, 0), amount)
+    """Upstream's PodLimits: the containers' and sidecars' limits (or an init container's, if larger), with the
+    pod overhead added to the limits set."""
+    total = _pod_sum(pod.containers, pod.init_containers, "limits")
     if total:
         for name, amount in pod.overhead.items():
             if name in total:
@@ -253,8 +269,13 @@ def _pod_limits(pod: Pod) -> ResourceList:
 
 
 def _best_effort(pod: Pod) -> bool:
+    """GetPodQOS: BestEffort when no container asks for or limits cpu or memory (amounts of 0 do not count)."""
     return not any(
-        name in (CPU, MEMORY) for c in (*pod.containers, *pod.init_containers) for name in (*c.requests, *c.limits)
+        amount > 0
+        for c in (*pod.containers, *pod.init_containers)
+        for part in (c.requests, c.limits)
+        for name, amount in part.items()
+        if name in (CPU, MEMORY)
     )
 
 

@@ -21,17 +21,38 @@ NAME = "NodePreferAvoidPods"
 ANNOTATION = "scheduler.alpha.kubernetes.io/preferAvoidPods"
 
 
+def _object(value: object) -> dict[str, object] | None:
+    """A JSON object as Go's json.Unmarshal reads it into a struct: null is an empty one; None: not an object."""
+    if value is None:
+        return {}
+    return value if isinstance(value, dict) else None
+
+
 def _avoided(annotation: str) -> set[tuple[str, str]]:
+    """The (kind, name) of the controllers the annotation names; an annotation that does not decode as upstream's
+    AvoidPods (not JSON, or a value of the wrong type anywhere) avoids nothing, as upstream then scores 100."""
     try:
         data = json.loads(annotation)
     except ValueError:
         return set()
     out: set[tuple[str, str]] = set()
-    entries = data.get("preferAvoidPods", []) if isinstance(data, dict) else []
-    for entry in entries if isinstance(entries, list) else []:
-        ctrl = (entry or {}).get("podSignature", {}).get("podController", {}) if isinstance(entry, dict) else {}
-        if isinstance(ctrl, dict) and ctrl.get("kind") and ctrl.get("name"):
-            out.add((str(ctrl["kind"]), str(ctrl["name"])))
+    top = _object(data)
+    entries = None if top is None else top.get("preferAvoidPods")
+    if entries is None:
+        return out
+    if not isinstance(entries, list):
+        return set()
+    for entry in entries:
+        item = _object(entry)
+        signature = None if item is None else _object(item.get("podSignature"))
+        ctrl = None if signature is None else _object(signature.get("podController"))
+        if ctrl is None:
+            return set()
+        kind, name = ctrl.get("kind"), ctrl.get("name")
+        if not isinstance(kind, str | None) or not isinstance(name, str | None):
+            return set()
+        if kind and name:
+            out.add((kind, name))
     return out
 
 
