@@ -407,7 +407,8 @@ PVC_STATUS = (
 
 VOLUME_RESOURCES = ("limits", "requests")
 
-PV_SPEC = (
+# A PersistentVolume's spec fields other than its volume source.
+PV_SPEC_NOT_SOURCE = (
     "capacity",
     "accessModes",
     "claimRef",
@@ -417,6 +418,9 @@ PV_SPEC = (
     "volumeMode",
     "nodeAffinity",
     "volumeAttributesClassName",
+)
+PV_SPEC = (
+    *PV_SPEC_NOT_SOURCE,
     *(v for v in VOLUME_SOURCES if v not in ("emptyDir", "gitRepo", "secret", "persistentVolumeClaim")),
     "local",
 )

@@ -36,15 +36,21 @@ class PipeConsole(Console):
         self.quiet = True
         if not self.stderr:
             raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
-        try:
-            fd = sys.stderr.fileno()
-        except (OSError, ValueError, AttributeError):  # a test's stream
-            return
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, fd)
-        finally:
-            os.close(devnull)
+        to_devnull(sys.stderr)
+
+
+def to_devnull(stream: object) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what is still buffered (flushed as Python exits)
+    goes nowhere instead of failing again. A stream without one (a test's) is left alone."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def make_console(stderr: bool = False) -> Console:

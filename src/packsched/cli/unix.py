@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import threading
@@ -30,7 +29,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from packsched.api.files import OutputError
-from packsched.cli.console import make_console
+from packsched.cli.console import make_console, to_devnull
 
 EXIT_OUTPUT = 2  # an output that cannot be written: the project's error exit (as bad input)
 err = make_console(stderr=True)
@@ -89,17 +88,8 @@ class _GuardedStdout:
 
 
 def discard_stdout() -> None:
-    """Point standard output's file descriptor at /dev/null, so that what is still buffered (flushed as Python
-    exits) goes nowhere instead of failing again. A standard output without one (a test's) is left alone."""
-    try:
-        fd = sys.stdout.fileno()
-    except (OSError, ValueError, AttributeError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
+    """Standard output's file descriptor at /dev/null (:func:`packsched.cli.console.to_devnull`)."""
+    to_devnull(sys.stdout)
 
 
 def flush_stdout(text: str = "") -> None:

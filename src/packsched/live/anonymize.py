@@ -16,6 +16,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from packsched.api.schema import PV_SPEC_NOT_SOURCE
+
 Obj = dict[str, Any]
 
 # Annotations packsched reads (the rest may carry anything: they are dropped); those whose value names an object
@@ -42,17 +44,7 @@ _CONTAINER_FIELDS = {"name", "image", "resources", "ports", "restartPolicy", "re
 # Fields of a volume source that carry no identity (kept as they are); every other string is hashed.
 _KEPT_SOURCE_FIELDS = {"driver", "fsType", "readOnly", "type", "partition", "kind", "medium", "sizeLimit", "lun"}
 # PersistentVolume spec fields that are not the volume source.
-_PV_FIELDS = {
-    "capacity",
-    "accessModes",
-    "claimRef",
-    "persistentVolumeReclaimPolicy",
-    "storageClassName",
-    "mountOptions",
-    "volumeMode",
-    "nodeAffinity",
-    "volumeAttributesClassName",
-}
+_PV_FIELDS = frozenset(PV_SPEC_NOT_SOURCE)
 # Node fields that locate or identify the machine and mean nothing to the scheduler.
 _NODE_SPEC_DROPPED = ("providerID", "externalID", "podCIDR", "podCIDRs", "configSource")
 _NODE_STATUS_DROPPED = ("addresses", "nodeInfo", "daemonEndpoints", "config", "volumesAttached", "volumesInUse")
