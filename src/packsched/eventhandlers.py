@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Protocol
 
+from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
 from packsched.backend.cache import Cache
 from packsched.backend.nominator import Nominator
@@ -29,6 +30,7 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.framework.waiting import WaitingPods
 
 # Objects whose changes may let waiting pods fit: every unschedulable pod is tried again after one (a quota that
 # grew lets its namespace's pods in). Changes of other kinds (Services, workload controllers) only update the
@@ -48,6 +50,9 @@ class EventHandlers:
     _pod_add_hints: dict[str, AssignedPodAddPlugin]
     _order: IntArray | None
     _name_rank: IntArray | None
+    _waiting: WaitingPods
+    # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
+    _groups: dict[tuple[str, str], dict[str, PodInfo]]
 
     @property
     def queue(self) -> QueueView:
@@ -75,6 +80,7 @@ class EventHandlers:
         nominated = pod.pod.nominated_node_name
         if nominated in self._snapshot.index:
             self.nominator.nominate(pod, self._snapshot.index[nominated])
+        self._track(pod)
         gate = fwk.run_pre_enqueue(pod)
         self._queue.add(pod, gate_reason="" if gate.ok else gate.message)
         return gate
@@ -84,6 +90,26 @@ class EventHandlers:
         Nothing else moves (upstream ``deletePodFromSchedulingQueue``)."""
         self._queue.remove(pod.key)
         self.nominator.clear(pod)
+        self._untrack(pod)
+
+    def _track(self, pod: PodInfo) -> None:
+        group = pod_group_name(pod.pod)
+        if group:
+            self._groups.setdefault((pod.pod.namespace, group), {})[pod.key] = pod
+
+    def _untrack(self, pod: PodInfo) -> None:
+        group = pod_group_name(pod.pod)
+        members = self._groups.get((pod.pod.namespace, group)) if group else None
+        if members is not None and members.get(pod.key) is pod:
+            del members[pod.key]
+            if not members:
+                del self._groups[(pod.pod.namespace, group)]
+
+    def group_members(self, namespace: str, group: str) -> list[PodInfo]:
+        return list(self._groups.get((namespace, group), {}).values())
+
+    def activate(self, keys: Iterable[str]) -> None:
+        self._queue.activate(keys, self.clock())
 
     def next_pod(self) -> QueuedPod | None:
         """The next pod to try now (backoffs that expired by the clock's now are flushed first), or None."""
@@ -133,6 +159,7 @@ class EventHandlers:
         is confirmed; a pod held elsewhere moves), the plugins hear of it, and the unschedulable pods it may help
         are tried again (upstream ``addAssignedPodToCache`` with the AssignedPodAdd event)."""
         self.cache.add_pod(info, node)
+        self._track(info)
         self.dispatch(ClusterEvent(POD, ADD, None, info.pod))
         self._assigned_pod_added(info)
 
@@ -165,6 +192,7 @@ class EventHandlers:
         held = self.cache.remove_pod(key)
         if held is None:
             return
+        self._untrack(held)
         old = replace(held.pod)
         held.pod.phase = phase
         self.dispatch(ClusterEvent(POD, UPDATE, old, held.pod))
@@ -172,7 +200,12 @@ class EventHandlers:
 
     def pod_deleted(self, info: PodInfo) -> None:
         """The pod is gone. A pod that held room (bound or assumed) frees it, the plugins hear of it and every
-        unschedulable pod is tried again; a pending pod just leaves the queue."""
+        unschedulable pod is tried again; a pending pod just leaves the queue. A pod waiting at Permit is
+        rejected ("removed"): its wait ends, and its room is freed when the scheduler settles it."""
+        waiting = self._waiting.get(info.key)
+        if waiting is not None:
+            waiting.reject("", "removed")
+            waiting.gone = True
         held = self.cache.remove_pod(info.key)
         if held is not None:
             self.dispatch(ClusterEvent(POD, DELETE, held.pod, None))

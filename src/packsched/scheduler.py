@@ -32,11 +32,13 @@ from packsched.config.versions import KubeVersion
 from packsched.eventhandlers import EventHandlers
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions
+from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions, WaitingPodView
 from packsched.framework.podinfo import PodInfo
+from packsched.framework.preemption import fit_error_message
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
+from packsched.framework.waiting import WaitingPod, WaitingPods
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -70,10 +72,13 @@ class CycleResult:
     # Set when the scheduler binds asynchronously (live mode): the pod is assumed, reserved and permitted, and
     # its binding cycle is still to run (Scheduler.run_binding_cycle, then Scheduler.finish_binding_cycle).
     binding: BindingCycle | None = None
+    # Permit made the pod wait (a gang not complete yet): it is assumed on ``node`` and not bound; its outcome
+    # comes later, from Scheduler.settle_waiting.
+    waiting: bool = False
 
     @property
     def scheduled(self) -> bool:
-        return self.node is not None
+        return self.node is not None and not self.waiting
 
     @property
     def message(self) -> str:
@@ -103,6 +108,7 @@ class BindingCycle:
     pod: PodInfo
     node: str
     result: CycleResult
+    queued: QueuedPod | None = None  # how the pod was queued (to send it back if its wait at Permit fails)
 
 
 def best_scored(scores: ScoreResult, candidates: IntArray) -> IntArray:
@@ -192,6 +198,8 @@ class Scheduler(EventHandlers):
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
+        self._waiting = WaitingPods()
+        self._groups = {}
         self._use_config(config, registry)
 
     def set_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
@@ -258,6 +266,12 @@ class Scheduler(EventHandlers):
     def storage(self) -> StorageObjects | None:
         return self._storage
 
+    def waiting_pods(self) -> list[WaitingPodView]:
+        return list(self._waiting)
+
+    def get_waiting_pod(self, key: str) -> WaitingPodView | None:
+        return self._waiting.get(key)
+
     def dra(self) -> DraObjects | None:
         return self._dra
 
@@ -296,7 +310,10 @@ class Scheduler(EventHandlers):
             self._order_gen = self._snapshot.node_generation
         return self._order
 
-    def schedule_one(self, pod: PodInfo, *, explain: bool = False) -> CycleResult:
+    def schedule_one(self, pod: PodInfo, *, explain: bool = False, queued: QueuedPod | None = None) -> CycleResult:
+        """One scheduling cycle for ``pod`` (and, unless binding is asynchronous or Permit makes it wait, its
+        binding cycle). ``queued``: the queue's entry the pod was popped from, kept to send the pod back should it
+        wait at Permit and be rejected there."""
         fwk = self.framework_for(pod)
         if fwk is None:
             raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
@@ -335,7 +352,7 @@ class Scheduler(EventHandlers):
         if explain:
             self._explain_scores(fwk, state, pod, result, diagnosis)
         result.node = snap.nodes[chosen].name
-        return self._reserve_and_bind(fwk, state, pod, chosen, result)
+        return self._reserve_and_bind(fwk, state, pod, chosen, result, queued)
 
     def _find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, explain: bool
@@ -423,7 +440,13 @@ class Scheduler(EventHandlers):
         return self._name_rank
 
     def _reserve_and_bind(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, col: int, result: CycleResult
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        col: int,
+        result: CycleResult,
+        queued: QueuedPod | None = None,
     ) -> CycleResult:
         node = self._snapshot.nodes[col].name
         self.nominator.clear(pod)
@@ -431,10 +454,16 @@ class Scheduler(EventHandlers):
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
             return self._undo(fwk, state, pod, node, result, st, reserved=False)
-        st = fwk.run_permit(state, pod, node)
+        st, waits = fwk.run_permit(state, pod, node)
+        job = BindingCycle(fwk, state, pod, node, result, queued)
+        if st.code == Code.WAIT:
+            # assumed and reserved, held at Permit: bound once allowed (settle_waiting)
+            self._waiting.add(pod, node, waits, self.clock(), job)
+            result.waiting = True
+            result.status = st
+            return result
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, st, reserved=True)
-        job = BindingCycle(fwk, state, pod, node, result)
+            return self._undo(fwk, state, pod, node, result, _permit_fit_error(st), reserved=True)
         if self.async_binding:
             result.binding = job
             return result
@@ -450,19 +479,78 @@ class Scheduler(EventHandlers):
                 return st
         return Status()
 
-    def finish_binding_cycle(self, job: BindingCycle, st: Status) -> CycleResult:
+    def finish_binding_cycle(self, job: BindingCycle, st: Status, *, requeue: bool = False) -> CycleResult:
         """Back on the scheduling thread: after a bind, the TTL starts and PostBind runs; after a failure the pod
         is unreserved and forgotten, and its room is free again for the pods that did not fit (upstream
-        ``handleBindingCycleError``: an AssignedPodDelete move)."""
+        ``handleBindingCycleError``: an AssignedPodDelete move). ``requeue``: the pod is sent back to the queue
+        here (its driver has moved on: it waited at Permit)."""
         fwk, state, pod, node, result = job.fwk, job.state, job.pod, job.node, job.result
         result.binding = None
         if not st.ok:
             self._undo(fwk, state, pod, node, result, st, reserved=True)
             self.move_all()
+            if requeue:
+                self._send_back(job, result)
             return result
         self.cache.finish_binding(pod, self.clock())
         fwk.run_post_bind(state, pod, node)
         return result
+
+    # -- pods waiting at Permit ---------------------------------------------------------------------------------
+
+    def next_permit_deadline(self) -> float | None:
+        """When the first wait at Permit times out (on the scheduler's clock), or None."""
+        return self._waiting.next_deadline()
+
+    def settle_waiting(self) -> list[CycleResult]:
+        """End the waits at Permit that ended since the last call, and those whose time is up by the clock: an
+        allowed pod's binding cycle runs (or, with asynchronous binding, is handed back on the result's
+        ``binding``); a rejected pod is unreserved and forgotten, and goes back to the queue (upstream
+        ``handleBindingCycleError``). Answers one result per pod, in the order their waits ended."""
+        self._waiting.expire(self.clock())
+        out: list[CycleResult] = []
+        while self._waiting.has_settled():
+            for wp in self._waiting.take_settled():
+                out.append(self._settle(wp))
+        return out
+
+    def _settle(self, wp: WaitingPod) -> CycleResult:
+        job = wp.binding
+        assert isinstance(job, BindingCycle)
+        st = wp.outcome if wp.outcome is not None else Status()
+        result = job.result
+        result.waiting = False
+        if st.ok:
+            if self.async_binding:
+                result.binding = job
+                return result
+            result = self.finish_binding_cycle(job, self.run_binding_cycle(job), requeue=True)
+            return result
+        fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
+        fwk.run_unreserve(state, pod, node)
+        self.forget_assumed(pod)
+        result.node = None
+        result.scores = None
+        result.diagnosis = None
+        if wp.gone:  # deleted while it waited: its room was freed then, nothing goes back
+            result.status = _permit_fit_error(st)
+            return result
+        if st.code == Code.ERROR:  # preempted while waiting (1.36+): an error, back to backoff
+            result.status = Status(Code.ERROR, [f"waiting on permit for pod: {st.message}"], st.plugin)
+            self.move_all()
+            self._send_back(job, result)
+        else:
+            result.status = _permit_fit_error(st)
+            self._send_back(job, result)
+            # its room is free again: every other unschedulable pod is tried again (not the pod itself)
+            self._queue.move_all(self.clock(), keep=pod.key)
+        return result
+
+    def _send_back(self, job: BindingCycle, result: CycleResult) -> None:
+        if job.queued is not None:
+            self.handle_failure(job.queued, result)
+        else:
+            self.requeue(job.pod)
 
     def release(self, job: BindingCycle) -> None:
         """Take a scheduling cycle's choice back before its binding cycle runs: Unreserve, and the assumed pod is
@@ -502,3 +590,11 @@ def _one_hot(n: int, col: int) -> BoolArray:
     out = np.zeros(n, dtype=bool)
     out[col] = True
     return out
+
+
+def _permit_fit_error(st: Status) -> Status:
+    """A Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one chosen
+    node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
+    if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        return st
+    return Status(st.code, [fit_error_message(1, [st], [])], st.plugin)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
 from packsched.config.defaults import DEFAULT_POD_INITIAL_BACKOFF_SECONDS, DEFAULT_POD_MAX_BACKOFF_SECONDS
 from packsched.framework.podinfo import PodInfo
 
-SortKey = Callable[[PodInfo], tuple[int, ...]]
+SortKey = Callable[[PodInfo], tuple[float | int | str, ...]]
 
 
 @dataclass
@@ -23,11 +23,12 @@ class QueuedPod:
     gated: bool = False
     moves_seen: int = 0  # the queue's move requests when it was popped (see add_unschedulable)
     unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
+    in_backoff: bool = False  # its latest heap entry is in the backoff heap
 
 
 @dataclass(order=True)
 class _Entry:
-    key: tuple[float | int, ...]
+    key: tuple[float | int | str, ...]
     seq: int
     item: QueuedPod = field(compare=False)
 
@@ -67,6 +68,7 @@ class SchedulingQueue:
         return iter(list(self._queued.values()))
 
     def _push_active(self, qp: QueuedPod) -> None:
+        qp.in_backoff = False
         qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
         heapq.heappush(self._active, _Entry(self.sort_key(qp.info), next(self._seq), qp))
 
@@ -103,7 +105,7 @@ class SchedulingQueue:
         return None
 
     def _flush_backoff(self, now: float) -> None:
-        while self._backoff and self._backoff[0].key[0] <= now:
+        while self._backoff and float(self._backoff[0].key[0]) <= now:
             qp = heapq.heappop(self._backoff).item
             if self._queued.get(qp.info.key) is qp:
                 self._push_active(qp)
@@ -141,6 +143,7 @@ class SchedulingQueue:
         if qp.backoff_until <= now:
             self._push_active(qp)
         else:
+            qp.in_backoff = True
             heapq.heappush(self._backoff, _Entry((qp.backoff_until,), next(self._seq), qp))
 
     def move_some(self, now: float, which: Callable[[QueuedPod], bool]) -> int:
@@ -155,15 +158,40 @@ class SchedulingQueue:
             self._to_backoff_or_active(qp, now)
         return len(moved)
 
-    def move_all(self, now: float) -> int:
-        """A cluster event that may make pods schedulable: every unschedulable pod goes back."""
+    def move_all(self, now: float, keep: str | None = None) -> int:
+        """A cluster event that may make pods schedulable: every unschedulable pod goes back (but ``keep``)."""
         self.move_requests += 1
-        moved = list(self.unschedulable.values())
+        moved = [qp for key, qp in self.unschedulable.items() if key != keep]
+        kept = self.unschedulable.get(keep) if keep is not None else None
         self.unschedulable.clear()
         self._hinted.clear()
+        if kept is not None and keep is not None:
+            self.unschedulable[keep] = kept
+            if kept.unschedulable_plugins & self.hinted_plugins:
+                self._hinted[keep] = kept
         for qp in moved:
             self._to_backoff_or_active(qp, now)
         return len(moved)
+
+    def activate(self, keys: Iterable[str], now: float) -> int:
+        """Upstream Activate (a plugin's PodsToActivate): each of these pods that waits as unschedulable or in
+        backoff goes to the active heap now; gated pods, pods already active and pods not queued stay as they
+        are. A pod taken out of the backoff heap is queued as a fresh entry (the stale heap entry is skipped)."""
+        moved = 0
+        for key in keys:
+            qp = self._queued.get(key)
+            if qp is None or qp.gated:
+                continue
+            if self.unschedulable.pop(key, None) is not None:
+                self._hinted.pop(key, None)
+            elif qp.in_backoff:
+                qp = replace(qp)
+                self._queued[key] = qp
+            else:
+                continue
+            self._push_active(qp)
+            moved += 1
+        return moved
 
     def remove(self, key: str) -> QueuedPod | None:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""

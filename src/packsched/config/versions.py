@@ -152,6 +152,15 @@ class KubeVersion:
         NoExecute taint keeps it from requests that do not tolerate it; before, taints are ignored."""
         return self.minor >= 36
 
+    # -- pods waiting at Permit ------------------------------------------------------------------------------
+
+    @property
+    def waiting_pod_preempted_as_error(self) -> bool:
+        """v1.36+: preemption ends a victim's wait at Permit with ``waitingPod.Preempt`` (an error: the pod goes
+        back to backoff, "waiting on permit for pod: preempted"); before, with ``Reject`` (Unschedulable,
+        "preempted"). Read in kube-scheduler 1.35.4, 1.36.3 and 1.37.2 (framework/preemption)."""
+        return self.minor >= 36
+
     # -- pods: features the API server keeps or drops --------------------------------------------------------
 
     @property

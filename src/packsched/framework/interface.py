@@ -6,7 +6,7 @@ an array of node columns of the snapshot) and answer with arrays, so that the wo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -125,7 +125,7 @@ class QueueSortPlugin(Protocol):
 
     def less(self, a: PodInfo, b: PodInfo) -> bool: ...
 
-    def sort_key(self, pod: PodInfo) -> tuple[int, int]: ...
+    def sort_key(self, pod: PodInfo) -> tuple[float | int | str, ...]: ...
 
 
 @runtime_checkable
@@ -204,9 +204,13 @@ class ReservePlugin(Protocol):
 
 @runtime_checkable
 class PermitPlugin(Protocol):
+    """Success lets the binding cycle run; Wait (with the seconds to wait, at most 15 minutes) holds the pod
+    assumed on ``node`` until the plugin allows it through the handle's waiting pods, or the time is up;
+    Unschedulable rejects the placement."""
+
     name: str
 
-    def permit(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+    def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]: ...
 
 
 @runtime_checkable
@@ -354,6 +358,43 @@ class Handle(Protocol):
     def clear_nomination(self, pod: PodInfo) -> None:
         """Take the pod's nomination away (upstream clears status.nominatedNodeName): it is scheduled afresh."""
         ...
+
+    def waiting_pods(self) -> Iterable[WaitingPodView]:
+        """The pods waiting at Permit (upstream IterateOverWaitingPods), in the order they started waiting."""
+        ...
+
+    def get_waiting_pod(self, key: str) -> WaitingPodView | None:
+        """The pod ``key`` ("namespace/name") if it waits at Permit."""
+        ...
+
+    def activate(self, keys: Iterable[str]) -> None:
+        """Move these pods, if they wait in the queue's unschedulable or backoff part, to the active part
+        (upstream PodsToActivate, honoured at the end of a scheduling cycle)."""
+        ...
+
+    def group_members(self, namespace: str, group: str) -> Sequence[PodInfo]:
+        """The pods of the namespace (pending or running, not finished) whose scheduling group is ``group``: the
+        ``scheduling.x-k8s.io/pod-group`` label (or the older ``pod-group.scheduling.sigs.k8s.io``)."""
+        ...
+
+
+class WaitingPodView(Protocol):
+    """A pod waiting at Permit, as plugins see it (framework/waiting.py)."""
+
+    @property
+    def pod(self) -> PodInfo: ...
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> bool: ...
+
+    def preempt(self, plugin: str, message: str) -> bool: ...
 
 
 class BudgetView(Protocol):

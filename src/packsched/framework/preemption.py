@@ -348,9 +348,10 @@ class Evaluator:
     """Upstream's preemption Evaluator: ``preempt`` is its ``Preempt``; the plugin-specific decisions come from
     ``policy``."""
 
-    def __init__(self, handle: Handle, policy: Policy) -> None:
+    def __init__(self, handle: Handle, policy: Policy, plugin: str = "DefaultPreemption") -> None:
         self.handle = handle
         self.policy = policy
+        self.plugin = plugin  # the PostFilter plugin that preempts (named in a waiting victim's rejection)
         # the profile whose PreFilter extensions hear of the pods the dry run under way moves (None: none active)
         self._listening: ProfileRuntime | None = None
 
@@ -630,6 +631,15 @@ class Evaluator:
         """Upstream prepareCandidate: evict the victims, then clear the nomination of lower-priority pods
         nominated to the node (they may no longer fit there; clearing it sends them back to be scheduled)."""
         for victim in cand.victims:
+            # a victim waiting at Permit is only assumed: its wait ends (it goes back to the queue) instead of a
+            # deletion; 1.36+ ends it as an error (waitingPod.Preempt), before as a rejection
+            waiting = self.handle.get_waiting_pod(victim.key)
+            if waiting is not None:
+                if self.handle.kube_version.waiting_pod_preempted_as_error:
+                    waiting.preempt(self.plugin, "preempted")
+                else:
+                    waiting.reject(self.plugin, "preempted")
+                continue
             self.handle.actions.preempt(victim, pod)
         for p in [p for p in self.handle.nominated_pods(cand.col) if p.priority < pod.priority]:
             self.handle.clear_nomination(p)

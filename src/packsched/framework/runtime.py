@@ -498,13 +498,24 @@ class Framework:
         for p in reversed(self.reserves):
             p.unreserve(state, pod, node)
 
-    def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+    def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, dict[str, float]]:
+        """Upstream RunPermitPlugins: the first rejection (or error) ends it; otherwise Wait when any plugin asked
+        to wait, with each such plugin's timeout."""
+        waits: dict[str, float] = {}
         for p in self.permits:
-            st = p.permit(state, pod, node)
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
-        return Status()
+            st, timeout = p.permit(state, pod, node)
+            if st.ok:
+                continue
+            st.plugin = st.plugin or p.name
+            if st.code == Code.WAIT:
+                waits[p.name] = timeout
+                continue
+            if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                return Status.error(f"running Permit plugin {p.name!r}: {st.message}", p.name), {}
+            return st, {}
+        if waits:
+            return Status(Code.WAIT, ["one or more plugins asked to wait and no plugin rejected pod"]), waits
+        return Status(), {}
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.pre_binds:

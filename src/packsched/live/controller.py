@@ -223,10 +223,11 @@ class Controller:
                 self.drain(0.1)
                 continue
             self.drain(0)
+            self.settle_waiting()
             if not self.step():
                 now = self.clock()
-                expiry = self.queue.next_backoff_expiry()
-                wait = 0.25 if expiry is None else min(max(expiry - now, 0.001), 0.25)
+                due = [t for t in (self.queue.next_backoff_expiry(), self.scheduler.next_permit_deadline()) if t]
+                wait = 0.25 if not due else min(max(min(due) - now, 0.001), 0.25)
                 self.drain(wait)
 
     def step(self) -> bool:
@@ -287,7 +288,7 @@ class Controller:
         self.victims.new_attempt()
         start = time.perf_counter()
         try:
-            result = self.scheduler.schedule_one(info)
+            result = self.scheduler.schedule_one(info, queued=qp)
         except Exception as exc:  # a bug on one pod's path must not stop the scheduler for every pod
             LOG.exception("scheduling attempt failed", extra={"pod": key})
             if self.record is not None:
@@ -304,6 +305,9 @@ class Controller:
         if result.binding is not None:  # assumed, reserved, permitted: the binding cycle runs on a worker
             answered = self.binding.submit(BindingDone(qp, result.binding, start))
             return result if answered is None else self.binding_done(answered)
+        if result.waiting:  # held at Permit (a gang not complete yet): settle_waiting binds or requeues it
+            LOG.debug("waiting at permit", extra={"pod": key, "node": result.node})
+            return result
         elapsed = time.perf_counter() - start
         profile = result.profile
         if self.victims.blocked_now:  # preemption stopped at a victim it could not remove: not nominated
@@ -320,6 +324,24 @@ class Controller:
         self.scheduler.handle_failure(qp, result)
         self.statuses.failed(info.pod, "SchedulerError" if is_error else "Unschedulable", result.message)
         return result
+
+    def settle_waiting(self) -> None:
+        """Pods whose wait at Permit ended: an allowed one's binding cycle goes to a worker; a rejected one is
+        back in the queue (the scheduler sent it) and its condition says why."""
+        for result in self.scheduler.settle_waiting():
+            job = result.binding
+            if job is not None:
+                qp = job.queued if job.queued is not None else QueuedPod(job.pod)
+                answered = self.binding.submit(BindingDone(qp, job, time.perf_counter()))
+                if answered is not None:
+                    self.binding_done(answered)
+                continue
+            tr = self.pods.get(result.pod.key)
+            if tr is None or tr.info is not result.pod:
+                continue  # deleted while it waited
+            is_error = result.status.code == Code.ERROR
+            self.stats.unschedulable += 1
+            self.statuses.failed(result.pod.pod, "SchedulerError" if is_error else "Unschedulable", result.message)
 
     def binding_done(self, done: BindingDone) -> CycleResult | None:
         """A binding cycle answered (applied in the scheduling thread, in whatever order the answers come)."""

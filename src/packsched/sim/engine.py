@@ -50,6 +50,8 @@ EVICTED_EVENT = "evicted"
 DELETED_EVENT = "deleted"
 COMPLETED = "completed"
 REJECTED_EVENT = "rejected"
+# Assumed on ``node`` and held at Permit (a gang not complete yet); "scheduled" or "unschedulable" follows.
+WAITING = "waiting"
 
 # A safety net against a configuration that keeps preempting in a circle.
 MAX_ATTEMPTS_PER_POD = 1000
@@ -428,10 +430,11 @@ class Simulation:
                 self._arrive(item.rec)
 
     def _next_time(self) -> float | None:
-        expiry = self.queue.next_backoff_expiry()
-        if self._timeline and (expiry is None or self._timeline[0].time < expiry):
-            return self._timeline[0].time
-        return expiry
+        times = [self.queue.next_backoff_expiry(), self.scheduler.next_permit_deadline()]
+        if self._timeline:
+            times.append(self._timeline[0].time)
+        due = [t for t in times if t is not None]
+        return _round_time(min(due)) if due else None
 
     def run(self) -> SimResult:
         self.run_until(None)
@@ -446,6 +449,7 @@ class Simulation:
         while True:
             if self._timeline and self._timeline[0].time <= self.now:
                 self._fire_due()
+            self._settle_waiting()
             qp = self.scheduler.next_pod()
             if qp is None:
                 nxt = self._next_time()
@@ -465,13 +469,19 @@ class Simulation:
             rec.reason = f"gave up after {MAX_ATTEMPTS_PER_POD} attempts (the simulation kept preempting)"
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             return
-        result = self.scheduler.schedule_one(info, explain=info.key in self.capture)
+        result = self.scheduler.schedule_one(info, explain=info.key in self.capture, queued=qp)
         if info.key in self.capture:
             self.captured.setdefault(info.key, []).append(result)
         if self.on_cycle is not None:
             self.on_cycle(result)
+        if result.waiting:
+            rec.reason = result.status.message
+            self.events.append(Event(self.now, WAITING, info.key, result.node, None, result.status.plugin or None))
+            self._settle_waiting()
+            return
         if result.scheduled:
             self.events.append(Event(self.now, SCHEDULED, info.key, result.node))
+            self._settle_waiting()
             return
         reason = result.message
         rec.reason = reason
@@ -480,6 +490,23 @@ class Simulation:
             self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
         self.scheduler.handle_failure(qp, result)
+        self._settle_waiting()
+
+    def _settle_waiting(self) -> None:
+        """Pods whose wait at Permit ended (allowed by the pod that completed their gang, rejected, timed out):
+        the scheduler binds them or sends them back; recorded here."""
+        for result in self.scheduler.settle_waiting():
+            key = result.pod.key
+            rec = self.records.get(key)
+            if rec is None or rec.info is not result.pod:
+                continue
+            if result.scheduled:
+                self.events.append(Event(self.now, SCHEDULED, key, result.node))
+                continue
+            if rec.phase != PENDING:
+                continue  # deleted while it waited
+            rec.reason = result.message
+            self.events.append(Event(self.now, UNSCHEDULABLE, key, None, None, result.message))
 
 
 def cluster_objects(cluster: Cluster) -> Iterator[ClusterEvent]:

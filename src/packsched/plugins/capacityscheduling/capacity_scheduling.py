@@ -96,7 +96,7 @@ class CapacityScheduling:
         self._objects: dict[str, ElasticQuota] = {}  # what the ElasticQuota lister would list, by ns/name
         self._requests: dict[str, Res] = {}  # request of each counted pod, by uid (requests never change)
         self._by_object: dict[int, tuple[Pod, Res]] = {}  # request of each nominated pod seen, by id()
-        self.evaluator = Evaluator(handle, QuotaPolicy(self, handle))
+        self.evaluator = Evaluator(handle, QuotaPolicy(self, handle), NAME)
 
     # -- cluster events (the plugin's informers) ----------------------------------------------------------
 
