@@ -122,6 +122,16 @@ CASES = {
     "quotas-spread": Case(
         "packsched.quotas/v1", ("quotas", ex("gpu-quotas"), "--config", ex("gpu-quotas", "config-spread.yaml"))
     ),
+    "gangs-times-out": Case(
+        "packsched.gangs/v1",
+        (
+            "gangs",
+            ex("gangs", "cluster.yaml"),
+            ex("gangs", "gang-times-out.yaml"),
+            "--config",
+            ex("gangs", "config.yaml"),
+        ),
+    ),
     "demo": Case("packsched.demo/v1", ("demo", ex("gpu-demo"))),
     "run": Case("packsched.scenario-report/v1", ("run", ex("what-if", "scenario.yaml"))),
     "compare-what-if": Case(

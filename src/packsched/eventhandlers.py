@@ -25,7 +25,16 @@ from packsched.backend.cache import Cache
 from packsched.backend.nominator import Nominator
 from packsched.backend.queue import QueuedPod, QueueView, SchedulingQueue
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import ADD, DELETE, ELASTIC_QUOTA, POD, UPDATE, AssignedPodAddPlugin, ClusterEvent
+from packsched.framework.interface import (
+    ADD,
+    DELETE,
+    ELASTIC_QUOTA,
+    POD,
+    POD_GROUP,
+    UPDATE,
+    AssignedPodAddPlugin,
+    ClusterEvent,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework
 from packsched.framework.snapshot import IntArray, Snapshot
@@ -35,7 +44,7 @@ from packsched.framework.waiting import WaitingPods
 # Objects whose changes may let waiting pods fit: every unschedulable pod is tried again after one (a quota that
 # grew lets its namespace's pods in). Changes of other kinds (Services, workload controllers) only update the
 # plugins' views, as upstream's default plugins register no event for them.
-MOVING_KINDS = frozenset({ELASTIC_QUOTA})
+MOVING_KINDS = frozenset({ELASTIC_QUOTA, POD_GROUP})
 
 
 class EventHandlers:
@@ -81,6 +90,8 @@ class EventHandlers:
         if nominated in self._snapshot.index:
             self.nominator.nominate(pod, self._snapshot.index[nominated])
         self._track(pod)
+        if pod.queued_at is None:
+            pod.queued_at = self.clock()
         gate = fwk.run_pre_enqueue(pod)
         self._queue.add(pod, gate_reason="" if gate.ok else gate.message)
         return gate

@@ -460,6 +460,7 @@ class Scheduler(EventHandlers):
             # assumed and reserved, held at Permit: bound once allowed (settle_waiting)
             self._waiting.add(pod, node, waits, self.clock(), job)
             result.waiting = True
+            st.plugin = ", ".join(waits)
             result.status = st
             return result
         if not st.ok:

@@ -8,6 +8,7 @@ from datetime import tzinfo
 from packsched.api.admission import LimitRange, ResourceQuota
 from packsched.api.cron import Schedule
 from packsched.api.dra import DraObjects
+from packsched.api.gangs import PodGroup
 from packsched.api.objects import (
     ElasticQuota,
     LabelSelector,
@@ -70,6 +71,7 @@ class Cluster:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)  # scheduler-plugins' (Coscheduling)
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

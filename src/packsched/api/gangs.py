@@ -1,17 +1,84 @@
 """Gangs: the pods that must be scheduled together.
 
-scheduler-plugins' Coscheduling names a pod's group with a label: ``scheduling.x-k8s.io/pod-group`` (and, in
-releases before v0.22, ``pod-group.scheduling.sigs.k8s.io``), the name of a PodGroup in the pod's namespace.
+scheduler-plugins' Coscheduling reads PodGroups (``scheduling.x-k8s.io/v1alpha1``): ``minMember`` pods of the group
+must be placed before any is bound, ``minResources`` must be free in the cluster, and ``scheduleTimeoutSeconds``
+bounds how long the placed ones wait for the rest. A pod names its group with the label
+``scheduling.x-k8s.io/pod-group`` (the name of a PodGroup in its namespace); packsched also reads the label of
+older scheduler-plugins releases, ``pod-group.scheduling.sigs.k8s.io``, when the current one is absent (current
+releases read only the first).
+
+The PodGroup controller of scheduler-plugins writes the group's status (phase, running, succeeded, failed):
+:func:`pod_group_status` computes what it converges to for the group's pods.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 LEGACY_POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io"
+POD_GROUP_API_VERSIONS = ("scheduling.x-k8s.io/v1alpha1",)
+POD_GROUP_SPEC = ("minMember", "minResources", "scheduleTimeoutSeconds")
+POD_GROUP_STATUS = ("phase", "occupiedBy", "running", "succeeded", "failed", "scheduleStartTime")
+
+# PodGroup phases (apis/scheduling/v1alpha1)
+PG_PENDING = "Pending"
+PG_SCHEDULING = "Scheduling"
+PG_RUNNING = "Running"
+PG_FINISHED = "Finished"
+PG_FAILED = "Failed"
 
 
 def pod_group_name(pod: Pod) -> str:
     """The name of the pod's group ("" when it has none): the current label, else the older one."""
     return pod.labels.get(POD_GROUP_LABEL) or pod.labels.get(LEGACY_POD_GROUP_LABEL, "")
+
+
+@dataclass
+class PodGroup:
+    """A PodGroup. ``created``: when it was created, in virtual seconds (its ``packsched.io/arrival-time``
+    annotation, else 0): Coscheduling orders its pods by it."""
+
+    name: str
+    namespace: str
+    min_member: int
+    min_resources: dict[str, int] | None = None
+    schedule_timeout_seconds: int | None = None
+    created: float = 0.0
+    source: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class PodGroupStatus:
+    phase: str
+    running: int
+    succeeded: int
+    failed: int
+
+
+def pod_group_status(group: PodGroup, phases: Iterable[str]) -> PodGroupStatus:
+    """What the PodGroup controller (scheduler-plugins ``PodGroupReconciler``) settles on for a group whose pods
+    (every pod carrying the group's label) are in these phases: Pending while fewer pods exist than
+    ``minMember``; then Scheduling until ``minMember`` of them run or succeeded (Running); Failed once one failed
+    and failed + running + succeeded reach ``minMember``; Finished once ``minMember`` succeeded."""
+    pods = list(phases)
+    running = sum(1 for p in pods if p == "Running")
+    succeeded = sum(1 for p in pods if p == "Succeeded")
+    failed = sum(1 for p in pods if p == "Failed")
+    need = group.min_member
+    if len(pods) < need:
+        return PodGroupStatus(PG_PENDING, running, succeeded, failed)
+    phase = PG_RUNNING if succeeded + running >= need else PG_SCHEDULING
+    if failed and failed + running + succeeded >= need:
+        phase = PG_FAILED
+    if succeeded >= need:
+        phase = PG_FINISHED
+    return PodGroupStatus(phase, running, succeeded, failed)

@@ -20,11 +20,12 @@ from packsched.api.admission import (
     ScopeRequirement,
     unit_of,
 )
-from packsched.api.annotations import read_timing
+from packsched.api.annotations import ARRIVAL_TIME, parse_duration, read_timing
 from packsched.api.decode import Reader
 from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
 from packsched.api.drakinds import DRA_KINDS
 from packsched.api.errors import ErrorList
+from packsched.api.gangs import POD_GROUP_API_VERSIONS, POD_GROUP_SPEC, POD_GROUP_STATUS, PodGroup
 from packsched.api.names import int32_errors, namespace_errors, object_name_errors
 from packsched.api.objects import (
     ELASTIC_QUOTA_API_VERSIONS,
@@ -258,6 +259,45 @@ def _elastic_quota(ctx: DecodeContext) -> None:
     ctx.cluster.elastic_quotas.append(quota)
 
 
+def _pod_group(ctx: DecodeContext) -> None:
+    """scheduler-plugins' PodGroup. Its CRD requires ``minMember`` >= 1; ``scheduleTimeoutSeconds`` has no bound
+    (a negative one makes the placed pods time out at once, as upstream)."""
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", POD_GROUP_SPEC)
+    r.fields(ctx.data.get("status"), "status", POD_GROUP_STATUS)
+    min_member = r.int(spec.get("minMember"), "spec.minMember", 0) or 0
+    if min_member < 1:
+        r.errors.add(
+            "spec.minMember",
+            f"Invalid value: {min_member}: spec.minMember in body should be greater than or equal to 1",
+        )
+    else:
+        for msg in int32_errors(min_member):
+            r.errors.add("spec.minMember", msg)
+    timeout = r.int(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds")
+    if timeout is not None:
+        for msg in int32_errors(timeout):
+            r.errors.add("spec.scheduleTimeoutSeconds", msg)
+    raw_min = spec.get("minResources")
+    group = PodGroup(
+        ctx.name,
+        ctx.namespace,
+        min_member,
+        None if raw_min is None else parse_resource_list(raw_min, "spec.minResources", r.errors),
+        timeout,
+        source=ctx.where,
+        labels=r.str_map(ctx.meta.get("labels"), "metadata.labels"),
+    )
+    annotations = r.str_map(ctx.meta.get("annotations"), "metadata.annotations")
+    arrival = annotations.get(ARRIVAL_TIME)
+    if arrival is not None:
+        try:
+            group.created = parse_duration(arrival)
+        except ValueError as exc:
+            r.errors.add(f"metadata.annotations[{ARRIVAL_TIME}]", f"Invalid value: {arrival!r}: {exc}")
+    ctx.cluster.pod_groups.append(group)
+
+
 def _service(ctx: DecodeContext) -> None:
     spec = ctx.r.fields(ctx.data.get("spec"), "spec", schema.SERVICE_SPEC)
     raw = spec.get("selector")
@@ -371,6 +411,7 @@ KINDS: dict[str, Decoder] = {
     "ResourceQuota": Decoder(_resource_quota, ("v1",)),
     "Service": Decoder(_service, ("v1",)),
     "ElasticQuota": Decoder(_elastic_quota, ELASTIC_QUOTA_API_VERSIONS),
+    "PodGroup": Decoder(_pod_group, POD_GROUP_API_VERSIONS),
     "PersistentVolumeClaim": Decoder(_persistent_volume_claim, ("v1",)),
     "PersistentVolume": Decoder(_persistent_volume, ("v1",), cluster_scoped=True),
     "StorageClass": Decoder(_storage_class, STORAGE_API_VERSIONS, cluster_scoped=True, top=schema.STORAGE_CLASS),

@@ -34,6 +34,7 @@ from packsched.live.victims import DELETE
 from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
 from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
+from packsched.sim import gangs as gang_report
 from packsched.sim import quotas as quota_report
 from packsched.sim import report
 from packsched.sim.engine import run_simulation
@@ -282,6 +283,38 @@ def quotas(
     for w in warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
     quota_report.print_quotas(out, rows)
+
+
+@app.command()
+def gangs(
+    paths: Annotated[list[Path], typer.Argument(help="manifest files or directories (-: standard input)")],
+    config: ConfigOpt = None,
+    seed: SeedOpt = 0,
+    output: OutputOpt = "table",
+    kube_version: KubeVersionOpt = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Per PodGroup after the simulation: when its job was submitted and started, the wait, the GPU-hours its
+    placed members held while waiting at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
+    _check_output(output)
+    version = _kube_version(kube_version, SEMANTICS_CURRENT)
+    cluster, cfg = _load(paths, config, version, strict)
+    if not cluster.pod_groups:
+        err.print("[red]error:[/red] the manifests define no PodGroup")
+        raise typer.Exit(EXIT_INPUT)
+    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
+    warnings = list(result.warnings)
+    if not gang_report.coscheduling_enabled(cfg):
+        warnings.insert(
+            0, "no profile enables Coscheduling at Permit: the PodGroups have no effect (pods are scheduled one by one)"
+        )
+    rows = gang_report.gang_rows(cluster.pod_groups, result)
+    if output == "json":
+        _emit_json(gang_report.gangs_json(rows, warnings))
+        return
+    for w in warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
+    gang_report.print_gangs(out, rows)
 
 
 @app.command()

@@ -52,6 +52,7 @@ class Plugin(Protocol):
 # Cluster events (what kube-scheduler's informers deliver to plugins' event handlers).
 POD = "Pod"  # only assigned pods (spec.nodeName set, or bound by the scheduler), as upstream's filtered informer
 ELASTIC_QUOTA = "ElasticQuota"
+POD_GROUP = "PodGroup"  # api.gangs.PodGroup (scheduler-plugins' Coscheduling)
 SERVICE = "Service"  # api.objects.Service
 WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
 ADD, UPDATE, DELETE = "Add", "Update", "Delete"
@@ -357,6 +358,10 @@ class Handle(Protocol):
 
     def clear_nomination(self, pod: PodInfo) -> None:
         """Take the pod's nomination away (upstream clears status.nominatedNodeName): it is scheduled afresh."""
+        ...
+
+    def clock(self) -> float:
+        """The scheduler's time in seconds (virtual in the simulator): what plugins' own expiries are measured in."""
         ...
 
     def waiting_pods(self) -> Iterable[WaitingPodView]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from packsched.framework.runtime import PluginFactory
 from packsched.plugins.bestfit.best_fit import new_best_fit
 from packsched.plugins.capacityscheduling.capacity_scheduling import new_capacity_scheduling
+from packsched.plugins.coscheduling.coscheduling import new_coscheduling
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
 from packsched.plugins.dotproduct.dot_product import new_dot_product
@@ -66,6 +67,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "DynamicResources": new_dynamic_resources,
         # scheduler-plugins (out of tree upstream)
         "CapacityScheduling": new_capacity_scheduling,
+        "Coscheduling": new_coscheduling,
         # shared GPUs and the GPU policies of Weng et al. (USENIX ATC '23); see docs/guides/gpu-trace-replay.md
         "GPUShare": new_gpu_share,
         "RandomScore": new_random_score,

@@ -23,7 +23,7 @@ from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, ELASTIC_QUOTA, SERVICE, WORKLOAD, ClusterEvent
+from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD_GROUP, SERVICE, WORKLOAD, ClusterEvent
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import Snapshot
@@ -475,8 +475,8 @@ class Simulation:
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
-            rec.reason = result.status.message
-            self.events.append(Event(self.now, WAITING, info.key, result.node, None, result.status.plugin or None))
+            rec.reason = f"waiting at Permit ({result.status.plugin})"
+            self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
             self._settle_waiting()
             return
         if result.scheduled:
@@ -510,10 +510,12 @@ class Simulation:
 
 
 def cluster_objects(cluster: Cluster) -> Iterator[ClusterEvent]:
-    """The cluster's objects as plugins' informers list them at start (ElasticQuotas first, then Services and
-    workload controllers); pods come as they are bound."""
+    """The cluster's objects as plugins' informers list them at start (ElasticQuotas first, then PodGroups,
+    Services and workload controllers); pods come as they are bound."""
     for quota in cluster.elastic_quotas:
         yield ClusterEvent(ELASTIC_QUOTA, ADD, None, quota)
+    for group in cluster.pod_groups:
+        yield ClusterEvent(POD_GROUP, ADD, None, group)
     for service in cluster.services:
         yield ClusterEvent(SERVICE, ADD, None, service)
     for workload in cluster.workloads:

@@ -1,0 +1,1 @@
+"""scheduler-plugins Coscheduling: gang scheduling with PodGroups."""
