@@ -122,6 +122,18 @@ CASES = {
     "quotas-spread": Case(
         "packsched.quotas/v1", ("quotas", ex("gpu-quotas"), "--config", ex("gpu-quotas", "config-spread.yaml"))
     ),
+    "explain-gang-member": Case(
+        "packsched.explain/v1",
+        (
+            "explain",
+            ex("gangs", "cluster.yaml"),
+            ex("gangs", "gang-times-out.yaml"),
+            "--config",
+            ex("gangs", "config.yaml"),
+            "--pod",
+            "dev/sweep-9",
+        ),
+    ),
     "gangs-times-out": Case(
         "packsched.gangs/v1",
         (

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -75,6 +75,9 @@ class CycleResult:
     # Permit made the pod wait (a gang not complete yet): it is assumed on ``node`` and not bound; its outcome
     # comes later, from Scheduler.settle_waiting.
     waiting: bool = False
+    # A node was chosen, then Reserve, Permit (or the wait at Permit) refused the pod: what the pod's condition says
+    # (``diagnosis`` stays the filters' verdicts, for explain).
+    refused_after_filters: Status | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -82,6 +85,8 @@ class CycleResult:
 
     @property
     def message(self) -> str:
+        if self.refused_after_filters is not None and not self.scheduled and not self.waiting:
+            return self.refused_after_filters.message
         if self.diagnosis is not None and not self.scheduled and self.status.code != Code.ERROR:
             return self.diagnosis.message()
         return self.status.message
@@ -453,7 +458,7 @@ class Scheduler(EventHandlers):
         self.cache.assume(pod, node)
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, st, reserved=False)
+            return self._undo(fwk, state, pod, node, result, _chosen_node_fit_error(st), reserved=False)
         st, waits = fwk.run_permit(state, pod, node)
         job = BindingCycle(fwk, state, pod, node, result, queued)
         if st.code == Code.WAIT:
@@ -464,7 +469,7 @@ class Scheduler(EventHandlers):
             result.status = st
             return result
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, _permit_fit_error(st), reserved=True)
+            return self._undo(fwk, state, pod, node, result, _chosen_node_fit_error(st), reserved=True)
         if self.async_binding:
             result.binding = job
             return result
@@ -530,22 +535,29 @@ class Scheduler(EventHandlers):
         fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
         fwk.run_unreserve(state, pod, node)
         self.forget_assumed(pod)
-        result.node = None
-        result.scores = None
-        result.diagnosis = None
+        self._refused(result, _chosen_node_fit_error(st))
         if wp.gone:  # deleted while it waited: its room was freed then, nothing goes back
-            result.status = _permit_fit_error(st)
             return result
         if st.code == Code.ERROR:  # preempted while waiting (1.36+): an error, back to backoff
             result.status = Status(Code.ERROR, [f"waiting on permit for pod: {st.message}"], st.plugin)
+            result.refused_after_filters = result.status
             self.move_all()
             self._send_back(job, result)
         else:
-            result.status = _permit_fit_error(st)
             self._send_back(job, result)
             # its room is free again: every other unschedulable pod is tried again (not the pod itself)
             self._queue.move_all(self.clock(), keep=pod.key)
         return result
+
+    @staticmethod
+    def _refused(result: CycleResult, st: Status) -> None:
+        """The chosen node was refused after the filters (Reserve, Permit): the pod is not placed, its condition
+        says ``st``, and only the refusing plugin counts as having rejected it (what the queue's hints read)."""
+        result.node = None
+        result.status = st
+        result.refused_after_filters = st
+        if result.diagnosis is not None:
+            result.diagnosis = replace(result.diagnosis, unschedulable_plugins={st.plugin} if st.plugin else set())
 
     def _send_back(self, job: BindingCycle, result: CycleResult) -> None:
         if job.queued is not None:
@@ -582,8 +594,7 @@ class Scheduler(EventHandlers):
         if reserved:
             fwk.run_unreserve(state, pod, node)
         self.forget_assumed(pod)
-        result.node = None
-        result.status = st
+        self._refused(result, st)
         return result
 
 
@@ -593,9 +604,9 @@ def _one_hot(n: int, col: int) -> BoolArray:
     return out
 
 
-def _permit_fit_error(st: Status) -> Status:
-    """A Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one chosen
-    node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
+def _chosen_node_fit_error(st: Status) -> Status:
+    """A Reserve or Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one
+    chosen node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
     if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
         return st
     return Status(st.code, [fit_error_message(1, [st], [])], st.plugin)

@@ -348,10 +348,15 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
+    group = gang_report.group_detail(cluster.pod_groups, result, key)
+    if group is not None:
+        data["group"] = group
     if output == "json":
         _emit_json(data)
     else:
         report.print_explain(out, data)
+        if group is not None:
+            gang_report.print_group(out, group)
 
 
 # "Policy" as a word of its own (not imagePullPolicy, restartPolicy, ...), or a backslash (an escape in a quoted

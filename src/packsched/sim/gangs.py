@@ -102,6 +102,46 @@ def _phase(rec: PodRecord) -> str:
     return rec.pod.phase if rec.pod.phase in ("Running", "Succeeded", "Failed") else rec.phase
 
 
+def group_detail(groups: Sequence[PodGroup], result: SimResult, pod_key: str) -> dict[str, Any] | None:
+    """For ``explain`` of a gang member: its group, how many members are bound, and each member's state at the end
+    (node, or the reason it is not placed: the filters' verdicts, a PreFilter rejection, a Permit timeout)."""
+    recs = {r.pod.key: r for r in result.records}
+    target = recs.get(pod_key)
+    if target is None:
+        return None
+    name = pod_group_name(target.pod)
+    group = next((g for g in groups if g.namespace == target.pod.namespace and g.name == name), None)
+    if not name:
+        return None
+    members = [r for r in recs.values() if r.pod.namespace == target.pod.namespace and pod_group_name(r.pod) == name]
+    return {
+        "name": name,
+        "namespace": target.pod.namespace,
+        "exists": group is not None,
+        "min_member": group.min_member if group is not None else None,
+        "bound": sum(1 for r in members if r.node is not None),
+        "members": [
+            {
+                "pod": r.pod.key,
+                "phase": r.phase,
+                "node": r.node,
+                "reason": None if r.node is not None else r.reason,
+            }
+            for r in members
+        ],
+    }
+
+
+def print_group(console: Console, group: dict[str, Any]) -> None:
+    need = "no such PodGroup" if not group["exists"] else f"minMember {group['min_member']}"
+    table = Table(title=f"PodGroup {group['namespace']}/{group['name']} ({need}; {group['bound']} bound)")
+    for col in ("member", "phase", "node", "why not placed"):
+        table.add_column(col, overflow="fold")
+    for m in group["members"]:
+        table.add_row(m["pod"], m["phase"], m["node"] or "-", m["reason"] or "")
+    console.print(table)
+
+
 def gang_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     waits = np.asarray([r["wait"] for r in rows if r["wait"] is not None], dtype=np.float64)
     return {
