@@ -19,6 +19,7 @@ from packsched.plugins.registry import in_tree_registry
 from packsched.sim.htmlreport.history import scenario_with_extras
 from packsched.sim.scenario import (
     WHATIF_COMPARE_SCHEMA,
+    GANG_METRICS,
     WHATIF_METRICS,
     StepReport,
     end_metrics,
@@ -158,7 +159,16 @@ def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | No
         table.add_column(escape(label), justify="right")
     for key, what in WHATIF_METRICS:
         table.add_row(what, *[str(results[label][key]) for label in labels])
+    for key, what in GANG_METRICS:  # with PodGroups only
+        if all(key in results[label] for label in labels):
+            table.add_row(what, *[_metric(results[label][key]) for label in labels])
     out.print(table)
+
+
+def _metric(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def register(app: typer.Typer) -> None:

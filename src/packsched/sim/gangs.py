@@ -11,6 +11,9 @@ Definitions (all times virtual seconds):
 - *held at Permit*: for each member, each stretch between being held at Permit and the end of that wait (bound,
   rejected, timed out, or the end of the simulation), times its GPUs (every extended resource named ``*/gpu``):
   GPU-seconds that were reserved and idle.
+- *in partial gangs*: GPU-seconds of members bound while fewer than ``minMember`` of their group were bound (a
+  training job cannot start until all its workers run): what scheduling pod by pod wastes, and what Coscheduling
+  avoids (it binds a gang only whole; it wastes what it holds at Permit instead).
 """
 
 from __future__ import annotations
@@ -25,7 +28,20 @@ from rich.table import Table
 from packsched.api.annotations import format_duration
 from packsched.api.gangs import PodGroup, pod_group_name, pod_group_status
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.sim.engine import SCHEDULED, UNSCHEDULABLE, WAITING, Event, PodRecord, SimResult
+from packsched.sim.engine import (
+    COMPLETED,
+    DELETED_EVENT,
+    EVICTED_EVENT,
+    PREEMPTED_EVENT,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WAITING,
+    Event,
+    PodRecord,
+    SimResult,
+)
+
+_LEFT = frozenset({COMPLETED, PREEMPTED_EVENT, EVICTED_EVENT, DELETED_EVENT})
 
 GANGS_SCHEMA = "packsched.gangs/v1"
 TIMEOUT_WORDS = "rejected due to timeout after waiting"
@@ -45,13 +61,20 @@ def _gpus(rec: PodRecord) -> int:
 
 def gang_rows(groups: Sequence[PodGroup], result: SimResult) -> list[dict[str, Any]]:
     """One entry per PodGroup, in the order the manifests list them."""
+    return gang_rows_of(groups, result.records, result.events, result.end_time)
+
+
+def gang_rows_of(
+    groups: Sequence[PodGroup], records: Sequence[PodRecord], all_events: Sequence[Event], end_time: float
+) -> list[dict[str, Any]]:
+    """:func:`gang_rows` from a simulation's records and events so far (a scenario's step)."""
     members: dict[str, list[PodRecord]] = {}
-    for rec in result.records:
+    for rec in records:
         name = pod_group_name(rec.pod)
         if name:
             members.setdefault(f"{rec.pod.namespace}/{name}", []).append(rec)
     events: dict[str, list[Event]] = {}
-    for e in result.events:
+    for e in all_events:
         events.setdefault(e.pod, []).append(e)
     out: list[dict[str, Any]] = []
     for group in groups:
@@ -75,7 +98,8 @@ def gang_rows(groups: Sequence[PodGroup], result: SimResult) -> list[dict[str, A
                     if e.kind == UNSCHEDULABLE and TIMEOUT_WORDS in (e.reason or ""):
                         timeouts += 1
             if since is not None:
-                held += (result.end_time - since) * _gpus(rec)
+                held += (end_time - since) * _gpus(rec)
+        partial = _partial_gang_gpu_seconds(group, latest, events, end_time)
         out.append(
             {
                 "namespace": group.namespace,
@@ -90,10 +114,38 @@ def gang_rows(groups: Sequence[PodGroup], result: SimResult) -> list[dict[str, A
                 "started": started,
                 "wait": None if started is None else started - submitted,
                 "gpu_seconds_held_at_permit": held,
+                "gpu_seconds_in_partial_gangs": partial,
                 "permit_timeouts": timeouts,
             }
         )
     return out
+
+
+def _partial_gang_gpu_seconds(
+    group: PodGroup, members: dict[str, PodRecord], events: dict[str, list[Event]], end: float
+) -> float:
+    """GPU-seconds of bound members while fewer than ``minMember`` of the group were bound."""
+    changes: list[tuple[float, int, int]] = []  # (time, +1/-1 bound, gpus)
+    for key, rec in members.items():
+        gpus = _gpus(rec)
+        for e in events.get(key, []):
+            if e.kind == SCHEDULED:
+                changes.append((e.time, 1, gpus))
+            elif e.kind in _LEFT and e.node is not None:
+                changes.append((e.time, -1, gpus))
+    changes.sort(key=lambda c: (c[0], -c[1]))  # at one instant, binds first: a gang bound together is whole
+    total = 0.0
+    bound = held = 0
+    last = 0.0
+    for t, sign, gpus in changes:
+        if bound < group.min_member:
+            total += (t - last) * held
+        bound += sign
+        held += sign * gpus
+        last = t
+    if bound < group.min_member:
+        total += (end - last) * held
+    return total
 
 
 def _phase(rec: PodRecord) -> str:
@@ -152,6 +204,7 @@ def gang_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "wait_p50": float(np.percentile(waits, 50)) if len(waits) else None,
         "wait_p95": float(np.percentile(waits, 95)) if len(waits) else None,
         "gpu_hours_held_at_permit": sum(r["gpu_seconds_held_at_permit"] for r in rows) / 3600.0,
+        "gpu_hours_in_partial_gangs": sum(r["gpu_seconds_in_partial_gangs"] for r in rows) / 3600.0,
         "permit_timeouts": sum(r["permit_timeouts"] for r in rows),
     }
 
@@ -167,7 +220,17 @@ def _t(value: float | None) -> str:
 def print_gangs(console: Console, rows: list[dict[str, Any]]) -> None:
     table = Table(title="PodGroups after the simulation")
     table.add_column("group", no_wrap=True)
-    for col in ("min", "pods", "phase", "submitted", "started", "wait", "GPU·h held at Permit", "timeouts"):
+    for col in (
+        "min",
+        "pods",
+        "phase",
+        "submitted",
+        "started",
+        "wait",
+        "GPU·h held at Permit",
+        "GPU·h in partial gang",
+        "timeouts",
+    ):
         table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(
@@ -179,6 +242,7 @@ def print_gangs(console: Console, rows: list[dict[str, Any]]) -> None:
             _t(r["started"]),
             _t(r["wait"]),
             f"{r['gpu_seconds_held_at_permit'] / 3600.0:.2f}",
+            f"{r['gpu_seconds_in_partial_gangs'] / 3600.0:.2f}",
             str(r["permit_timeouts"]),
         )
     console.print(table)
@@ -188,6 +252,7 @@ def print_gangs(console: Console, rows: list[dict[str, Any]]) -> None:
     )
     console.print(
         f"{s['groups']} group(s): {s['started']} started, {s['never_started']} never started; {waits}; "
-        f"{s['gpu_hours_held_at_permit']:.2f} GPU-hours held at Permit; {s['permit_timeouts']} Permit timeout(s)",
+        f"{s['gpu_hours_held_at_permit']:.2f} GPU-hours held at Permit, {s['gpu_hours_in_partial_gangs']:.2f} in "
+        f"partial gangs; {s['permit_timeouts']} Permit timeout(s)",
         highlight=False,
     )

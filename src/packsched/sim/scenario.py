@@ -70,6 +70,7 @@ from packsched.sim.engine import (
     Simulation,
     cluster_objects,
 )
+from packsched.sim.gangs import gang_rows_of, gang_summary
 
 API_VERSION = "packsched.io/v1alpha1"
 KIND = "Scenario"
@@ -296,6 +297,8 @@ class StepReport:
     # pod that needs a whole node's GPUs cannot have them)
     free_gpus: int = 0
     fragmented_gpus: int = 0
+    # scheduler-plugins PodGroups (gangs): sim/gangs.py's summary over the whole run so far; None without any
+    gangs: dict[str, Any] | None = None
 
 
 def run_scenario(
@@ -598,8 +601,20 @@ class _Runner:
             nodes=snap.n,
             quotas=quotas,
             notes=list(self.notes),
+            gangs=gang_summary(gang_rows_of(self.cluster.pod_groups, sim.history, sim.events, sim.now))
+            if self.cluster.pod_groups
+            else None,
         )
 
+
+GANG_METRICS: list[tuple[str, str]] = [
+    ("jobs_started", "gangs started (minMember bound)"),
+    ("jobs_never_started", "gangs never started"),
+    ("job_wait_mean", "mean wait of started gangs (s)"),
+    ("job_wait_p95", "p95 wait of started gangs (s)"),
+    ("gpu_hours_held_at_permit", "GPU-hours held at Permit"),
+    ("gpu_hours_in_partial_gangs", "GPU-hours in partial gangs"),
+]
 
 WHATIF_COMPARE_SCHEMA = "packsched.whatif-compare/v1"
 # What `compare` puts side by side for a cluster or scenario: (key, what it is)
@@ -614,9 +629,21 @@ WHATIF_METRICS: list[tuple[str, str]] = [
 ]
 
 
-def end_metrics(reports: list[StepReport]) -> dict[str, int]:
-    """WHATIF_METRICS of one run: the last step's state, preemptions and evictions summed over every step."""
+def end_metrics(reports: list[StepReport]) -> dict[str, float | int | None]:
+    """WHATIF_METRICS of one run: the last step's state, preemptions and evictions summed over every step; with
+    PodGroups, GANG_METRICS too (over the whole run)."""
     last = reports[-1]
+    gangs: dict[str, float | int | None] = {}
+    if last.gangs is not None:
+        g = last.gangs
+        gangs = {
+            "jobs_started": g["started"],
+            "jobs_never_started": g["never_started"],
+            "job_wait_mean": g["wait_mean"],
+            "job_wait_p95": g["wait_p95"],
+            "gpu_hours_held_at_permit": round(g["gpu_hours_held_at_permit"], 6),
+            "gpu_hours_in_partial_gangs": round(g["gpu_hours_in_partial_gangs"], 6),
+        }
     return {
         "running": last.running,
         "pending": last.pending,
@@ -625,6 +652,7 @@ def end_metrics(reports: list[StepReport]) -> dict[str, int]:
         "fragmented_gpus": last.fragmented_gpus,
         "preemptions": sum(r.preemptions for r in reports),
         "evictions": sum(r.evictions for r in reports),
+        **gangs,
     }
 
 
