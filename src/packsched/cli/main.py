@@ -15,6 +15,7 @@ import typer
 import yaml
 from rich.markup import escape
 
+from packsched.api.annotations import format_duration
 from packsched.api.errors import InputError
 from packsched.api.files import read_text
 from packsched.api.gpushare import gpu_annotation_errors
@@ -315,6 +316,57 @@ def gangs(
     for w in warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
     gang_report.print_gangs(out, rows)
+
+
+@app.command("gen-jobs")
+def gen_jobs(
+    out_dir: Annotated[Path, typer.Argument(help="the directory to write (new or empty)")],
+    jobs: Annotated[int, typer.Option("--jobs", help="how many training jobs", metavar="N")] = 200,
+    nodes: Annotated[int, typer.Option("--nodes", help="nodes of the cluster", metavar="N")] = 32,
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="GPUs of each node", metavar="N")] = 8,
+    load: Annotated[
+        float, typer.Option("--load", help="offered load: GPU-seconds asked per second over the cluster's GPUs")
+    ] = 0.9,
+    seed: SeedOpt = 0,
+) -> None:
+    """Write a synthetic workload of GPU training jobs (PodGroups and Jobs arriving over time, seeded) and two
+    configurations, with Coscheduling and without, to compare gang-aware and pod-by-pod scheduling."""
+    from packsched.api.files import write_text_replacing
+    from packsched.sim import jobgen
+
+    if jobs < 1 or nodes < 1 or gpus_per_node < 1 or not load > 0:
+        err.print("[red]error:[/red] --jobs, --nodes and --gpus-per-node must be at least 1, --load above 0")
+        raise typer.Exit(EXIT_INPUT)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        err.print(f"[red]error:[/red] {escape(str(out_dir))}: not a new or empty directory", highlight=False)
+        raise typer.Exit(EXIT_INPUT)
+    specs = jobgen.draw_jobs(jobs, nodes, gpus_per_node, load, seed)
+    note = (
+        f"# packsched gen-jobs --jobs {jobs} --nodes {nodes} --gpus-per-node {gpus_per_node} --load {load} "
+        f"--seed {seed}\n"
+    )
+    files = {
+        out_dir / "workload" / "cluster.yaml": jobgen.dump(jobgen.cluster_documents(nodes, gpus_per_node), note),
+        out_dir / "workload" / "jobs.yaml": jobgen.dump(jobgen.job_documents(specs), note),
+        out_dir / "config-coscheduling.yaml": jobgen.dump([jobgen.config_document(True)], note),
+        out_dir / "config-pod-by-pod.yaml": jobgen.dump([jobgen.config_document(False)], note),
+    }
+
+    def write() -> None:
+        (out_dir / "workload").mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            write_text_replacing(path, text)
+
+    _guard(write)
+    pods = sum(j.workers for j in specs)
+    out.print(
+        f"{jobs} jobs ({pods} pods) over {format_duration(specs[-1].arrival)} on {nodes} nodes x {gpus_per_node} "
+        f"GPUs in {escape(str(out_dir))}; compare them with\n  packsched compare {escape(str(out_dir / 'workload'))} "
+        f"--config {escape(str(out_dir / 'config-coscheduling.yaml'))} --config "
+        f"{escape(str(out_dir / 'config-pod-by-pod.yaml'))}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()

@@ -18,8 +18,8 @@ from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.htmlreport.history import scenario_with_extras
 from packsched.sim.scenario import (
-    WHATIF_COMPARE_SCHEMA,
     GANG_METRICS,
+    WHATIF_COMPARE_SCHEMA,
     WHATIF_METRICS,
     StepReport,
     end_metrics,
