@@ -1,8 +1,9 @@
 """Which kube-scheduler packsched imitates: one minor version, as a typed object with a predicate per known
 difference between releases (``docs/reference/semantics.md`` lists them with their upstream sources).
 
-packsched models kube-scheduler 1.25 to 1.37 (the newest, and the default; 1.35-1.37 differ from 1.34 only in
-the DRA feature gates below). Older minor versions (1.16 to 1.24)
+packsched models kube-scheduler 1.25 to 1.37 (the newest, and the default; 1.35-1.37 differ from 1.34 in the
+properties below: BalancedAllocation's score, VolumeBinding's score, DynamicResources' feature gates and
+messages). Older minor versions (1.16 to 1.24)
 are accepted only for what the legacy Policy files of that era need, RequestedToCapacityRatio's arithmetic;
 everything else then behaves as in 1.25. ``--rtcr-semantics`` is an alias: ``v1.16`` is ``--kube-version 1.16``,
 ``v1.17`` is ``--kube-version 1.17``, ``current`` changes nothing.
@@ -63,6 +64,15 @@ class KubeVersion:
         the plugin's resources, so the plugin gives no score at all; before, such a pod was scored from the
         node's existing requests alone."""
         return self.minor >= 33
+
+    @property
+    def balanced_allocation_scores_change(self) -> bool:
+        """v1.36+ (kubernetes#135573): the score is the change in the node's balance that the pod brings,
+        ``50 + (50 + with - without) / 2`` (integer division), where ``with`` and ``without`` are the old score
+        (1 - std of the capped fractions) * 100 of the node with and without the pod: 75 when the pod leaves
+        the balance as it was, towards 100 when it improves it, towards 50 when it worsens it. Before, the
+        score was ``with`` alone."""
+        return self.minor >= 36
 
     # -- restartable init containers (KEP-753 sidecars) ----------------------------------------------------
 
