@@ -110,6 +110,23 @@ class KubeVersion:
         untolerated taint(s)``. packsched takes 1.34 to be its newest patch release."""
         return self.minor < 34
 
+    # -- VolumeBinding -------------------------------------------------------------------------------------------
+
+    @property
+    def storage_capacity_scoring(self) -> bool:
+        """v1.37+ (StorageCapacityScoring beta, on by default; alpha and off in 1.33-1.36, and its predecessor
+        VolumeCapacityPriority alpha and off before): VolumeBinding scores every node (0 for a pod without
+        volumes to bind there) by the utilisation of the static volumes it would bind, through
+        ``VolumeBindingArgs.shape`` (default 10 at 0 %, 0 at 100 %). Before, its PreScore skips and a given
+        shape is an error."""
+        return self.minor >= 37
+
+    @property
+    def storage_capacity_scoring_gate(self) -> str:
+        """The feature gate behind VolumeBinding's score, as validation names it: StorageCapacityScoring from
+        v1.33 (KEP-4049), VolumeCapacityPriority before."""
+        return "StorageCapacityScoring" if self.minor >= 33 else "VolumeCapacityPriority"
+
     # -- the default profile -------------------------------------------------------------------------------------
 
     @property
