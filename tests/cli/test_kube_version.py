@@ -175,6 +175,120 @@ def test_balanced_allocation_scores_best_effort_pods_before_1_33(tmp_path: Path)
     assert "NodeResourcesBalancedAllocation" not in new["b"]["scores"]
 
 
+BALANCE = (
+    node("a")
+    + node("b")
+    + pod("big", "containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]", node_name="a")
+    + pod("q", "containers: [{name: c, resources: {requests: {cpu: 500m, memory: 4Gi}}}]")
+)
+
+
+def test_balanced_allocation_scores_the_change_in_balance_from_1_36(tmp_path: Path) -> None:
+    # score(fractions) = trunc((1 - |cpu - memory| / 2) x 100)
+    # node a, with q: cpu 3.5/4 = 0.875, memory 5/8 = 0.625 -> 87; without: 0.75, 0.125 -> 68
+    # node b, with q: cpu 0.5/4 = 0.125, memory 4/8 = 0.5 -> 81; without (empty): 100
+    old = by_node(explain(tmp_path, BALANCE, "q", "--kube-version", "1.35"))
+    assert {n: v["scores"]["NodeResourcesBalancedAllocation"] for n, v in old.items()} == {"a": 87, "b": 81}
+    # 1.36+: 50 + (50 + with - without) / 2 -> a: 50 + 69 // 2 = 84; b: 50 + 31 // 2 = 65
+    for version in ("1.36", "1.37"):
+        new = by_node(explain(tmp_path, BALANCE, "q", "--kube-version", version))
+        assert {n: v["scores"]["NodeResourcesBalancedAllocation"] for n, v in new.items()} == {"a": 84, "b": 65}
+
+
+# -- VolumeBinding's score (StorageCapacityScoring) ---------------------------------------------------------------
+
+
+def labelled_node(name: str) -> str:
+    return f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}}}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+"""
+
+
+def local_volume(name: str, size: str, on: str) -> str:
+    return f"""---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {{name: {name}}}
+spec:
+  capacity: {{storage: {size}}}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{{matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [{on}]}}]}}]
+"""
+
+
+VOLUMES = (
+    labelled_node("a")
+    + labelled_node("b")
+    + """---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, storageClassName: local}
+"""
+    + local_volume("pv-a", "2Gi", "a")
+    + local_volume("pv-b", "4Gi", "b")
+    + pod("db", "containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]")
+    + pod("web", "containers: [{name: c}]")
+)
+
+
+def test_volume_binding_scores_from_1_37(tmp_path: Path) -> None:
+    # default shape (0 %: 10, 100 %: 0, x10) -> 100 - utilisation: node a 1Gi/2Gi = 50 % -> 50; b 1Gi/4Gi -> 75
+    new = by_node(explain(tmp_path, VOLUMES, "db", "--kube-version", "1.37"))
+    assert {n: v["scores"]["VolumeBinding"] for n, v in new.items()} == {"a": 50, "b": 75}
+    # a pod without claims: the plugin still scores, 0 everywhere (as kube-scheduler 1.37.2 records it)
+    web = by_node(explain(tmp_path, VOLUMES, "web", "--kube-version", "1.37"))
+    assert {n: v["scores"]["VolumeBinding"] for n, v in web.items()} == {"a": 0, "b": 0}
+    # 1.36 (StorageCapacityScoring alpha and off): PreScore skips, no score
+    for target in ("db", "web"):
+        old = by_node(explain(tmp_path, VOLUMES, target, "--kube-version", "1.36"))
+        assert all("VolumeBinding" not in v["scores"] for v in old.values())
+
+
+SHAPED = (
+    CONFIG_V1
+    + """profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "error"),
+    [
+        ("1.37", None),
+        ("1.36", "turn on the feature gate StorageCapacityScoring"),
+        ("1.32", "turn on the feature gate VolumeCapacityPriority"),
+    ],
+)
+def test_volume_binding_shape_needs_the_gate(tmp_path: Path, version: str, error: str | None) -> None:
+    path = tmp_path / "sched.yaml"
+    path.write_text(SHAPED)
+    res = runner.invoke(app, ["validate", str(path), "--kube-version", version])
+    if error is None:
+        assert res.exit_code == 0, res.output
+        return
+    assert res.exit_code == 2
+    assert (
+        'profiles[0].pluginConfig[0].args.shape: Invalid value: [{"Utilization":0,"Score":0},'
+        '{"Utilization":100,"Score":10}]: unexpected field `shape`, remove it or ' + error
+    ) in res.output
+
+
 # -- (b) sidecars (restartable init containers, KEP-753) ---------------------------------------------------------
 
 
