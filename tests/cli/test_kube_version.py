@@ -289,6 +289,106 @@ def test_volume_binding_shape_needs_the_gate(tmp_path: Path, version: str, error
     ) in res.output
 
 
+# -- DefaultPreemption's word on a successful preemption (kubernetes#140180) ------------------------------------
+
+PREEMPTS = (
+    node("a", cpu="2")
+    + pod("low", "containers: [{name: c, resources: {requests: {cpu: 1500m}}}]", node_name="a")
+    + pod("high", "containers: [{name: c, resources: {requests: {cpu: '1'}}}]", priority=100)
+)
+
+
+def test_successful_preemption_says_where_from_1_37(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(PREEMPTS)
+
+    def first_failure(version: str) -> str:
+        res = runner.invoke(app, ["simulate", str(path), "-o", "json", "--kube-version", version])
+        assert res.exit_code == 0, res.output
+        events = json.loads(res.stdout)["events"]
+        return str(next(e["reason"] for e in events if e["kind"] == "unschedulable"))
+
+    assert first_failure("1.36") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert first_failure("1.37") == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node a, preempting 1 victims"
+    )
+
+
+# -- ImageLocality and image volumes ----------------------------------------------------------------------------
+
+IMAGES = (
+    """---
+apiVersion: v1
+kind: Node
+metadata: {name: a}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  images: [{names: ["data:v1"], sizeBytes: 524288000}]
+"""
+    + node("b")
+    + pod("p", "containers: [{name: c, image: 'app:v1'}], volumes: [{name: d, image: {reference: 'data:v1'}}]")
+)
+
+
+def test_image_locality_counts_image_volumes_from_1_36(tmp_path: Path) -> None:
+    def scores(version: str) -> dict[str, int]:
+        data = by_node(explain(tmp_path, IMAGES, "p", "--kube-version", version))
+        return {n: v["scores"]["ImageLocality"] for n, v in data.items()}
+
+    # the container's image is on no node; the volume's (500 MiB) on one node of two: 500 x 1/2 = 250 MiB on a
+    assert scores("1.35") == {"a": 0, "b": 0}  # containers only
+    # 1.36: 100 x (250 - 23) / (1000 x 1 container - 23) = 23.2 -> 23
+    assert scores("1.36") == {"a": 23, "b": 0}
+    # 1.37: the bound counts the image volume too: 100 x 227 / (2000 - 23) = 11.5 -> 11
+    assert scores("1.37") == {"a": 11, "b": 0}
+
+
+# -- InterPodAffinity: namespace selectors an empty label set satisfies ---------------------------------------------
+
+NAMESPACED = (
+    labelled_node("a")
+    + labelled_node("b")
+    + """---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-a, labels: {team: a}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-b, labels: {team: b}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: ns-a, labels: {app: web}}
+spec: {nodeName: a, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns-b}
+spec:
+  containers: [{name: c}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: web}}
+        namespaceSelector: {matchExpressions: [{key: team, operator: NotIn, values: [a]}]}
+        topologyKey: kubernetes.io/hostname
+"""
+)
+
+
+def test_pod_anti_affinity_namespace_selector_quirk_of_1_35_and_1_36(tmp_path: Path) -> None:
+    # ns-a is labelled team=a, so the term does not select its pods: node a is fine (1.37, and 1.34 and before)
+    for version in ("1.37", "1.34"):
+        assert by_node(explain(tmp_path, NAMESPACED, "ns-b/p", "--kube-version", version))["a"]["reasons"] == []
+    # 1.35-1.36 tested the NotIn selector against no labels at all, which it passes: every namespace counted
+    for version in ("1.35", "1.36"):
+        old = by_node(explain(tmp_path, NAMESPACED, "ns-b/p", "--kube-version", version))
+        assert old["a"]["reasons"] == ["node(s) didn't match pod anti-affinity rules"]
+        assert old["b"]["reasons"] == []
+
+
 # -- (b) sidecars (restartable init containers, KEP-753) ---------------------------------------------------------
 
 

@@ -101,6 +101,39 @@ class KubeVersion:
         incoming pod", or the filter's own reason when victims did not free enough)."""
         return self.minor >= 34
 
+    @property
+    def preemption_success_message(self) -> bool:
+        """v1.37+ (kubernetes#140180): when preemption finds a node, its status says so and the pod's message
+        ends with ``preemption: found a potential placement for pod on node <node>, preempting <n> victims``;
+        before, the message stopped after the filters' reasons."""
+        return self.minor >= 37
+
+    # -- InterPodAffinity ------------------------------------------------------------------------------------------
+
+    @property
+    def pod_affinity_namespace_selector_quirk(self) -> bool:
+        """1.35-1.36: the incoming pod's own (anti-)affinity terms, required and preferred, select pods of every
+        namespace when their ``namespaceSelector`` is satisfied by an empty label set (only ``NotIn`` /
+        ``DoesNotExist`` requirements): the plugin merged the selector into the namespace list on a copy of the
+        term, so the selector stayed and was tested against no labels. kubernetes#138198 (1.37) passes the term
+        by reference again. 1.25-1.33 passed it by reference; 1.34 is taken to be correct (not checked)."""
+        return 35 <= self.minor <= 36
+
+    # -- ImageLocality ---------------------------------------------------------------------------------------------
+
+    @property
+    def image_locality_scores_image_volumes(self) -> bool:
+        """v1.36+ (image_locality.go sumImageScores): the images of the pod's image volumes (``volumes[].image``,
+        ImageVolume on by default from 1.35) that a node holds add to its sum like container images; before,
+        only containers' images counted."""
+        return self.minor >= 36
+
+    @property
+    def image_locality_threshold_counts_image_volumes(self) -> bool:
+        """v1.37+: image volumes also raise the sum's upper bound (1000 MiB per image of the pod, containers and
+        image volumes); in 1.36 the bound still counts containers alone."""
+        return self.minor >= 37
+
     # -- TaintToleration ----------------------------------------------------------------------------------------
 
     @property
