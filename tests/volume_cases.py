@@ -11,6 +11,8 @@ import numpy as np
 
 from packsched.api.manifests import Cluster, load_manifests
 from packsched.api.storage import StorageObjects
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.snapshot import Snapshot
@@ -38,6 +40,7 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
 class FakeHandle:
     snapshot: Snapshot
     store: StorageObjects | None
+    kube_version: KubeVersion = DEFAULT_KUBE_VERSION
 
     def storage(self) -> StorageObjects | None:
         return self.store
@@ -60,17 +63,19 @@ def load(tmp: Path, text: str) -> Cluster:
     return load_manifests([str(path)])
 
 
-def build(cluster: Cluster) -> FakeHandle:
+def build(cluster: Cluster, version: KubeVersion = DEFAULT_KUBE_VERSION) -> FakeHandle:
     snap = Snapshot(cluster.nodes)
     for p in cluster.pods:
         if p.node_name:
             snap.add_pod(make_pod_info(p), snap.index[p.node_name])
-    return FakeHandle(snap, cluster.storage)
+    return FakeHandle(snap, cluster.storage, version)
 
 
-def run(tmp: Path, text: str, factory: Any, pod: str = "default/incoming") -> Outcome:
+def run(
+    tmp: Path, text: str, factory: Any, pod: str = "default/incoming", version: KubeVersion = DEFAULT_KUBE_VERSION
+) -> Outcome:
     cluster = load(tmp, text)
-    handle = build(cluster)
+    handle = build(cluster, version)
     plugin = factory(None, handle)
     target = cluster.pod(pod)
     assert target is not None

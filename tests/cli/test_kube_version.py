@@ -175,6 +175,220 @@ def test_balanced_allocation_scores_best_effort_pods_before_1_33(tmp_path: Path)
     assert "NodeResourcesBalancedAllocation" not in new["b"]["scores"]
 
 
+BALANCE = (
+    node("a")
+    + node("b")
+    + pod("big", "containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]", node_name="a")
+    + pod("q", "containers: [{name: c, resources: {requests: {cpu: 500m, memory: 4Gi}}}]")
+)
+
+
+def test_balanced_allocation_scores_the_change_in_balance_from_1_36(tmp_path: Path) -> None:
+    # score(fractions) = trunc((1 - |cpu - memory| / 2) x 100)
+    # node a, with q: cpu 3.5/4 = 0.875, memory 5/8 = 0.625 -> 87; without: 0.75, 0.125 -> 68
+    # node b, with q: cpu 0.5/4 = 0.125, memory 4/8 = 0.5 -> 81; without (empty): 100
+    old = by_node(explain(tmp_path, BALANCE, "q", "--kube-version", "1.35"))
+    assert {n: v["scores"]["NodeResourcesBalancedAllocation"] for n, v in old.items()} == {"a": 87, "b": 81}
+    # 1.36+: 50 + (50 + with - without) / 2 -> a: 50 + 69 // 2 = 84; b: 50 + 31 // 2 = 65
+    for version in ("1.36", "1.37"):
+        new = by_node(explain(tmp_path, BALANCE, "q", "--kube-version", version))
+        assert {n: v["scores"]["NodeResourcesBalancedAllocation"] for n, v in new.items()} == {"a": 84, "b": 65}
+
+
+# -- VolumeBinding's score (StorageCapacityScoring) ---------------------------------------------------------------
+
+
+def labelled_node(name: str) -> str:
+    return f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}}}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+"""
+
+
+def local_volume(name: str, size: str, on: str) -> str:
+    return f"""---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {{name: {name}}}
+spec:
+  capacity: {{storage: {size}}}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{{matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [{on}]}}]}}]
+"""
+
+
+VOLUMES = (
+    labelled_node("a")
+    + labelled_node("b")
+    + """---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, storageClassName: local}
+"""
+    + local_volume("pv-a", "2Gi", "a")
+    + local_volume("pv-b", "4Gi", "b")
+    + pod("db", "containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]")
+    + pod("web", "containers: [{name: c}]")
+)
+
+
+def test_volume_binding_scores_from_1_37(tmp_path: Path) -> None:
+    # default shape (0 %: 10, 100 %: 0, x10) -> 100 - utilisation: node a 1Gi/2Gi = 50 % -> 50; b 1Gi/4Gi -> 75
+    new = by_node(explain(tmp_path, VOLUMES, "db", "--kube-version", "1.37"))
+    assert {n: v["scores"]["VolumeBinding"] for n, v in new.items()} == {"a": 50, "b": 75}
+    # a pod without claims: the plugin still scores, 0 everywhere (as kube-scheduler 1.37.2 records it)
+    web = by_node(explain(tmp_path, VOLUMES, "web", "--kube-version", "1.37"))
+    assert {n: v["scores"]["VolumeBinding"] for n, v in web.items()} == {"a": 0, "b": 0}
+    # 1.36 (StorageCapacityScoring alpha and off): PreScore skips, no score
+    for target in ("db", "web"):
+        old = by_node(explain(tmp_path, VOLUMES, target, "--kube-version", "1.36"))
+        assert all("VolumeBinding" not in v["scores"] for v in old.values())
+
+
+SHAPED = (
+    CONFIG_V1
+    + """profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "error"),
+    [
+        ("1.37", None),
+        ("1.36", "turn on the feature gate StorageCapacityScoring"),
+        ("1.32", "turn on the feature gate VolumeCapacityPriority"),
+    ],
+)
+def test_volume_binding_shape_needs_the_gate(tmp_path: Path, version: str, error: str | None) -> None:
+    path = tmp_path / "sched.yaml"
+    path.write_text(SHAPED)
+    res = runner.invoke(app, ["validate", str(path), "--kube-version", version])
+    if error is None:
+        assert res.exit_code == 0, res.output
+        return
+    assert res.exit_code == 2
+    assert (
+        'profiles[0].pluginConfig[0].args.shape: Invalid value: [{"Utilization":0,"Score":0},'
+        '{"Utilization":100,"Score":10}]: unexpected field `shape`, remove it or ' + error
+    ) in res.output
+
+
+# -- DefaultPreemption's word on a successful preemption (kubernetes#140180) ------------------------------------
+
+PREEMPTS = (
+    node("a", cpu="2")
+    + pod("low", "containers: [{name: c, resources: {requests: {cpu: 1500m}}}]", node_name="a")
+    + pod("high", "containers: [{name: c, resources: {requests: {cpu: '1'}}}]", priority=100)
+)
+
+
+def test_successful_preemption_says_where_from_1_37(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(PREEMPTS)
+
+    def first_failure(version: str) -> str:
+        res = runner.invoke(app, ["simulate", str(path), "-o", "json", "--kube-version", version])
+        assert res.exit_code == 0, res.output
+        events = json.loads(res.stdout)["events"]
+        return str(next(e["reason"] for e in events if e["kind"] == "unschedulable"))
+
+    assert first_failure("1.36") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert first_failure("1.37") == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node a, preempting 1 victims"
+    )
+
+
+# -- ImageLocality and image volumes ----------------------------------------------------------------------------
+
+IMAGES = (
+    """---
+apiVersion: v1
+kind: Node
+metadata: {name: a}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  images: [{names: ["data:v1"], sizeBytes: 524288000}]
+"""
+    + node("b")
+    + pod("p", "containers: [{name: c, image: 'app:v1'}], volumes: [{name: d, image: {reference: 'data:v1'}}]")
+)
+
+
+def test_image_locality_counts_image_volumes_from_1_36(tmp_path: Path) -> None:
+    def scores(version: str) -> dict[str, int]:
+        data = by_node(explain(tmp_path, IMAGES, "p", "--kube-version", version))
+        return {n: v["scores"]["ImageLocality"] for n, v in data.items()}
+
+    # the container's image is on no node; the volume's (500 MiB) on one node of two: 500 x 1/2 = 250 MiB on a
+    assert scores("1.35") == {"a": 0, "b": 0}  # containers only
+    # 1.36: 100 x (250 - 23) / (1000 x 1 container - 23) = 23.2 -> 23
+    assert scores("1.36") == {"a": 23, "b": 0}
+    # 1.37: the bound counts the image volume too: 100 x 227 / (2000 - 23) = 11.5 -> 11
+    assert scores("1.37") == {"a": 11, "b": 0}
+
+
+# -- InterPodAffinity: namespace selectors an empty label set satisfies ---------------------------------------------
+
+NAMESPACED = (
+    labelled_node("a")
+    + labelled_node("b")
+    + """---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-a, labels: {team: a}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns-b, labels: {team: b}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: ns-a, labels: {app: web}}
+spec: {nodeName: a, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns-b}
+spec:
+  containers: [{name: c}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: web}}
+        namespaceSelector: {matchExpressions: [{key: team, operator: NotIn, values: [a]}]}
+        topologyKey: kubernetes.io/hostname
+"""
+)
+
+
+def test_pod_anti_affinity_namespace_selector_quirk_of_1_35_and_1_36(tmp_path: Path) -> None:
+    # ns-a is labelled team=a, so the term does not select its pods: node a is fine (1.37, and 1.34 and before)
+    for version in ("1.37", "1.34"):
+        assert by_node(explain(tmp_path, NAMESPACED, "ns-b/p", "--kube-version", version))["a"]["reasons"] == []
+    # 1.35-1.36 tested the NotIn selector against no labels at all, which it passes: every namespace counted
+    for version in ("1.35", "1.36"):
+        old = by_node(explain(tmp_path, NAMESPACED, "ns-b/p", "--kube-version", version))
+        assert old["a"]["reasons"] == ["node(s) didn't match pod anti-affinity rules"]
+        assert old["b"]["reasons"] == []
+
+
 # -- (b) sidecars (restartable init containers, KEP-753) ---------------------------------------------------------
 
 

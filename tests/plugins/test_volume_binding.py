@@ -4,20 +4,33 @@ binder_test.go), in our words. Nodes: node-a (zone-a), node-b (zone-b), node-c (
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from packsched.api.storage import CLAIM_BOUND, VOLUME_BOUND
+from packsched.api.storage import (
+    ANN_BETA_STORAGE_CLASS,
+    CLAIM_BOUND,
+    VOLUME_BOUND,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
+from packsched.config.types import UtilizationShapePoint, VolumeBindingArgs
+from packsched.config.versions import KubeVersion
 from packsched.framework.status import Code
 from packsched.plugins.volumebinding.volume_binding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
+    NodeVolumes,
+    VolumeBinding,
     new_volume_binding,
+    static_bindings_score,
+    storage_utilization_score,
 )
-from volume_cases import evaluate, run
+from volume_cases import Outcome, evaluate, run
 
 
 def pod(*claims: str) -> str:
@@ -292,10 +305,123 @@ def test_provisioned_volume_follows_the_node_topology(tmp_path: Path) -> None:
     ]
 
 
-def test_score_is_skipped(tmp_path: Path) -> None:
+# -- Score: StorageCapacityScoring (on by default from 1.37) --------------------------------------------------
+
+TWO_CLASSES = docs(
+    storage_class("fast", "kubernetes.io/no-provisioner"),
+    storage_class("slow", "kubernetes.io/no-provisioner"),
+    claim("f", "3Gi", cls="fast"),
+    claim("s1", "1Gi", cls="slow"),
+    claim("s2", "2Gi", cls="slow"),
+    volume("fast-a", "4Gi", cls="fast", node="node-a"),
+    volume("slow-a1", "3Gi", cls="slow", node="node-a"),
+    volume("slow-a2", "3Gi", cls="slow", node="node-a"),
+    volume("fast-b", "10Gi", cls="fast", node="node-b"),
+    volume("slow-b1", "2Gi", cls="slow", node="node-b"),
+    volume("slow-b2", "2Gi", cls="slow", node="node-b"),
+    pod("f", "s1", "s2"),
+)
+
+
+def scores(out: Outcome, cols: list[int]) -> tuple[Code, list[int]]:
+    snap = out.handle.snapshot
+    st = out.plugin.pre_score(out.state, out.pod, snap, np.array(cols))
+    return st.code, out.plugin.score(out.state, out.pod, snap, np.array(cols)).tolist()
+
+
+def test_score_of_static_bindings_per_storage_class(tmp_path: Path) -> None:
+    out = run(tmp_path, TWO_CLASSES, new_volume_binding)
+    assert out.reasons == {"node-c": [ERR_REASON_BIND_CONFLICT]}
+    # default shape (0 %: 10, 100 %: 0, x10): score = 100 - utilisation, per class on the summed bindings
+    # node-a: fast 3Gi/4Gi = 75 % -> 25; slow (1Gi + 2Gi)/(3Gi + 3Gi) = 50 % -> 50; (25 + 50) / 2 = 37.5 -> 38
+    # node-b: fast 3Gi/10Gi = 30 % -> 70; slow (1Gi + 2Gi)/(2Gi + 2Gi) = 75 % -> 25; (70 + 25) / 2 = 47.5 -> 48
+    assert scores(out, [0, 1]) == (Code.SUCCESS, [38, 48])
+
+
+def test_score_follows_the_configured_shape(tmp_path: Path) -> None:
+    shape = [UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10)]  # fuller volumes preferred
+
+    def factory(args: object, handle: Any) -> VolumeBinding:
+        return VolumeBinding(handle, VolumeBindingArgs(600, shape), KubeVersion(37))
+
+    out = run(tmp_path, TWO_CLASSES, factory)
+    # node-a: (75 + 50) / 2 = 62.5 -> 63; node-b: (30 + 75) / 2 = 52.5 -> 53
+    assert scores(out, [0, 1]) == (Code.SUCCESS, [63, 53])
+
+
+def test_score_is_skipped_before_1_37(tmp_path: Path) -> None:
+    for minor in (36, 33, 25):
+        out = run(tmp_path, TWO_CLASSES, new_volume_binding, version=KubeVersion(minor))
+        assert out.plugin.pre_score(out.state, out.pod, out.handle.snapshot, np.arange(2)).code == Code.SKIP
+
+
+def test_pod_without_claims_scores_zero_everywhere(tmp_path: Path) -> None:
+    # upstream's PreScore does not skip with the gate on: the plugin is among the scores, with 0
+    out = run(tmp_path, pod().replace("volumes: []", "volumes: [{name: x, emptyDir: {}}]"), new_volume_binding)
+    assert out.pre_filter.code == Code.SKIP
+    assert scores(out, [0, 1, 2]) == (Code.SUCCESS, [0, 0, 0])
+
+
+def test_dynamic_provisioning_scores_zero_without_storage_capacity(tmp_path: Path) -> None:
+    # upstream scores a provisioned claim only where a CSIStorageCapacity gives the node's capacity for the
+    # class; packsched does not model CSIStorageCapacity: no class, score 0
     out = run(tmp_path, docs(storage_class("wait", "csi.example.com"), claim("data"), pod("data")), new_volume_binding)
-    assert out.plugin.pre_score(out.state, out.pod, out.handle.snapshot, np.arange(3)).code == Code.SKIP
-    assert out.plugin.score(out.state, out.pod, out.handle.snapshot, np.arange(3)).tolist() == [0, 0, 0]
+    assert scores(out, [0, 1, 2]) == (Code.SUCCESS, [0, 0, 0])
+
+
+def test_static_bindings_alone_are_scored_beside_a_provisioned_claim(tmp_path: Path) -> None:
+    text = docs(
+        storage_class("fast", "kubernetes.io/no-provisioner"),
+        storage_class("dyn", "csi.example.com"),
+        claim("f", "3Gi", cls="fast"),
+        claim("d", "5Gi", cls="dyn"),
+        volume("fast-b", "10Gi", cls="fast", node="node-b"),
+        pod("f", "d"),
+    )
+    out = run(tmp_path, text, new_volume_binding)
+    assert scores(out, [1]) == (Code.SUCCESS, [70])  # fast 30 % -> 70; the provisioned claim is not counted
+
+
+def test_zero_capacity_counts_as_full(tmp_path: Path) -> None:
+    text = docs(LOCAL, claim("data", "0"), volume("empty", "0", node="node-b"), pod("data"))
+
+    def factory(args: object, handle: Any) -> VolumeBinding:
+        shape = [UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10)]
+        return VolumeBinding(handle, VolumeBindingArgs(600, shape), KubeVersion(37))
+
+    out = run(tmp_path, text, factory)
+    assert out.reasons == {"node-a": [ERR_REASON_BIND_CONFLICT], "node-c": [ERR_REASON_BIND_CONFLICT]}
+    assert scores(out, [1]) == (Code.SUCCESS, [100])  # capacity 0: utilisation 100 %, not 0 %
+
+
+DEFAULT_POINTS = [(0, 100), (100, 0)]
+
+
+def test_utilisation_score_edges() -> None:
+    assert storage_utilization_score(DEFAULT_POINTS, 0, 0) == 0  # capacity 0: 100 %
+    assert storage_utilization_score(DEFAULT_POINTS, 5, 4) == 0  # request above capacity: 100 %
+    assert storage_utilization_score(DEFAULT_POINTS, 1, 3) == 67  # 33 % (truncated) -> 67
+    assert storage_utilization_score([(0, 0), (100, 100)], 5, 4) == 100
+
+
+def test_static_bindings_score_per_class() -> None:
+    def binding(cls: str, request: int, capacity: int) -> tuple[PersistentVolumeClaim, PersistentVolume]:
+        return PersistentVolumeClaim(f"c-{cls}-{request}", request=request), PersistentVolume(
+            f"v-{cls}-{capacity}", capacity=capacity, storage_class_name=cls
+        )
+
+    assert static_bindings_score(DEFAULT_POINTS, NodeVolumes()) == 0
+    # "zero": capacity 0 -> 0; "small": 1/4 = 25 % -> 75; (0 + 75) / 2 = 37.5 -> 38
+    vols = NodeVolumes([binding("zero", 0, 0), binding("small", 1, 4)])
+    assert static_bindings_score(DEFAULT_POINTS, vols) == 38
+    # "over": 5 over 4 -> 100 % -> 0; with "small" (1 + 1)/(4 + 4) = 25 % -> 75: (75 + 0) / 2 -> 38
+    vols = NodeVolumes([binding("small", 1, 4), binding("over", 5, 4), binding("small", 1, 4)])
+    assert static_bindings_score(DEFAULT_POINTS, vols) == 38
+    # the class is the volume's spec.storageClassName, even under the beta annotation: (1 + 1)/(2 + 4) = 33 %
+    # -> 67 (as two classes it would be 1/2 -> 50 and 1/4 -> 75: 62.5 -> 63)
+    pvc, pv = binding("spec", 1, 2)
+    pv.annotations[ANN_BETA_STORAGE_CLASS] = "annotated"
+    assert static_bindings_score(DEFAULT_POINTS, NodeVolumes([(pvc, pv), binding("spec", 1, 4)])) == 67
 
 
 def test_live_mode_binds_no_claim_in_the_catalog_at_pre_bind(tmp_path: Path) -> None:

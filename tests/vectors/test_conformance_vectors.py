@@ -22,86 +22,9 @@ from vectors.vector_cases import Decision, differences, explain
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"
 
-BALANCE_137 = (
-    "1.37: NodeResourcesBalancedAllocation scores the change in the node's balance, 50 + (50 + with - without) / 2 "
-    "(balanced_allocation.go balancedResourceScorer); packsched scores the balance with the pod, as 1.34-1.35"
-)
-VOLUME_SCORE_137 = (
-    "1.37: StorageCapacityScoring is beta and on, so VolumeBinding is a score plugin (0 for a pod without "
-    "volumes); packsched gives it no score"
-)
-TOP_FROM_BALANCE_137 = "1.37: the best-scored nodes differ because of the BalancedAllocation change"
-
-# decision ("<version>/<file>#<index>") -> why packsched differs
-KNOWN: dict[str, tuple[str, ...]] = {
-    "1.37/resources-res0100.json#0": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0100.json#2": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0100.json#4": (VOLUME_SCORE_137,),
-    "1.37/resources-res0100.json#8": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#0": (VOLUME_SCORE_137,),
-    "1.37/resources-res0101.json#1": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#2": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#3": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#4": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#5": (VOLUME_SCORE_137,),
-    "1.37/resources-res0101.json#6": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/resources-res0101.json#7": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#8": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#9": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#10": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0101.json#12": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/resources-res0101.json#13": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/resources-res0102.json#0": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#1": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#2": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#3": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#4": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#5": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#6": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#7": (VOLUME_SCORE_137,),
-    "1.37/resources-res0102.json#9": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/resources-res0102.json#10": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#0": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#1": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#3": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0100.json#4": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#5": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#6": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#7": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#8": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0100.json#10": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#11": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0100.json#12": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#13": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0100.json#14": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#0": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0101.json#1": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#2": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#3": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#4": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#5": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0101.json#6": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#7": (BALANCE_137, VOLUME_SCORE_137, TOP_FROM_BALANCE_137),
-    "1.37/spread-spr0101.json#8": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#9": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#10": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#11": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#12": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#13": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#14": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0101.json#15": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#0": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#1": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#2": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#3": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#4": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#5": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#6": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#8": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#9": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#10": (BALANCE_137, VOLUME_SCORE_137),
-    "1.37/spread-spr0102.json#11": (BALANCE_137, VOLUME_SCORE_137),
-}
+# decision ("<version>/<file>#<index>") -> why packsched differs. Empty: every recorded decision matches (the 1.37
+# ones since packsched models BalancedAllocation's change in balance and StorageCapacityScoring).
+KNOWN: dict[str, tuple[str, ...]] = {}
 
 
 def _version_dirs() -> list[Path]:

@@ -215,6 +215,7 @@ class PodVolume:
     from_template: bool = False
     # an ephemeral volume's volumeClaimTemplate, undecoded (the manifest loader makes the claim)
     claim_template: object = field(default=None, compare=False, hash=False)
+    image: str = ""  # an image volume's ``reference`` (ImageLocality counts it from 1.36)
 
 
 @dataclass(frozen=True)

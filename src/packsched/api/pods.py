@@ -579,6 +579,10 @@ def decode_pod_volumes(r: Reader, raw: object, path: str) -> list[PodVolume]:
             disk = [r.str(d.get(k), f"{sp}.{k}", "rbd" if k == "pool" else "") for k in ident]
             monitors = tuple(r.str_list(d.get("monitors"), f"{sp}.monitors")) if source == "rbd" else ()
             out.append(PodVolume(name, source, "", r.bool(d.get("readOnly"), f"{sp}.readOnly"), tuple(disk), monitors))
+        elif source == "image":
+            d = r.map(body, sp)
+            ref = d.get("reference")
+            out.append(PodVolume(name, source, image=ref if isinstance(ref, str) else ""))
         elif source == "ephemeral":
             d = r.fields(body, sp, schema.EPHEMERAL_SOURCE)
             if d.get("volumeClaimTemplate") is None:

@@ -7,6 +7,7 @@ use the older validators that return only the first problem as a plain sentence 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,11 +18,13 @@ from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, TopologySpre
 from packsched.api.pods import decode_label_selector, decode_node_affinity
 from packsched.config import catalog
 from packsched.config.defaults import (
+    DEFAULT_BIND_TIMEOUT_SECONDS,
     DEFAULT_HARD_POD_AFFINITY_WEIGHT,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
     DEFAULT_RESOURCE_WEIGHT,
     DEFAULT_RESOURCES,
+    DEFAULT_VOLUME_BINDING_SHAPE,
 )
 from packsched.config.fielderr import (
     INT32_MAX,
@@ -55,7 +58,10 @@ from packsched.config.types import (
     ScoringStrategy,
     TypedPluginArgs,
     UtilizationShapePoint,
+    VolumeBindingArgs,
 )
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are configured on 0..10
 MAX_SCORE = MAX_CUSTOM_PRIORITY_SCORE
@@ -81,6 +87,7 @@ _CURRENT_TYPED = frozenset(
         "NodeAffinity",
         "InterPodAffinity",
         "PodTopologySpread",
+        "VolumeBinding",
     }
 )
 TYPED_ARGS: dict[str, frozenset[str]] = {
@@ -95,6 +102,7 @@ TYPED_ARGS: dict[str, frozenset[str]] = {
             "NodeAffinity",
             "InterPodAffinity",
             "PodTopologySpread",
+            "VolumeBinding",
             *V1BETA1_SCORE_ONLY,
         }
     ),
@@ -304,6 +312,16 @@ def decode_pod_topology_spread_args(r: Reader, raw: object, path: str) -> PodTop
     return PodTopologySpreadArgs(constraints, r.str(data.get("defaultingType"), child(path, "defaultingType")))
 
 
+def decode_volume_binding_args(r: Reader, raw: object, path: str) -> VolumeBindingArgs:
+    """bindTimeoutSeconds (an int64; absent or null: 600) and shape (absent or null: None, so that validation can
+    tell a given shape, even an empty one, from none)."""
+    data = r.fields(raw, path, ("bindTimeoutSeconds", "shape", *TYPE_META))
+    timeout = read_int(r, data.get("bindTimeoutSeconds"), child(path, "bindTimeoutSeconds"), bits=64)
+    raw_shape = data.get("shape")
+    shape = None if raw_shape is None else decode_shape(r, raw_shape, child(path, "shape"))
+    return VolumeBindingArgs(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout, shape)
+
+
 def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str) -> ScoreOnlyResourceArgs:
     kind = V1BETA1_SCORE_ONLY[name]
     known = ["resources", *TYPE_META]
@@ -345,6 +363,8 @@ def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version
         return decode_inter_pod_affinity_args(r, raw, path, api_version)
     if name == "PodTopologySpread":
         return decode_pod_topology_spread_args(r, raw, path)
+    if name == "VolumeBinding":
+        return decode_volume_binding_args(r, raw, path)
     return decode_v1beta1_score_only_args(r, name, raw, path)
 
 
@@ -383,6 +403,13 @@ def default_pod_topology_spread_args(args: PodTopologySpreadArgs, api_version: s
         args.defaulting_type = SYSTEM_DEFAULTING
 
 
+def default_volume_binding_args(args: VolumeBindingArgs, version: KubeVersion) -> None:
+    """SetDefaults_VolumeBindingArgs: with StorageCapacityScoring on, an absent or empty shape becomes 10 at 0 %
+    utilisation, 0 at 100 % (bindTimeoutSeconds is defaulted while decoding)."""
+    if version.storage_capacity_scoring and not args.shape:
+        args.shape = [UtilizationShapePoint(u, score) for u, score in DEFAULT_VOLUME_BINDING_SHAPE]
+
+
 def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
     """v1.19-v1.21 SetDefaults_*Args: only an empty resource list is defaulted; a weight of 0 stays 0 (and
     fails validation), as it did before v1.22."""
@@ -390,8 +417,9 @@ def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
         args.scoring_strategy.resources = default_resources()
 
 
-def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
-    """Defaulted args for a plugin that has typed args and was given none; None for other plugins."""
+def default_args(name: str, api_version: str, version: KubeVersion = DEFAULT_KUBE_VERSION) -> TypedPluginArgs | None:
+    """Defaulted args for a plugin that has typed args and was given none; None for other plugins. ``version``:
+    the kube-scheduler release whose feature gates decide the defaults."""
     if name == "NodeResourcesFit":
         fit = NodeResourcesFitArgs()
         default_fit_args(fit)
@@ -408,6 +436,10 @@ def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
         spread = PodTopologySpreadArgs()
         default_pod_topology_spread_args(spread, api_version)
         return spread
+    if name == "VolumeBinding":
+        binding = VolumeBindingArgs()
+        default_volume_binding_args(binding, version)
+        return binding
     if api_version == catalog.V1BETA1 and name in (
         "NodeResourcesLeastAllocated",
         "NodeResourcesMostAllocated",
@@ -421,13 +453,17 @@ def default_args(name: str, api_version: str) -> TypedPluginArgs | None:
     return None
 
 
-def apply_defaults(name: str, args: TypedPluginArgs, api_version: str) -> None:
+def apply_defaults(
+    name: str, args: TypedPluginArgs, api_version: str, version: KubeVersion = DEFAULT_KUBE_VERSION
+) -> None:
     if isinstance(args, NodeResourcesFitArgs):
         default_fit_args(args)
     elif isinstance(args, NodeResourcesBalancedAllocationArgs):
         default_balanced_allocation_args(args)
     elif isinstance(args, PodTopologySpreadArgs):
         default_pod_topology_spread_args(args, api_version)
+    elif isinstance(args, VolumeBindingArgs):
+        default_volume_binding_args(args, version)
     elif isinstance(args, ScoreOnlyResourceArgs) and api_version == catalog.V1BETA1:
         default_v1beta1_score_only_args(args)
 
@@ -595,6 +631,40 @@ def validate_pod_topology_spread_args(args: PodTopologySpreadArgs, path: str = "
     return errs
 
 
+def _go_internal_shape(shape: Sequence[UtilizationShapePoint]) -> str:
+    """A shape as Go's field error prints the internal type (JSON of fields without tags)."""
+    points = [{"Utilization": p.utilization, "Score": p.score} for p in shape]
+    return json.dumps(points, separators=(",", ":"))
+
+
+def validate_volume_binding_args(
+    args: VolumeBindingArgs, path: str = "", version: KubeVersion = DEFAULT_KUBE_VERSION
+) -> list[FieldError]:
+    """Upstream ValidateVolumeBindingArgsWithOptions: bindTimeoutSeconds not negative; with the release's
+    StorageCapacityScoring gate on, the shape as RequestedToCapacityRatio's; with it off, no shape at all."""
+    errs: list[FieldError] = []
+    if args.bind_timeout_seconds < 0:
+        errs.append(
+            FieldError(
+                child(path, "bindTimeoutSeconds"),
+                invalid(args.bind_timeout_seconds, "invalid BindTimeoutSeconds, should not be a negative value"),
+            )
+        )
+    sp = child(path, "shape")
+    if version.storage_capacity_scoring:
+        errs.extend(validate_function_shape(args.shape or [], sp))
+    elif args.shape is not None:
+        gate = version.storage_capacity_scoring_gate
+        errs.append(
+            FieldError(
+                sp,
+                f"Invalid value: {_go_internal_shape(args.shape)}: unexpected field `shape`, remove it or turn on "
+                f"the feature gate {gate}",
+            )
+        )
+    return errs
+
+
 def default_preemption_args_errors(args: DefaultPreemptionArgs) -> list[str]:
     """Upstream ValidateDefaultPreemptionArgs for args built in code (not read from a file): each problem as
     ``field: detail``, e.g. ``minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]``;
@@ -669,8 +739,11 @@ def weight_map_first_error(weights: Mapping[str, int]) -> str | None:
     return None
 
 
-def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_version: str) -> list[FieldError]:
-    """Every problem in one plugin's (defaulted) args, at ``path`` (the args' own path)."""
+def validate_plugin_args(
+    name: str, args: TypedPluginArgs, path: str, api_version: str, version: KubeVersion = DEFAULT_KUBE_VERSION
+) -> list[FieldError]:
+    """Every problem in one plugin's (defaulted) args, at ``path`` (the args' own path); ``version``: the
+    kube-scheduler release whose feature gates decide what is allowed."""
     if isinstance(args, NodeResourcesFitArgs):
         return validate_node_resources_fit_args(args, path)
     if isinstance(args, NodeResourcesBalancedAllocationArgs):
@@ -681,6 +754,8 @@ def validate_plugin_args(name: str, args: TypedPluginArgs, path: str, api_versio
         return validate_inter_pod_affinity_args(args, path)
     if isinstance(args, PodTopologySpreadArgs):
         return validate_pod_topology_spread_args(args, path)
+    if isinstance(args, VolumeBindingArgs):
+        return validate_volume_binding_args(args, path, version)
     if isinstance(args, ScoreOnlyResourceArgs):
         msg = v1beta1_args_first_error(args)
         return [FieldError(path, msg)] if msg else []

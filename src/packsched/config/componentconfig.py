@@ -538,8 +538,8 @@ def _plugin_config_entry(
         return  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
     if isinstance(args, dict):
         return  # the args were not a map: a decoding error was recorded
-    pluginargs.apply_defaults(name, args, v)
-    ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v))
+    pluginargs.apply_defaults(name, args, v, ctx.version)
+    ctx.extend(pluginargs.validate_plugin_args(name, args, ap, v, ctx.version))
     if name not in enabled:
         ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
     if name in ctx.known:
@@ -552,11 +552,11 @@ def _default_missing_args(ctx: _Context, prof: Profile, enabled: Collection[str]
     for name in sorted(enabled):
         if name in prof.plugin_config:
             continue
-        args = pluginargs.default_args(name, v)
+        args = pluginargs.default_args(name, v, ctx.version)
         if args is None:
             continue
         if v == catalog.V1BETA1 and name == "RequestedToCapacityRatio":
-            msg = pluginargs.validate_plugin_args(name, args, cp, v)
+            msg = pluginargs.validate_plugin_args(name, args, cp, v, ctx.version)
             for e in msg:
                 ctx.add(cp, f"plugin RequestedToCapacityRatio needs args: {e.message}")
         prof.plugin_config[name] = args

@@ -60,6 +60,11 @@ DEFAULT_LEASE_NAMESPACE = "kube-system"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
+# VolumeBindingArgs: bindTimeoutSeconds when none is given; the shape when StorageCapacityScoring is on and none is
+# given, (utilization, score on 0..10): emptier nodes' volumes score higher.
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+DEFAULT_VOLUME_BINDING_SHAPE = ((0, 10), (100, 0))
+
 # InterPodAffinityArgs
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 

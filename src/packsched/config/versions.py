@@ -1,8 +1,9 @@
 """Which kube-scheduler packsched imitates: one minor version, as a typed object with a predicate per known
 difference between releases (``docs/reference/semantics.md`` lists them with their upstream sources).
 
-packsched models kube-scheduler 1.25 to 1.37 (the newest, and the default; 1.35-1.37 differ from 1.34 only in
-the DRA feature gates below). Older minor versions (1.16 to 1.24)
+packsched models kube-scheduler 1.25 to 1.37 (the newest, and the default; 1.35-1.37 differ from 1.34 in the
+properties below: BalancedAllocation's score, VolumeBinding's score, DynamicResources' feature gates and
+messages). Older minor versions (1.16 to 1.24)
 are accepted only for what the legacy Policy files of that era need, RequestedToCapacityRatio's arithmetic;
 everything else then behaves as in 1.25. ``--rtcr-semantics`` is an alias: ``v1.16`` is ``--kube-version 1.16``,
 ``v1.17`` is ``--kube-version 1.17``, ``current`` changes nothing.
@@ -64,6 +65,15 @@ class KubeVersion:
         node's existing requests alone."""
         return self.minor >= 33
 
+    @property
+    def balanced_allocation_scores_change(self) -> bool:
+        """v1.36+ (kubernetes#135573): the score is the change in the node's balance that the pod brings,
+        ``50 + (50 + with - without) / 2`` (integer division), where ``with`` and ``without`` are the old score
+        (1 - std of the capped fractions) * 100 of the node with and without the pod: 75 when the pod leaves
+        the balance as it was, towards 100 when it improves it, towards 50 when it worsens it. Before, the
+        score was ``with`` alone."""
+        return self.minor >= 36
+
     # -- restartable init containers (KEP-753 sidecars) ----------------------------------------------------
 
     @property
@@ -91,6 +101,39 @@ class KubeVersion:
         incoming pod", or the filter's own reason when victims did not free enough)."""
         return self.minor >= 34
 
+    @property
+    def preemption_success_message(self) -> bool:
+        """v1.37+ (kubernetes#140180): when preemption finds a node, its status says so and the pod's message
+        ends with ``preemption: found a potential placement for pod on node <node>, preempting <n> victims``;
+        before, the message stopped after the filters' reasons."""
+        return self.minor >= 37
+
+    # -- InterPodAffinity ------------------------------------------------------------------------------------------
+
+    @property
+    def pod_affinity_namespace_selector_quirk(self) -> bool:
+        """1.35-1.36: the incoming pod's own (anti-)affinity terms, required and preferred, select pods of every
+        namespace when their ``namespaceSelector`` is satisfied by an empty label set (only ``NotIn`` /
+        ``DoesNotExist`` requirements): the plugin merged the selector into the namespace list on a copy of the
+        term, so the selector stayed and was tested against no labels. kubernetes#138198 (1.37) passes the term
+        by reference again. 1.25-1.33 passed it by reference; 1.34 is taken to be correct (not checked)."""
+        return 35 <= self.minor <= 36
+
+    # -- ImageLocality ---------------------------------------------------------------------------------------------
+
+    @property
+    def image_locality_scores_image_volumes(self) -> bool:
+        """v1.36+ (image_locality.go sumImageScores): the images of the pod's image volumes (``volumes[].image``,
+        ImageVolume on by default from 1.35) that a node holds add to its sum like container images; before,
+        only containers' images counted."""
+        return self.minor >= 36
+
+    @property
+    def image_locality_threshold_counts_image_volumes(self) -> bool:
+        """v1.37+: image volumes also raise the sum's upper bound (1000 MiB per image of the pod, containers and
+        image volumes); in 1.36 the bound still counts containers alone."""
+        return self.minor >= 37
+
     # -- TaintToleration ----------------------------------------------------------------------------------------
 
     @property
@@ -99,6 +142,23 @@ class KubeVersion:
         value}``; from kubernetes#134740 (1.35, cherry-picked to 1.34 as #135023) it says ``node(s) had
         untolerated taint(s)``. packsched takes 1.34 to be its newest patch release."""
         return self.minor < 34
+
+    # -- VolumeBinding -------------------------------------------------------------------------------------------
+
+    @property
+    def storage_capacity_scoring(self) -> bool:
+        """v1.37+ (StorageCapacityScoring beta, on by default; alpha and off in 1.33-1.36, and its predecessor
+        VolumeCapacityPriority alpha and off before): VolumeBinding scores every node (0 for a pod without
+        volumes to bind there) by the utilisation of the static volumes it would bind, through
+        ``VolumeBindingArgs.shape`` (default 10 at 0 %, 0 at 100 %). Before, its PreScore skips and a given
+        shape is an error."""
+        return self.minor >= 37
+
+    @property
+    def storage_capacity_scoring_gate(self) -> str:
+        """The feature gate behind VolumeBinding's score, as validation names it: StorageCapacityScoring from
+        v1.33 (KEP-4049), VolumeCapacityPriority before."""
+        return "StorageCapacityScoring" if self.minor >= 33 else "VolumeCapacityPriority"
 
     # -- the default profile -------------------------------------------------------------------------------------
 

@@ -381,7 +381,7 @@ class Evaluator:
                 col = int(fast.cols[i])
                 chosen = Candidate(snap.nodes[col].name, col, fast.victims(i))
                 st = self.prepare_candidate(chosen, pod)
-                return PostFilterResult(chosen.name if st.ok else None, st)
+                return PostFilterResult(chosen.name if st.ok else None, self._success(st, chosen))
             found = self.dry_run(fwk, state, pod, potential, pdbs, offset, num_candidates)
         if found.errors and not found.candidates:
             return PostFilterResult(None, Status(Code.ERROR, [aggregate_errors(found.errors)]))
@@ -397,7 +397,15 @@ class Evaluator:
         st = self.prepare_candidate(best, pod)
         if not st.ok:
             return PostFilterResult(None, st)
-        return PostFilterResult(best.name, Status())
+        return PostFilterResult(best.name, self._success(st, best))
+
+    def _success(self, st: Status, chosen: Candidate) -> Status:
+        """From 1.37 (kubernetes#140180) a successful preemption says where the pod may go, and the pod's
+        message carries it; before, its status had no message."""
+        if not st.ok or not self.handle.kube_version.preemption_success_message:
+            return st
+        msg = f"found a potential placement for pod on node {chosen.name}, preempting {len(chosen.victims)} victims"
+        return Status(Code.SUCCESS, [msg])
 
     # -- the dry run ----------------------------------------------------------------------------------------
 

@@ -253,9 +253,13 @@ def test_high_priority_pod_preempts_the_lowest_priority_pod_and_runs_there() -> 
     assert by_name["hi"].phase == RUNNING and by_name["hi"].node == "n1"
     assert by_name["low"].phase == "Preempted" and by_name["low"].preempted_by == "default/hi"
     assert by_name["mid"].phase == RUNNING
-    # the first attempt failed with the filters' message (preemption succeeded, so it adds nothing)
+    # the first attempt failed with the filters' message, then preemption's word on where the pod may go (1.37,
+    # kubernetes#140180; before, a successful preemption added nothing)
     first = next(e for e in sim.events if e.kind == "unschedulable")
-    assert first.reason == "0/2 nodes are available: 2 Insufficient cpu."
+    assert first.reason == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node n1, preempting 1 victims"
+    )
 
 
 def test_upstream_basic_preemption_logic() -> None:

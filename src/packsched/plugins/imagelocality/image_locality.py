@@ -1,10 +1,11 @@
 """ImageLocality: favours nodes that already hold the pod's container images (node ``status.images``).
 
-Each image of the pod (init containers included, as upstream since v1.28) that a node holds adds its size scaled by
-the share of all nodes that hold it (spreading: an image on every node counts fully, one on few nodes little). The
-sum is clamped to [23 MiB, 1000 MiB x number of containers] and mapped linearly onto 0..100, with upstream's integer
-and floating-point steps. Image names are matched as written in the node status; the pod's are normalised only by
-appending ``:latest`` to a name without a tag or digest, as upstream does.
+Each image of the pod (init containers included, as upstream since v1.28; image volumes from 1.36) that a node
+holds adds its size scaled by the share of all nodes that hold it (spreading: an image on every node counts fully,
+one on few nodes little). The sum is clamped to [23 MiB, 1000 MiB x number of containers (and, from 1.37, image
+volumes)] and mapped linearly onto 0..100, with upstream's integer and floating-point steps. Image names are
+matched as written in the node status; the pod's are normalised only by appending ``:latest`` to a name without a
+tag or digest, as upstream does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import numpy as np
 
 from packsched.api.objects import Pod
 from packsched.config.types import PluginArgs
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.podinfo import PodInfo
@@ -68,7 +71,9 @@ class ImageStates:
 class ImageLocality:
     name = NAME
 
-    def __init__(self) -> None:
+    def __init__(self, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
+        self.volumes_in_sum = version.image_locality_scores_image_volumes
+        self.volumes_in_threshold = version.image_locality_threshold_counts_image_volumes
         self._states: ImageStates | None = None
         self._gen = -1
         self._snap: Snapshot | None = None
@@ -84,8 +89,11 @@ class ImageLocality:
         """sumImageScores for every node."""
         states = self._image_states(snap)
         total = np.zeros(snap.n, dtype=np.int64)
-        for container in [*pod.init_containers, *pod.containers]:
-            name = normalized_image_name(container.image)
+        images = [c.image for c in [*pod.init_containers, *pod.containers]]
+        if self.volumes_in_sum:
+            images += [v.image for v in pod.volumes if v.source == "image"]
+        for image in images:
+            name = normalized_image_name(image)
             mask = states.nodes.get(name)
             if mask is None:
                 continue
@@ -94,10 +102,12 @@ class ImageLocality:
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         containers = len(pod.pod.init_containers) + len(pod.pod.containers)
+        if self.volumes_in_threshold:
+            containers += sum(1 for v in pod.pod.volumes if v.source == "image")
         if not self._image_states(snap).nodes:
             return calculate_priority(np.zeros(len(cols), dtype=np.int64), containers)
         return calculate_priority(self.raw_scores(pod.pod, snap)[cols], containers)
 
 
 def new_image_locality(args: PluginArgs | None, handle: Handle) -> ImageLocality:
-    return ImageLocality()
+    return ImageLocality(handle.kube_version)

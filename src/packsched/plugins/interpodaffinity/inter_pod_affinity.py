@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from packsched.config.types import InterPodAffinityArgs, PluginArgs
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import MAX_NODE_SCORE, NAMESPACES, Handle, NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
@@ -28,7 +30,13 @@ from packsched.plugins.interpodaffinity.index import (
     node_values,
     per_domain,
 )
-from packsched.plugins.interpodaffinity.terms import PodTerms, Term, namespace_labels, pod_terms
+from packsched.plugins.interpodaffinity.terms import (
+    PodTerms,
+    Term,
+    namespace_labels,
+    pod_terms,
+    with_namespace_selector_quirk,
+)
 
 NAME = "InterPodAffinity"
 PRE_FILTER_KEY = "PreFilter" + NAME
@@ -133,10 +141,16 @@ class InterPodAffinity:
     name = NAME
     cluster_reads = (NAMESPACES,)  # namespaceSelector reads the snapshot's namespace labels
 
-    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+    def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         if args is not None and not isinstance(args, InterPodAffinityArgs):
             raise TypeError(f"want args to be of type InterPodAffinityArgs, got {type(args).__name__}")
         self.args = args if args is not None else InterPodAffinityArgs()
+        self.namespace_selector_quirk = version.pod_affinity_namespace_selector_quirk
+
+    def _own_terms(self, pod: PodInfo) -> PodTerms:
+        """The incoming pod's terms as this release matches them against placed pods."""
+        terms = pod_terms(pod)
+        return with_namespace_selector_quirk(terms) if self.namespace_selector_quirk else terms
 
     # -- PreFilter ------------------------------------------------------------------------------------------
 
@@ -147,7 +161,7 @@ class InterPodAffinity:
         return any(t.matches(added.pod, labels) for t in pod_terms(waiting).required_affinity)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
-        terms = pod_terms(pod)
+        terms = self._own_terms(pod)
         idx = affinity_index(snap)
         s = PreFilterState(pod, terms, namespace_labels(snap, pod.pod.namespace))
         for (_, term, _), vec in idx.carried_terms((REQUIRED_ANTI,)):
@@ -238,7 +252,7 @@ class InterPodAffinity:
     # -- Score ----------------------------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
-        terms = pod_terms(pod)
+        terms = self._own_terms(pod)
         has_constraints = bool(terms.preferred_affinity or terms.preferred_anti)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
@@ -300,4 +314,4 @@ class InterPodAffinity:
 
 
 def new_inter_pod_affinity(args: PluginArgs | None, handle: Handle) -> InterPodAffinity:
-    return InterPodAffinity(args, handle)
+    return InterPodAffinity(args, handle, handle.kube_version)

@@ -3,7 +3,7 @@ a term covers, its namespace selector and label selector, and its topology key."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packsched.api.objects import LabelSelector, Pod, PodAffinity, PodAffinityTerm
 from packsched.api.pods import apply_label_keys
@@ -93,6 +93,30 @@ def pod_terms(info: PodInfo) -> PodTerms:
         terms = PodTerms(req_aff, req_anti, pref_aff, pref_anti)
     info.__dict__["_ipa_terms"] = terms
     return terms
+
+
+EVERY_NAMESPACE = LabelSelector()
+
+
+def _nil_labels_quirk(term: Term) -> Term:
+    if term.ns_selector is not None and not term.ns_selector.empty and term.ns_selector.matches({}):
+        return replace(term, ns_selector=EVERY_NAMESPACE)
+    return term
+
+
+def with_namespace_selector_quirk(terms: PodTerms) -> PodTerms:
+    """The incoming pod's terms as kube-scheduler 1.35-1.36 matched them against other pods: its namespace
+    selector was merged into the namespace list but not cleared, then tested against no labels at all, so a
+    selector that an empty label set satisfies (only ``NotIn`` / ``DoesNotExist`` requirements) selected every
+    namespace (fixed by kubernetes#138198 in 1.37)."""
+    if terms.empty:
+        return terms
+    return PodTerms(
+        tuple(_nil_labels_quirk(t) for t in terms.required_affinity),
+        tuple(_nil_labels_quirk(t) for t in terms.required_anti),
+        tuple((w, _nil_labels_quirk(t)) for w, t in terms.preferred_affinity),
+        tuple((w, _nil_labels_quirk(t)) for w, t in terms.preferred_anti),
+    )
 
 
 def namespace_labels(snap: Snapshot, namespace: str) -> dict[str, str]:

@@ -1,12 +1,15 @@
-"""NodeResourcesBalancedAllocation: prefers nodes whose resource fractions stay close to each other."""
+"""NodeResourcesBalancedAllocation: prefers nodes whose resource fractions stay close to each other (from 1.36: nodes
+whose balance the pod improves most)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs, ResourceSpec
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle
+from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
@@ -26,6 +29,7 @@ class BalancedAllocation:
         self.resources = list(args.resources)
         self.handle = handle
         self.skip_zero_request_pods = version.balanced_allocation_skips_zero_request_pods
+        self.scores_change = version.balanced_allocation_scores_change
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         # A pod requesting none of the resources (best effort) is not scored by this plugin (kubernetes#129138,
@@ -39,7 +43,15 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         # Real requests on both sides (no 100m/200Mi defaults), unlike NodeResourcesFit's scoring.
         columns = gather(snap, pod, self.resources, cols, non_zero=False)
-        return balanced_score(columns, len(cols))
+        with_pod = balanced_score(columns, len(cols))
+        if not self.scores_change:
+            return with_pod
+        # 1.36+ (kubernetes#135573): how much the pod improves or worsens the node's balance. Both scores lie in
+        # [50, 100], so the sum below is never negative and floor division is Go's integer division.
+        without = [replace(c, requested=c.requested - pod_request_for(pod, c.name, non_zero=False)) for c in columns]
+        without_pod = balanced_score(without, len(cols))
+        half = MAX_NODE_SCORE // 2
+        return half + (half + with_pod - without_pod) // 2
 
 
 def new_balanced_allocation(args: PluginArgs | None, handle: Handle) -> BalancedAllocation:

@@ -9,8 +9,13 @@
   ``allowedTopologies`` admitting the node): else "node(s) didn't find available persistent volumes to bind". A
   claim already given a node (``volume.kubernetes.io/selected-node``) fits only that node.
 - An unbound claim of any other class: the pod waits ("pod has unbound immediate PersistentVolumeClaims").
-Every rejection is UnschedulableAndUnresolvable (preemption cannot help). The score (VolumeCapacityPriority) is
-an alpha feature upstream, off by default: PreScore always skips.
+Every rejection is UnschedulableAndUnresolvable (preemption cannot help).
+
+The score (StorageCapacityScoring: beta and on by default from 1.37, off before, when PreScore skips): every node
+gets one, 0 unless the pod would bind static volumes there; then, per storage class (the volume's), the summed
+claim requests over the summed volume capacities, through ``VolumeBindingArgs.shape``, averaged over the classes
+and rounded. Upstream also scores claims to be provisioned, where a CSIStorageCapacity gives the node's capacity
+for the class; packsched does not model CSIStorageCapacity, so those give no class (and, alone, a score of 0).
 
 In the simulator, PreBind does what the PV controller then does: the claim is bound to the chosen static volume,
 or to a volume provisioned for the node (with the node's values of the class's topology keys as node affinity),
@@ -19,6 +24,8 @@ so that later pods see it.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,13 +45,17 @@ from packsched.api.storage import (
     StorageObjects,
     claim_name_of,
 )
-from packsched.config.types import PluginArgs
+from packsched.config.defaults import DEFAULT_VOLUME_BINDING_SHAPE
+from packsched.config.types import SEMANTICS_CURRENT, PluginArgs, UtilizationShapePoint, VolumeBindingArgs
+from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
 from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, volume_node_mask
+from packsched.plugins.noderesources.scoring import MAX_UTILIZATION, broken_linear, scaled_points
 
 NAME = "VolumeBinding"
 STATE_KEY = "PreFilter" + NAME
@@ -138,13 +149,48 @@ def find_matching_volume(
     return smallest
 
 
+def storage_utilization_score(points: Sequence[tuple[int, int]], requested: int, capacity: int) -> int:
+    """One storage class's score: the shape (points on the 0..100 score scale) at requested * 100 / capacity,
+    truncated; a capacity of 0 or a request above it counts as 100 %."""
+    if capacity == 0 or requested > capacity:
+        return broken_linear(points, MAX_UTILIZATION)
+    return broken_linear(points, requested * MAX_UTILIZATION // capacity)
+
+
+def static_bindings_score(points: Sequence[tuple[int, int]], volumes: NodeVolumes) -> int:
+    """Upstream's volume capacity score for one node: requests and capacities of the static bindings summed per
+    storage class (the volume's ``spec.storageClassName``, not the beta annotation), each class scored, the mean
+    rounded half away from zero; 0 without bindings."""
+    per_class: dict[str, list[int]] = {}
+    for pvc, pv in volumes.bindings:
+        acc = per_class.setdefault(pv.storage_class_name, [0, 0])
+        acc[0] += pvc.request
+        acc[1] += pv.capacity
+    if not per_class:
+        return 0
+    total = sum(storage_utilization_score(points, req, cap) for req, cap in per_class.values())
+    return math.floor(total / len(per_class) + 0.5)  # math.Round of a value >= 0
+
+
 class VolumeBinding:
     name = NAME
     cluster_reads = (STORAGE,)
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(
+        self, handle: Handle, args: PluginArgs | None = None, version: KubeVersion = DEFAULT_KUBE_VERSION
+    ) -> None:
+        if args is None:
+            args = VolumeBindingArgs()
+        if not isinstance(args, VolumeBindingArgs):
+            raise TypeError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
         self.handle = handle
         self._provisioned = 0
+        self.args = args
+        # Score only with StorageCapacityScoring on (the release's default); the shape defaults as upstream's.
+        self.points: list[tuple[int, int]] | None = None
+        if version.storage_capacity_scoring:
+            shape = args.shape or [UtilizationShapePoint(u, sc) for u, sc in DEFAULT_VOLUME_BINDING_SHAPE]
+            self.points = scaled_points(shape, SEMANTICS_CURRENT)
 
     # -- PreFilter ----------------------------------------------------------------------------------------
 
@@ -279,13 +325,25 @@ class VolumeBinding:
                 ok &= terms_label_mask(snap, sc.allowed_topologies)
         return ok
 
-    # -- Score (VolumeCapacityPriority is off by default upstream) ----------------------------------------
+    # -- Score (StorageCapacityScoring, on by default from 1.37) --------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
-        return Status.skip()
+        # With the gate on upstream never skips: a pod without claims is scored 0 on every node.
+        return Status() if self.points is not None else Status.skip()
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
-        return np.zeros(len(cols), dtype=np.int64)
+        out = np.zeros(len(cols), dtype=np.int64)
+        data = state.read(STATE_KEY)
+        if self.points is None or not isinstance(data, _State) or data.group_of is None:
+            return out  # no claims, or nothing to bind on any node
+        # Nodes with the same volumes share a group: score each group once.
+        per_group: dict[int, int] = {}
+        for i, col in enumerate(np.asarray(cols).tolist()):
+            g = int(data.group_of[col])
+            if g not in per_group:
+                per_group[g] = static_bindings_score(self.points, data.groups[g])
+            out[i] = per_group[g]
+        return out
 
     # -- Reserve, PreBind ---------------------------------------------------------------------------------
 
@@ -358,4 +416,4 @@ class VolumeBinding:
 
 
 def new_volume_binding(args: PluginArgs | None, handle: Handle) -> VolumeBinding:
-    return VolumeBinding(handle)
+    return VolumeBinding(handle, args, handle.kube_version)
