@@ -48,6 +48,7 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "leases": ("coordination.k8s.io/v1", "Lease", True),
     "events": ("events.k8s.io/v1", "Event", True),
     "elasticquotas": ("scheduling.x-k8s.io/v1alpha1", "ElasticQuota", True),
+    "podgroups": ("scheduling.x-k8s.io/v1alpha1", "PodGroup", True),
     "services": ("v1", "Service", True),
     "replicationcontrollers": ("v1", "ReplicationController", True),
     "replicasets": ("apps/v1", "ReplicaSet", True),

@@ -150,6 +150,8 @@ class Controller:
         self.pods = self.informers.pods
         # write status.used as scheduler-plugins' controller does (with quota_status)
         self.quota_status = QuotaStatusController(port, self.metrics, quota_status)
+        # pods held at Permit: when their scheduling attempt began (perf_counter), for the attempt's duration
+        self._waiting_since: dict[str, float] = {}
         self._last_flush = clock()
         self._last_housekeeping = 0.0
 
@@ -307,6 +309,7 @@ class Controller:
             return result if answered is None else self.binding_done(answered)
         if result.waiting:  # held at Permit (a gang not complete yet): settle_waiting binds or requeues it
             LOG.debug("waiting at permit", extra={"pod": key, "node": result.node})
+            self._waiting_since[key] = start  # nothing is written about the pod while it waits
             return result
         elapsed = time.perf_counter() - start
         profile = result.profile
@@ -326,20 +329,26 @@ class Controller:
         return result
 
     def settle_waiting(self) -> None:
-        """Pods whose wait at Permit ended: an allowed one's binding cycle goes to a worker; a rejected one is
-        back in the queue (the scheduler sent it) and its condition says why."""
+        """Pods whose wait at Permit ended: an allowed one's binding cycle goes to a worker; a rejected one (a
+        timeout, its group rejected) is back in the queue (the scheduler sent it), and gets a FailedScheduling event
+        and its PodScheduled condition as any other failure. An attempt's duration runs from its scheduling cycle
+        to its outcome, the wait included (as kube-scheduler's)."""
         for result in self.scheduler.settle_waiting():
+            key = result.pod.key
+            start = self._waiting_since.pop(key, None)
             job = result.binding
             if job is not None:
                 qp = job.queued if job.queued is not None else QueuedPod(job.pod)
-                answered = self.binding.submit(BindingDone(qp, job, time.perf_counter()))
+                answered = self.binding.submit(BindingDone(qp, job, start or time.perf_counter()))
                 if answered is not None:
                     self.binding_done(answered)
                 continue
-            tr = self.pods.get(result.pod.key)
+            tr = self.pods.get(key)
             if tr is None or tr.info is not result.pod:
                 continue  # deleted while it waited
             is_error = result.status.code == Code.ERROR
+            if start is not None:
+                self._observe(ERROR if is_error else UNSCHEDULABLE, result.profile, time.perf_counter() - start)
             self.stats.unschedulable += 1
             self.statuses.failed(result.pod.pod, "SchedulerError" if is_error else "Unschedulable", result.message)
 

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from packsched.api import manifests
 from packsched.api.errors import ErrorList, FieldError
+from packsched.api.gangs import PodGroup
 from packsched.api.manifests import Workload
 from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass, Service
 from packsched.api.storage import StorageObjects
@@ -33,6 +34,7 @@ class Decoded:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels
     services: list[Service] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
@@ -57,6 +59,7 @@ def decode(res: Resource, raw: Obj) -> Decoded:
         cluster.pdbs,
         list(cluster.priority_classes.values()),
         cluster.elastic_quotas,
+        cluster.pod_groups,
         {name: ns.labels for name, ns in cluster.namespaces.items()},
         cluster.services,
         cluster.workloads,

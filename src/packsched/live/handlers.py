@@ -10,9 +10,12 @@ arrives, so it is never bound twice and its resources are never counted twice. A
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from packsched.api.errors import FieldError
+from packsched.api.gangs import PodGroup
 from packsched.api.objects import (
     PREEMPT_LOWER_PRIORITY,
     SYSTEM_PRIORITY_CLASSES,
@@ -29,8 +32,20 @@ from packsched.framework.interface import ClusterEvent
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.live.cluster_objects import ClusterObjects
 from packsched.live.decode import decode, decode_or_log, resolve_pod_priority
+from packsched.live.leader import parse_micro_time
 from packsched.live.pod_status import PodStatusWriter
-from packsched.live.port import DELETED, ELASTIC_QUOTAS, NODES, PDBS, PODS, PRIORITY_CLASSES, Obj, Resource, key_of
+from packsched.live.port import (
+    DELETED,
+    ELASTIC_QUOTAS,
+    NODES,
+    PDBS,
+    POD_GROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    Obj,
+    Resource,
+    key_of,
+)
 from packsched.live.recorder import Recorder
 from packsched.live.victims import Stats, VictimRemover
 from packsched.scheduler import Scheduler
@@ -59,8 +74,10 @@ class InformerHandlers:
         recorder: Recorder,
         stats: Stats,
         storage: StorageObjects | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
-        """``storage``: the catalog the scheduler's volume plugins read, kept by the storage informers."""
+        """``storage``: the catalog the scheduler's volume plugins read, kept by the storage informers. ``wall``:
+        the wall clock (seconds since the epoch), against which objects' creation timestamps are read."""
         self.scheduler = scheduler
         self.cache = scheduler.cache
         self.statuses = statuses
@@ -70,6 +87,9 @@ class InformerHandlers:
         self.pods: dict[str, Tracked] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.quotas: dict[str, ElasticQuota] = {}
+        self.pod_groups: dict[str, PodGroup] = {}
+        self._group_uids: dict[str, str] = {}  # PodGroup key -> uid, to tell a group created again under its name
+        self.wall = wall
         self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
         self._arrival = 0
         # namespaces, Services, controllers, the storage catalog
@@ -86,6 +106,8 @@ class InformerHandlers:
             self._on_priority_class(etype, obj)
         elif res == ELASTIC_QUOTAS:
             self._on_quota(etype, obj)
+        elif res == POD_GROUPS:
+            self._on_pod_group(etype, obj)
         elif self.objects.handles(res):
             self.objects.handle(res, etype, obj)
 
@@ -111,6 +133,42 @@ class InformerHandlers:
         self.quotas[key] = new
         # a quota that grew (or appeared) may let waiting pods in
         self.scheduler.object_changed(ClusterEvent(ev.ELASTIC_QUOTA, ev.ADD if old is None else ev.UPDATE, old, new))
+
+    def _on_pod_group(self, etype: str, obj: Obj) -> None:
+        """PodGroups, for the plugins that keep a view of them (Coscheduling). A group's ``created`` (what
+        Coscheduling's queue order reads) is its creationTimestamp on the scheduler's clock, as pods' queue times
+        are; an update keeps the time first read."""
+        key = key_of(obj)
+        old = self.pod_groups.get(key)
+        uid = str((obj.get("metadata") or {}).get("uid", ""))
+        if old is not None and uid and self._group_uids.get(key, uid) != uid:
+            self._pod_group_gone(key, old)  # deleted and created again under the same name
+            old = None
+        if etype == DELETED:
+            if old is not None:
+                self._pod_group_gone(key, old)
+            return
+        out = decode_or_log(POD_GROUPS, obj, self.stats)
+        if out is None or not out.pod_groups:
+            return
+        new = out.pod_groups[0]
+        new.created = old.created if old is not None else self._created(obj)
+        self.pod_groups[key] = new
+        self._group_uids[key] = uid
+        # a group that appears (or changes) may let its members past PreFilter and Permit
+        self.scheduler.object_changed(ClusterEvent(ev.POD_GROUP, ev.ADD if old is None else ev.UPDATE, old, new))
+
+    def _pod_group_gone(self, key: str, old: PodGroup) -> None:
+        del self.pod_groups[key]
+        self._group_uids.pop(key, None)
+        self.scheduler.object_changed(ClusterEvent(ev.POD_GROUP, ev.DELETE, old, None))
+
+    def _created(self, obj: Obj) -> float:
+        """The object's creationTimestamp on the scheduler's clock (now when it has none, or one in the future)."""
+        now = self.scheduler.clock()
+        stamp = (obj.get("metadata") or {}).get("creationTimestamp")
+        created = parse_micro_time(stamp) if isinstance(stamp, str) else None
+        return now if created is None else now - max(0.0, self.wall() - created)
 
     def _decode(self, res: Resource, obj: Obj) -> object | None:
         out = decode_or_log(res, obj, self.stats)

@@ -56,6 +56,8 @@ LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
 # The ElasticQuota custom resource (deploy/elasticquota-crd.yaml), watched for CapacityScheduling.
 ELASTIC_QUOTAS = Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True)
+# The PodGroup custom resource (deploy/podgroup-crd.yaml), watched for Coscheduling.
+POD_GROUPS = Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True)
 # Watched when a profile's plugin reads them: namespace labels (InterPodAffinity's namespaceSelector); Services and
 # the controllers whose selectors PodTopologySpread's default constraints use; the storage catalog (the volume
 # plugins).

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 from packsched.api.files import STDIN, STDIN_LABEL, read_text
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ELASTIC_QUOTA, NAMESPACES, SERVICE, STORAGE, WORKLOAD, handles, reads
+from packsched.framework.interface import (
+    ELASTIC_QUOTA,
+    NAMESPACES,
+    POD_GROUP,
+    SERVICE,
+    STORAGE,
+    WORKLOAD,
+    handles,
+    reads,
+)
 from packsched.framework.runtime import PluginFactory
 from packsched.live.binding import DEFAULT_WORKERS
 from packsched.live.controller import DELETE, Controller
@@ -30,6 +39,7 @@ from packsched.live.port import (
     ELASTIC_QUOTAS,
     NODES,
     PDBS,
+    POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
     SERVICES,
@@ -45,10 +55,10 @@ from packsched.live.recorder import Recorder
 LOG = logging.getLogger("packsched.live")
 
 # What the scheduler always watches. The rest only when a profile has a plugin that wants it (so that a cluster
-# without the ElasticQuota CRD, or RBAC without storage, needs it only for such a configuration): ElasticQuotas,
-# Services and controllers for the plugins that keep a view of them (CapacityScheduling; PodTopologySpread's
-# default constraints), namespaces and the storage catalog for the plugins that read them (InterPodAffinity; the
-# volume plugins).
+# without the ElasticQuota or PodGroup CRD, or RBAC without storage, needs it only for such a configuration):
+# ElasticQuotas, PodGroups, Services and controllers for the plugins that keep a view of them (CapacityScheduling;
+# Coscheduling; PodTopologySpread's default constraints), namespaces and the storage catalog for the plugins that
+# read them (InterPodAffinity; the volume plugins).
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -258,6 +268,8 @@ class Server:
         out = list(WATCHED)
         if any(handles(p, ELASTIC_QUOTA) for p in handlers):
             out.append(ELASTIC_QUOTAS)
+        if any(handles(p, POD_GROUP) for p in handlers):
+            out.append(POD_GROUPS)
         if any(reads(p, NAMESPACES) for p in plugins):
             out.append(NAMESPACES_RES)
         if any(handles(p, SERVICE) for p in handlers):
