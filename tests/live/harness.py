@@ -34,13 +34,17 @@ def write_config(
     qps: float = 1000,
     burst: int = 100,
     plugin_config: list[dict[str, Any]] | None = None,
+    multi_point: dict[str, Any] | None = None,
 ) -> str:
     """The shipped config, with leader-election timings shortened for tests, and the client's rate limit raised
     (kube-scheduler's default, 50 requests a second, would make every test wait on it): the qps the comparison
-    with kube-scheduler on a real cluster used."""
+    with kube-scheduler on a real cluster used. ``plugin_config``: entries added to the profile's pluginConfig;
+    ``multi_point``: the profile's plugins.multiPoint (plugins enabled and disabled)."""
     data = yaml.safe_load(deploy_config_text())
     data["clientConnection"] = {"qps": qps, "burst": burst}
     data["profiles"][0].setdefault("pluginConfig", []).extend(plugin_config or [])
+    if multi_point is not None:
+        data["profiles"][0]["plugins"]["multiPoint"] = multi_point
     if fast_election:
         data["leaderElection"].update(
             {
@@ -115,11 +119,12 @@ def start(
     qps: float = 1000,
     burst: int = 100,
     plugin_config: list[dict[str, Any]] | None = None,
+    multi_point: dict[str, Any] | None = None,
     **opts: Any,
 ) -> Running:
-    """``plugin_config``: pluginConfig entries added to the shipped profile's."""
+    """``plugin_config``, ``multi_point``: as for :func:`write_config`."""
     kubeconfig = api.kubeconfig(str(tmp / "kubeconfig"))
-    cfg = load(write_config(tmp, qps=qps, burst=burst, plugin_config=plugin_config))
+    cfg = load(write_config(tmp, qps=qps, burst=burst, plugin_config=plugin_config, multi_point=multi_point))
     port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)

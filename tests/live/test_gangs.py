@@ -5,12 +5,11 @@ controller writes it."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from live.fakeapi import FakeApiServer
 from live.harness import all_bound, check_cluster, load, node, pod, wait, write_config
@@ -26,17 +25,12 @@ TIMEOUT = "rejected due to timeout after waiting 1s at plugin Coscheduling"
 DEADLINE_S = 30  # generous: the machine running the tests may be loaded
 
 
+COSCHEDULING = {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}  # plugins.multiPoint
+
+
 def _gang_config(tmp: Path, reject_percentage: int = 10) -> str:
-    path = write_config(tmp)
-    data = yaml.safe_load(Path(path).read_text())
-    profile = data["profiles"][0]
-    profile["plugins"]["multiPoint"] = {
-        "enabled": [{"name": "Coscheduling"}],
-        "disabled": [{"name": "PrioritySort"}],
-    }
-    profile["pluginConfig"].append({"name": "Coscheduling", "args": {"podGroupRejectPercentage": reject_percentage}})
-    Path(path).write_text(yaml.safe_dump(data))
-    return path
+    args = {"podGroupRejectPercentage": reject_percentage}
+    return write_config(tmp, plugin_config=[{"name": "Coscheduling", "args": args}], multi_point=COSCHEDULING)
 
 
 def _pod_group(name: str, min_member: int, timeout_s: int | None = None) -> dict[str, Any]:
@@ -253,3 +247,132 @@ def test_without_the_pod_group_crd_serve_waits_for_it(api: FakeApiServer, tmp_pa
         assert api.wait_for(all_bound(names), DEADLINE_S)
         assert server.ready() == (True, "ok")
     check_cluster(api, expect_bound=2)
+
+
+def _set_phase(api: FakeApiServer, names: list[str], phase: str) -> None:
+    """What the kubelet would report (there is none here)."""
+    with api.lock:
+        for n in names:
+            p = api._get("pods", "default", n)
+            api._update("pods", "default", n, {**p, "status": {**p["status"], "phase": phase}})
+
+
+def _statuses(api: FakeApiServer, name: str) -> list[dict[str, Any]]:
+    """Every status the PodGroup has had, in order (one per change of the object after its creation)."""
+    with api.lock:
+        return [
+            dict(e.obj.get("status") or {})
+            for e in api.history
+            if e.plural == "podgroups" and e.obj["metadata"]["name"] == name and e.type == "MODIFIED"
+        ]
+
+
+def test_pod_group_status_written_as_upstreams_controller(api: FakeApiServer, tmp_path: Path) -> None:
+    """With --write-podgroup-status: Pending while fewer pods exist than minMember, Scheduling once they do, Running
+    once minMember run, Finished once minMember succeeded (and then left alone); zero counts absent; merge-patched
+    through the status subresource, only when it changes."""
+    api.create("nodes", node("n0", cpu="4"))
+    api.create("podgroups", _pod_group("train", 3))
+    api.create("podgroups", _pod_group("lonely", 2))  # no pods yet
+    names = ["w0", "w1", "w2"]
+    api.create_many("pods", [_member(n, "train") for n in names])
+
+    def status(name: str) -> dict[str, Any]:
+        return dict((api.get("podgroups", "default", name) or {}).get("status") or {})
+
+    with _Serving(api, tmp_path, _gang_config(tmp_path), pod_group_status=True) as run:
+        writer = run.server.controller.pod_group_status
+        assert api.wait_for(all_bound(names), DEADLINE_S)
+        assert wait(lambda: status("lonely") == {"phase": "Pending"}, DEADLINE_S)
+        assert wait(lambda: status("train") == {"phase": "Scheduling"}, DEADLINE_S)  # bound, not running yet
+        _set_phase(api, names, "Running")
+        assert wait(lambda: status("train") == {"phase": "Running", "running": 3}, DEADLINE_S)
+        api.create("pods", _member("extra", "lonely", cpu="100"))  # fits nowhere: counted all the same
+        api.create("pods", pod("other", scheduler="default-scheduler", labels={GROUP_LABEL: "lonely"}))  # not ours
+        assert wait(lambda: status("lonely") == {"phase": "Scheduling"}, DEADLINE_S)
+        _set_phase(api, names, "Succeeded")
+        assert wait(lambda: status("train") == {"phase": "Finished", "succeeded": 3}, DEADLINE_S)
+        for n in names:
+            api.delete("pods", "default", n)
+        # a finished group is left alone: the deletions were seen and looked at, and nothing was written
+        assert wait(lambda: not writer._members.get("default/train") and not writer._dirty, DEADLINE_S)
+        assert status("train") == {"phase": "Finished", "succeeded": 3}
+    trail = _statuses(api, "train")
+    assert trail[0] == {"phase": "Scheduling"} and trail[-1] == {"phase": "Finished", "succeeded": 3}
+    assert {"phase": "Running", "running": 3} in trail
+    assert all(a != b for a, b in itertools.pairwise(trail)), trail  # only changes were written
+    assert _statuses(api, "lonely") == [{"phase": "Pending"}, {"phase": "Scheduling"}]
+    patches = [p for m, p, _ in api.stats.log if m == "PATCH" and "/podgroups/" in p]
+    assert all(p.endswith("/status") for p in patches)
+    assert len(patches) == len(trail) + 2 == writer.writes
+
+
+def test_pod_group_status_writer_event_by_event() -> None:
+    """Counted: every pod carrying the group's label in its namespace (the older label too), whatever its phase;
+    a pod relabelled or deleted leaves its group; a finished group is left alone; nothing is written while the
+    watch shows what would be; a refused write is tried again later, one for a group deleted meanwhile is not."""
+    from live.test_cache import StubPort
+    from packsched.api.gangs import PodGroup
+    from packsched.live.podgroup_status import RETRY_S, PodGroupStatusController
+    from packsched.live.port import ADDED, DELETED, MODIFIED, PODS, ApiError
+
+    port = StubPort()
+    now = [0.0]
+    writer = PodGroupStatusController(port, True, clock=lambda: now[0])  # type: ignore[arg-type]
+    groups = {"default/g": PodGroup("g", "default", 2)}
+
+    def member(name: str, phase: str, group: str = "g", namespace: str = "default", legacy: bool = False) -> Any:
+        label = "pod-group.scheduling.sigs.k8s.io" if legacy else GROUP_LABEL
+        return {
+            "metadata": {"name": name, "namespace": namespace, "labels": {label: group}},
+            "status": {"phase": phase},
+        }
+
+    def written() -> list[Any]:
+        out = [w[1]["status"] for w in port.writes]
+        port.writes.clear()
+        return out
+
+    writer.observe(POD_GROUPS, ADDED, {"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 2}})
+    writer.observe(PODS, ADDED, member("a", "Running"))
+    writer.observe(PODS, ADDED, member("x", "Running", namespace="other"))  # another namespace's group "g"
+    writer.sync(groups)
+    assert written() == [{"phase": "Pending", "running": 1, "succeeded": None, "failed": None}]
+    writer.sync(groups)
+    assert written() == []  # nothing changed
+    writer.observe(PODS, ADDED, member("b", "Failed", legacy=True))
+    writer.sync(groups)
+    assert written() == [{"phase": "Failed", "running": 1, "succeeded": None, "failed": 1}]
+    writer.observe(PODS, MODIFIED, member("b", "Running", group="h"))  # relabelled: no longer a member
+    writer.sync(groups)
+    assert written() == []  # Failed is final (upstream's controller stops reconciling the group)
+    # a group the watch shows as what it should be: nothing to write
+    writer = PodGroupStatusController(port, True, clock=lambda: now[0])  # type: ignore[arg-type]
+    shown = {"metadata": {"name": "g", "namespace": "default"}, "status": {"phase": "Scheduling", "running": 1}}
+    writer.observe(POD_GROUPS, ADDED, shown)
+    writer.observe(PODS, ADDED, member("a", "Running"))
+    writer.observe(PODS, ADDED, member("b", "Pending"))
+    writer.sync(groups)
+    assert written() == []
+    # refused: tried again after RETRY_S
+    port.patch_status = lambda *a: (_ for _ in ()).throw(ApiError(403, "Forbidden", "no"))  # type: ignore[method-assign]
+    writer.observe(PODS, DELETED, member("b", "Pending"))
+    writer.sync(groups)
+    assert writer.writes == 0 and writer._dirty == {"default/g"}
+    del port.patch_status
+    now[0] = RETRY_S / 2
+    writer.sync(groups)
+    assert written() == []
+    now[0] = RETRY_S
+    writer.sync(groups)
+    assert written() == [{"phase": "Pending", "running": 1, "succeeded": None, "failed": None}]
+    # a group deleted meanwhile: its 404 is not retried
+    port.patch_status = lambda *a: (_ for _ in ()).throw(ApiError(404, "NotFound", "g"))  # type: ignore[method-assign]
+    writer.observe(PODS, MODIFIED, member("a", "Succeeded"))
+    writer.sync(groups)
+    assert not writer._dirty
+    # off: nothing is looked at
+    off = PodGroupStatusController(port, False)  # type: ignore[arg-type]
+    off.observe(PODS, ADDED, member("a", "Running"))
+    off.sync(groups)
+    assert not off._members and not off._dirty

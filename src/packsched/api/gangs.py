@@ -13,7 +13,7 @@ The PodGroup controller of scheduler-plugins writes the group's status (phase, r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
@@ -34,7 +34,12 @@ PG_FAILED = "Failed"
 
 def pod_group_name(pod: Pod) -> str:
     """The name of the pod's group ("" when it has none): the current label, else the older one."""
-    return pod.labels.get(POD_GROUP_LABEL) or pod.labels.get(LEGACY_POD_GROUP_LABEL, "")
+    return group_from_labels(pod.labels)
+
+
+def group_from_labels(labels: Mapping[str, str]) -> str:
+    """The group named by these pod labels ("" when none): the current label, else the older one."""
+    return labels.get(POD_GROUP_LABEL) or labels.get(LEGACY_POD_GROUP_LABEL, "")
 
 
 @dataclass

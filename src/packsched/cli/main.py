@@ -607,6 +607,14 @@ def serve(
             "deploy/rbac-elasticquota-status.yaml)",
         ),
     ] = False,
+    write_podgroup_status: Annotated[
+        bool,
+        typer.Option(
+            "--write-podgroup-status/--no-write-podgroup-status",
+            help="write PodGroup status (phase, running, succeeded, failed) as scheduler-plugins' controller does "
+            "(needs deploy/rbac-podgroup-status.yaml)",
+        ),
+    ] = False,
     record: Annotated[
         Path | None,
         typer.Option(
@@ -656,6 +664,7 @@ def serve(
         seed=seed,
         leader_elect=leader_elect,
         quota_status=write_quota_status,
+        pod_group_status=write_podgroup_status,
         record=str(record) if record is not None else "",
     )
     try:

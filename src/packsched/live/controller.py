@@ -8,7 +8,8 @@ decision; informer threads only put events on :attr:`Controller.inbox`, applied 
 answers come back through the same inbox and are applied in the scheduling thread. API writes that decide
 nothing (events, conditions) go out through a :class:`~packsched.live.recorder.Recorder` thread. Victims are removed by
 :class:`~packsched.live.victims.VictimRemover`; ElasticQuota gauges and status by
-:class:`~packsched.live.quota_status.QuotaStatusController`.
+:class:`~packsched.live.quota_status.QuotaStatusController`; PodGroup status by
+:class:`~packsched.live.podgroup_status.PodGroupStatusController`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from packsched.live.handlers import InformerHandlers, Tracked
 from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
+from packsched.live.podgroup_status import PodGroupStatusController
 from packsched.live.port import PODS, ApiError, ApiPort, Obj, Resource
 from packsched.live.quota_status import QuotaStatusController
 from packsched.live.record import RecordWriter
@@ -101,6 +103,7 @@ class Controller:
         removal: str = EVICT,
         clock: Callable[[], float] = time.monotonic,
         quota_status: bool = False,
+        pod_group_status: bool = False,
         binding_workers: int = 0,
         health: ApiHealth | None = None,
         prober: Callable[[threading.Event], Prober] | None = None,
@@ -111,7 +114,8 @@ class Controller:
         whether the API server answers (no pod is tried while it does not); ``prober`` makes what asks it while
         it is down. ``record``: where every applied cluster event, decision and binding answer is recorded
         (``serve --record``). ``actions``: how decisions reach the cluster (default: the API server; a replay
-        of a record gives its own)."""
+        of a record gives its own). ``quota_status``, ``pod_group_status``: write ElasticQuota and PodGroup status
+        as scheduler-plugins' controllers do."""
         self.port = port
         self.config = config
         self.metrics = metrics or Metrics()
@@ -150,6 +154,8 @@ class Controller:
         self.pods = self.informers.pods
         # write status.used as scheduler-plugins' controller does (with quota_status)
         self.quota_status = QuotaStatusController(port, self.metrics, quota_status)
+        # write PodGroup status as scheduler-plugins' controller does (with pod_group_status)
+        self.pod_group_status = PodGroupStatusController(port, pod_group_status, self.log, clock)
         # pods held at Permit: when their scheduling attempt began (perf_counter), for the attempt's duration
         self._waiting_since: dict[str, float] = {}
         self._last_flush = clock()
@@ -199,6 +205,7 @@ class Controller:
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
         if self.record is not None:
             self.record.event(res, etype, obj)
+        self.pod_group_status.observe(res, etype, obj)
         self.informers.handle(res, etype, obj)
 
     # -- the loop ---------------------------------------------------------------------------------------
@@ -258,6 +265,7 @@ class Controller:
         self.update_pending_gauge(now)
         if self.informers.quotas:
             self.sync_quotas()
+        self.pod_group_status.sync(self.informers.pod_groups)
 
     def sync_quotas(self) -> None:
         """Per-quota gauges and (with ``quota_status``) ElasticQuota status.used."""

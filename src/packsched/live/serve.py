@@ -82,6 +82,7 @@ class ServeOptions:
     leader_elect: bool | None = None  # None: the config's leaderElection.leaderElect
     serve_http: bool = True
     quota_status: bool = False  # write ElasticQuota status.used (scheduler-plugins' controller's job)
+    pod_group_status: bool = False  # write PodGroup status (scheduler-plugins' PodGroup controller's job)
     allow_concurrent: bool = False  # leader election off: start even when another instance holds the lease
     record: str = ""  # write every decision, with the cluster events before it, to this file (JSON lines)
 
@@ -116,6 +117,7 @@ class Server:
             seed=self.options.seed,
             removal=self.options.removal,
             quota_status=self.options.quota_status,
+            pod_group_status=self.options.pod_group_status,
             binding_workers=self.options.binding_workers,
             health=self.api_health,
             prober=lambda stop: Prober(port, self._probe, stop),
