@@ -152,7 +152,8 @@ def test_role_bindings_point_at_existing_roles_and_the_service_account() -> None
     roles |= {("Role", r["metadata"]["name"]) for r in _by_kind("Role")}
     accounts = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in _by_kind("ServiceAccount")}
     bindings = _by_kind("ClusterRoleBinding") + _by_kind("RoleBinding")
-    assert len(bindings) == 4  # the base role, leader election, and the two optional ElasticQuota grants
+    # the base role, leader election, the two optional ElasticQuota grants and the two optional PodGroup grants
+    assert len(bindings) == 6
     for b in bindings:
         assert (b["roleRef"]["kind"], b["roleRef"]["name"]) in roles
         assert b["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"
@@ -160,8 +161,13 @@ def test_role_bindings_point_at_existing_roles_and_the_service_account() -> None
             assert (s["namespace"], s["name"]) in accounts
 
 
+def _crd(name: str) -> dict[str, Any]:
+    (crd,) = [c for c in _by_kind("CustomResourceDefinition") if c["metadata"]["name"] == name]
+    return crd
+
+
 def test_elasticquota_crd() -> None:
-    (crd,) = _by_kind("CustomResourceDefinition")
+    crd = _crd("elasticquotas.scheduling.x-k8s.io")
     spec = crd["spec"]
     name = crd["metadata"]["name"]
     assert name == f"{spec['names']['plural']}.{spec['group']}" == "elasticquotas.scheduling.x-k8s.io"
@@ -177,6 +183,29 @@ def test_elasticquota_crd() -> None:
     lists = [spec_props["min"], spec_props["max"], status_props["used"]]
     for rl in lists:
         assert rl["additionalProperties"]["x-kubernetes-int-or-string"] is True
+
+
+def test_podgroup_crd() -> None:
+    """As scheduler-plugins' CRD: what api/kinds.py reads of a PodGroup, the bounds it checks, a status subresource
+    (what serve --write-podgroup-status patches), and the fields of the status it writes."""
+    from packsched.api.gangs import POD_GROUP_API_VERSIONS, POD_GROUP_SPEC, POD_GROUP_STATUS
+
+    crd = _crd("podgroups.scheduling.x-k8s.io")
+    spec = crd["spec"]
+    assert spec["scope"] == "Namespaced" and spec["names"]["kind"] == "PodGroup"
+    assert set(spec["names"]["shortNames"]) == {"pg", "pgs"}
+    (version,) = spec["versions"]
+    assert f"{spec['group']}/{version['name']}" in POD_GROUP_API_VERSIONS
+    assert version["served"] and version["storage"] and version["subresources"] == {"status": {}}
+    props = version["schema"]["openAPIV3Schema"]["properties"]
+    assert tuple(props["spec"]["properties"]) == POD_GROUP_SPEC
+    assert set(props["status"]["properties"]) == set(POD_GROUP_STATUS)
+    min_member = props["spec"]["properties"]["minMember"]
+    assert (min_member["type"], min_member["format"], min_member["minimum"]) == ("integer", "int32", 1)
+    assert props["spec"]["properties"]["scheduleTimeoutSeconds"]["format"] == "int32"
+    assert props["spec"]["properties"]["minResources"]["additionalProperties"]["x-kubernetes-int-or-string"]
+    for count in ("running", "succeeded", "failed"):
+        assert props["status"]["properties"][count]["type"] == "integer"
 
 
 # -- RBAC against what the code does --------------------------------------------------------------------------
@@ -200,18 +229,28 @@ def _rbac_request(method: str, path: str, watch: bool) -> tuple[str, str, str, s
     return group, resource, verb, ns, name
 
 
-QUOTA_GROUP = "scheduling.x-k8s.io"  # granted by rbac-elasticquota.yaml, for CapacityScheduling (test_quota.py)
+# Granted apart, each for the configuration that needs it: ElasticQuotas for CapacityScheduling (checked against
+# what serve uses in test_quota.py), PodGroups for Coscheduling (checked here).
+QUOTA_FILES = ("rbac-elasticquota.yaml", "rbac-elasticquota-status.yaml")
+POD_GROUP_FILES = ("rbac-podgroup.yaml", "rbac-podgroup-status.yaml")
+CUSTOM_GROUP = "scheduling.x-k8s.io"
 
 
-def _base_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rules if QUOTA_GROUP not in r["apiGroups"]]
+def _rules() -> list[tuple[dict[str, Any], str]]:
+    """Every rule of the shipped roles but the ElasticQuota ones, with the namespace of its Role ("" for a
+    ClusterRole)."""
+    out = []
+    for name, doc in _objects():
+        if name in QUOTA_FILES or doc["kind"] not in ("ClusterRole", "Role"):
+            continue
+        ns = doc["metadata"]["namespace"] if doc["kind"] == "Role" else ""
+        out += [(rule, ns) for rule in doc["rules"]]
+    return out
 
 
 def _allowed(req: tuple[str, str, str, str, str]) -> bool:
     group, resource, verb, ns, name = req
-    rules = [(r, "") for cr in _by_kind("ClusterRole") for r in _base_rules(cr["rules"])]
-    rules += [(r, role["metadata"]["namespace"]) for role in _by_kind("Role") for r in role["rules"]]
-    for rule, role_ns in rules:
+    for rule, role_ns in _rules():
         if role_ns and role_ns != ns:
             continue
         if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
@@ -222,14 +261,22 @@ def _allowed(req: tuple[str, str, str, str, str]) -> bool:
 
 
 def _granted() -> set[tuple[str, str, str]]:
-    rules = [r for cr in _by_kind("ClusterRole") + _by_kind("Role") for r in _base_rules(cr["rules"])]
+    rules = [r for r, _ in _rules()]
     return {(g, res, v) for r in rules for g in r["apiGroups"] for res in r["resources"] for v in r["verbs"]}
+
+
+def test_custom_resources_are_granted_only_by_their_own_files() -> None:
+    """A cluster without the CRDs (a configuration without CapacityScheduling or Coscheduling) needs none of them."""
+    for name, doc in _objects():
+        if doc["kind"] in ("ClusterRole", "Role"):
+            custom = any(CUSTOM_GROUP in rule["apiGroups"] for rule in doc["rules"])
+            assert custom == (name in QUOTA_FILES + POD_GROUP_FILES), name
 
 
 def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path) -> None:
     """Run serve through binding, a failure (repeated: an event series), preemption by eviction and by deletion,
-    leader election and an outage; every request must be allowed by the shipped RBAC (with its namespace for the
-    Lease), and every grant used."""
+    leader election and an outage, then with Coscheduling and --write-podgroup-status through a gang; every request
+    must be allowed by the shipped RBAC (with its namespace for the Lease), and every grant used."""
     api.create("priorityclasses", {"metadata": {"name": "low"}, "value": 10})
     api.create("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
     api.create("nodes", node("n0", cpu="1", memory="4Gi"))
@@ -257,6 +304,16 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
                 assert wait(lambda r=recorder: r.stats.aggregated >= 1, 15)  # type: ignore[misc]
         finally:
             run.stop()
+    # a gang: PodGroups listed and watched, their status patched
+    api.create("podgroups", {"metadata": {"name": "gang", "namespace": "default"}, "spec": {"minMember": 2}})
+    api.create_many("pods", [pod(n, cpu="100m", labels={"scheduling.x-k8s.io/pod-group": "gang"}) for n in "ab"])
+    coscheduling = {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}
+    run = start(api, tmp_path, multi_point=coscheduling, pod_group_status=True)
+    try:
+        assert api.wait_for(all_bound(["a", "b"]), 15)
+        assert wait(lambda: "phase" in (api.get("podgroups", "default", "gang") or {}).get("status", {}), 15)
+    finally:
+        run.stop()
     used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}
     # the Lease is in kube-system in the tests (resourceNamespace); the shipped Role is in packsched-system
     used = {(g, r, v, "packsched-system" if r == "leases" else ns, n) for g, r, v, ns, n in used}

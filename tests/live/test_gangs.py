@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from live.fakeapi import FakeApiServer
-from live.harness import all_bound, check_cluster, load, node, pod, wait, write_config
+from live.harness import DEPLOY, all_bound, check_cluster, load, node, pod, wait, write_config
 from packsched.framework.podinfo import PodInfo
 from packsched.live.kube import KubernetesPort
 from packsched.live.port import POD_GROUPS
@@ -270,7 +272,7 @@ def _statuses(api: FakeApiServer, name: str) -> list[dict[str, Any]]:
 def test_pod_group_status_written_as_upstreams_controller(api: FakeApiServer, tmp_path: Path) -> None:
     """With --write-podgroup-status: Pending while fewer pods exist than minMember, Scheduling once they do, Running
     once minMember run, Finished once minMember succeeded (and then left alone); zero counts absent; merge-patched
-    through the status subresource, only when it changes."""
+    through the status subresource, only when it changes; the RBAC file for it grants exactly that patch."""
     api.create("nodes", node("n0", cpu="4"))
     api.create("podgroups", _pod_group("train", 3))
     api.create("podgroups", _pod_group("lonely", 2))  # no pods yet
@@ -305,6 +307,9 @@ def test_pod_group_status_written_as_upstreams_controller(api: FakeApiServer, tm
     patches = [p for m, p, _ in api.stats.log if m == "PATCH" and "/podgroups/" in p]
     assert all(p.endswith("/status") for p in patches)
     assert len(patches) == len(trail) + 2 == writer.writes
+    docs = yaml.safe_load_all((DEPLOY / "rbac-podgroup-status.yaml").read_text())
+    rules = [rule for d in docs if d["kind"] == "ClusterRole" for rule in d["rules"]]
+    assert rules == [{"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups/status"], "verbs": ["patch"]}]
 
 
 def test_pod_group_status_writer_event_by_event() -> None:
