@@ -347,7 +347,7 @@ class Controller:
             job = result.binding
             if job is not None:
                 qp = job.queued if job.queued is not None else QueuedPod(job.pod)
-                answered = self.binding.submit(BindingDone(qp, job, start or time.perf_counter()))
+                answered = self.binding.submit(BindingDone(qp, job, time.perf_counter() if start is None else start))
                 if answered is not None:
                     self.binding_done(answered)
                 continue
