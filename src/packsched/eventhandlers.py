@@ -15,6 +15,7 @@ own as upstream keeps its event handlers beside the scheduling cycle.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Protocol
@@ -27,7 +28,10 @@ from packsched.backend.queue import QueuedPod, QueueView, SchedulingQueue
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
     ADD,
+    ASSIGNED_POD_DELETE,
     DELETE,
+    NODE_CHANGE,
+    STORAGE_CHANGE,
     ELASTIC_QUOTA,
     POD,
     POD_GROUP,
@@ -60,6 +64,8 @@ class EventHandlers:
     _order: IntArray | None
     _name_rank: IntArray | None
     _waiting: WaitingPods
+    _declared_events: dict[str, frozenset[str]]
+    _activated_at: dict[str, float]  # when each pod was last activated (see activate)  # plugin -> the queueing events it registers (those that declare)
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
 
@@ -109,6 +115,7 @@ class EventHandlers:
             self._groups.setdefault((pod.pod.namespace, group), {})[pod.key] = pod
 
     def _untrack(self, pod: PodInfo) -> None:
+        self._activated_at.pop(pod.key, None)
         group = pod_group_name(pod.pod)
         members = self._groups.get((pod.pod.namespace, group)) if group else None
         if members is not None and members.get(pod.key) is pod:
@@ -120,7 +127,16 @@ class EventHandlers:
         return list(self._groups.get((namespace, group), {}).values())
 
     def activate(self, keys: Iterable[str]) -> None:
-        self._queue.activate(keys, self.clock())
+        """Upstream Activate, with one guard: a pod is activated at most once per instant of the scheduler's
+        clock. A gang that keeps failing activates its siblings out of backoff on every round (kube-scheduler then
+        spins in real time until the cluster changes); in the simulator a cycle takes no time, so without the
+        guard the round would repeat forever at one instant. With it, the next round waits for the pods'
+        backoff."""
+        now = self.clock()
+        fresh = [k for k in keys if self._activated_at.get(k) != now]
+        for k in fresh:
+            self._activated_at[k] = now
+        self._queue.activate(fresh, now)
 
     def next_pod(self) -> QueuedPod | None:
         """The next pod to try now (backoffs that expired by the clock's now are flushed first), or None."""
@@ -158,10 +174,42 @@ class EventHandlers:
             plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
             self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
 
-    def move_all(self) -> None:
+    def move_all(self, event: str | None = None) -> None:
         """A change that may let any waiting pod fit (upstream ``MoveAllToActiveOrBackoffQueue``, also its
-        periodic flush of pods that waited too long): every unschedulable pod goes back."""
-        self._queue.move_all(self.clock())
+        periodic flush of pods that waited too long): every unschedulable pod goes back, except, for an ``event``,
+        the pods rejected only by plugins that declare their events and not this one (``queueing_events``)."""
+        self._queue.move_all(self.clock(), stay=self._deaf_to(event))
+
+    def _deaf_to(self, event: str | None) -> Callable[[QueuedPod], bool] | None:
+        """Which unschedulable pods ``event`` does not move (None: it moves every one)."""
+        declared = self._declared_events
+        if event is None or not declared:
+            return None
+
+        def stays(qp: QueuedPod) -> bool:
+            plugins = qp.unschedulable_plugins
+            return bool(plugins) and all(p in declared and event not in declared[p] for p in plugins)
+
+        return stays
+
+    def next_flush(self, older_than: float, period: float) -> float | None:
+        """When upstream's periodic flush (every ``period`` seconds from time 0) would next move a pod that no
+        event moves here (rejected only by plugins that declare their events), or None: the first tick more than
+        ``older_than`` seconds after the oldest such pod failed."""
+        declared = self._declared_events
+        if not declared:
+            return None
+        oldest = self._queue.oldest_unschedulable(
+            lambda qp: bool(qp.unschedulable_plugins) and qp.unschedulable_plugins <= declared.keys()
+        )
+        if oldest is None:
+            return None
+        return (math.floor((oldest + older_than) / period) + 1) * period
+
+    def flush_unschedulable(self, older_than: float) -> int:
+        """Upstream's periodic flush (flushUnschedulablePodsLeftover): pods unschedulable for more than
+        ``older_than`` seconds go back. Answers how many."""
+        return self._queue.flush_unschedulable(self.clock(), older_than)
 
     # -- assigned pods ----------------------------------------------------------------------------------------
 
@@ -207,7 +255,7 @@ class EventHandlers:
         old = replace(held.pod)
         held.pod.phase = phase
         self.dispatch(ClusterEvent(POD, UPDATE, old, held.pod))
-        self.move_all()
+        self.move_all(ASSIGNED_POD_DELETE)
 
     def pod_deleted(self, info: PodInfo) -> None:
         """The pod is gone. A pod that held room (bound or assumed) frees it, the plugins hear of it and every
@@ -222,7 +270,7 @@ class EventHandlers:
             self.dispatch(ClusterEvent(POD, DELETE, held.pod, None))
         self.dequeue(info)
         if held is not None:
-            self.move_all()
+            self.move_all(ASSIGNED_POD_DELETE)
 
     def expire_assumed(self) -> list[PodInfo]:
         """Assumed pods whose binding the watch never confirmed within the cache's TTL are forgotten, as deleted
@@ -230,7 +278,7 @@ class EventHandlers:
         gone = self.cache.cleanup_expired(self.clock())
         for info in gone:
             self.dispatch(ClusterEvent(POD, DELETE, info.pod, None))
-            self.move_all()
+            self.move_all(ASSIGNED_POD_DELETE)
         return gone
 
     def _assigned_pod_added(self, added: PodInfo) -> None:
@@ -255,7 +303,7 @@ class EventHandlers:
     def node_set(self, node: Node) -> None:
         """A node added, or changed (cordoned, relabelled, resized): waiting pods are tried again."""
         self.cache.add_node(node)
-        self.move_all()
+        self.move_all(NODE_CHANGE)
 
     def node_removed(self, name: str) -> Snapshot:
         """The node is gone: the cache makes a new snapshot without it (columns renumbered; its pods wait, holding
@@ -278,7 +326,7 @@ class EventHandlers:
             nominated_name = info.pod.nominated_node_name
             if nominated_name in snap.index and info.key not in self.cache:
                 self.nominator.nominate(info, snap.index[nominated_name])
-        self.move_all()
+        self.move_all(NODE_CHANGE)
         return snap
 
     def namespace_set(self, name: str, labels: dict[str, str] | None) -> None:
@@ -290,12 +338,12 @@ class EventHandlers:
         when its kind is one that can let pods fit (``MOVING_KINDS``), every unschedulable pod is tried again."""
         self.dispatch(event)
         if event.resource in MOVING_KINDS:
-            self.move_all()
+            self.move_all(event.resource)
 
     def storage_changed(self) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage
         catalog the volume plugins read (VolumeBinding, VolumeZone, ... register these events upstream)."""
-        self.move_all()
+        self.move_all(STORAGE_CHANGE)
 
     def replay_to_plugins(self, events: Iterable[ClusterEvent]) -> None:
         """The cluster as new plugins' informers list it after a configuration change: each object an ``Add``

@@ -32,7 +32,7 @@ from packsched.config.versions import KubeVersion
 from packsched.eventhandlers import EventHandlers
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import AssignedPodAddPlugin, ClusterActions, WaitingPodView
+from packsched.framework.interface import ASSIGNED_POD_DELETE, AssignedPodAddPlugin, ClusterActions, WaitingPodView
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import fit_error_message
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
@@ -205,6 +205,7 @@ class Scheduler(EventHandlers):
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
         self._waiting = WaitingPods()
         self._groups = {}
+        self._activated_at = {}
         self._use_config(config, registry)
 
     def set_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
@@ -237,6 +238,12 @@ class Scheduler(EventHandlers):
             if isinstance(p, AssignedPodAddPlugin)
         }
         self._queue.hinted_plugins = frozenset(self._pod_add_hints)
+        self._declared_events = {
+            p.name: frozenset(events)
+            for fwk in self.frameworks.values()
+            for p in fwk.plugins.values()
+            if (events := getattr(p, "queueing_events", None)) is not None
+        }
 
     # -- Handle -------------------------------------------------------------------------------------------
 
@@ -494,7 +501,7 @@ class Scheduler(EventHandlers):
         result.binding = None
         if not st.ok:
             self._undo(fwk, state, pod, node, result, st, reserved=True)
-            self.move_all()
+            self.move_all(ASSIGNED_POD_DELETE)
             if requeue:
                 self._send_back(job, result)
             return result
@@ -541,12 +548,12 @@ class Scheduler(EventHandlers):
         if st.code == Code.ERROR:  # preempted while waiting (1.36+): an error, back to backoff
             result.status = Status(Code.ERROR, [f"waiting on permit for pod: {st.message}"], st.plugin)
             result.refused_after_filters = result.status
-            self.move_all()
+            self.move_all(ASSIGNED_POD_DELETE)
             self._send_back(job, result)
         else:
             self._send_back(job, result)
             # its room is free again: every other unschedulable pod is tried again (not the pod itself)
-            self._queue.move_all(self.clock(), keep=pod.key)
+            self._queue.move_all(self.clock(), keep=pod.key, stay=self._deaf_to(ASSIGNED_POD_DELETE))
         return result
 
     @staticmethod

@@ -24,6 +24,7 @@ class QueuedPod:
     moves_seen: int = 0  # the queue's move requests when it was popped (see add_unschedulable)
     unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
     in_backoff: bool = False  # its latest heap entry is in the backoff heap
+    unschedulable_since: float = 0.0  # when it last failed (the periodic flush moves pods waiting too long)
 
 
 @dataclass(order=True)
@@ -124,6 +125,7 @@ class SchedulingQueue:
         it, so it goes to backoff at once (upstream AddUnschedulableIfNotPresent with moveRequestCycle)."""
         qp.last_reason = reason
         qp.unschedulable_plugins = plugins
+        qp.unschedulable_since = now
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         self._queued[qp.info.key] = qp
         if qp.moves_seen != self.move_requests:
@@ -158,17 +160,20 @@ class SchedulingQueue:
             self._to_backoff_or_active(qp, now)
         return len(moved)
 
-    def move_all(self, now: float, keep: str | None = None) -> int:
-        """A cluster event that may make pods schedulable: every unschedulable pod goes back (but ``keep``)."""
+    def move_all(self, now: float, keep: str | None = None, stay: Callable[[QueuedPod], bool] | None = None) -> int:
+        """A cluster event that may make pods schedulable: every unschedulable pod goes back, but ``keep`` and
+        those ``stay`` picks (the event is not one their plugins registered)."""
         self.move_requests += 1
-        moved = [qp for key, qp in self.unschedulable.items() if key != keep]
-        kept = self.unschedulable.get(keep) if keep is not None else None
+        moved: list[QueuedPod] = []
+        kept: list[QueuedPod] = []
+        for key, qp in self.unschedulable.items():
+            (kept if key == keep or (stay is not None and stay(qp)) else moved).append(qp)
         self.unschedulable.clear()
         self._hinted.clear()
-        if kept is not None and keep is not None:
-            self.unschedulable[keep] = kept
-            if kept.unschedulable_plugins & self.hinted_plugins:
-                self._hinted[keep] = kept
+        for qp in kept:
+            self.unschedulable[qp.info.key] = qp
+            if qp.unschedulable_plugins & self.hinted_plugins:
+                self._hinted[qp.info.key] = qp
         for qp in moved:
             self._to_backoff_or_active(qp, now)
         return len(moved)
@@ -192,6 +197,20 @@ class SchedulingQueue:
             self._push_active(qp)
             moved += 1
         return moved
+
+    def flush_unschedulable(self, now: float, older_than: float) -> int:
+        """Upstream flushUnschedulablePodsLeftover: the unschedulable pods that failed more than ``older_than``
+        seconds ago go back (to backoff, or active if their backoff is over). Not a move request."""
+        old = [qp for qp in self.unschedulable.values() if now - qp.unschedulable_since > older_than]
+        for qp in old:
+            del self.unschedulable[qp.info.key]
+            self._hinted.pop(qp.info.key, None)
+            self._to_backoff_or_active(qp, now)
+        return len(old)
+
+    def oldest_unschedulable(self, which: Callable[[QueuedPod], bool]) -> float | None:
+        """When the longest-waiting unschedulable pod that ``which`` picks failed, or None."""
+        return min((qp.unschedulable_since for qp in self.unschedulable.values() if which(qp)), default=None)
 
     def remove(self, key: str) -> QueuedPod | None:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""

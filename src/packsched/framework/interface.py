@@ -57,6 +57,15 @@ SERVICE = "Service"  # api.objects.Service
 WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
 ADD, UPDATE, DELETE = "Add", "Update", "Delete"
 
+# What moves unschedulable pods back to be tried (upstream's cluster events for the queue). A plugin may declare the
+# ones it registers (``queueing_events``, upstream EventsToRegister): a pod only that plugin (or other declaring
+# plugins) rejected is not moved by other events; it waits for one of its plugins' events, or the periodic flush
+# of pods unschedulable for 5 minutes. A plugin that declares nothing is moved by every event.
+ASSIGNED_POD_ADD = "AssignedPodAdd"
+ASSIGNED_POD_DELETE = "AssignedPodDelete"
+NODE_CHANGE = "Node"
+STORAGE_CHANGE = "Storage"
+
 
 @dataclass(frozen=True)
 class ClusterEvent:

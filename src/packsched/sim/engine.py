@@ -55,6 +55,12 @@ WAITING = "waiting"
 
 # A safety net against a configuration that keeps preempting in a circle.
 MAX_ATTEMPTS_PER_POD = 1000
+# Upstream's periodic flush of the unschedulable pods: every 30 s, those that failed more than 5 minutes ago go back
+# (DefaultPodMaxInUnschedulablePodsDuration). The simulator runs it only for pods no event moves (rejected only
+# by plugins that declare their queueing events, such as Coscheduling): every other unschedulable pod is moved by
+# every cluster change here, so the flush would only repeat a verdict nothing changed.
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+POD_MAX_IN_UNSCHEDULABLE = 300.0
 
 # Timed events at the same instant: pods that finish leave first (their room is free for the pods that arrive);
 # calls (a scenario's retried evictions) come last.
@@ -117,6 +123,7 @@ class _Actions:
 
     def bind(self, pod: PodInfo, node: str) -> Status:
         sim = self.sim
+        sim._changes += 1
         rec = sim.records[pod.key]
         rec.phase = RUNNING
         rec.node = node
@@ -175,6 +182,8 @@ class Simulation:
         self._seq = itertools.count()
         self._warned: set[str] = set()
         self.horizon = max([horizon, *(p.arrival_time for p in cluster.pods)])
+        self._changes = 0  # pods bound or gone, for the flush (see _next_flush)
+        self._changes_at_flush = 0
         skipped = cluster.skipped_summary()
         if skipped:
             self.warnings.append(skipped)
@@ -298,6 +307,7 @@ class Simulation:
         """The pod's run duration elapsed: it succeeds and frees its resources; a Job may start its next pod."""
         if rec.phase != RUNNING:
             return  # preempted before it could finish
+        self._changes += 1
         pod = rec.pod
         # it frees its room; pods that did not fit may fit now
         self.scheduler.pod_finished(rec.info.key, SUCCEEDED)
@@ -326,6 +336,7 @@ class Simulation:
     def evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         rec = self.records[victim.key]
         node = rec.node
+        self._changes += 1
         self.scheduler.pod_deleted(victim)  # it frees its room: pods that did not fit may fit now
         rec.phase, rec.node, rec.preempted_by, rec.finished = PREEMPTED, None, preemptor.key, self.now
         victim.pod.phase = "Failed"  # what the kubelet reports for a pod deleted while running
@@ -395,6 +406,7 @@ class Simulation:
         ``replace_it`` (an eviction, a node gone), not when it was scaled down. Answers the replacements."""
         rec = self.records[key]
         node = rec.node
+        self._changes += 1
         self.scheduler.pod_deleted(rec.info)
         rec.phase, rec.node, rec.finished, rec.reason = phase, None, self.now, reason
         rec.pod.phase = "Failed"
@@ -430,11 +442,25 @@ class Simulation:
                 self._arrive(item.rec)
 
     def _next_time(self) -> float | None:
-        times = [self.queue.next_backoff_expiry(), self.scheduler.next_permit_deadline()]
+        times = [self.queue.next_backoff_expiry(), self.scheduler.next_permit_deadline(), self._next_flush()]
         if self._timeline:
             times.append(self._timeline[0].time)
         due = [t for t in times if t is not None]
         return _round_time(min(due)) if due else None
+
+    def _next_flush(self) -> float | None:
+        """The next flush tick that may move a pod, while it may help: the cluster changed (a pod bound or gone)
+        since the last flush, or more changes are to come (the timeline is not empty). Without that, a gang that
+        can never fit would be flushed forever."""
+        if not self._timeline and self._changes == self._changes_at_flush:
+            return None
+        return self.scheduler.next_flush(POD_MAX_IN_UNSCHEDULABLE, UNSCHEDULABLE_FLUSH_PERIOD)
+
+    def _flush_due(self) -> None:
+        due = self._next_flush()
+        if due is not None and due <= self.now:
+            self._changes_at_flush = self._changes
+            self.scheduler.flush_unschedulable(POD_MAX_IN_UNSCHEDULABLE)
 
     def run(self) -> SimResult:
         self.run_until(None)
@@ -450,6 +476,7 @@ class Simulation:
             if self._timeline and self._timeline[0].time <= self.now:
                 self._fire_due()
             self._settle_waiting()
+            self._flush_due()
             qp = self.scheduler.next_pod()
             if qp is None:
                 nxt = self._next_time()

@@ -5,7 +5,8 @@ The distributions (documented in docs/guides/gangs.md, "A synthetic job workload
 
 - workers per job: 1, 2, 4, 8 or 16 with probabilities 0.35, 0.20, 0.20, 0.15, 0.10;
 - GPUs per worker: 1, 2, 4 or 8 with probabilities 0.30, 0.20, 0.20, 0.30, at most the GPUs of a node (larger draws
-  are cut to a whole node); 8 CPUs and 64 GiB of memory per GPU;
+  are cut to a whole node); 8 CPUs and 64 GiB of memory per GPU; a job never asks more GPUs than half the cluster
+  (its workers are cut to fit);
 - run time: log-normal with a median of 30 minutes (sigma 1.0), cut to [1 minute, 24 hours], whole seconds;
 - arrivals: a Poisson process whose rate makes the offered load (GPU-seconds asked per second over the cluster's
   GPUs) equal ``load``; the first job arrives at 0.
@@ -52,6 +53,7 @@ def draw_jobs(jobs: int, nodes: int, gpus_per_node: int, load: float, seed: int)
     rng = np.random.default_rng(seed)
     workers = rng.choice(WORKERS, size=jobs, p=WORKER_P)
     gpus = np.minimum(rng.choice(GPUS, size=jobs, p=GPU_P), gpus_per_node)
+    workers = np.maximum(np.minimum(workers, (nodes * gpus_per_node // 2) // gpus), 1)
     runs = np.clip(np.round(rng.lognormal(np.log(MEDIAN_RUN_S), RUN_SIGMA, size=jobs)), MIN_RUN_S, MAX_RUN_S)
     demand = float(np.mean(workers * gpus * runs))  # GPU-seconds per job
     rate = load * nodes * gpus_per_node / demand  # jobs per second

@@ -23,10 +23,10 @@ from packsched.config.types import (
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import PluginError
+from packsched.plugins.helper.shape import broken_linear
 from packsched.plugins.noderesources.scoring import (
     ResourceColumns,
     Scorer,
-    broken_linear,
     scaled_utilization,
 )
 

@@ -38,6 +38,7 @@ from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
     ADD,
+    ASSIGNED_POD_ADD,
     DELETE,
     POD,
     POD_GROUP,
@@ -118,6 +119,9 @@ def group_key(pod: Pod) -> str:
 class Coscheduling:
     name = NAME
     cluster_events = (POD, POD_GROUP)  # the live adapter watches nothing else for it
+    # upstream EventsToRegister: Pod/Add and PodGroup Add/Update, without hint functions (a bound pod, a
+    # PodGroup created or changed moves the pods it rejected; a deleted pod does not)
+    queueing_events = frozenset({ASSIGNED_POD_ADD, POD_GROUP})
 
     def __init__(self, args: CoschedulingArgs, handle: Handle) -> None:
         self.handle = handle

@@ -20,48 +20,26 @@ from packsched.config.types import (
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     SEMANTICS_CURRENT,
-    SEMANTICS_V1_16,
     ResourceSpec,
     ScoringStrategy,
-    UtilizationShapePoint,
 )
 from packsched.framework.interface import MAX_NODE_SCORE
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import PluginError
 
-MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
-
-Points = Sequence[tuple[int, int]]
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """Go's integer division: truncates toward zero (Python's // floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def broken_linear(points: Points, p: int) -> int:
-    """The piecewise-linear shape function at utilisation ``p`` (points already on the score scale)."""
-    for i, (u, s) in enumerate(points):
-        if p <= u:
-            if i == 0:
-                return points[0][1]
-            u0, s0 = points[i - 1]
-            return s0 + _trunc_div((s - s0) * (p - u0), u - u0)
-    return points[-1][1]
+# the shape function is shared with VolumeBinding's score (upstream's plugins/helper/shape_score.go)
+from packsched.plugins.helper.shape import (
+    MAX_UTILIZATION,
+    Points,
+    broken_linear,
+    scaled_points,
+)
 
 
 def shape_table(points: Points) -> IntArray:
     """f(p) for every integer utilisation 0..100: the shape becomes one array lookup per node."""
     return np.array([broken_linear(points, p) for p in range(MAX_UTILIZATION + 1)], dtype=np.int64)
-
-
-def scaled_points(shape: Sequence[UtilizationShapePoint], semantics: str) -> list[tuple[int, int]]:
-    """Shape scores are configured on 0..10; since v1.17 they are multiplied by 10 (100 / 10, exact)."""
-    factor = 1 if semantics == SEMANTICS_V1_16 else MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    return [(p.utilization, p.score * factor) for p in shape]
 
 
 def scaled_utilization(requested: int, capacity: int, max_value: int = MAX_UTILIZATION) -> int:

@@ -54,8 +54,8 @@ from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.plugins.helper.shape import MAX_UTILIZATION, broken_linear, scaled_points
 from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, volume_node_mask
-from packsched.plugins.noderesources.scoring import MAX_UTILIZATION, broken_linear, scaled_points
 
 NAME = "VolumeBinding"
 STATE_KEY = "PreFilter" + NAME
