@@ -75,6 +75,10 @@ class CycleResult:
     # Permit made the pod wait (a gang not complete yet): it is assumed on ``node`` and not bound; its outcome
     # comes later, from Scheduler.settle_waiting.
     waiting: bool = False
+    # Reserve or Permit turned the pod down on the node the cycle chose (at once, or when its wait at Permit ended):
+    # ``status`` is upstream's one-node FitError ("0/1 nodes are available: 1 <reason>.") naming the plugin that
+    # rejected it; ``diagnosis``, when kept, is only the filters' verdicts (for explain).
+    rejected_on_node: bool = False
 
     @property
     def scheduled(self) -> bool:
@@ -82,6 +86,8 @@ class CycleResult:
 
     @property
     def message(self) -> str:
+        if self.rejected_on_node:
+            return self.status.message
         if self.diagnosis is not None and not self.scheduled and self.status.code != Code.ERROR:
             return self.diagnosis.message()
         return self.status.message
@@ -453,7 +459,7 @@ class Scheduler(EventHandlers):
         self.cache.assume(pod, node)
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, st, reserved=False)
+            return self._reject_on_node(fwk, state, pod, node, result, st, reserved=False)
         st, waits = fwk.run_permit(state, pod, node)
         job = BindingCycle(fwk, state, pod, node, result, queued)
         if st.code == Code.WAIT:
@@ -464,7 +470,7 @@ class Scheduler(EventHandlers):
             result.status = st
             return result
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, _permit_fit_error(st), reserved=True)
+            return self._reject_on_node(fwk, state, pod, node, result, st, reserved=True)
         if self.async_binding:
             result.binding = job
             return result
@@ -534,14 +540,15 @@ class Scheduler(EventHandlers):
         result.scores = None
         result.diagnosis = None
         if wp.gone:  # deleted while it waited: its room was freed then, nothing goes back
-            result.status = _permit_fit_error(st)
+            result.status = _node_fit_error(st)
             return result
         if st.code == Code.ERROR:  # preempted while waiting (1.36+): an error, back to backoff
             result.status = Status(Code.ERROR, [f"waiting on permit for pod: {st.message}"], st.plugin)
             self.move_all()
             self._send_back(job, result)
         else:
-            result.status = _permit_fit_error(st)
+            result.status = _node_fit_error(st)
+            result.rejected_on_node = True
             self._send_back(job, result)
             # its room is free again: every other unschedulable pod is tried again (not the pod itself)
             self._queue.move_all(self.clock(), keep=pod.key)
@@ -569,6 +576,22 @@ class Scheduler(EventHandlers):
         job.result.node = node
         return self._reserve_and_bind(job.fwk, job.state, job.pod, self._snapshot.index[node], job.result)
 
+    def _reject_on_node(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        node: str,
+        result: CycleResult,
+        st: Status,
+        reserved: bool,
+    ) -> CycleResult:
+        """Reserve or Permit refused the pod on the chosen node (upstream schedulingCycle): undone, and a rejection
+        is reported as a FitError over that one node, naming the plugin (an error stays as it is)."""
+        self._undo(fwk, state, pod, node, result, _node_fit_error(st), reserved)
+        result.rejected_on_node = result.status.code != Code.ERROR
+        return result
+
     def _undo(
         self,
         fwk: Framework,
@@ -593,9 +616,9 @@ def _one_hot(n: int, col: int) -> BoolArray:
     return out
 
 
-def _permit_fit_error(st: Status) -> Status:
-    """A Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one chosen
-    node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
+def _node_fit_error(st: Status) -> Status:
+    """A Reserve or Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one
+    chosen node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
     if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
         return st
     return Status(st.code, [fit_error_message(1, [st], [])], st.plugin)
