@@ -536,6 +536,23 @@ def test_post_filter_forgets_the_permitted_group_and_backs_it_off_only_when_comp
     assert "cannot find enough sibling pods" in st.message
 
 
+def test_a_backoff_is_not_extended_by_later_failures() -> None:
+    """PostFilter backs the group off with a cache Add, which leaves an entry that has not expired alone: the
+    members refused as "failed recently" (PostFilter runs for them too) do not push the end of the backoff."""
+    h = FakeHandle(cpu_nodes("node"), [mk_pod(n, group="pg1") for n in ("a", "b")])
+    pl = plugin(h, pg1(2), backoff=30)
+    pl.post_filter(CycleState(), h.info("a"), no_fit(1))
+    h.now = 20.0
+    assert pl.pre_filter(CycleState(), h.info("b"), h.snapshot).reasons == ["podGroup ns/pg1 failed recently"]
+    pl.post_filter(CycleState(), h.info("b"), no_fit(1))
+    h.now = 30.0
+    assert pl.pre_filter(CycleState(), h.info("b"), h.snapshot).ok
+    # once it has ended, the next failure starts a new one
+    pl.post_filter(CycleState(), h.info("b"), no_fit(1))
+    h.now = 59.0
+    assert not pl.pre_filter(CycleState(), h.info("b"), h.snapshot).ok
+
+
 # -- Permit's wait (coscheduling.go Permit with util.GetWaitTimeDuration) ------------------------------------
 
 WAIT_TIME_CASES = [

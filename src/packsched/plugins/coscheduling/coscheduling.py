@@ -278,7 +278,11 @@ class Coscheduling:
             return PostFilterResult(None, Status(Code.UNSCHEDULABLE))
         self._reject_waiting(pod.pod.namespace, pod_group_name(pod.pod), "optimistic rejection in PostFilter")
         now = self.handle.clock()
-        if self.args.pod_group_backoff_seconds > 0 and len(self._siblings(pod.pod)) >= group.min_member:
+        if (
+            self.args.pod_group_backoff_seconds > 0
+            and len(self._siblings(pod.pod)) >= group.min_member
+            and self._backoff_until.get(key, -1.0) <= now  # upstream's cache Add keeps a backoff that has not ended
+        ):
             self._backoff_until[key] = now + self.args.pod_group_backoff_seconds
         self._permitted_until.pop(key, None)
         self._last_failed[key] = now
