@@ -69,6 +69,7 @@ def test_a_gang_that_fits_waits_then_is_bound_together() -> None:
         pytest.param(30, 12, 12.0, id="scheduleTimeoutSeconds"),
         pytest.param(30, 0, 30.0, id="scheduleTimeoutSeconds 0 is unset"),
         pytest.param(0, None, 60.0, id="permitWaitingTimeSeconds 0 is 60"),
+        pytest.param(30, -5, 0.0, id="a negative scheduleTimeoutSeconds ends the wait at once"),
     ],
 )
 def test_the_wait_at_permit_times_out(permit_wait: int, group_timeout: int | None, times_out_at: float) -> None:
@@ -80,9 +81,9 @@ def test_the_wait_at_permit_times_out(permit_wait: int, group_timeout: int | Non
     res = simulate(pods, groups, permitWaitingTimeSeconds=permit_wait, podGroupRejectPercentage=100).run()
     first_timeout = next(e for e in res.events if e.pod == "ns/small" and e.kind == UNSCHEDULABLE)
     assert first_timeout.time == times_out_at
+    asked = {60.0: "1m0s", 0.0: "-5s"}.get(times_out_at, f"{int(times_out_at)}s")
     assert first_timeout.reason == (
-        f"0/1 nodes are available: 1 rejected due to timeout after waiting "
-        f"{'1m0s' if times_out_at == 60 else f'{int(times_out_at)}s'} at plugin Coscheduling."
+        f"0/1 nodes are available: 1 rejected due to timeout after waiting {asked} at plugin Coscheduling."
     )
 
 
