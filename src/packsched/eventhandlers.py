@@ -172,6 +172,8 @@ class EventHandlers:
         else:
             diagnosis = result.diagnosis
             plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
+            if result.rejected_on_node:  # Reserve or Permit: the plugin that rejected it (upstream's FitError)
+                plugins = frozenset({result.status.plugin} - {""})
             self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
 
     def move_all(self, event: str | None = None) -> None:
@@ -366,3 +368,6 @@ class FailedAttempt(Protocol):
 
     @property
     def diagnosis(self) -> Diagnosis | None: ...
+
+    @property
+    def rejected_on_node(self) -> bool: ...

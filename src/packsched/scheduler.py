@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,6 +82,13 @@ class CycleResult:
     @property
     def scheduled(self) -> bool:
         return self.node is not None and not self.waiting
+
+    @property
+    def rejected_on_node(self) -> bool:
+        """Reserve or Permit (or the wait at Permit) rejected the pod on the chosen node: the queue counts only
+        that plugin as having rejected it (upstream's one-node FitError)."""
+        st = self.refused_after_filters
+        return st is not None and st.code != Code.ERROR and not self.scheduled
 
     @property
     def message(self) -> str:
@@ -558,13 +565,12 @@ class Scheduler(EventHandlers):
 
     @staticmethod
     def _refused(result: CycleResult, st: Status) -> None:
-        """The chosen node was refused after the filters (Reserve, Permit): the pod is not placed, its condition
-        says ``st``, and only the refusing plugin counts as having rejected it (what the queue's hints read)."""
+        """The chosen node was refused after the filters (Reserve, Permit, the binding cycle): the pod is not
+        placed and its condition says ``st`` (``rejected_on_node`` then tells the queue which plugin rejected
+        it)."""
         result.node = None
         result.status = st
         result.refused_after_filters = st
-        if result.diagnosis is not None:
-            result.diagnosis = replace(result.diagnosis, unschedulable_plugins={st.plugin} if st.plugin else set())
 
     def _send_back(self, job: BindingCycle, result: CycleResult) -> None:
         if job.queued is not None:

@@ -260,18 +260,22 @@ def _elastic_quota(ctx: DecodeContext) -> None:
 
 
 def _pod_group(ctx: DecodeContext) -> None:
-    """scheduler-plugins' PodGroup. Its CRD requires ``minMember`` >= 1; ``scheduleTimeoutSeconds`` has no bound
-    (a negative one makes the placed pods time out at once, as upstream)."""
+    """scheduler-plugins' PodGroup. Its CRD requires ``minMember`` >= 1 when given (packsched requires it given);
+    ``scheduleTimeoutSeconds`` has no bound (a negative one makes the placed pods time out at once, as upstream)."""
     r = ctx.r
     spec = r.fields(ctx.data.get("spec"), "spec", POD_GROUP_SPEC)
     r.fields(ctx.data.get("status"), "status", POD_GROUP_STATUS)
-    min_member = r.int(spec.get("minMember"), "spec.minMember", 0) or 0
-    if min_member < 1:
+    raw_min_member = spec.get("minMember")
+    min_member = r.int(raw_min_member, "spec.minMember")
+    if raw_min_member is None:
+        # the CRD would take the group without it (Go's 0: every pod alone, no gang): surely a mistake here
+        r.errors.add("spec.minMember", "Required value: the number of pods to schedule together, at least 1")
+    elif min_member is not None and min_member < 1:
         r.errors.add(
             "spec.minMember",
             f"Invalid value: {min_member}: spec.minMember in body should be greater than or equal to 1",
         )
-    else:
+    elif min_member is not None:
         for msg in int32_errors(min_member):
             r.errors.add("spec.minMember", msg)
     timeout = r.int(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds")
@@ -282,7 +286,7 @@ def _pod_group(ctx: DecodeContext) -> None:
     group = PodGroup(
         ctx.name,
         ctx.namespace,
-        min_member,
+        min_member or 0,
         None if raw_min is None else parse_resource_list(raw_min, "spec.minResources", r.errors),
         timeout,
         source=ctx.where,

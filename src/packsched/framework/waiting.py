@@ -87,8 +87,9 @@ class WaitingPods:
         return iter([wp for wp in self._pods.values() if wp.outcome is None])
 
     def add(self, pod: PodInfo, node: str, waits: dict[str, float], now: float, binding: object) -> WaitingPod:
-        """``waits``: plugin -> seconds it asked to wait (capped at ``MAX_PERMIT_TIMEOUT``)."""
-        capped = {name: min(max(t, 0.0), MAX_PERMIT_TIMEOUT) for name, t in waits.items()}
+        """``waits``: plugin -> seconds it asked to wait (capped at ``MAX_PERMIT_TIMEOUT``; a wait of 0 or less ends
+        at the next :meth:`expire`, its message giving the time as asked, "after waiting -5s", as upstream's)."""
+        capped = {name: min(t, MAX_PERMIT_TIMEOUT) for name, t in waits.items()}
         wp = WaitingPod(pod, node, {n: now + t for n, t in capped.items()}, capped, now, binding, _owner=self)
         self._pods[pod.key] = wp
         return wp

@@ -53,7 +53,7 @@ REJECTED_EVENT = "rejected"
 # Assumed on ``node`` and held at Permit (a gang not complete yet); "scheduled" or "unschedulable" follows.
 WAITING = "waiting"
 
-# A safety net against a configuration that keeps preempting in a circle.
+# A safety net against a configuration that keeps preempting in a circle, or a gang rejected and retried for ever.
 MAX_ATTEMPTS_PER_POD = 1000
 # Upstream's periodic flush of the unschedulable pods: every 30 s, those that failed more than 5 minutes ago go back
 # (DefaultPodMaxInUnschedulablePodsDuration). The simulator runs it only for pods no event moves (rejected only
@@ -493,7 +493,10 @@ class Simulation:
         rec = self.records[info.key]
         rec.attempts = qp.attempts
         if qp.attempts > MAX_ATTEMPTS_PER_POD:
-            rec.reason = f"gave up after {MAX_ATTEMPTS_PER_POD} attempts (the simulation kept preempting)"
+            rec.reason = (
+                f"gave up after {MAX_ATTEMPTS_PER_POD} attempts "
+                "(the simulation kept preempting, or kept rejecting the pod's gang)"
+            )
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             return
         result = self.scheduler.schedule_one(info, explain=info.key in self.capture, queued=qp)

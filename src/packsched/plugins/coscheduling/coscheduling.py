@@ -12,7 +12,7 @@ A pod labelled ``scheduling.x-k8s.io/pod-group: <name>`` belongs to the PodGroup
   summed over all nodes, the group's own pods not counted ("resource gap: ..."). Rejections are
   UnschedulableAndUnresolvable.
 - **Permit**: the pod counts as assigned; once ``minMember`` of the group are assigned the waiting ones are allowed
-  and the group is bound; before, the pod waits (``scheduleTimeoutSeconds`` of the group, else
+  and the group is bound; before, the pod waits (``scheduleTimeoutSeconds`` of the group, else, or when that is 0,
   ``permitWaitingTimeSeconds``), and the first pod to wait activates its siblings in the queue. A pod naming a
   group that does not exist is rejected here: "PodGroup not found".
 - **PostFilter**: a pod that fits nowhere rejects every waiting pod of its group ("optimistic rejection in
@@ -55,6 +55,9 @@ NAME = "Coscheduling"
 DEFAULT_PERMIT_WAITING_TIME_SECONDS = 60
 DEFAULT_POD_GROUP_BACKOFF_SECONDS = 0
 DEFAULT_POD_GROUP_REJECT_PERCENTAGE = 10
+# How long a group that passed the minResources check stays permitted when permitWaitingTimeSeconds is 0 (the
+# default expiration of upstream's permittedPG cache)
+PERMITTED_CACHE_DEFAULT_SECONDS = 3
 _ARG_FIELDS = ("permitWaitingTimeSeconds", "podGroupBackoffSeconds", "podGroupRejectPercentage")
 _TYPE_META = ("apiVersion", "kind")
 _PERMIT_STATE_KEY = "PermitCoscheduling"
@@ -105,8 +108,8 @@ def parse_args(raw: PluginArgs | None) -> CoschedulingArgs:
     pct = values["podGroupRejectPercentage"]
     if not 0 <= pct <= 100:
         errors.append(f"podGroupRejectPercentage: Invalid value: {pct}: must be between 0 and 100")
-    if errors:
-        raise ValueError("; ".join(errors))
+    if errors:  # one error as it is, several as Kubernetes prints an aggregate: [a, b]
+        raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
     return CoschedulingArgs(*(values[n] for n in _ARG_FIELDS))
 
 
@@ -226,7 +229,10 @@ class Coscheduling:
         gap_text = self._resource_gap(snap, key, group)
         if gap_text:
             return self._reject(gap_text)
-        self._permitted_until[key] = now + self.args.permit_waiting_time_seconds
+        # upstream caches the group for permitWaitingTimeSeconds; go-cache reads a duration of 0 as the cache's
+        # default expiration (3 s)
+        ttl = self.args.permit_waiting_time_seconds or PERMITTED_CACHE_DEFAULT_SECONDS
+        self._permitted_until[key] = now + ttl
         return Status()
 
     @staticmethod
@@ -276,7 +282,11 @@ class Coscheduling:
             return PostFilterResult(None, Status(Code.UNSCHEDULABLE))
         self._reject_waiting(pod.pod.namespace, pod_group_name(pod.pod), "optimistic rejection in PostFilter")
         now = self.handle.clock()
-        if self.args.pod_group_backoff_seconds > 0 and len(self._siblings(pod.pod)) >= group.min_member:
+        if (
+            self.args.pod_group_backoff_seconds > 0
+            and len(self._siblings(pod.pod)) >= group.min_member
+            and self._backoff_until.get(key, -1.0) <= now  # upstream's cache Add keeps a backoff that has not ended
+        ):
             self._backoff_until[key] = now + self.args.pod_group_backoff_seconds
         self._permitted_until.pop(key, None)
         self._last_failed[key] = now
@@ -306,10 +316,14 @@ class Coscheduling:
                     wp.allow(NAME)
             return Status(), 0.0
         wait = float(self.args.permit_waiting_time_seconds)
+        # upstream util.GetWaitTimeDuration: the group's scheduleTimeoutSeconds, else permitWaitingTimeSeconds,
+        # else (0) util.DefaultWaitTime; an answer of 0 (scheduleTimeoutSeconds: 0) keeps permitWaitingTimeSeconds
         if group.schedule_timeout_seconds is not None:
-            wait = float(group.schedule_timeout_seconds)
-        elif wait == 0:
-            wait = float(DEFAULT_PERMIT_WAITING_TIME_SECONDS)  # util.DefaultWaitTime
+            chosen = float(group.schedule_timeout_seconds)
+        else:
+            chosen = wait or float(DEFAULT_PERMIT_WAITING_TIME_SECONDS)
+        if chosen != 0:
+            wait = chosen
         if len(members) == 1:
             # the first pod of the group to wait: its siblings are tried at once (upstream ActivateSiblings)
             self.handle.activate(p.key for p in self._siblings(pod.pod) if p.key != pod.key)

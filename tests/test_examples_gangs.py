@@ -1,0 +1,100 @@
+"""The gang examples under examples/gangs, run through the command line (golden tests): the facts
+docs/guides/gangs.md states about each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from packsched.cli.main import app
+
+EX = Path(__file__).resolve().parents[1] / "examples" / "gangs"
+runner = CliRunner()
+TIMEOUT = "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Coscheduling."
+
+
+def run(command: str, workload: str) -> dict[str, Any]:
+    args = [command, str(EX / "cluster.yaml"), str(EX / workload), "--config", str(EX / "config.yaml"), "-o", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def events_of(data: dict[str, Any], prefix: str) -> list[tuple[float, str, str]]:
+    return [(e["time"], e["kind"], e["pod"]) for e in data["events"] if e["pod"].startswith(prefix)]
+
+
+def only_gang(data: dict[str, Any]) -> dict[str, Any]:
+    (gang,) = data["gangs"]
+    row: dict[str, Any] = gang
+    return row
+
+
+def test_a_gang_that_fits_is_bound_together_at_0s() -> None:
+    sim = run("simulate", "gang-fits.yaml")
+    train = [f"prod/llm-train-{i}" for i in range(3)]
+    # the first two wait at Permit, the third completes the gang: the three are bound at 0s
+    assert events_of(sim, "prod/llm-train")[:5] == [
+        (0.0, "waiting", train[0]),
+        (0.0, "waiting", train[1]),
+        (0.0, "scheduled", train[2]),
+        (0.0, "scheduled", train[0]),
+        (0.0, "scheduled", train[1]),
+    ]
+    placed = {p["pod"]: p for p in sim["placements"]}
+    assert all(placed[p]["started"] == 0.0 and placed[p]["finished"] == 3600.0 for p in train)
+    gang = only_gang(run("gangs", "gang-fits.yaml"))
+    assert (gang["phase"], gang["started"], gang["wait"], gang["permit_timeouts"]) == ("Finished", 0.0, 0.0, 0)
+    assert gang["gpu_seconds_held_at_permit"] == 0.0
+
+
+def test_a_gang_waits_for_a_quota_reclaim_and_is_bound_at_11s() -> None:
+    sim = run("simulate", "gang-quota-reclaim.yaml")
+    gang = events_of(sim, "prod/sweep")
+    # 3 workers fit at once and wait; the other 7 are nominated at 10s (research's borrowed pods preempted)
+    assert [p for t, k, p in gang if k == "waiting" and t == 10.0] == [f"prod/sweep-{i}" for i in range(3)]
+    nominated = [p for t, k, p in gang if k == "nominated"]
+    assert sorted(nominated) == [f"prod/sweep-{i}" for i in range(3, 10)]
+    assert all(t == 10.0 for t, k, _ in gang if k == "nominated")
+    preempted = [e for e in sim["events"] if e["kind"] == "preempted"]
+    assert len(preempted) == 7 and all(e["pod"].startswith("research/") and e["time"] == 10.0 for e in preempted)
+    # placed at the next try, and the ten are bound together at 11s
+    bound = [(t, p) for t, k, p in gang if k == "scheduled"]
+    assert sorted(p for _, p in bound) == [f"prod/sweep-{i}" for i in range(10)]
+    assert {t for t, _ in bound} == {11.0}
+    row = only_gang(run("gangs", "gang-quota-reclaim.yaml"))
+    assert (row["submitted"], row["started"], row["wait"], row["permit_timeouts"]) == (10.0, 11.0, 1.0, 0)
+
+
+def test_a_gang_that_times_out_four_times_then_starts_at_5m() -> None:
+    sim = run("simulate", "gang-times-out.yaml")
+    gang = [e for e in sim["events"] if e["pod"].startswith("dev/sweep")]
+    # 9 of the 10 workers fit and wait at 10s, the tenth fits nowhere (one missing member is within
+    # podGroupRejectPercentage: the nine are not rejected in PostFilter)
+    at_10 = [(e["kind"], e["pod"]) for e in gang if e["time"] == 10.0]
+    assert [k for k, _ in at_10] == ["waiting"] * 9 + ["unschedulable"]
+    assert "optimistic rejection" not in json.dumps(gang)
+    timeouts = [e for e in gang if e["reason"] == TIMEOUT]
+    assert len(timeouts) == 36
+    assert sorted({e["time"] for e in timeouts}) == [70.0, 130.0, 190.0, 250.0]  # four rounds of 9
+    bound = [e for e in gang if e["kind"] == "scheduled"]
+    assert len(bound) == 10 and {e["time"] for e in bound} == {300.0}
+    assert not [e for e in sim["events"] if e["pod"].startswith("dev/batch") and e["kind"] == "preempted"]
+    row = only_gang(run("gangs", "gang-times-out.yaml"))
+    assert (row["submitted"], row["started"], row["wait"], row["permit_timeouts"]) == (10.0, 300.0, 290.0, 36)
+    assert f"{row['gpu_seconds_held_at_permit'] / 3600:.2f}" == "0.72"
+
+
+def test_the_guides_summary_line() -> None:
+    result = runner.invoke(
+        app, ["gangs", str(EX / "cluster.yaml"), str(EX / "gang-times-out.yaml"), "--config", str(EX / "config.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "1 group(s): 1 started, 0 never started; wait mean 4m50s, p50 4m50s, p95 4m50s; 0.72 GPU-hours held at "
+        "Permit; 36 Permit timeout(s)"
+    ) in " ".join(result.output.split())
