@@ -96,5 +96,5 @@ def test_the_guides_summary_line() -> None:
     assert result.exit_code == 0, result.output
     assert (
         "1 group(s): 1 started, 0 never started; wait mean 4m50s, p50 4m50s, p95 4m50s; 0.72 GPU-hours held at "
-        "Permit; 36 Permit timeout(s)"
+        "Permit, 0.00 in partial gangs; 36 Permit timeout(s)"
     ) in " ".join(result.output.split())

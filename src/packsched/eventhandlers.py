@@ -30,11 +30,11 @@ from packsched.framework.interface import (
     ADD,
     ASSIGNED_POD_DELETE,
     DELETE,
-    NODE_CHANGE,
-    STORAGE_CHANGE,
     ELASTIC_QUOTA,
+    NODE_CHANGE,
     POD,
     POD_GROUP,
+    STORAGE_CHANGE,
     UPDATE,
     AssignedPodAddPlugin,
     ClusterEvent,
@@ -64,8 +64,8 @@ class EventHandlers:
     _order: IntArray | None
     _name_rank: IntArray | None
     _waiting: WaitingPods
-    _declared_events: dict[str, frozenset[str]]
-    _activated_at: dict[str, float]  # when each pod was last activated (see activate)  # plugin -> the queueing events it registers (those that declare)
+    _declared_events: dict[str, frozenset[str]]  # plugin -> the queueing events it registers (those that declare)
+    _activated_at: dict[str, float]  # when each pod was last activated (see activate)
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
 
@@ -175,6 +175,12 @@ class EventHandlers:
             if result.rejected_on_node:  # Reserve or Permit: the plugin that rejected it (upstream's FitError)
                 plugins = frozenset({result.status.plugin} - {""})
             self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+
+    def park(self, qp: QueuedPod) -> None:
+        """Put a pod whose verdict cannot change back as unschedulable, untried, with its last reason: the next
+        cluster change (or the flush) moves it (the simulator's guard against a gang retried while nothing
+        changes)."""
+        self._queue.park(qp, self.clock())
 
     def move_all(self, event: str | None = None) -> None:
         """A change that may let any waiting pod fit (upstream ``MoveAllToActiveOrBackoffQueue``, also its

@@ -135,6 +135,12 @@ class SchedulingQueue:
             if plugins & self.hinted_plugins:
                 self._hinted[qp.info.key] = qp
 
+    def park(self, qp: QueuedPod, now: float) -> None:
+        """Back among the unschedulable pods as it was (its reason and plugins), whatever moved meanwhile: it waits
+        for the next move or flush."""
+        qp.moves_seen = self.move_requests
+        self.add_unschedulable(qp, now, qp.last_reason, qp.unschedulable_plugins)
+
     def requeue_now(self, qp: QueuedPod, now: float) -> None:
         """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
         qp.backoff_until = now + self.backoff_duration(qp.attempts)

@@ -53,8 +53,14 @@ REJECTED_EVENT = "rejected"
 # Assumed on ``node`` and held at Permit (a gang not complete yet); "scheduled" or "unschedulable" follows.
 WAITING = "waiting"
 
-# A safety net against a configuration that keeps preempting in a circle, or a gang rejected and retried for ever.
+# A safety net against a configuration that keeps preempting in a circle: a pod whose attempts preempted this many
+# times is given up. (A pod retried while nothing changes is parked instead: MAX_TRIES_UNCHANGED.)
 MAX_ATTEMPTS_PER_POD = 1000
+# A pod tried this many times in a row while nothing changed in the cluster (no pod created, bound, finished or
+# removed, no node changed) waits as unschedulable for the next change (or the flush) instead of being tried again
+# after its backoff: its verdict cannot change. (A gang that keeps failing is moved by the rejections of its own
+# members, which change nothing.)
+MAX_TRIES_UNCHANGED = 20
 # Upstream's periodic flush of the unschedulable pods: every 30 s, those that failed more than 5 minutes ago go back
 # (DefaultPodMaxInUnschedulablePodsDuration). The simulator runs it only for pods no event moves (rejected only
 # by plugins that declare their queueing events, such as Coscheduling): every other unschedulable pod is moved by
@@ -94,6 +100,9 @@ class PodRecord:
     run_duration: float | None = None  # None: runs until the end
     replaces: str | None = None  # the preempted pod this one replaces
     arrived: bool = False
+    changes_seen: int = -1  # the simulation's change count at its last attempt (MAX_TRIES_UNCHANGED)
+    tries_unchanged: int = 0
+    preempting_attempts: int = 0  # attempts that preempted (MAX_ATTEMPTS_PER_POD)
 
 
 @dataclass(order=True)
@@ -182,7 +191,7 @@ class Simulation:
         self._seq = itertools.count()
         self._warned: set[str] = set()
         self.horizon = max([horizon, *(p.arrival_time for p in cluster.pods)])
-        self._changes = 0  # pods bound or gone, for the flush (see _next_flush)
+        self._changes = 0  # pods created, bound or gone, nodes changed (see _next_flush, MAX_TRIES_UNCHANGED)
         self._changes_at_flush = 0
         skipped = cluster.skipped_summary()
         if skipped:
@@ -273,6 +282,7 @@ class Simulation:
         """The pod is created (if admission lets it): bound already (spec.nodeName), or handed to the scheduling
         queue."""
         rec.created = self.now
+        self._changes += 1
         self.records[rec.pod.key] = rec
         if not rec.pod.admitted and (self.cluster.limit_ranges or self.cluster.resource_quotas):
             refused = self._admit(rec)
@@ -363,6 +373,7 @@ class Simulation:
     def set_node(self, node: Node) -> None:
         """A node added, or changed (cordoned, relabelled): waiting pods are tried again; DaemonSets make a pod
         for it, or delete theirs when it no longer fits them."""
+        self._changes += 1
         self.scheduler.node_set(node)
         made, gone = self.controllers.node_set(node)
         for key in gone:
@@ -374,6 +385,7 @@ class Simulation:
     def remove_node(self, name: str, reason: str) -> list[str]:
         """The node is gone: its pods are deleted (their controllers re-create them, DaemonSets excepted) and it
         leaves the snapshot. Answers the keys of the pods deleted."""
+        self._changes += 1
         daemon = self.controllers.node_removed(name)
         gone = [r for r in list(self.records.values()) if r.phase == RUNNING and r.node == name]
         # a DaemonSet pod still waiting for the node can no longer go anywhere
@@ -492,10 +504,16 @@ class Simulation:
         info = qp.info
         rec = self.records[info.key]
         rec.attempts = qp.attempts
-        if qp.attempts > MAX_ATTEMPTS_PER_POD:
+        if rec.changes_seen == self._changes:
+            rec.tries_unchanged += 1
+            if rec.tries_unchanged > MAX_TRIES_UNCHANGED:
+                self.scheduler.park(qp)
+                return
+        else:
+            rec.changes_seen, rec.tries_unchanged = self._changes, 1
+        if rec.preempting_attempts >= MAX_ATTEMPTS_PER_POD:
             rec.reason = (
-                f"gave up after {MAX_ATTEMPTS_PER_POD} attempts "
-                "(the simulation kept preempting, or kept rejecting the pod's gang)"
+                f"gave up after {MAX_ATTEMPTS_PER_POD} attempts that preempted (the simulation kept preempting)"
             )
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             return
@@ -517,6 +535,7 @@ class Simulation:
         rec.reason = reason
         self.events.append(Event(self.now, UNSCHEDULABLE, info.key, None, None, reason))
         if result.nominated_node:
+            rec.preempting_attempts += 1
             self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
         self.scheduler.handle_failure(qp, result)
