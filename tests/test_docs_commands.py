@@ -70,6 +70,10 @@ LONG_RUNS: dict[str, str] = {
     "--config examples/tune/best-config-gpuspec33.yaml --seeds 45-54 --workers 2": (
         "long run: 10 replays of a trace variant, about 30 s on two workers"
     ),
+    "packsched compare /tmp/jobs/workload --config /tmp/jobs/config-coscheduling.yaml "
+    "--config /tmp/jobs/config-pod-by-pod.yaml": (
+        "long run: two simulations of 200 gangs over 10 hours, about 30 s (tests/sim/test_jobgen.py runs a smaller one)"
+    ),
 }
 
 

@@ -34,9 +34,9 @@ def moves(monkeypatch: pytest.MonkeyPatch) -> Iterator[Moves]:
     log: Moves = []
     move_all, move_some = SchedulingQueue.move_all, SchedulingQueue.move_some
 
-    def logged_all(self: SchedulingQueue, now: float) -> int:
+    def logged_all(self: SchedulingQueue, now: float, keep: Any = None, stay: Any = None) -> int:
         before = set(self.unschedulable)
-        n = move_all(self, now)
+        n = move_all(self, now, keep, stay)
         if n:
             log.append(("move_all", sorted(before - set(self.unschedulable))))
         return n
