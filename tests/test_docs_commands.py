@@ -89,11 +89,9 @@ class DocCommand:
         for pattern, reason in NEEDS_LIVE:
             if re.search(pattern, self.command):
                 return reason
-        if "../shared/data/alibaba-gpu-v2023" in self.command:
-            if not TRACE.is_dir():
-                return f"the Alibaba GPU trace is not at {TRACE} (clone with shared/ beside)"
-            return LONG_RUNS.get(self.command)
-        return None
+        if "../shared/data/alibaba-gpu-v2023" in self.command and not TRACE.is_dir():
+            return f"the Alibaba GPU trace is not at {TRACE} (clone with shared/ beside)"
+        return LONG_RUNS.get(self.command)
 
 
 def _blocks(path: Path) -> list[tuple[str, int, list[str], int]]:
