@@ -13,7 +13,10 @@ the scheduler place them, then make the measured pods and time them. Every case 
 * throughput, as upstream's SchedulingThroughput counts it: measured pods scheduled / wall time from the start of
   the first measured pod's attempt to the end of the last measured attempt;
 * absent: the default-profile plugins the workload is about that packsched lacks, and pod fields the scheduler
-  ignored (``Pod.unsupported_features``), so that no number is mistaken for the full profile's.
+  ignored (``Pod.unsupported_features``), so that no number is mistaken for the full profile's;
+* beside each row, the SchedulingThroughput threshold upstream's CI holds the same testCase to
+  (``bench/scheduler_perf/thresholds.yaml``, recorded from upstream's files, with the upstream workload it belongs
+  to when that workload's size differs), or "-": a reference for upstream's machines and Go, not a target here.
 
 Run: ``make bench-perf`` or ``.venv/bin/python bench/scheduler_perf.py [--workloads A,B] [--sizes 500,5000]
 [--repeat N] [-o json] [--profile DIR]``.
@@ -40,6 +43,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOADS_FILE = os.path.join(HERE, "scheduler_perf", "workloads.yaml")
+THRESHOLDS_FILE = os.path.join(HERE, "scheduler_perf", "thresholds.yaml")
 ZONE = "topology.kubernetes.io/zone"
 CSI_DRIVER = "ebs.csi.aws.com"
 CSI_LIMIT_RESOURCE = f"attachable-volumes-csi-{CSI_DRIVER}"
@@ -51,6 +55,19 @@ def load_workloads(path: str = WORKLOADS_FILE) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
         data: dict[str, Any] = yaml.safe_load(fh)
     return data
+
+
+def load_thresholds(path: str = THRESHOLDS_FILE) -> dict[tuple[str, str], dict[str, Any] | None]:
+    """Upstream's thresholds by (workload, size): the entry of ``thresholds.yaml``, or None for a size listed as
+    having none. A size in neither list is absent from the result (and prints "-" as well)."""
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    out: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for entry in data.get("thresholds") or []:
+        out[(entry["testCase"], entry["workload"])] = entry
+    for entry in data.get("none") or []:
+        out[(entry["testCase"], entry["workload"])] = None
+    return out
 
 
 def size_nodes(size: dict[str, Any], steps: list[dict[str, Any]]) -> int:
@@ -362,21 +379,55 @@ def machine() -> dict[str, Any]:
     }
 
 
+THRESHOLDS_NOTE = (
+    "upstream threshold: the SchedulingThroughput floor (pods/s) kube-scheduler's CI holds the same testCase to "
+    "(bench/scheduler_perf/thresholds.yaml: release, and the upstream workload when its size differs); set for "
+    "upstream's CI machines and Go, for reference only"
+)
+
+
+def threshold_for(
+    thresholds: dict[tuple[str, str], dict[str, Any] | None], workload: str, size: str
+) -> dict[str, Any] | None:
+    """The row's upstream threshold as the report gives it, or None (none upstream, or a size not in the file)."""
+    entry = thresholds.get((workload, size))
+    if entry is None:
+        return None
+    return {
+        "threshold": entry["threshold"],
+        "metric": entry["metric"],
+        "upstream_workload": f"{entry['testCase']}/{entry['upstreamWorkload']}",
+        "release": entry["release"],
+        "file": entry["file"],
+    }
+
+
+def _threshold_cell(r: dict[str, Any]) -> str:
+    t = r.get("upstream_threshold")
+    if not t:
+        return "-"
+    size = t["upstream_workload"].split("/", 1)[1]
+    return f"{t['threshold']:,}" if size == r["size"] else f"{t['threshold']:,} ({size})"
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| workload | size | measured pods | scheduled | pods/s (best) | pods/s (median) | elapsed s | peak RSS MiB "
-        "| load avg (1 min) | absent |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| workload | size | measured pods | scheduled | pods/s (best) | pods/s (median) | upstream threshold "
+        "| elapsed s | peak RSS MiB | load avg (1 min) | absent |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
+        limit = _threshold_cell(r)
         if "error" in r:
-            lines.append(f"| {r['workload']} | {r['size']} | | | – | – | | | {r['loadavg_1m']:.2f} | {r['error']} |")
+            lines.append(
+                f"| {r['workload']} | {r['size']} | | | – | – | {limit} | | | {r['loadavg_1m']:.2f} | {r['error']} |"
+            )
             continue
         rate = "-" if r["pods_per_s"] is None else f"{r['pods_per_s']:,.0f}"
         absent = "; ".join(r["absent"]) or "none"
         lines.append(
             f"| {r['workload']} | {r['size']} | {r['measured_pods']:,} | {r['measured_scheduled']:,} | {rate} "
-            f"| {r['pods_per_s_median']:,.0f} | {r['elapsed_s']:.2f} | {r['peak_rss_mib']:,.0f} "
+            f"| {r['pods_per_s_median']:,.0f} | {limit} | {r['elapsed_s']:.2f} | {r['peak_rss_mib']:,.0f} "
             f"| {r['loadavg_1m']:.2f} | {absent} |"
         )
     return "\n".join(lines)
@@ -393,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900, help="seconds per case before it is given up")
     parser.add_argument("--in-process", action="store_true", help="run cases in this process (RSS is shared)")
     parser.add_argument("--workloads-file", default=WORKLOADS_FILE, help=argparse.SUPPRESS)
+    parser.add_argument("--thresholds-file", default=THRESHOLDS_FILE, help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -408,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     cases = select_cases(data, workloads, sizes)
     info = machine()
+    thresholds = load_thresholds(args.thresholds_file)
     rows = []
     for workload, size in cases:
         runs = []
@@ -424,9 +477,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {workload} {size}: {done}, load {load1:.2f}", file=sys.stderr, flush=True)
         row = summarize(runs)
         row["loadavg_1m"] = max(r["loadavg_1m"] for r in runs)
+        row["upstream_threshold"] = threshold_for(thresholds, workload, size)
         rows.append(row)
     if args.output == "json":
-        print(json.dumps({"machine": info, "cases": rows}, indent=2))
+        print(json.dumps({"machine": info, "thresholds_note": THRESHOLDS_NOTE, "cases": rows}, indent=2))
     else:
         print(
             f"machine: {info['machine']} ({info['cpus']} cpus), python {info['python']}, numpy {info['numpy']}, "
@@ -434,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         absent = next((r["profile_plugins_absent"] for r in rows if "error" not in r), [])
         print(f"default-profile plugins packsched lacks: {', '.join(absent) or 'none'}")
+        print(THRESHOLDS_NOTE)
         print(markdown(rows))
         if args.profile:
             for r in rows:
