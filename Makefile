@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODE := src tests bench conformance
 
-.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf conformance clean
+.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf bench-fullpass conformance clean
 
 # (Re)creates the virtual environment whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -70,6 +70,12 @@ bench-replay: $(STAMP)
 # each case in its own process. Options: PERF_ARGS="--workloads SchedulingBasic --sizes 5000 --repeat 3 -o json".
 bench-perf: $(STAMP)
 	$(BIN)/python bench/scheduler_perf.py $(PERF_ARGS)
+
+# packsched against a full-pass numpy loop (every node filtered and scored for every pod) on bench_schedule.py's
+# cluster, run alternately, three times each, as a ratio (issue 23); about a minute at the default size, so not part
+# of `make bench`. Options: FULLPASS_ARGS="--nodes 50000 --pods 5000 --profiles fit,default --profile out/prof".
+bench-fullpass: $(STAMP)
+	$(BIN)/python bench/bench_vs_fullpass.py $(FULLPASS_ARGS)
 
 # The real kube-scheduler against packsched (issue 22): builds conformance/'s recorder for KUBE (1.35 or 1.37; needs
 # Go 1.26+, caches under .cache/), generates seeded scenarios (or reads SCENARIOS=dir), records kube-scheduler's

@@ -1,0 +1,369 @@
+"""Benchmark: packsched against a full-pass numpy loop on the same cluster and pods, as a ratio in one run (issue 23).
+
+The cluster and pods are ``bench_schedule.py``'s (its builders: 5,000 nodes, half with 8 GPUs and a NoSchedule
+taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in turn, ``--repeat`` times each:
+
+* the full-pass loop, written here with numpy and nothing of packsched: for each pod in order, every node's
+  NodeResourcesFit filter (requested + pod <= allocatable for cpu, memory, pods and nvidia.com/gpu), every node's
+  RequestedToCapacityRatio score with the shape and weights of bench_schedule's configuration (upstream's integer
+  arithmetic: a node lacking a resource, a GPU the pod does not ask for, and a resource scoring 0 are left out of
+  the weighted mean, which rounds half up), the best feasible node (ties: the lowest column, columns in node-name
+  order), then the pod's requests added to that node;
+* packsched's simulator (``Simulation.run``, as bench_schedule.py times it) with one of two profiles:
+  ``fit``, only NodeResourcesFit (PreFilter, Filter, Score; with PrioritySort and DefaultBinder), which is the
+  loop's work; ``default``, bench_schedule's configuration (the default profile, NodeResourcesFit scoring with
+  RequestedToCapacityRatio), which also honours the taints and node selectors and scores with the other default
+  plugins. Both with ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
+  ``--percentage`` says otherwise, and selectHost's ``name`` tie-break (the node whose name sorts first), so that
+  the two sides can agree pod for pod.
+
+Timed: the scheduling loop only (the numpy arrays, and packsched's Simulation with its snapshot, are built before
+the clock starts). Printed: the median pods/s of each side, the ratio packsched / full pass, the pods each placed,
+how many pods the two placed on the same node, and the machine. Run: ``make bench-fullpass`` or
+``.venv/bin/python bench/bench_vs_fullpass.py [--nodes N] [--pods N] [--repeat 3] [--profiles fit,default]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import os
+import platform
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+from bench_schedule import CONFIG, make_cluster  # noqa: E402
+
+from packsched.api.objects import Node, Pod  # noqa: E402
+
+IntArray = npt.NDArray[np.int64]
+
+GPU = "nvidia.com/gpu"
+# the loop's resource rows: the filter checks all four, the score the ones the strategy names
+ROWS = ("cpu", "memory", "pods", GPU)
+PROFILES = ("fit", "default")
+EXTENDED = {GPU}  # scalar resources: left out of the score for a pod that does not ask for them
+
+
+# -- the full-pass loop ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    """The cluster and pods as arrays: ``alloc`` (rows ROWS x node columns, in node-name order) and per pod its
+    requests over ROWS (the pod count row is 1)."""
+
+    names: list[str]
+    alloc: IntArray
+    requests: IntArray
+    score_rows: IntArray  # rows of ROWS the strategy scores
+    weights: IntArray  # their weights
+    extended: npt.NDArray[np.bool_]  # which of them are scalar resources
+    shape: IntArray  # score for every integer utilisation 0..100
+
+
+def shape_lookup(points: Sequence[dict[str, int]]) -> IntArray:
+    """The RequestedToCapacityRatio shape at each utilisation 0..100: scores 0..10 scaled by 10, linear between
+    points with Go's truncating division, flat before the first point and after the last."""
+    pts = [(int(p["utilization"]), int(p["score"]) * 10) for p in points]
+    out = np.empty(101, dtype=np.int64)
+    for u in range(101):
+        if u <= pts[0][0]:
+            out[u] = pts[0][1]
+        elif u >= pts[-1][0]:
+            out[u] = pts[-1][1]
+        else:
+            k = next(i for i, (x, _) in enumerate(pts) if u <= x)
+            (x0, y0), (x1, y1) = pts[k - 1], pts[k]
+            num = (y1 - y0) * (u - x0)
+            q = abs(num) // (x1 - x0)
+            out[u] = y0 + (q if num >= 0 else -q)
+    return out
+
+
+def fit_args(config: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = next(
+        pc["args"] for pc in config["profiles"][0]["pluginConfig"] if pc["name"] == "NodeResourcesFit"
+    )
+    return args
+
+
+def problem(nodes: Sequence[Node], pods: Sequence[Pod], config: dict[str, Any]) -> Problem:
+    order = sorted(range(len(nodes)), key=lambda i: nodes[i].name)
+    alloc = np.array([[nodes[i].allocatable.get(r, 0) for i in order] for r in ROWS], dtype=np.int64)
+    requests = np.zeros((len(pods), len(ROWS)), dtype=np.int64)
+    for k, pod in enumerate(pods):
+        for c in pod.containers:
+            for j, r in enumerate(ROWS):
+                requests[k, j] += int(c.requests.get(r, 0))
+        requests[k, ROWS.index("pods")] = 1
+    strategy = fit_args(config)["scoringStrategy"]
+    resources = strategy["resources"]
+    return Problem(
+        names=[nodes[i].name for i in order],
+        alloc=alloc,
+        requests=requests,
+        score_rows=np.array([ROWS.index(r["name"]) for r in resources], dtype=np.int64),
+        weights=np.array([int(r["weight"]) for r in resources], dtype=np.int64),
+        extended=np.array([r["name"] in EXTENDED for r in resources], dtype=bool),
+        shape=shape_lookup(strategy["requestedToCapacityRatio"]["shape"]),
+    )
+
+
+def full_pass(p: Problem) -> IntArray:
+    """Every pod in order over every node: the chosen column, or -1 where no node fits."""
+    alloc = p.alloc
+    used = np.zeros_like(alloc)
+    s_alloc = alloc[p.score_rows]
+    has = s_alloc > 0
+    safe = np.where(has, s_alloc, 1)
+    weights = p.weights[:, None]
+    chosen = np.full(len(p.requests), -1, dtype=np.int64)
+    for k, req in enumerate(p.requests):
+        after = used + req[:, None]
+        fits = (after <= alloc).all(axis=0)
+        if not fits.any():
+            continue
+        s_after = after[p.score_rows]
+        util = np.where(s_after > s_alloc, 100, s_after * 100 // safe)
+        per = p.shape[util]
+        asked = ~p.extended | (req[p.score_rows] > 0)
+        counted = has & (per > 0) & asked[:, None]
+        num = np.where(counted, per * weights, 0).sum(axis=0)
+        den = np.where(counted, weights, 0).sum(axis=0)
+        score = np.where(den > 0, (2 * num + den) // (2 * np.maximum(den, 1)), 0)
+        best = int(np.argmax(np.where(fits, score, -1)))
+        chosen[k] = best
+        used[:, best] += req
+    return chosen
+
+
+# -- packsched -----------------------------------------------------------------------------------------------------
+
+
+def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
+    """bench_schedule's configuration (``default``), or the same NodeResourcesFit args with every other plugin
+    disabled (``fit``)."""
+    config = json.loads(json.dumps(CONFIG))
+    prof = config["profiles"][0]
+    if profile == "fit":
+        prof["plugins"] = {
+            "multiPoint": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit"}, {"name": "DefaultBinder"}],
+            }
+        }
+    if percentage is not None:
+        config["percentageOfNodesToScore"] = percentage
+    return config
+
+
+def run_packsched(
+    nodes: list[Node], pods: list[Pod], profile: str, percentage: int | None, seed: int, prof: str | None = None
+) -> tuple[float, float, dict[str, str]]:
+    """(setup seconds, scheduling seconds, pod name -> node name of the placed pods); ``prof``: a file to write a
+    cProfile of the scheduling loop to."""
+    from packsched.api.manifests import Cluster
+    from packsched.config.loader import load_config_data
+    from packsched.plugins.registry import in_tree_registry
+    from packsched.scheduler import TIE_NAME
+    from packsched.sim.engine import RUNNING, Simulation
+
+    registry = in_tree_registry()
+    cfg = load_config_data(packsched_config(profile, percentage), f"fullpass-{profile}", set(registry))
+    t0 = time.perf_counter()
+    sim = Simulation(Cluster(nodes=nodes, pods=pods), cfg, registry, seed=seed)
+    sim.scheduler.tie_break = TIE_NAME
+    profiler = cProfile.Profile() if prof else None
+    t1 = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    result = sim.run()
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(prof)
+    t2 = time.perf_counter()
+    placed = {r.pod.name: r.node for r in result.records if r.phase == RUNNING and r.node is not None}
+    return t1 - t0, t2 - t1, placed
+
+
+# -- the run -------------------------------------------------------------------------------------------------------
+
+
+def forbidden(pod: Pod, node: Node) -> bool:
+    """Would the default profile's TaintToleration or NodeAffinity (nodeSelector) filters refuse the pod there?"""
+    for taint in node.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in pod.tolerations):
+            return True
+    return any(node.labels.get(k) != v for k, v in pod.node_selector.items())
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            model = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    return {
+        "machine": platform.machine(),
+        "cpu": model or platform.processor(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def compare(
+    nodes: int, pods: int, repeat: int, profiles: Sequence[str], percentage: int | None, seed: int
+) -> dict[str, Any]:
+    """Alternate the full pass and each profile ``repeat`` times; medians, ratios and placement agreement."""
+    base_nodes, base_pods = make_cluster(nodes, pods, seed)
+    prob = problem(base_nodes, base_pods, CONFIG)
+    node_by_name = {n.name: n for n in base_nodes}
+    times: dict[str, list[float]] = {"fullpass": [], **{p: [] for p in profiles}}
+    setup: dict[str, list[float]] = {p: [] for p in profiles}
+    chosen: IntArray | None = None
+    placed: dict[str, dict[str, str]] = {}
+    for rep in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        chosen = full_pass(prob)
+        times["fullpass"].append(time.perf_counter() - t0)
+        print(f"  run {rep + 1}: full pass {pods / times['fullpass'][-1]:,.0f} pods/s", file=sys.stderr, flush=True)
+        for profile in profiles:
+            run_nodes, run_pods = make_cluster(nodes, pods, seed)  # the simulator changes the pods it places
+            gc.collect()
+            s, t, placed[profile] = run_packsched(run_nodes, run_pods, profile, percentage, seed)
+            del run_nodes, run_pods
+            setup[profile].append(s)
+            times[profile].append(t)
+            print(f"  run {rep + 1}: packsched {profile} {pods / t:,.0f} pods/s", file=sys.stderr, flush=True)
+    assert chosen is not None
+    numpy_nodes = {base_pods[k].name: prob.names[int(c)] for k, c in enumerate(chosen) if c >= 0}
+    full_rate = [pods / t for t in times["fullpass"]]
+    out: dict[str, Any] = {
+        "machine": machine(),
+        "nodes": nodes,
+        "pods": pods,
+        "repeat": repeat,
+        "seed": seed,
+        "percentage_of_nodes_to_score": "adaptive" if percentage == 0 else percentage,
+        "tie_break": "node name (the lowest column of the loop, columns in name order; packsched's `name`)",
+        "fullpass": {
+            "pods_per_s_median": round(statistics.median(full_rate), 1),
+            "pods_per_s_runs": [round(r, 1) for r in full_rate],
+            "placed": len(numpy_nodes),
+        },
+        "profiles": {},
+    }
+    pod_by_name = {p.name: p for p in base_pods}
+    for profile in profiles:
+        rate = [pods / t for t in times[profile]]
+        theirs = placed[profile]
+        both = set(theirs) & set(numpy_nodes)
+        same = sum(1 for name in both if theirs[name] == numpy_nodes[name])
+        out["profiles"][profile] = {
+            "pods_per_s_median": round(statistics.median(rate), 1),
+            "pods_per_s_runs": [round(r, 1) for r in rate],
+            "setup_s_median": round(statistics.median(setup[profile]), 2),
+            "ratio": round(statistics.median(rate) / statistics.median(full_rate), 3),
+            "placed": len(theirs),
+            "placed_by_both": len(both),
+            "same_node": same,
+            "agreement": round(same / max(1, len(both)), 4),
+            "fullpass_forbidden_here": sum(
+                1 for name, node in numpy_nodes.items() if forbidden(pod_by_name[name], node_by_name[node])
+            ),
+        }
+    return out
+
+
+def report(r: dict[str, Any]) -> str:
+    m = r["machine"]
+    lines = [
+        f"machine: {m['machine']} {m['cpu']} ({m['cpus']} cpus), python {m['python']}, numpy {m['numpy']}, "
+        f"load average at start {m['loadavg']}",
+        f"nodes={r['nodes']:,} pods={r['pods']:,} repeat={r['repeat']} (alternating) seed={r['seed']} "
+        f"percentageOfNodesToScore={r['percentage_of_nodes_to_score']} tie-break: {r['tie_break']}",
+        "",
+        "| scheduler | pods/s (median) | runs | packsched / full pass | placed | same node as full pass |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    f = r["fullpass"]
+    runs = ", ".join(f"{x:,.0f}" for x in f["pods_per_s_runs"])
+    lines.append(f"| full-pass numpy loop | {f['pods_per_s_median']:,.0f} | {runs} | 1 | {f['placed']:,} | |")
+    for name, p in r["profiles"].items():
+        label = "packsched, NodeResourcesFit only" if name == "fit" else "packsched, default profile"
+        runs = ", ".join(f"{x:,.0f}" for x in p["pods_per_s_runs"])
+        lines.append(
+            f"| {label} (`{name}`) | {p['pods_per_s_median']:,.0f} | {runs} | {p['ratio']:.2f} | {p['placed']:,} "
+            f"| {p['same_node']:,} of {p['placed_by_both']:,} ({100 * p['agreement']:.1f} %) |"
+        )
+    for name, p in r["profiles"].items():
+        if name == "default" and p["fullpass_forbidden_here"]:
+            lines.append(
+                f"`{name}`: {p['fullpass_forbidden_here']:,} of the full pass's placements break a taint or node "
+                "selector this profile honours (the full pass, like `fit`, checks resources only)"
+            )
+    lines.append("timed: the scheduling loops only (packsched's setup, median s: ")
+    lines[-1] += ", ".join(f"{name} {p['setup_s_median']:.2f}" for name, p in r["profiles"].items()) + ")"
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each scheduler, alternating")
+    parser.add_argument("--profiles", default="fit,default", help="packsched profiles to measure: fit, default")
+    parser.add_argument(
+        "--percentage",
+        type=int,
+        default=100,
+        help="packsched's percentageOfNodesToScore (default 100, as the full pass; 0: kube-scheduler's adaptive)",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="after the timed runs, one more packsched run per profile under cProfile (not timed): DIR/<profile>.prof "
+        "and its top 15 functions by cumulative time",
+    )
+    args = parser.parse_args(argv)
+    profiles = [p for p in args.profiles.split(",") if p]
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown or not profiles:
+        parser.error(f"--profiles: one or more of {', '.join(PROFILES)}")
+    result = compare(args.nodes, args.pods, max(1, args.repeat), profiles, args.percentage, args.seed)
+    print(json.dumps(result, indent=2) if args.output == "json" else report(result))
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        for profile in profiles:
+            path = os.path.join(args.profile, f"{profile}.prof")
+            run_nodes, run_pods = make_cluster(args.nodes, args.pods, args.seed)
+            run_packsched(run_nodes, run_pods, profile, args.percentage, args.seed, path)
+            out = sys.stderr if args.output == "json" else sys.stdout
+            print(f"\n## packsched `{profile}`: top 15 by cumulative time ({path})", file=out)
+            pstats.Stats(path, stream=out).sort_stats("cumulative").print_stats(15)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

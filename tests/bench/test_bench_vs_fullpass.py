@@ -1,0 +1,99 @@
+"""bench/bench_vs_fullpass.py at tiny sizes: the numpy full-pass loop is the work packsched's NodeResourcesFit-only
+profile does (same pods placed, on the same nodes, with both tie-breaks on the node name), so that the ratio it
+prints compares like with like; and the command line prints its table and JSON."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from packsched.config.types import SEMANTICS_CURRENT, UtilizationShapePoint
+from packsched.plugins.helper.shape import broken_linear, scaled_points
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "bench_vs_fullpass.py"
+
+
+def _module() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_vs_fullpass", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bench = _module()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        [(0, 0), (100, 10)],
+        [(0, 10), (100, 0)],
+        [(0, 0), (30, 7), (60, 2), (100, 9)],
+        [(20, 3), (50, 10), (80, 1)],
+    ],
+)
+def test_the_loops_shape_is_packscheds(shape: list[tuple[int, int]]) -> None:
+    points = [{"utilization": u, "score": s} for u, s in shape]
+    scaled = scaled_points([UtilizationShapePoint(u, s) for u, s in shape], SEMANTICS_CURRENT)
+    assert bench.shape_lookup(points).tolist() == [broken_linear(scaled, p) for p in range(101)]
+
+
+def _placements(nodes: int, pods: int, seed: int) -> tuple[dict[str, str], dict[str, str]]:
+    base_nodes, base_pods = bench.make_cluster(nodes, pods, seed)
+    prob = bench.problem(base_nodes, base_pods, bench.CONFIG)
+    chosen = bench.full_pass(prob)
+    numpy_nodes = {base_pods[k].name: prob.names[int(c)] for k, c in enumerate(chosen) if c >= 0}
+    run_nodes, run_pods = bench.make_cluster(nodes, pods, seed)
+    _setup, _t, placed = bench.run_packsched(run_nodes, run_pods, "fit", 100, seed)
+    return numpy_nodes, placed
+
+
+@pytest.mark.parametrize(("nodes", "pods", "seed"), [(40, 300, 1), (12, 200, 3), (4, 300, 2)])
+def test_the_full_pass_places_as_packscheds_fit_profile(nodes: int, pods: int, seed: int) -> None:
+    numpy_nodes, placed = _placements(nodes, pods, seed)
+    assert numpy_nodes == placed
+    assert len(placed) > 0
+
+
+def test_a_full_cluster_leaves_the_same_pods_out() -> None:
+    numpy_nodes, placed = _placements(2, 300, 5)  # one GPU node, one CPU node: most GPU pods cannot fit
+    assert 0 < len(placed) < 300
+    assert numpy_nodes == placed
+
+
+def test_the_loop_checks_every_resource() -> None:
+    base_nodes, base_pods = bench.make_cluster(2, 2, 1)
+    prob = bench.problem(base_nodes, base_pods, bench.CONFIG)
+    prob.requests = np.array([[1000, 1, 1, 0], [1000, 1, 1, 9], [64_000, 1, 1, 0]], dtype=np.int64)
+    # node-00000 has the GPUs; both nodes have 64 cpu: the third pod fits only the node the first did not take
+    chosen = bench.full_pass(prob).tolist()
+    assert chosen[1] == -1  # 9 GPUs fit no node
+    assert chosen[2] == 1 - chosen[0]
+
+
+def test_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    args = ["--nodes", "20", "--pods", "60", "--repeat", "2"]
+    assert bench.main([*args, "-o", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["fullpass"]["placed"] == 60 and len(report["fullpass"]["pods_per_s_runs"]) == 2
+    fit = report["profiles"]["fit"]
+    assert fit["agreement"] == 1.0 and fit["placed"] == 60 and fit["ratio"] > 0
+    default = report["profiles"]["default"]
+    assert default["placed"] == 60 and default["same_node"] <= 60
+    assert report["machine"]["numpy"] and report["percentage_of_nodes_to_score"] == 100
+    assert bench.main(["--nodes", "10", "--pods", "20", "--repeat", "1", "--profile", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| full-pass numpy loop |" in out and "packsched / full pass" in out
+    assert "| packsched, NodeResourcesFit only (`fit`) |" in out and "(100.0 %)" in out
+    assert "top 15 by cumulative time" in out and (tmp_path / "default.prof").exists()
+    with pytest.raises(SystemExit):
+        bench.main(["--profiles", "nosuch"])
