@@ -167,6 +167,7 @@ class ResourceClaim:
     owner_pod: str = ""  # the pod it was made for (from a template): namespace/name
     deleting: bool = False
     source: str = ""
+    extended: bool = False  # the claim the scheduler makes for a pod's DRA-backed extended resources
 
     @property
     def key(self) -> str:
@@ -253,6 +254,7 @@ class DraObjects:
     templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)  # by namespace/name
     slices: list[ResourceSlice] = field(default_factory=list)
     in_flight: dict[str, Allocation] = field(default_factory=dict)  # claim key -> allocation being bound
+    extended_claims: dict[str, str] = field(default_factory=dict)  # pod key -> its extended-resource claim's key
     generation: int = 0
 
     def __bool__(self) -> bool:
@@ -298,10 +300,19 @@ class DraObjects:
 
     def release(self, pod: Pod, deleted: bool) -> None:
         """The pod no longer runs: it leaves its claims' reservedFor; a claim reserved for no pod is deallocated
-        (the resourceclaim controller's job); a deleted pod's claims made from templates go with it."""
-        for pc in pod.resource_claims:
-            name = pc.claim_name or pod.resource_claim_statuses.get(pc.name) or claim_name_for(pod, pc)
-            claim = self.claims.get(f"{pod.namespace}/{name}")
+        (the resourceclaim controller's job); a deleted pod's claims made from templates go with it, and so does
+        the claim made for its DRA-backed extended resources."""
+        keys = [
+            f"{pod.namespace}/{pc.claim_name or pod.resource_claim_statuses.get(pc.name) or claim_name_for(pod, pc)}"
+            for pc in pod.resource_claims
+        ]
+        extended = self.extended_claims.get(pod.key)
+        if extended is not None:
+            keys.append(extended)
+            if deleted:
+                del self.extended_claims[pod.key]
+        for key in keys:
+            claim = self.claims.get(key)
             if claim is None:
                 continue
             if pod.key in claim.reserved_for:

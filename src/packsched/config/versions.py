@@ -212,6 +212,17 @@ class KubeVersion:
         NoExecute taint keeps it from requests that do not tolerate it; before, taints are ignored."""
         return self.minor >= 36
 
+    @property
+    def dra_extended_resource(self) -> bool:
+        """v1.36+ (DRAExtendedResource beta, on by default; alpha and off in 1.34-1.35; GA in 1.37): an extended
+        resource that no device plugin advertises on a node (allocatable absent or 0) but that a DeviceClass
+        serves (``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) is allocated
+        there as devices of that class by DynamicResources; NodeResourcesFit's filter leaves it to DRA, and its
+        scoring (and BalancedAllocation's, when configured with the resource) counts the class's devices on the
+        node as allocatable and those allocated as requested (kubernetes#134058, in 1.35 behind the same gate).
+        Before, such a request is "Insufficient <resource>" on every node without it."""
+        return self.minor >= 36
+
     # -- pods waiting at Permit ------------------------------------------------------------------------------
 
     @property

@@ -25,8 +25,15 @@ and the garbage collector's jobs, done here in the simulator).
   upstream's does); else an allocated claim that kept the pod off a node and that no other pod uses is deallocated
   ("deallocation of ResourceClaim completed"), or "still not schedulable".
 
-Not simulated yet: DRA-backed extended
-resources, consumable capacity, device binding conditions, live mode (where a pod with claims waits, with a
+DRA-backed extended resources (DRAExtendedResource, 1.36+): a pod asking for an extended resource that a
+DeviceClass serves (``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets, on each
+node that does not advertise the resource, a claim made by the scheduler for it (one device request of the class
+per container asking, count = its amount; :mod:`packsched.backend.dra.extended`), allocated with the pod's own
+claims; a node lacking a requested resource that no class serves is "cannot fit resource". Reserve holds that
+claim's devices in flight, PreBind records it (kept internal: ``DraObjects.extended_claims``, not written to the
+pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the pod ends and deleted with the pod.
+
+Not simulated yet: consumable capacity, device binding conditions, live mode (where a pod with claims waits, with a
 message saying so, rather than being bound without its devices).
 """
 
@@ -40,11 +47,14 @@ from packsched.api.dra import (
     ALL,
     RESERVED_FOR_MAX,
     Allocation,
+    ClaimSpec,
+    DeviceClass,
     DraObjects,
     ResourceClaim,
 )
 from packsched.api.objects import Pod
 from packsched.backend.dra.allocator import AllocationError, Allocator, Features, node_matches_terms
+from packsched.backend.dra.extended import backed_resources, claim_requests, extended_claim_name, is_dra_extended_name
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -73,6 +83,7 @@ MSG_NO_CLAIMS = "no new claims to deallocate"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
+ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -89,6 +100,11 @@ class _State:
     local_free: np.ndarray | None = None  # per node column: unallocated devices of the node's own slices
     reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
     unavailable: set[int] = field(default_factory=set)  # allocated claims (by index) some node could not reach
+    # DRA-backed extended resources (DRAExtendedResource): the pod's requests that a DeviceClass serves
+    extended: dict[str, DeviceClass] = field(default_factory=dict)
+    ext_requests: dict[str, int] = field(default_factory=dict)  # every extended resource the pod requests
+    ext_allocations: dict[str, tuple[ResourceClaim, Allocation]] = field(default_factory=dict)  # by node name
+    pod: Pod | None = None
 
     def clone(self) -> _State:
         return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
@@ -139,6 +155,7 @@ class DynamicResources:
             partitionable_devices=v.dra_partitionable_devices,
             device_taints=v.dra_device_taints,
         )
+        self.extended_resources = v.dra_extended_resource
 
     # -- PreEnqueue ----------------------------------------------------------------------------------------
 
@@ -157,12 +174,15 @@ class DynamicResources:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         dra = self.handle.dra()
-        if dra is None or not pod.pod.resource_claims:
+        if dra is None:
+            return Status.skip()
+        extended = backed_resources(dra, pod.requests) if self.extended_resources else {}
+        if not pod.pod.resource_claims and not extended:
             return Status.skip()
         claims, why = pod_claims(pod.pod, dra)
         if why:
             return Status.unschedulable(why, unresolvable=True)
-        if not claims:
+        if not claims and not extended:
             return Status.skip()
         to_allocate: list[ResourceClaim] = []
         min_devices = 0
@@ -181,9 +201,14 @@ class DynamicResources:
                 return st
             min_devices += need
         allocator = None
-        if to_allocate:
+        if to_allocate or extended:
             allocator = Allocator(self.features, dra.allocated_devices(), dra.classes, dra.slices)
-        state.write(STATE_KEY, _State(claims, to_allocate, allocator, max(min_devices, 0)))
+        data = _State(claims, to_allocate, allocator, max(min_devices, 0))
+        if extended:
+            data.extended = extended
+            data.pod = pod.pod
+            data.ext_requests = {n: a for n, a in pod.requests.items() if a > 0 and is_dra_extended_name(n)}
+        state.write(STATE_KEY, data)
         return Status()
 
     def _check_requests(self, dra: DraObjects, claim: ResourceClaim) -> tuple[Status | None, int]:
@@ -247,6 +272,15 @@ class DynamicResources:
         if known is not None:
             return known[0]
         node = snap.nodes[col]
+        ext_claim: ResourceClaim | None = None
+        if data.extended:
+            reason, ext_claim = self._extended_claim(data, snap, col)
+            if reason:
+                data.verdicts[col] = (reason, "")
+                return reason
+            if ext_claim is None and not data.claims:
+                data.verdicts[col] = ("", "")  # every extended resource comes from a device plugin here
+                return ""
         reason = ""
         for index, claim in enumerate(data.claims):
             alloc = claim.allocation
@@ -259,26 +293,59 @@ class DynamicResources:
                 reason = ERR_NOT_AVAILABLE
                 break
         if not reason and data.allocator is not None:
-            reason = self._allocate(data, snap, col)
+            reason = self._allocate(data, snap, col, ext_claim)
         data.verdicts[col] = (reason, "")
         return reason
 
-    def _allocate(self, data: _State, snap: Snapshot, col: int) -> str:
+    def _extended_claim(self, data: _State, snap: Snapshot, col: int) -> tuple[str, ResourceClaim | None]:
+        """upstream filterExtendedResources: the claim for the extended resources this node must give through
+        DRA (None when device plugins give them all), or why the node cannot have the pod."""
+        node = snap.nodes[col]
+        needed: dict[str, DeviceClass] = {}
+        for name in sorted(data.ext_requests):
+            row = snap.row.get(name)
+            allocatable = int(snap.alloc[row, col]) if row is not None else 0
+            cls = data.extended.get(name)
+            if cls is not None and allocatable == 0:
+                needed[name] = cls
+            elif cls is None and allocatable == 0 and name not in node.allocatable:
+                return ERR_CANNOT_FIT, None
+        if not needed:
+            return "", None
+        pod = data.pod
+        assert pod is not None
+        claim = ResourceClaim(
+            extended_claim_name(pod),
+            pod.namespace,
+            ClaimSpec(claim_requests(pod, needed)),
+            owner_pod=pod.key,
+            extended=True,
+            source=f"made by the scheduler for the DRA-backed extended resources of pod {pod.key}",
+        )
+        return "", claim
+
+    def _allocate(self, data: _State, snap: Snapshot, col: int, ext_claim: ResourceClaim | None) -> str:
         allocator = data.allocator
         assert allocator is not None
         node = snap.nodes[col]
-        if data.min_devices > 0:
+        claims = data.to_allocate if ext_claim is None else [*data.to_allocate, ext_claim]
+        need = data.min_devices
+        if ext_claim is not None:
+            need += sum(r.exactly.count for r in ext_claim.spec.requests if r.exactly is not None)
+        if need > 0:
             if data.local_free is None:
                 data.local_free = self._local_free(allocator, snap)
-            if not allocator.shared and data.local_free[col] < data.min_devices:
+            if not allocator.shared and data.local_free[col] < need:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
-            found = allocator.allocate(node, data.to_allocate)
+            found = allocator.allocate(node, claims)
         except AllocationError as exc:
             return str(exc)
-        if found is None or len(found) != len(data.to_allocate):
+        if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
-        data.allocations[node.name] = found
+        data.allocations[node.name] = found[: len(data.to_allocate)]
+        if ext_claim is not None:
+            data.ext_allocations[node.name] = (ext_claim, found[-1])
         return ""
 
     @staticmethod
@@ -340,7 +407,17 @@ class DynamicResources:
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         data = state.read(STATE_KEY)
         dra = self.handle.dra()
-        if not isinstance(data, _State) or dra is None or not data.to_allocate:
+        if not isinstance(data, _State) or dra is None:
+            return Status()
+        ext = data.ext_allocations.get(node)
+        if ext is not None:
+            claim, alloc = ext
+            dra.claims[claim.key] = claim
+            dra.extended_claims[pod.key] = claim.key
+            dra.in_flight[claim.key] = alloc
+            data.reserved.append(claim.key)
+            dra.generation += 1
+        if not data.to_allocate:
             return Status()
         found = data.allocations.get(node)
         if found is None:
@@ -363,6 +440,10 @@ class DynamicResources:
             return
         for key in data.reserved:
             dra.in_flight.pop(key, None)
+            made = dra.claims.get(key)
+            if made is not None and made.extended and made.owner_pod == pod.key:
+                del dra.claims[key]  # the claim for extended resources was never created
+                dra.extended_claims.pop(pod.key, None)
         data.reserved.clear()
         for claim in data.claims:
             if claim.allocation is not None and pod.key in claim.reserved_for:
@@ -376,7 +457,9 @@ class DynamicResources:
         dra = self.handle.dra()
         if not isinstance(data, _State) or dra is None:
             return Status()
-        for claim in data.claims:
+        ext = data.ext_allocations.get(node)
+        made = [] if ext is None else [ext[0]]
+        for claim in [*data.claims, *made]:
             alloc = dra.in_flight.pop(claim.key, None)
             if alloc is not None:
                 claim.allocation = alloc
@@ -392,12 +475,16 @@ class DynamicResources:
         dra = self.handle.dra()
         if dra is None or event.resource != POD:
             return
-        if event.action == DELETE and isinstance(event.old, Pod) and event.old.resource_claims:
+        if (
+            event.action == DELETE
+            and isinstance(event.old, Pod)
+            and (event.old.resource_claims or event.old.key in dra.extended_claims)
+        ):
             dra.release(event.old, deleted=True)
         elif (
             event.action == UPDATE
             and isinstance(event.new, Pod)
-            and event.new.resource_claims
+            and (event.new.resource_claims or event.new.key in dra.extended_claims)
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)

@@ -30,6 +30,7 @@ class BalancedAllocation:
         self.handle = handle
         self.skip_zero_request_pods = version.balanced_allocation_skips_zero_request_pods
         self.scores_change = version.balanced_allocation_scores_change
+        self.dra_extended = version.dra_extended_resource  # DRA-backed resources counted from devices (1.36+)
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         # A pod requesting none of the resources (best effort) is not scored by this plugin (kubernetes#129138,
@@ -42,7 +43,8 @@ class BalancedAllocation:
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         # Real requests on both sides (no 100m/200Mi defaults), unlike NodeResourcesFit's scoring.
-        columns = gather(snap, pod, self.resources, cols, non_zero=False)
+        dra = self.handle.dra() if self.dra_extended else None
+        columns = gather(snap, pod, self.resources, cols, non_zero=False, dra=dra)
         with_pod = balanced_score(columns, len(cols))
         if not self.scores_change:
             return with_pod

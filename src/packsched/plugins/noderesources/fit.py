@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource
+from packsched.backend.dra.extended import class_for
 from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStrategy
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
@@ -36,9 +37,12 @@ class Fit:
         self.handle = handle
         self.ignored = set(args.ignored_resources)
         self.ignored_groups = set(args.ignored_resource_groups)
-        self.scorer = Scorer(args.scoring_strategy)
         # from 1.34 (kubernetes#131345) a node too small even when empty is UnschedulableAndUnresolvable
         self.unresolvable_when_too_small = version.fit_unresolvable_when_node_too_small
+        # from 1.36 (DRAExtendedResource) a resource a DeviceClass serves is left to DynamicResources on the
+        # nodes that do not advertise it, and scored from the class's devices there
+        self.dra_extended = version.dra_extended_resource
+        self.scorer = Scorer(args.scoring_strategy, handle if self.dra_extended else None)
 
     @property
     def strategy(self) -> ScoringStrategy:
@@ -78,10 +82,14 @@ class Fit:
         too_many = snap.pod_count[sel] + 1 > snap.allowed_pods[sel]
         if too_many.any():
             out.append(Rejection(too_many, TOO_MANY_PODS, Code.UNSCHEDULABLE))
+        dra = self.handle.dra() if self.dra_extended else None
         for name, amount in checked:
             row = snap.ensure_resource(name)
             alloc = snap.alloc[row, sel]
             short = amount > alloc - snap.requested[row, sel]
+            if dra is not None and class_for(dra, name) is not None:
+                # upstream shouldDelegateResourceToDRA: a node advertising none leaves it to DynamicResources
+                short &= alloc > 0
             if not short.any():
                 continue
             reason = f"Insufficient {name}"

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from packsched.api.dra import DeviceClass, DraObjects
 from packsched.api.resources import CPU, MEMORY, is_scalar_resource, is_scored_resource
+from packsched.backend.dra.extended import class_for, device_totals
 from packsched.config.types import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -23,7 +25,7 @@ from packsched.config.types import (
     ResourceSpec,
     ScoringStrategy,
 )
-from packsched.framework.interface import MAX_NODE_SCORE
+from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import PluginError
@@ -85,10 +87,15 @@ def gather(
     *,
     non_zero: bool,
     legacy: bool = False,
+    dra: DraObjects | None = None,
 ) -> list[ResourceColumns]:
     """The per-resource (allocatable, requested + pod) columns a scorer combines, with upstream's skips:
     a scalar resource the pod does not request is skipped (current versions only), a name that is not a
-    resource the scorer knows reads as allocatable 0 (skipped now, scored as full in v1.16-v1.21)."""
+    resource the scorer knows reads as allocatable 0 (skipped now, scored as full in v1.16-v1.21).
+
+    ``dra`` (DRAExtendedResource on): a requested resource that a DeviceClass serves is counted, on the nodes
+    whose allocatable lacks it, from the class's devices there (allocatable: the devices; requested: those
+    allocated, plus the pod's request)."""
     out: list[ResourceColumns] = []
     for spec in resources:
         name = spec.name
@@ -96,6 +103,10 @@ def gather(
         if not legacy and pod_req == 0 and is_scalar_resource(name):
             continue
         row = snap.row.get(name)
+        cls = class_for(dra, name) if dra is not None and not legacy and pod_req > 0 else None
+        if cls is not None and dra is not None:
+            out.append(_dra_columns(snap, dra, cls, spec, row, cols, pod_req))
+            continue
         if not is_scored_resource(name) or row is None:
             if legacy:
                 zeros = np.zeros(len(cols), dtype=np.int64)
@@ -112,10 +123,38 @@ def gather(
     return out
 
 
-class Scorer:
-    """One configured strategy, evaluated for many nodes at once."""
+def _dra_columns(
+    snap: Snapshot,
+    dra: DraObjects,
+    cls: DeviceClass,
+    spec: ResourceSpec,
+    row: int | None,
+    cols: IntArray,
+    pod_req: int,
+) -> ResourceColumns:
+    """upstream calculateResourceAllocatableRequest for a DRA-backed resource: a node advertising it keeps its
+    allocatable and requests; a node advertising none counts the class's devices, when it has any."""
+    if row is None:
+        alloc = np.zeros(len(cols), dtype=np.int64)
+        node_req = np.zeros(len(cols), dtype=np.int64)
+    else:
+        alloc = snap.alloc[row, cols].copy()
+        node_req = snap.requested[row, cols].copy()
+    lacking = np.flatnonzero(alloc == 0)
+    if len(lacking):
+        nodes = [snap.nodes[int(c)] for c in cols[lacking].tolist()]
+        capacity, used = device_totals(dra, cls, nodes, dra.allocated_devices())
+        alloc[lacking] = capacity
+        node_req[lacking] = np.where(capacity > 0, used, node_req[lacking])
+    return ResourceColumns(spec.name, spec.weight, alloc, node_req + pod_req)
 
-    def __init__(self, strategy: ScoringStrategy) -> None:
+
+class Scorer:
+    """One configured strategy, evaluated for many nodes at once. With a ``handle`` (DRAExtendedResource on),
+    resources that DeviceClasses serve are counted from the devices on nodes that do not advertise them."""
+
+    def __init__(self, strategy: ScoringStrategy, handle: Handle | None = None) -> None:
+        self.handle = handle
         self.type = strategy.type
         self.resources = list(strategy.resources)
         self.semantics = strategy.semantics
@@ -135,7 +174,8 @@ class Scorer:
     def score(self, snap: Snapshot, pod: PodInfo, cols: IntArray) -> IntArray:
         if not self.resources:
             raise PluginError("resources not found")
-        columns = gather(snap, pod, self.resources, cols, non_zero=True, legacy=self.legacy)
+        dra = self.handle.dra() if self.handle is not None else None
+        columns = gather(snap, pod, self.resources, cols, non_zero=True, legacy=self.legacy, dra=dra)
         return self.combine(columns, len(cols), exact=snap.big)
 
     def combine(self, columns: Sequence[ResourceColumns], n: int, exact: bool = False) -> IntArray:

@@ -1,0 +1,209 @@
+"""DRA-backed extended resources (KEP-5004, DRAExtendedResource on from 1.36): GPU nodes advertise no
+``nvidia.com/gpu`` but publish ResourceSlices; the DeviceClass ``gpu.example.com`` serves ``nvidia.com/gpu``.
+Pods asking ``nvidia.com/gpu: 2`` get two devices each through a claim the scheduler makes; NodeResourcesFit leaves
+the resource to DynamicResources there and scores it from the devices; a node advertising the resource through a
+device plugin keeps the plain check; at 1.35 (the gate off) the pods are unschedulable as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from packsched.api.dra import DeviceClass, DraObjects
+from packsched.api.manifests import load_manifests
+from packsched.backend.dra.extended import class_for
+from packsched.cli.main import app
+from packsched.config.loader import default_config
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim.engine import Simulation
+
+runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dra-gpus" / "extended-resource"
+
+CLASS = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  extendedResourceName: nvidia.com/gpu
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+"""
+
+
+def node(name: str, gpus: int = 0) -> str:
+    extra = f', nvidia.com/gpu: "{gpus}"' if gpus else ""
+    return f"""
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}}}
+status: {{allocatable: {{cpu: "32", memory: 128Gi, pods: "110"{extra}}}}}
+"""
+
+
+def slice_of(name: str, devices: int) -> str:
+    listed = "".join(f"\n  - name: gpu-{i}" for i in range(devices))
+    return f"""
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {name}-gpus}}
+spec:
+  driver: gpu.example.com
+  nodeName: {name}
+  pool: {{name: {name}, generation: 1, resourceSliceCount: 1}}
+  devices:{listed}
+"""
+
+
+def pod(name: str, gpus: int = 2, annotations: str = "") -> str:
+    meta = f"{{name: {name}" + (f", annotations: {annotations}}}" if annotations else "}")
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {meta}
+spec:
+  containers:
+  - name: main
+    resources: {{requests: {{nvidia.com/gpu: "{gpus}"}}, limits: {{nvidia.com/gpu: "{gpus}"}}}}
+"""
+
+
+BINPACK = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources:
+        - {name: nvidia.com/gpu, weight: 1}
+        requestedToCapacityRatio:
+          shape:
+          - {utilization: 0, score: 0}
+          - {utilization: 100, score: 10}
+"""
+
+
+def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, Any]:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["simulate", str(path), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return {p["pod"]: (p["node"], p["reason"]) for p in data["placements"]}
+
+
+def test_pods_get_distinct_devices_and_free_them_when_done(tmp_path: Path) -> None:
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 8) + node("gpu-2") + slice_of("gpu-2", 8)
+    text += pod("short", annotations='{"packsched.io/run-duration": "60"}') + "".join(pod(f"p{i}") for i in range(8))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    cluster = load_manifests([str(path)])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry())
+    sim.run_until(1.0)
+    claims = {c.owner_pod: c for c in cluster.dra.claims.values() if c.extended}
+    assert sorted(claims) == [
+        "default/p0",
+        "default/p1",
+        "default/p2",
+        "default/p3",
+        "default/p4",
+        "default/p5",
+        "default/p6",
+        "default/short",
+    ]  # 16 devices, 2 per pod: p7 waits
+    taken: list[tuple[str, str, str]] = []
+    for owner, claim in claims.items():
+        assert claim.name.startswith(owner.split("/")[1] + "-extended-resources-")
+        assert claim.allocation is not None and claim.reserved_for == [owner]
+        assert [r.request for r in claim.allocation.results] == ["container-0-request-0"] * 2
+        taken += [r.device_id for r in claim.allocation.results]
+    assert len(taken) == len(set(taken)) == 16  # no device given twice
+    short = claims["default/short"]
+    sim.run_until(120.0)
+    assert short.allocation is None  # the pod completed: its claim is reserved for no pod, deallocated
+    p7 = next(c for c in cluster.dra.claims.values() if c.owner_pod == "default/p7")
+    assert p7.allocation is not None
+    assert {r.device_id for r in p7.allocation.results} <= set(taken) - {
+        r.device_id for o, c in claims.items() if o != "default/short" and c.allocation for r in c.allocation.results
+    }
+
+
+def test_bin_packing_prefers_the_node_with_fewer_free_devices(tmp_path: Path) -> None:
+    # RequestedToCapacityRatio on nvidia.com/gpu alone, shape 0 -> 0, 100 -> 10 (scores x10: 0 -> 0, 100 -> 100).
+    # Neither node advertises nvidia.com/gpu: allocatable = the class's devices (big: 8, small: 4), requested =
+    # devices allocated + the pod's 2.
+    #   a: big 2/8 = 25 % -> 25, small 2/4 = 50 % -> 50: small.
+    #   b: big 2/8 -> 25, small (2 + 2)/4 = 100 % -> 100: small.
+    #   c: small has no free device (DynamicResources: cannot allocate all claims): big.
+    text = CLASS + node("big") + slice_of("big", 8) + node("small") + slice_of("small", 4)
+    text += pod("a") + pod("b") + pod("c")
+    config = tmp_path / "config.yaml"
+    config.write_text(BINPACK)
+    got = simulate(tmp_path, text, "--config", str(config))
+    assert got == {"default/a": ("small", None), "default/b": ("small", None), "default/c": ("big", None)}
+
+
+def test_a_node_advertising_the_resource_keeps_the_device_plugin_check(tmp_path: Path) -> None:
+    # dp advertises nvidia.com/gpu: 1 (a device plugin), so its slices are not used for the resource
+    text = CLASS + node("dp", gpus=1) + slice_of("dp", 8) + pod("p")
+    node_, reason = simulate(tmp_path, text)["default/p"]
+    assert node_ is None
+    assert reason.startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
+    # where a node without the resource has devices, the pod goes there
+    got = simulate(tmp_path, text + node("dra") + slice_of("dra", 8))
+    assert got["default/p"] == ("dra", None)
+
+
+def test_a_resource_no_class_serves_cannot_fit(tmp_path: Path) -> None:
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 8)
+    text += pod("p").replace('nvidia.com/gpu: "2"}, limits', 'nvidia.com/gpu: "2", example.com/foo: "1"}, limits')
+    node_, reason = simulate(tmp_path, text)["default/p"]
+    assert node_ is None
+    assert "Insufficient example.com/foo" in reason
+
+
+def test_before_1_36_the_gate_is_off_and_the_resource_is_insufficient(tmp_path: Path) -> None:
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 8) + node("gpu-2") + slice_of("gpu-2", 8) + pod("p")
+    for version in ("1.35", "1.34"):
+        node_, reason = simulate(tmp_path, text, "--kube-version", version)["default/p"]
+        assert node_ is None
+        assert reason.startswith("0/2 nodes are available: 2 Insufficient nvidia.com/gpu."), reason
+    assert simulate(tmp_path, text, "--kube-version", "1.36")["default/p"][0] in ("gpu-1", "gpu-2")
+
+
+def test_the_implicit_name_and_clashing_classes() -> None:
+    dra = DraObjects(
+        classes={
+            "b": DeviceClass("b", extended_resource_name="example.com/x"),
+            "a": DeviceClass("a", extended_resource_name="example.com/x"),
+        }
+    )
+    assert class_for(dra, "deviceclass.resource.kubernetes.io/b") == dra.classes["b"]
+    assert class_for(dra, "example.com/x") == dra.classes["a"]  # no creation times: the lowest name wins
+    assert class_for(dra, "example.com/y") is None
+    assert class_for(dra, "deviceclass.resource.kubernetes.io/nope") is None
+
+
+def test_extended_resource_example() -> None:
+    """examples/dra-gpus/extended-resource: bin packing of `nvidia.com/gpu` pods over DRA-published GPUs."""
+    manifests = [str(EXAMPLE / "extended-resource.yaml")]
+    result = runner.invoke(
+        app, ["simulate", *manifests, "--config", str(EXAMPLE / "config-binpack.yaml"), "-o", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    placed = {p["pod"]: p["node"] for p in data["placements"]}
+    assert placed == EXPECTED_EXAMPLE, placed
+
+
+EXPECTED_EXAMPLE: dict[str, str | None] = {}
