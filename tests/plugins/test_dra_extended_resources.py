@@ -21,7 +21,7 @@ from packsched.plugins.registry import in_tree_registry
 from packsched.sim.engine import Simulation
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dra-gpus" / "extended-resource"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dra-extended-resources"
 
 CLASS = """
 apiVersion: resource.k8s.io/v1
@@ -195,15 +195,28 @@ def test_the_implicit_name_and_clashing_classes() -> None:
 
 
 def test_extended_resource_example() -> None:
-    """examples/dra-gpus/extended-resource: bin packing of `nvidia.com/gpu` pods over DRA-published GPUs."""
-    manifests = [str(EXAMPLE / "extended-resource.yaml")]
-    result = runner.invoke(
-        app, ["simulate", *manifests, "--config", str(EXAMPLE / "config-binpack.yaml"), "-o", "json"]
-    )
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    placed = {p["pod"]: p["node"] for p in data["placements"]}
-    assert placed == EXPECTED_EXAMPLE, placed
-
-
-EXPECTED_EXAMPLE: dict[str, str | None] = {}
+    """examples/dra-extended-resources: bin packing of ``nvidia.com/gpu`` pods over DRA-published GPUs (dra-1: 8,
+    dra-2: 4) and a device-plugin node (legacy-1: 2). RequestedToCapacityRatio, nvidia.com/gpu weight 5, cpu weight
+    1, every pod 8 of 64 cpus (12 %, score 12):
+      train-a (2): legacy-1 (5*100 + 12)/6 = 85, dra-2 (5*50 + 12)/6 = 44, dra-1 (5*25 + 12)/6 = 23: legacy-1.
+      train-b (2): legacy-1 is full (Insufficient nvidia.com/gpu); dra-2 44 > dra-1 23: dra-2.
+      train-c (4), train-d (4): dra-2 has 2 free (cannot allocate all claims): dra-1 twice.
+      train-e (2): dra-1 is full: dra-2. train-f (2): no GPU left.
+    At 1.35 (the gate off) only legacy-1 can take a GPU pod."""
+    args = [str(EXAMPLE / "extended-resource.yaml"), "--config", str(EXAMPLE / "config-binpack.yaml"), "-o", "json"]
+    expected: dict[str, str | None] = {
+        "default/train-a": "legacy-1",
+        "default/train-b": "dra-2",
+        "default/train-c": "dra-1",
+        "default/train-d": "dra-1",
+        "default/train-e": "dra-2",
+        "default/train-f": None,
+    }
+    for version, want in (
+        ("1.37", expected),
+        ("1.35", {k: v if v == "legacy-1" else None for k, v in expected.items()}),
+    ):
+        result = runner.invoke(app, ["simulate", *args, "--kube-version", version])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert {p["pod"]: p["node"] for p in data["placements"]} == want, version
