@@ -181,6 +181,19 @@ def test_before_1_36_the_gate_is_off_and_the_resource_is_insufficient(tmp_path: 
     assert simulate(tmp_path, text, "--kube-version", "1.36")["default/p"][0] in ("gpu-1", "gpu-2")
 
 
+def test_preemption_frees_cpu_on_a_node_giving_devices(tmp_path: Path) -> None:
+    # the DRA node is short of cpu only: preemption evicts the low-priority pod (the dry run runs the real filters,
+    # DynamicResources reading placed pods), and the GPU pod gets its devices
+    priority = "\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    filler = "\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: filler}\nspec:\n  containers:\n  - name: c\n"
+    filler += '    resources: {requests: {cpu: "30"}}\n'
+    gpu_pod = pod("p").replace("spec:\n", "spec:\n  priorityClassName: high\n")
+    gpu_pod = gpu_pod.replace('{requests: {nvidia.com/gpu: "2"}', '{requests: {cpu: "8", nvidia.com/gpu: "2"}')
+    got = simulate(tmp_path, CLASS + node("gpu-1") + slice_of("gpu-1", 8) + priority + filler + gpu_pod)
+    assert got["default/p"] == ("gpu-1", None)
+    assert got["default/filler"][0] is None
+
+
 def test_the_implicit_name_and_clashing_classes() -> None:
     dra = DraObjects(
         classes={

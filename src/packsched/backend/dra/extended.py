@@ -156,10 +156,17 @@ def device_totals(
     the error and leaves the resource out of the score."""
     capacity = np.zeros(len(nodes), dtype=np.int64)
     used = np.zeros(len(nodes), dtype=np.int64)
+    named: dict[str, list[ResourceSlice]] = {}
+    others: list[ResourceSlice] = []
+    for s in dra.slices:
+        if s.node_name and not s.all_nodes and not s.per_device and s.node_selector is None:
+            named.setdefault(s.node_name, []).append(s)  # reaches that node only
+        else:
+            others.append(s)
     for k, node in enumerate(nodes):
         total = taken = 0
         try:
-            for s in dra.slices:
+            for s in [*named.get(node.name, ()), *others]:
                 for i in _slice_devices_on(s, node):
                     if _matches_class(cls, s, i):
                         total += 1
