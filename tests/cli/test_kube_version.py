@@ -536,3 +536,9 @@ def test_default_plugins_per_release(minor: int, present: set[str], absent: set[
 def test_v1beta3_defaults_follow_the_release() -> None:
     assert "SchedulingGates" not in {n for n, _ in catalog.default_multipoint(catalog.V1BETA3, KubeVersion(26))}
     assert "SchedulingGates" in {n for n, _ in catalog.default_multipoint(catalog.V1BETA3, KubeVersion(28))}
+
+
+def test_dra_extended_resources_from_1_36() -> None:
+    # DRAExtendedResource: alpha and off in 1.34-1.35, beta and on in 1.36, GA in 1.37
+    # (tests/plugins/test_dra_extended_resources.py runs it end to end)
+    assert [m for m in range(25, 38) if KubeVersion(m).dra_extended_resource] == [36, 37]

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from packsched.api.dra import DeviceClass, DraObjects
 from packsched.api.manifests import load_manifests
-from packsched.backend.dra.extended import class_for
+from packsched.api.objects import Container, Pod
+from packsched.backend.dra.extended import claim_requests, class_for
 from packsched.cli.main import app
 from packsched.config.loader import default_config
 from packsched.plugins.registry import in_tree_registry
@@ -233,3 +234,26 @@ def test_extended_resource_example() -> None:
         assert result.exit_code == 0, result.output
         data = json.loads(result.stdout)
         assert {p["pod"]: p["node"] for p in data["placements"]} == want, version
+
+
+def test_the_claim_has_one_request_per_container() -> None:
+    cls = DeviceClass("gpu.example.com", extended_resource_name="nvidia.com/gpu")
+    gpu = "nvidia.com/gpu"
+
+    def requests(init_gpus: int) -> list[tuple[str, int]]:
+        p = Pod(
+            "p",
+            init_containers=[
+                Container("setup", requests={gpu: init_gpus}),
+                Container("sidecar", requests={gpu: 1}, restart_policy="Always"),
+            ],
+            containers=[Container("main", requests={"cpu": 1000, gpu: 2})],
+        )
+        out = claim_requests(p, {gpu: cls})
+        assert all(r.exactly is not None and r.exactly.device_class == "gpu.example.com" for r in out)
+        return [(r.name, r.exactly.count if r.exactly else 0) for r in out]
+
+    # the sidecar (index 1) and the app container (index 2, gpu sorts after cpu) get their own requests; the plain
+    # init container first reuses the devices of the containers that start after it (1 + 2)
+    assert requests(3) == [("container-1-request-0", 1), ("container-2-request-1", 2)]
+    assert requests(4) == [("container-0-request-0", 1), ("container-1-request-0", 1), ("container-2-request-1", 2)]
