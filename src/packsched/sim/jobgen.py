@@ -26,6 +26,7 @@ import yaml
 
 from packsched.api.annotations import ARRIVAL_TIME, RUN_DURATION, format_duration
 from packsched.api.gangs import POD_GROUP_LABEL
+from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
 
 WORKERS = (1, 2, 4, 8, 16)
 WORKER_P = (0.35, 0.20, 0.20, 0.15, 0.10)
@@ -139,7 +140,7 @@ def config_document(gangs: bool) -> dict[str, Any]:
         "percentageOfNodesToScore": 100,
         "profiles": [
             {
-                "schedulerName": "default-scheduler",
+                "schedulerName": DEFAULT_SCHEDULER_NAME,
                 "plugins": plugins,
                 "pluginConfig": [
                     {
