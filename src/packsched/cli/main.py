@@ -25,8 +25,9 @@ from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.cli.unix import Group, flush_stdout
 from packsched.config import DEFAULT_SCHEDULER_NAME, default_config, load_config
+from packsched.config.features import parse_feature_gates
 from packsched.config.lint import lint
-from packsched.config.loader import load_config_data, resolve_version
+from packsched.config.loader import FEATURE_GATES_OPTION, apply_feature_gates, load_config_data, resolve_version
 from packsched.config.types import RTCR_SEMANTICS, SEMANTICS_CURRENT, KubeSchedulerConfiguration
 from packsched.config.versions import NEWEST, OLDEST_MODELLED, KubeVersion, parse_kube_version
 from packsched.live.binding import DEFAULT_WORKERS
@@ -99,6 +100,18 @@ KubeVersionOpt = Annotated[
 ]
 
 
+FeatureGatesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--feature-gates",
+        help="feature gates over the release's defaults, as kube-scheduler takes them: Name=true,Other=false "
+        "(repeatable; wins over the config file's PackschedConfiguration featureGates); see "
+        "docs/reference/semantics.md",
+        metavar="NAME=BOOL,...",
+    ),
+]
+
+
 def _print_version(value: bool) -> None:
     if not value:
         return
@@ -163,24 +176,40 @@ def _kube_version(text: str | None, semantics: str) -> KubeVersion | None:
     return version
 
 
+def _feature_gates(texts: list[str] | None) -> dict[str, bool]:
+    """The gates of --feature-gates (none: {}); a pair kube-scheduler's parser would refuse exits 2. Whether the
+    release has them is checked when the configuration is made (it may name the release)."""
+    try:
+        return parse_feature_gates(texts or [])
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {FEATURE_GATES_OPTION}: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
 def known_plugins() -> set[str]:
     return set(in_tree_registry())
 
 
-def _config(path: Path | None, version: KubeVersion | None) -> KubeSchedulerConfiguration:
+def _config(
+    path: Path | None, version: KubeVersion | None, gates: dict[str, bool] | None = None
+) -> KubeSchedulerConfiguration:
     if path is None:
-        return default_config(known_plugins(), version)
-    return load_config(str(path), known_plugins(), kube_version=version)
+        return default_config(known_plugins(), version, gates)
+    return load_config(str(path), known_plugins(), kube_version=version, feature_gates=gates)
 
 
 def _load(
-    paths: list[Path], config: Path | None, version: KubeVersion | None, strict: bool = False
+    paths: list[Path],
+    config: Path | None,
+    version: KubeVersion | None,
+    strict: bool = False,
+    gates: dict[str, bool] | None = None,
 ) -> tuple[Cluster, KubeSchedulerConfiguration]:
     def load() -> tuple[Cluster, KubeSchedulerConfiguration]:
         errors = []
         cluster = cfg = None
         try:
-            cfg = _config(config, version)
+            cfg = _config(config, version, gates)
         except InputError as exc:
             errors += exc.errors
         try:
@@ -207,6 +236,7 @@ def simulate(
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", help="rows per table in table output", callback=_in_range("--limit", 0))
     ] = 200,
@@ -216,7 +246,7 @@ def simulate(
     """Schedule every pod of the manifests; show placements, per-node utilisation and pending pods."""
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
-    cluster, cfg = _load(paths, config, version, strict)
+    cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
     if not cluster.nodes and not cluster.pods and not cluster.workloads:
         err.print("[red]error:[/red] the manifests define no nodes and no pods: nothing to simulate", soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
@@ -256,19 +286,23 @@ def quotas(
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Per ElasticQuota after the simulation: min / used / max per resource, what it borrows beyond its min
     (and so could lose to reclaim), and what of its min it leaves to others."""
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
+    gates = _feature_gates(feature_gates)
     if config is None:
         cluster = _guard(lambda: load_manifests([str(p) for p in paths], strict))
         cfg = _guard(
-            lambda: load_config_data(CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins(), kube_version=version)
+            lambda: load_config_data(
+                CAPACITY_SCHEDULING_CONFIG, "(built in)", known_plugins(), kube_version=version, feature_gates=gates
+            )
         )
     else:
-        cluster, cfg = _load(paths, config, version, strict)
+        cluster, cfg = _load(paths, config, version, strict, gates)
     if not cluster.elastic_quotas:
         err.print("[red]error:[/red] the manifests define no ElasticQuota")
         raise typer.Exit(EXIT_INPUT)
@@ -293,13 +327,14 @@ def gangs(
     seed: SeedOpt = 0,
     output: OutputOpt = "table",
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Per PodGroup after the simulation: when its job was submitted and started, the wait, the GPU-hours its
     placed members held while waiting at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
-    cluster, cfg = _load(paths, config, version, strict)
+    cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
     if not cluster.pod_groups:
         err.print("[red]error:[/red] the manifests define no PodGroup")
         raise typer.Exit(EXIT_INPUT)
@@ -378,12 +413,13 @@ def explain(
     output: OutputOpt = "table",
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
-    cluster, cfg = _load(paths, config, version, strict)
+    cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
@@ -445,19 +481,26 @@ def validate(
     ],
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Check configs and manifests: every problem with its file and field path, and bin-packing traps."""
     version = _kube_version(kube_version, rtcr_semantics)
+    gates = _feature_gates(feature_gates)
     problems: list[str] = []
     warnings: list[str] = []
     all_files = list(iter_manifest_files(str(f) for f in files))
     configs = [f for f in all_files if _is_config_file(f)]
     manifests = [f for f in all_files if f not in configs]
     loaded: list[KubeSchedulerConfiguration] = []
+    if gates and not configs:  # no file names the release: the gates are checked against the one given
+        try:
+            apply_feature_gates(resolve_version(version, SEMANTICS_CURRENT), {}, gates)
+        except InputError as exc:
+            problems += [str(e) for e in exc.errors]
     for path in configs:
         try:
-            cfg = load_config(path, known_plugins(), kube_version=version)
+            cfg = load_config(path, known_plugins(), kube_version=version, feature_gates=gates)
         except InputError as exc:
             problems += [str(e) for e in exc.errors]
             continue
@@ -627,6 +670,7 @@ def serve(
     seed: SeedOpt = 0,
     rtcr_semantics: SemanticsOpt = SEMANTICS_CURRENT,
     kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Run as a scheduler on a real cluster: bind every pending pod whose schedulerName is one of the profiles."""
     import signal
@@ -638,6 +682,7 @@ def serve(
     from packsched.live.serve import ServeOptions, Server
 
     version = _kube_version(kube_version, rtcr_semantics)
+    gates = _feature_gates(feature_gates)
     if preemption_mode not in REMOVAL_MODES:
         err.print(f"[red]error:[/red] --preemption-mode must be one of {', '.join(REMOVAL_MODES)}")
         raise typer.Exit(EXIT_INPUT)
@@ -650,7 +695,15 @@ def serve(
     if log_level.lower() not in ("debug", "info", "warning", "error"):
         err.print("[red]error:[/red] --log-level must be debug, info, warning or error")
         raise typer.Exit(EXIT_INPUT)
-    cfg = _guard(lambda: _config(config, version))
+    cfg = _guard(lambda: _config(config, version, gates))
+    if cfg.kube_version.generic_workload:
+        err.print(
+            "[red]error:[/red] packsched serve does not model GenericWorkload yet (it watches no "
+            "scheduling.k8s.io Workloads or PodGroups): simulate such gangs with packsched simulate",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INPUT)
     path = str(kubeconfig) if kubeconfig is not None else (cfg.kubeconfig or None)
     api = _guard(lambda: KubernetesPort.connect(path, qps=cfg.client_qps, burst=cfg.client_burst))
     logs.setup(log_format, log_level)

@@ -49,6 +49,7 @@ UPSTREAM_PLUGINS: Final = frozenset(
         "InterPodAffinity",
         "ImageLocality",
         "DynamicResources",
+        "GangScheduling",
         "SelectorSpread",
         "DefaultPodTopologySpread",
         "NodeLabel",
@@ -120,9 +121,10 @@ _IN_TREE_VOLUME_LIMITS: Final = {
 def default_multipoint(api_version: str, version: KubeVersion) -> tuple[Entry, ...]:
     """The multiPoint defaults of v1 or v1beta3 as the kube-scheduler release ``version`` builds them with its
     default feature gates: SchedulingGates from 1.27 (PodSchedulingReadiness beta), the in-tree volume-limit
-    plugins until 1.30 (kubernetes#124500), DynamicResources from 1.34 (DRA GA). The lists above are the newest
-    releases' ones; where upstream appended a plugin at the end instead, packsched keeps the order above (only
-    PreEnqueue, where SchedulingGates is alone, could tell)."""
+    plugins until 1.30 (kubernetes#124500), DynamicResources from 1.34 (DRA GA), and GangScheduling appended last
+    when its feature gate is on (``KubeVersion.gang_scheduling_default``; upstream applyFeatureGates). The lists
+    above are the newest releases' ones; where upstream appended a plugin at the end instead, packsched keeps the
+    order above (only PreEnqueue, where SchedulingGates is alone, could tell)."""
     base = V1_DEFAULT_MULTIPOINT if api_version == V1 else V1BETA3_DEFAULT_MULTIPOINT
     out: list[Entry] = []
     for name, weight in base:
@@ -133,6 +135,8 @@ def default_multipoint(api_version: str, version: KubeVersion) -> tuple[Entry, .
         out.append((name, weight))
         if api_version == V1 and version.in_tree_volume_limit_plugins:
             out += [(extra, 0) for extra in _IN_TREE_VOLUME_LIMITS.get(name, ())]
+    if api_version == V1 and version.gang_scheduling_default:
+        out.append(("GangScheduling", 0))
     return tuple(out)
 
 

@@ -9,14 +9,19 @@ everything else then behaves as in 1.25. ``--rtcr-semantics`` is an alias: ``v1.
 ``v1.17`` is ``--kube-version 1.17``, ``current`` changes nothing.
 
 The object travels with the configuration (``KubeSchedulerConfiguration.kube_version``); plugins read it from
-their handle (``Handle.kube_version``), never from global state.
+their handle (``Handle.kube_version``), never from global state. It also carries the feature gates the user set
+(``--feature-gates``, the PackschedConfiguration's ``featureGates``: :meth:`KubeVersion.with_gates`), and each
+property that follows a gate answers with them applied (``config/features.py`` holds the gates' history).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from packsched.config import features
 
 # How RequestedToCapacityRatio scores are computed (spec requested-to-capacity-ratio.md §1, §6).
 SEMANTICS_CURRENT: Final = "current"  # v1.22+: 0..100, floor utilisation, skips (the default)
@@ -30,14 +35,85 @@ NEWEST: Final = 37
 _PATTERN = re.compile(r"^v?1\.(\d{1,2})(?:\.\d+)?$")
 
 
+class FeatureGateError(ValueError):
+    """Feature gates a release does not accept: (gate, message) pairs, in kube-scheduler's words where it has
+    them."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(message for _, message in problems))
+
+
 @dataclass(frozen=True, order=True)
 class KubeVersion:
-    """kube-scheduler 1.<minor>. Each property answers one question whose answer changed between releases."""
+    """kube-scheduler 1.<minor>, with the feature gates set away from the release's defaults (``gates``: sorted
+    (name, value) pairs; empty for ``--kube-version`` alone). Each property answers one question whose answer
+    changed between releases (or that a feature gate changes)."""
 
     minor: int = NEWEST
+    gates: tuple[tuple[str, bool], ...] = ()
 
     def __str__(self) -> str:
         return f"1.{self.minor}"
+
+    def describe(self) -> str:
+        """``1.35``, or ``1.35 with GangScheduling=true,GenericWorkload=true`` when gates were set."""
+        if not self.gates:
+            return str(self)
+        return f"{self} with {format_gates(dict(self.gates))}"
+
+    # -- feature gates ---------------------------------------------------------------------------------------------
+
+    def feature(self, name: str) -> bool:
+        """Whether feature gate ``name`` is on: the value set, else the release's default (off for a gate the
+        release does not have)."""
+        return features.enabled(name, self.minor, dict(self.gates))
+
+    def with_gates(self, overrides: Mapping[str, bool]) -> KubeVersion:
+        """This release with ``overrides`` applied over the gates already set. Raises :class:`FeatureGateError`
+        for a gate the release does not have, a locked gate set away from its default, a gate on whose
+        dependencies are off (1.35+), and what packsched does not model."""
+        merged = dict(self.gates) | dict(overrides)
+        problems = features.check_overrides(self.minor, merged)
+        if not problems and self.minor >= 37 and features.enabled("GenericWorkload", self.minor, merged):
+            problems.append(("GenericWorkload", GENERIC_WORKLOAD_1_37_UNMODELLED))
+        if problems:
+            raise FeatureGateError(problems)
+        return KubeVersion(self.minor, tuple(sorted(merged.items())))
+
+    @property
+    def generic_workload(self) -> bool:
+        """GenericWorkload (alpha and off in 1.35-1.36, beta and off in 1.37): the API server keeps a pod's group
+        reference (1.35 ``spec.workloadRef``, 1.36+ ``spec.schedulingGroup``) and the scheduler tracks the pods of
+        each group (1.35 its WorkloadManager, 1.36 its cache's pod group states)."""
+        return self.feature("GenericWorkload")
+
+    @property
+    def pod_group_field(self) -> str:
+        """The pod field that names its group in this release: ``workloadRef`` (1.35), ``schedulingGroup``
+        (1.36+), "" before 1.35."""
+        if self.minor >= 36:
+            return "schedulingGroup"
+        return "workloadRef" if self.minor == 35 else ""
+
+    @property
+    def gang_scheduling_default(self) -> bool:
+        """GangScheduling joins the default profile's multiPoint (appended last): with the GangScheduling gate in
+        1.35-1.36, with GenericWorkload from 1.37 (the GangScheduling gate is gone)."""
+        return self.feature("GenericWorkload" if self.minor >= 37 else "GangScheduling")
+
+    @property
+    def moves_pods_on_unscheduled_pod_add(self) -> bool:
+        """1.35-1.36 with the GangScheduling gate: a new unscheduled pod is a cluster event (UnscheduledPodAdd)
+        that may move unschedulable pods, as an assigned pod's arrival does."""
+        return 35 <= self.minor <= 36 and self.feature("GangScheduling")
+
+    @property
+    def pod_group_scheduling_cycle(self) -> bool:
+        """1.36+ with GenericWorkload: a pod with ``spec.schedulingGroup`` is scheduled with the other unscheduled
+        pods of its group in one pod-group scheduling cycle (schedule_one_podgroup.go), and after a failure goes
+        back to the queue's backoff rather than waiting for a cluster event."""
+        return self.minor >= 36 and self.generic_workload
 
     @property
     def modelled(self) -> bool:
@@ -177,8 +253,9 @@ class KubeVersion:
 
     @property
     def dynamic_resources_default(self) -> bool:
-        """v1.34+ (DynamicResourceAllocation GA, on by default): DynamicResources is a default plugin."""
-        return self.minor >= 34
+        """v1.34+ (DynamicResourceAllocation GA, on by default; locked on from 1.35): DynamicResources is a default
+        plugin. ``DynamicResourceAllocation=false`` takes it out in 1.34."""
+        return self.minor >= 34 and self.feature("DynamicResourceAllocation")
 
     @property
     def dra_post_filter_message(self) -> bool:
@@ -188,29 +265,32 @@ class KubeVersion:
         no longer says it (tests/data/conformance/1.37); 1.36 is not recorded and is taken as 1.37."""
         return 34 <= self.minor <= 35
 
-    # -- DynamicResources: DRA feature gates on by default (pkg/features/kube_features.go) --------------------
+    # -- DynamicResources: DRA feature gates (pkg/features/kube_features.go), overridable from 1.34 --------------
 
     @property
     def dra_prioritized_list(self) -> bool:
-        """v1.34+ (DRAPrioritizedList beta, on by default): a request's ``firstAvailable`` subrequests."""
-        return self.minor >= 34
+        """v1.34+ (DRAPrioritizedList beta, on by default; GA 1.36, locked 1.37): a request's ``firstAvailable``
+        subrequests."""
+        return self.minor >= 34 and self.feature("DRAPrioritizedList")
 
     @property
     def dra_admin_access(self) -> bool:
-        """v1.34+ (DRAAdminAccess beta, on by default): ``adminAccess`` requests."""
-        return self.minor >= 34
+        """v1.34+ (DRAAdminAccess beta, on by default; GA and locked 1.36): ``adminAccess`` requests."""
+        return self.minor >= 34 and self.feature("DRAAdminAccess")
 
     @property
     def dra_partitionable_devices(self) -> bool:
-        """v1.36+ (DRAPartitionableDevices beta, on by default; alpha and off in 1.33-1.35): ResourceSlices'
-        ``sharedCounters`` and devices' ``consumesCounters``; before, slices using them are left out."""
-        return self.minor >= 36
+        """v1.36+ (DRAPartitionableDevices beta, on by default; alpha and off in 1.33-1.35, settable from 1.34):
+        ResourceSlices' ``sharedCounters`` and devices' ``consumesCounters``; off, slices using them are left
+        out."""
+        return self.minor >= 34 and self.feature("DRAPartitionableDevices")
 
     @property
     def dra_device_taints(self) -> bool:
-        """v1.36+ (DRADeviceTaints beta, on by default; alpha and off in 1.33-1.35): a device's NoSchedule or
-        NoExecute taint keeps it from requests that do not tolerate it; before, taints are ignored."""
-        return self.minor >= 36
+        """v1.36+ (DRADeviceTaints beta, on by default; alpha and off in 1.33-1.35, settable from 1.34; GA 1.37): a
+        device's NoSchedule or NoExecute taint keeps it from requests that do not tolerate it; off, taints are
+        ignored."""
+        return self.minor >= 34 and self.feature("DRADeviceTaints")
 
     @property
     def dra_extended_resource(self) -> bool:
@@ -261,6 +341,19 @@ class KubeVersion:
         """v1.27+ (MinDomainsInPodTopologySpread beta and on by default from 1.27; GA 1.30; beta but off in
         1.25-1.26): ``minDomains`` counts. To be honoured by PodTopologySpread."""
         return self.minor >= 27
+
+
+# What 1.37's gang scheduling needs that packsched does not model; with_gates refuses GenericWorkload=true there.
+GENERIC_WORKLOAD_1_37_UNMODELLED: Final = (
+    "packsched does not model kube-scheduler 1.37 with GenericWorkload on: its pod-group scheduling cycle places a "
+    "group through placements (PlacementFeasible plugins, CompositePodGroup hierarchies, scheduling.k8s.io/v1beta1 "
+    "PodGroups with updatable minCount) that packsched does not implement; use --kube-version 1.35 or 1.36"
+)
+
+
+def format_gates(gates: Mapping[str, bool]) -> str:
+    """``A=true,B=false`` (sorted by name), as ``--feature-gates`` takes them."""
+    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
 
 
 DEFAULT: Final = KubeVersion(NEWEST)
