@@ -19,6 +19,7 @@ from packsched.api.objects import (
     PriorityClass,
     Service,
 )
+from packsched.api.podgroups import SchedulingPodGroup, SchedulingWorkload
 from packsched.api.storage import PersistentVolumeClaim, StorageObjects
 
 
@@ -72,6 +73,9 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)  # scheduler-plugins' (Coscheduling)
+    # kube-scheduler's own (GangScheduling): 1.35's Workloads and 1.36's PodGroups (scheduling.k8s.io)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
+    scheduling_pod_groups: list[SchedulingPodGroup] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -94,9 +94,32 @@ class DecodeContext:
 class Decoder:
     """How one kind is read: its function, the apiVersions it has (the first is the one to write), whether its
     objects have no namespace, and its top-level fields (a PriorityClass's and a StorageClass's sit beside
-    metadata, not in spec and status)."""
+    metadata, not in spec and status).
+
+    A kind that two API groups define (``PodGroup``: scheduler-plugins' ``scheduling.x-k8s.io`` and
+    kube-scheduler's own ``scheduling.k8s.io``) is one entry made with :meth:`by_api_version`: its
+    ``variants`` are the decoders of each group, and :meth:`for_api_version` picks one by the object's apiVersion.
+    """
 
     decode: Callable[[DecodeContext], None]
     api_versions: tuple[str, ...]
     cluster_scoped: bool = False
     top: tuple[str, ...] = schema.TOP
+    variants: tuple[Decoder, ...] = ()
+
+    @staticmethod
+    def by_api_version(*variants: Decoder) -> Decoder:
+        """One entry for a kind several API groups define: the apiVersions of every variant (the first variant's
+        first is the one to write), each object read by the variant of its apiVersion."""
+
+        def unreachable(ctx: DecodeContext) -> None:
+            raise AssertionError(f"{ctx.kind}: decode with for_api_version")
+
+        versions = tuple(v for d in variants for v in d.api_versions)
+        return Decoder(unreachable, versions, variants[0].cluster_scoped, variants[0].top, variants)
+
+    def for_api_version(self, api_version: str) -> Decoder | None:
+        """The decoder of objects of ``api_version`` (None when the kind has no such apiVersion)."""
+        if not self.variants:
+            return self if api_version in self.api_versions else None
+        return next((d for d in self.variants if api_version in d.api_versions), None)

@@ -7,6 +7,7 @@ reads to ``ctx.cluster`` (docs/design.md, "Reading manifests: one reader per kin
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from typing import Any
 
@@ -26,7 +27,7 @@ from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
 from packsched.api.drakinds import DRA_KINDS
 from packsched.api.errors import ErrorList
 from packsched.api.gangs import POD_GROUP_API_VERSIONS, POD_GROUP_SPEC, POD_GROUP_STATUS, PodGroup
-from packsched.api.names import int32_errors, namespace_errors, object_name_errors
+from packsched.api.names import dns1123_label, int32_errors, namespace_errors, object_name_errors
 from packsched.api.objects import (
     ELASTIC_QUOTA_API_VERSIONS,
     PREEMPT_LOWER_PRIORITY,
@@ -42,6 +43,15 @@ from packsched.api.objects import (
     PriorityClass,
     Service,
     Taint,
+)
+from packsched.api.podgroups import (
+    POD_GROUP_API_VERSION,
+    WORKLOAD_API_VERSION,
+    WORKLOAD_API_VERSIONS,
+    WORKLOAD_MAX_POD_GROUPS,
+    GroupPolicy,
+    SchedulingPodGroup,
+    SchedulingWorkload,
 )
 from packsched.api.pods import decode_label_selector, decode_pod_spec
 from packsched.api.quantity import QuantityError, format_quantity, parse_quantity
@@ -302,6 +312,134 @@ def _pod_group(ctx: DecodeContext) -> None:
     ctx.cluster.pod_groups.append(group)
 
 
+def _created(ctx: DecodeContext) -> float:
+    """When the object appears in the simulation: its ``packsched.io/arrival-time`` annotation, else 0."""
+    annotations = ctx.r.str_map(ctx.meta.get("annotations"), "metadata.annotations")
+    arrival = annotations.get(ARRIVAL_TIME)
+    if arrival is None:
+        return 0.0
+    try:
+        return parse_duration(arrival)
+    except ValueError as exc:
+        ctx.r.errors.add(f"metadata.annotations[{ARRIVAL_TIME}]", f"Invalid value: {arrival!r}: {exc}")
+        return 0.0
+
+
+def _group_policy(r: Reader, raw: object, path: str, *, declarative: bool) -> GroupPolicy:
+    """A pod group's policy: exactly one of ``basic`` and ``gang`` (``gang.minCount`` required, positive). 1.35's
+    Workload validation words it by hand, 1.36's PodGroup by declarative validation (``declarative``)."""
+    data = r.fields(raw, path, ("basic", "gang"))
+    given = [f"`{k}`" for k in ("basic", "gang") if data.get(k) is not None]
+    if len(given) != 1:
+        if declarative:
+            message = (
+                'Invalid value: "": must specify one of: `basic`, `gang`'
+                if not given
+                else 'Invalid value: "{`basic`, `gang`}": must specify exactly one of: `basic`, `gang`'
+            )
+        else:
+            message = (
+                "Required value: exactly one of `basic`, `gang` is required"
+                if not given
+                else 'Invalid value: "{`basic`, `gang`}": exactly one of `basic`, `gang` is required, but multiple '
+                "fields are set"
+            )
+        r.errors.add(path, message)
+        return GroupPolicy()
+    if data.get("basic") is not None:
+        r.fields(data.get("basic"), f"{path}.basic", ())
+        return GroupPolicy()
+    gang = r.fields(data.get("gang"), f"{path}.gang", ("minCount",))
+    p = f"{path}.gang.minCount"
+    if gang.get("minCount") is None and declarative:
+        r.errors.add(p, "Required value")
+        return GroupPolicy(1)
+    count = r.int(gang.get("minCount"), p, 0) or 0
+    if count < 1:
+        wanted = "must be greater than or equal to 1" if declarative else "must be greater than zero"
+        r.errors.add(p, f"Invalid value: {count}: {wanted}")
+    else:
+        for msg in int32_errors(count):
+            r.errors.add(p, msg)
+    return GroupPolicy(max(count, 1))
+
+
+def _scheduling_workload(ctx: DecodeContext) -> None:
+    """kube-scheduler 1.35's Workload (scheduling.k8s.io/v1alpha1), validated as its API server does: one to eight
+    ``podGroups``, names DNS labels and distinct, each with one policy."""
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", ("controllerRef", "podGroups"))
+    r.fields(spec.get("controllerRef"), "spec.controllerRef", ("apiGroup", "kind", "name"))
+    raw_groups = r.list(spec.get("podGroups"), "spec.podGroups")
+    groups: dict[str, GroupPolicy] = {}
+    if not raw_groups:
+        r.errors.add("spec.podGroups", "Required value: must have at least one item")
+    elif len(raw_groups) > WORKLOAD_MAX_POD_GROUPS:
+        r.errors.add(
+            "spec.podGroups", f"Too many: {len(raw_groups)}: must have at most {WORKLOAD_MAX_POD_GROUPS} items"
+        )
+    else:
+        for i, item in enumerate(raw_groups):
+            p = f"spec.podGroups[{i}]"
+            data = r.fields(item, p, ("name", "policy"))
+            name = r.str(data.get("name"), f"{p}.name")
+            for message in dns1123_label(name):
+                r.errors.add(f"{p}.name", f"Invalid value: {json.dumps(name)}: {message}")
+            if name in groups:
+                r.errors.add(f"{p}.name", f"Duplicate value: {json.dumps(name)}")
+            groups[name] = _group_policy(r, data.get("policy"), f"{p}.policy", declarative=False)
+    workload = SchedulingWorkload(ctx.name, ctx.namespace, groups, _created(ctx), ctx.where)
+    ctx.cluster.scheduling_workloads.append(workload)
+
+
+def _scheduling_workload_template(ctx: DecodeContext) -> None:
+    """kube-scheduler 1.36's Workload (scheduling.k8s.io/v1alpha2): templates of PodGroups for controllers. The
+    scheduler reads the PodGroups, not this; it is checked and left out."""
+    spec = ctx.r.fields(ctx.data.get("spec"), "spec", ("controllerRef", "podGroupTemplates"))
+    ctx.r.list(spec.get("podGroupTemplates"), "spec.podGroupTemplates")
+    ctx.note(
+        "a scheduling.k8s.io/v1alpha2 Workload only templates PodGroups; kube-scheduler reads the PodGroups (ignored)"
+    )
+
+
+# PodGroup (scheduling.k8s.io/v1alpha2) fields the API server drops while their feature gates are off; packsched
+# models none of those gates (they are off, as by default in 1.36).
+_GATED_POD_GROUP_FIELDS = {
+    "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+    "resourceClaims": "DRAWorkloadResourceClaims",
+    "disruptionMode": "WorkloadAwarePreemption",
+    "priorityClassName": "WorkloadAwarePreemption",
+    "priority": "WorkloadAwarePreemption",
+}
+
+
+def _scheduling_pod_group(ctx: DecodeContext) -> None:
+    """kube-scheduler 1.36's PodGroup (scheduling.k8s.io/v1alpha2): ``spec.schedulingPolicy``, one of ``basic``
+    and ``gang: {minCount}`` (at least 1); its name is a DNS label. Fields behind gates packsched does not model
+    are dropped, as the API server drops them with those gates off (a note says so)."""
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", ("podGroupTemplateRef", "schedulingPolicy", *_GATED_POD_GROUP_FIELDS))
+    r.fields(ctx.data.get("status"), "status", ("conditions", "resourceClaimStatuses"))
+    for message in dns1123_label(ctx.name) if ctx.name else []:
+        r.errors.add("metadata.name", f"Invalid value: {json.dumps(ctx.name)}: {message}")
+    template = None
+    ref = r.fields(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef", ("workload",))
+    if ref.get("workload") is not None:
+        w = r.fields(ref.get("workload"), "spec.podGroupTemplateRef.workload", ("workloadName", "podGroupTemplateName"))
+        template = (
+            r.str(w.get("workloadName"), "spec.podGroupTemplateRef.workload.workloadName"),
+            r.str(w.get("podGroupTemplateName"), "spec.podGroupTemplateRef.workload.podGroupTemplateName"),
+        )
+    if spec.get("schedulingPolicy") is None:
+        r.errors.add("spec.schedulingPolicy", "Required value")
+    policy = _group_policy(r, spec.get("schedulingPolicy"), "spec.schedulingPolicy", declarative=True)
+    for field_name, gate in _GATED_POD_GROUP_FIELDS.items():
+        if spec.get(field_name) is not None:
+            ctx.note(f"spec.{field_name} dropped: the API server drops it with the feature gate {gate} off")
+    group = SchedulingPodGroup(ctx.name, ctx.namespace, policy, template, _created(ctx), ctx.where)
+    ctx.cluster.scheduling_pod_groups.append(group)
+
+
 def _service(ctx: DecodeContext) -> None:
     spec = ctx.r.fields(ctx.data.get("spec"), "spec", schema.SERVICE_SPEC)
     raw = spec.get("selector")
@@ -415,7 +553,14 @@ KINDS: dict[str, Decoder] = {
     "ResourceQuota": Decoder(_resource_quota, ("v1",)),
     "Service": Decoder(_service, ("v1",)),
     "ElasticQuota": Decoder(_elastic_quota, ELASTIC_QUOTA_API_VERSIONS),
-    "PodGroup": Decoder(_pod_group, POD_GROUP_API_VERSIONS),
+    "PodGroup": Decoder.by_api_version(
+        Decoder(_pod_group, POD_GROUP_API_VERSIONS),  # scheduler-plugins (Coscheduling)
+        Decoder(_scheduling_pod_group, (POD_GROUP_API_VERSION,)),  # kube-scheduler 1.36 (GangScheduling)
+    ),
+    "Workload": Decoder.by_api_version(
+        Decoder(_scheduling_workload, (WORKLOAD_API_VERSION,)),  # kube-scheduler 1.35 (GangScheduling)
+        Decoder(_scheduling_workload_template, WORKLOAD_API_VERSIONS[1:]),  # 1.36: PodGroup templates, not read
+    ),
     "PersistentVolumeClaim": Decoder(_persistent_volume_claim, ("v1",)),
     "PersistentVolume": Decoder(_persistent_volume, ("v1",), cluster_scoped=True),
     "StorageClass": Decoder(_storage_class, STORAGE_API_VERSIONS, cluster_scoped=True, top=schema.STORAGE_CLASS),
@@ -462,7 +607,8 @@ def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: st
             reading.cluster.skipped.setdefault(kind, []).append(where)
         return None
     api_version = doc.get("apiVersion")
-    if api_version not in decoder.api_versions:
+    chosen = decoder.for_api_version(api_version) if isinstance(api_version, str) else None
+    if chosen is None:
         expected = " or ".join(decoder.api_versions)
         if api_version is None:  # kubectl: "Object 'apiVersion' is missing"
             message = f"Required value: apiVersion is missing (a {kind} has apiVersion {expected})"
@@ -470,7 +616,7 @@ def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: st
             message = f"{kind} must have apiVersion {expected}, got {api_version!r}"
         errors.add(in_document(label, "apiVersion"), message)
         return None
-    return decoder
+    return chosen
 
 
 def decode_object(reading: Reading, doc: Any, label: str, errors: ErrorList, path: str) -> None:
@@ -499,7 +645,9 @@ def decode_object(reading: Reading, doc: Any, label: str, errors: ErrorList, pat
         errors.add(in_document(label, e.path), e.message)
     # Pods (those a workload makes included) are checked once, when every file is read, not here and there.
     if len(errors) == before and name and kind != "Pod":
-        key = (kind, namespace, name)
+        # a kind of two API groups (PodGroup): an object of each may have the same name
+        group = str(doc.get("apiVersion", "")).rpartition("/")[0] if KINDS[kind].variants else ""
+        key = (f"{kind}.{group}" if group else kind, namespace, name)
         if key in reading.seen:
             errors.add(
                 in_document(label, "metadata.name"),

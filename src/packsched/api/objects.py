@@ -235,6 +235,15 @@ class PodResourceClaim:
     template_name: str = ""
 
 
+@dataclass(frozen=True)
+class WorkloadReference:
+    """A 1.35 pod's ``spec.workloadRef`` (kube-scheduler's own gangs: api/podgroups.py)."""
+
+    name: str
+    pod_group: str
+    replica_key: str = ""
+
+
 @dataclass
 class Pod:
     name: str
@@ -273,6 +282,10 @@ class Pod:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     # metadata.ownerReferences as written (``owner`` is set only for the pods packsched expands from workloads)
     owner_refs: tuple[OwnerRef, ...] = ()
+    # kube-scheduler's own pod groups (GenericWorkload): 1.35's spec.workloadRef, 1.36's
+    # spec.schedulingGroup.podGroupName (api/podgroups.py: which one counts depends on the release and the gate)
+    workload_ref: WorkloadReference | None = None
+    scheduling_group: str | None = None
     # Features packsched reads but whose plugins it does not implement yet; the simulator warns about them.
     unsupported_features: list[str] = field(default_factory=list)
     # From packsched's annotations (packsched.api.annotations), in virtual seconds: when the pod is created,

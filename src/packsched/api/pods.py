@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from packsched.api import schema
 from packsched.api.decode import Reader
-from packsched.api.names import int32_errors
+from packsched.api.names import dns1123_label, dns1123_subdomain, int32_errors
 from packsched.api.objects import (
     DEFAULT_SCHEDULER_NAME,
     DO_NOT_SCHEDULE,
@@ -31,6 +32,7 @@ from packsched.api.objects import (
     Toleration,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
+    WorkloadReference,
 )
 from packsched.api.quantity import QuantityError, parse_quantity
 from packsched.api.resources import (
@@ -410,12 +412,45 @@ def decode_pod_spec(r: Reader, raw: object, path: str, pod: Pod) -> None:
     pod.topology_spread_constraints = decode_spread_constraints(
         r, spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"
     )
+    pod.workload_ref = _decode_workload_ref(r, spec.get("workloadRef"), f"{path}.workloadRef")
+    pod.scheduling_group = _decode_scheduling_group(r, spec.get("schedulingGroup"), f"{path}.schedulingGroup")
     unsupported: list[str] = []
     pod.volumes = decode_pod_volumes(r, spec.get("volumes"), f"{path}.volumes")
     pod.resource_claims = decode_pod_resource_claims(r, spec, path)
     if spec.get("resources"):
         unsupported.append("pod-level resources (spec.resources)")
     pod.unsupported_features = unsupported
+
+
+def _decode_workload_ref(r: Reader, raw: object, path: str) -> WorkloadReference | None:
+    """1.35's ``spec.workloadRef``, validated as the API server does (validateWorkloadReference)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, ("name", "podGroup", "podGroupReplicaKey"))
+    name = r.str(data.get("name"), f"{path}.name")
+    group = r.str(data.get("podGroup"), f"{path}.podGroup")
+    replica = r.str(data.get("podGroupReplicaKey"), f"{path}.podGroupReplicaKey")
+    checks = [("name", name, dns1123_subdomain), ("podGroup", group, dns1123_label)]
+    if replica:
+        checks.append(("podGroupReplicaKey", replica, dns1123_label))
+    for field_name, value, check in checks:
+        for message in check(value):
+            r.errors.add(f"{path}.{field_name}", f"Invalid value: {json.dumps(value)}: {message}")
+    return WorkloadReference(name, group, replica)
+
+
+def _decode_scheduling_group(r: Reader, raw: object, path: str) -> str | None:
+    """1.36's ``spec.schedulingGroup``: its ``podGroupName`` (validateSchedulingGroup)."""
+    if raw is None:
+        return None
+    data = r.fields(raw, path, ("podGroupName",))
+    if data.get("podGroupName") is None:
+        r.errors.add(f"{path}.podGroupName", "Invalid value: null: must specify one of: `podGroupName`")
+        return None
+    name = r.str(data.get("podGroupName"), f"{path}.podGroupName")
+    for message in dns1123_label(name):
+        r.errors.add(f"{path}.podGroupName", f"Invalid value: {json.dumps(name)}: {message}")
+    return name
 
 
 def decode_pod_resource_claims(r: Reader, spec: dict[str, Any], path: str) -> tuple[PodResourceClaim, ...]:

@@ -72,6 +72,8 @@ POD_SPEC = (
     "resourceClaims",
     "resources",
     "hostnameOverride",
+    "workloadRef",  # 1.35 (GenericWorkload)
+    "schedulingGroup",  # 1.36+ (GenericWorkload)
 )
 
 CONTAINER = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
+from packsched.api.podgroups import PodGroupRef, pod_group_ref
 from packsched.api.pods import pod_non_zero_requests, pod_requests
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
@@ -34,6 +35,9 @@ class PodInfo:
     # (cpu, memory) with the scoring defaults as the pod counts itself while it is being scheduled, where that
     # differs from how it counts once placed (kube-scheduler 1.29-1.31 and sidecars); None: the same
     incoming_non_zero: tuple[int, int] | None = None
+    # kube-scheduler's own pod group (GenericWorkload) as the release sees the pod: None without one, or when the
+    # API server of that release drops the field (api/podgroups.py)
+    pod_group: PodGroupRef | None = None
     # The snapshot rows of ``requests`` and the amounts, for the snapshot that computed them (adding and removing
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
@@ -66,11 +70,12 @@ class PodInfo:
 
 def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUBE_VERSION) -> PodInfo:
     """The pod as the scheduler of ``version`` counts it (sidecars' share of the requests changed in 1.29 and
-    1.32; see docs/reference/semantics.md)."""
+    1.32; its pod group reference is kept only with GenericWorkload; see docs/reference/semantics.md)."""
     sidecars = version.sidecar_containers
     cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
     info = PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
+    info.pod_group = pod_group_ref(pod, version.minor, version.generic_workload)
     if sidecars and not version.sidecars_in_non_zero_sum:
         # the scorer sums the pod being scheduled with PodRequests, sidecars included, in these versions too
         incoming = pod_non_zero_requests(pod, sidecars, True)
