@@ -24,20 +24,27 @@ from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
 from packsched.backend.cache import Cache
 from packsched.backend.nominator import Nominator
+from packsched.backend.podgroups import PodGroupState, PodGroupStates
 from packsched.backend.queue import QueuedPod, QueueView, SchedulingQueue
+from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
     ADD,
+    ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     DELETE,
     ELASTIC_QUOTA,
     NODE_CHANGE,
     POD,
     POD_GROUP,
+    SCHEDULING_POD_GROUP,
+    SCHEDULING_WORKLOAD,
     STORAGE_CHANGE,
+    UNSCHEDULED_POD_ADD,
     UPDATE,
     AssignedPodAddPlugin,
     ClusterEvent,
+    QueueingHintPlugin,
 )
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.runtime import Framework
@@ -49,11 +56,15 @@ from packsched.framework.waiting import WaitingPods
 # grew lets its namespace's pods in). Changes of other kinds (Services, workload controllers) only update the
 # plugins' views, as upstream's default plugins register no event for them.
 MOVING_KINDS = frozenset({ELASTIC_QUOTA, POD_GROUP})
+# Objects whose creation moves only the pods a plugin that registers it rejected (and its queueing hint lets
+# through): kube-scheduler's own Workloads and PodGroups, registered by GangScheduling alone.
+REGISTERED_KINDS = frozenset({SCHEDULING_WORKLOAD, SCHEDULING_POD_GROUP})
 
 
 class EventHandlers:
     """The queue and the reactions to cluster changes (a base class of ``Scheduler``, which sets these fields)."""
 
+    config: KubeSchedulerConfiguration
     cache: Cache
     nominator: Nominator
     frameworks: dict[str, Framework]
@@ -65,9 +76,12 @@ class EventHandlers:
     _name_rank: IntArray | None
     _waiting: WaitingPods
     _declared_events: dict[str, frozenset[str]]  # plugin -> the queueing events it registers (those that declare)
+    _hints: dict[str, QueueingHintPlugin]  # plugins with queueing hints for their events
     _activated_at: dict[str, float]  # when each pod was last activated (see activate)
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
+    # kube-scheduler's own pod groups (GenericWorkload): every pod with a group, and where it stands
+    _gangs: PodGroupStates
 
     @property
     def queue(self) -> QueueView:
@@ -96,10 +110,14 @@ class EventHandlers:
         if nominated in self._snapshot.index:
             self.nominator.nominate(pod, self._snapshot.index[nominated])
         self._track(pod)
+        self._gangs.add(pod, bound=False)
         if pod.queued_at is None:
             pod.queued_at = self.clock()
         gate = fwk.run_pre_enqueue(pod)
-        self._queue.add(pod, gate_reason="" if gate.ok else gate.message)
+        self._queue.add(pod, gate_reason="" if gate.ok else gate.message, gate_plugin=gate.plugin)
+        if self.config.kube_version.moves_pods_on_unscheduled_pod_add:
+            # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang
+            self.move_all(UNSCHEDULED_POD_ADD, pod)
         return gate
 
     def dequeue(self, pod: PodInfo) -> None:
@@ -116,6 +134,7 @@ class EventHandlers:
 
     def _untrack(self, pod: PodInfo) -> None:
         self._activated_at.pop(pod.key, None)
+        self._gangs.delete(pod)
         group = pod_group_name(pod.pod)
         members = self._groups.get((pod.pod.namespace, group)) if group else None
         if members is not None and members.get(pod.key) is pod:
@@ -125,6 +144,9 @@ class EventHandlers:
 
     def group_members(self, namespace: str, group: str) -> list[PodInfo]:
         return list(self._groups.get((namespace, group), {}).values())
+
+    def pod_group_state(self, key: str) -> PodGroupState | None:
+        return self._gangs.get(key)
 
     def activate(self, keys: Iterable[str]) -> None:
         """Upstream Activate, with one guard: a pod is activated at most once per instant of the scheduler's
@@ -174,7 +196,11 @@ class EventHandlers:
             plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
             if result.rejected_on_node:  # Reserve or Permit: the plugin that rejected it (upstream's FitError)
                 plugins = frozenset({result.status.plugin} - {""})
-            self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+            if pod.pod_group is not None and self.config.kube_version.pod_group_scheduling_cycle:
+                # kube-scheduler 1.36+: a pod of a pod group is retried after its backoff, whatever happens
+                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins)
+            else:
+                self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
 
     def park(self, qp: QueuedPod) -> None:
         """Put a pod whose verdict cannot change back as unschedulable, untried, with its last reason: the next
@@ -182,23 +208,59 @@ class EventHandlers:
         changes)."""
         self._queue.park(qp, self.clock())
 
-    def move_all(self, event: str | None = None) -> None:
+    def move_all(self, event: str | None = None, obj: object = None, *, registered_only: bool = False) -> None:
         """A change that may let any waiting pod fit (upstream ``MoveAllToActiveOrBackoffQueue``, also its
         periodic flush of pods that waited too long): every unschedulable pod goes back, except, for an ``event``,
-        the pods rejected only by plugins that declare their events and not this one (``queueing_events``)."""
-        self._queue.move_all(self.clock(), stay=self._deaf_to(event))
+        the pods rejected only by plugins that declare their events and not this one (``queueing_events``), or
+        whose queueing hint says ``obj`` does not help them. ``registered_only``: only pods a plugin that registers
+        the event rejected move (an event no plugin of packsched's convention, "declare nothing, hear
+        everything", should hear). Pods a PreEnqueue plugin with queueing hints holds back are tried at
+        PreEnqueue again on the events it registers."""
+        self._queue.move_all(self.clock(), stay=self._deaf_to(event, obj, registered_only))
+        self._retry_gated(event, obj)
 
-    def _deaf_to(self, event: str | None) -> Callable[[QueuedPod], bool] | None:
+    def _hears(self, plugin: str, event: str, waiting: PodInfo, obj: object) -> bool:
+        """Whether ``event`` (about ``obj``) may help a pod ``plugin`` rejected: the plugin registers it and its
+        hint (if any) says so."""
+        if event not in self._declared_events.get(plugin, ()):
+            return False
+        hint = self._hints.get(plugin)
+        return hint is None or hint.queueing_hint(event, waiting, obj)
+
+    def _deaf_to(
+        self, event: str | None, obj: object = None, registered_only: bool = False
+    ) -> Callable[[QueuedPod], bool] | None:
         """Which unschedulable pods ``event`` does not move (None: it moves every one)."""
         declared = self._declared_events
-        if event is None or not declared:
+        if event is None or (not declared and not registered_only):
             return None
 
         def stays(qp: QueuedPod) -> bool:
             plugins = qp.unschedulable_plugins
-            return bool(plugins) and all(p in declared and event not in declared[p] for p in plugins)
+            if registered_only:
+                return not any(self._hears(p, event, qp.info, obj) for p in plugins)
+            return bool(plugins) and all(p in declared and not self._hears(p, event, qp.info, obj) for p in plugins)
 
         return stays
+
+    def _retry_gated(self, event: str | None, obj: object) -> None:
+        """Pods held back at PreEnqueue by a plugin with queueing hints that registers ``event`` (every such pod
+        for a move of everything): PreEnqueue runs again, and a pod it lets in goes to the active heap (upstream
+        moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""
+        if not self._hints:
+            return
+        for qp in self._queue.gated_pods():
+            plugin = qp.gate_plugin
+            if plugin not in self._hints or (event is not None and not self._hears(plugin, event, qp.info, obj)):
+                continue
+            fwk = self.framework_for(qp.info)
+            if fwk is None:
+                continue
+            gate = fwk.run_pre_enqueue(qp.info)
+            if gate.ok:
+                self._queue.ungate(qp.info.key)
+            else:
+                qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
 
     def next_flush(self, older_than: float, period: float) -> float | None:
         """When upstream's periodic flush (every ``period`` seconds from time 0) would next move a pod that no
@@ -227,6 +289,7 @@ class EventHandlers:
         are tried again (upstream ``addAssignedPodToCache`` with the AssignedPodAdd event)."""
         self.cache.add_pod(info, node)
         self._track(info)
+        self._gangs.add(info, bound=True)
         self.dispatch(ClusterEvent(POD, ADD, None, info.pod))
         self._assigned_pod_added(info)
 
@@ -293,6 +356,7 @@ class EventHandlers:
         """Unschedulable pods that a plugin rejected and that ``added`` may help (the plugin's
         ``assigned_pod_may_help``: a spread constraint's namespace, a required pod affinity term it matches) go
         back to be tried (upstream's queueing hints for AssignedPodAdd)."""
+        self._retry_gated(ASSIGNED_POD_ADD, added)
         hints = self._pod_add_hints
         if not hints:
             return
@@ -347,6 +411,8 @@ class EventHandlers:
         self.dispatch(event)
         if event.resource in MOVING_KINDS:
             self.move_all(event.resource)
+        elif event.resource in REGISTERED_KINDS and event.action == ADD:
+            self.move_all(event.resource, event.new, registered_only=True)
 
     def storage_changed(self) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from packsched.api.storage import StorageObjects
 from packsched.backend.cache import Cache
 from packsched.backend.disruption import BudgetStatus
 from packsched.backend.nominator import Nominator
+from packsched.backend.podgroups import PodGroupState, PodGroupStates
 from packsched.backend.queue import QueuedPod as QueuedPod
 from packsched.backend.queue import QueueView as QueueView
 from packsched.backend.queue import SchedulingQueue
@@ -32,7 +34,14 @@ from packsched.config.versions import KubeVersion
 from packsched.eventhandlers import EventHandlers
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import ASSIGNED_POD_DELETE, AssignedPodAddPlugin, ClusterActions, WaitingPodView
+from packsched.framework.interface import (
+    ASSIGNED_POD_DELETE,
+    POD_GROUP_CYCLE,
+    AssignedPodAddPlugin,
+    ClusterActions,
+    QueueingHintPlugin,
+    WaitingPodView,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import fit_error_message
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
@@ -212,6 +221,7 @@ class Scheduler(EventHandlers):
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
         self._waiting = WaitingPods()
         self._groups = {}
+        self._gangs = PodGroupStates()
         self._activated_at = {}
         self._use_config(config, registry)
 
@@ -228,7 +238,7 @@ class Scheduler(EventHandlers):
                 self.nominator.clear(info)
                 continue
             gate = fwk.run_pre_enqueue(info)
-            self._queue.add(info, gate_reason="" if gate.ok else gate.message)
+            self._queue.add(info, gate_reason="" if gate.ok else gate.message, gate_plugin=gate.plugin)
 
     def _use_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
         """The profiles of ``config`` (one framework each) and an empty queue ordered and backed off as it says."""
@@ -250,6 +260,12 @@ class Scheduler(EventHandlers):
             for fwk in self.frameworks.values()
             for p in fwk.plugins.values()
             if (events := getattr(p, "queueing_events", None)) is not None
+        }
+        self._hints = {
+            p.name: p
+            for fwk in self.frameworks.values()
+            for p in fwk.plugins.values()
+            if isinstance(p, QueueingHintPlugin) and p.name in self._declared_events
         }
 
     # -- Handle -------------------------------------------------------------------------------------------
@@ -306,11 +322,33 @@ class Scheduler(EventHandlers):
 
     # -- assumed pods and nominations -----------------------------------------------------------------------
 
-    def forget_assumed(self, pod: PodInfo) -> None:
+    def forget_assumed(self, pod: PodInfo, state: CycleState | None = None) -> None:
         """An attempt that failed after it assumed the pod: the pod no longer holds room (nothing when the pod
-        was not assumed)."""
+        was not assumed), and no longer counts as assumed in its pod group (1.36+, in the pod-group cycle's copy
+        when ``state`` is one's)."""
         if self.cache.is_assumed(pod.key) and self.cache.get(pod.key) is pod:
             self.cache.forget(pod)
+            group = self._cache_group(pod, state)
+            if group is not None:
+                group.forget(pod.key)
+
+    def _assume(self, pod: PodInfo, node: str, state: CycleState) -> None:
+        """Upstream ``assume``: the pod holds room on ``node`` (and is no longer nominated); in kube-scheduler
+        1.36+ the cache counts it as assumed in its pod group, or the pod-group cycle's copy does."""
+        self.nominator.clear(pod)
+        self.cache.assume(pod, node)
+        group = self._cache_group(pod, state)
+        if group is not None:
+            group.assume(pod)
+
+    def _cache_group(self, pod: PodInfo, state: CycleState | None) -> PodGroupState | None:
+        """The pod group the cache's assume and forget count the pod in (kube-scheduler 1.36+ with GenericWorkload;
+        1.35's GangScheduling does it at Reserve): the pod-group cycle's copy when ``state`` is one's."""
+        if pod.pod_group is None or not self.config.kube_version.pod_group_scheduling_cycle:
+            return None
+        cycle = state.read(POD_GROUP_CYCLE) if state is not None else None
+        states: PodGroupStates = cycle if cycle is not None else self._gangs
+        return states.get(pod.pod_group.key)
 
     def clear_nomination(self, pod: PodInfo) -> None:
         """The pod is no longer nominated (preemption made room on its node for a more important pod): out of the
@@ -337,22 +375,223 @@ class Scheduler(EventHandlers):
         if fwk is None:
             raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
         result = CycleResult(pod, fwk.name)
-        snap = self._snapshot
         state = CycleState()
+        chosen = self._schedule_pod(fwk, state, pod, result, explain)
+        if chosen is None:
+            return result
+        return self._reserve_and_bind(fwk, state, pod, chosen, result, queued)
+
+    # -- pod-group scheduling cycles (kube-scheduler 1.36+ with GenericWorkload) ---------------------------------
+
+    def in_pod_group_cycle(self, pod: PodInfo) -> bool:
+        """Whether the pod is scheduled with its group in one pod-group scheduling cycle (kube-scheduler 1.36+
+        with GenericWorkload, a pod with ``spec.schedulingGroup``: upstream ScheduleOne's branch to
+        scheduleOnePodGroup)."""
+        return (
+            pod.pod_group is not None
+            and self.config.kube_version.pod_group_scheduling_cycle
+            and self._gangs.get(pod.pod_group.key) is not None
+        )
+
+    def schedule_pod_group(
+        self, first: QueuedPod, *, explain: frozenset[str] = frozenset()
+    ) -> list[tuple[QueuedPod, CycleResult]]:
+        """One pod-group scheduling cycle (upstream scheduleOnePodGroup, the default algorithm): ``first`` and every
+        other unscheduled pod of its group that waits in the queue are taken out of it and tried one after the
+        other (higher priority first, then the one that entered the queue first), each placed for the next ones
+        to see (assumed, reserved and permitted in the cycle's copy of the group), then all taken back. When a
+        pod's Permit passed (a gang: ``minCount`` pods placed), the group fits: each pod that found a node is
+        assumed, reserved and permitted for real there and bound (or waits at Permit for the rest); otherwise
+        every pod goes back to the queue, the placed ones with their Permit's message. A pod that needed
+        preemption counts as placed on its nominated node; when the group would fit that way, every pod goes back
+        and waits for the victims to leave. Failures are handled here (back through backoff); answers each pod's
+        queue entry and result, in the cycle's order. ``explain``: the pods whose nodes' scores to keep."""
+        ref = first.info.pod_group
+        assert ref is not None
+        members = [first]
+        group = self._gangs.get(ref.key)
+        for pod in group.unscheduled_pods() if group is not None else []:
+            if pod.key != first.info.key:
+                qp = self._queue.pop_specific(pod.key)
+                if qp is not None:
+                    members.append(qp)
+        members.sort(key=lambda q: (-q.info.priority, _first_queued(q.info), q.info.arrival))
+        results = [CycleResult(q.info, q.info.pod.scheduler_name) for q in members]
+        names = {q.info.pod.scheduler_name for q in members}
+        fwk = self.frameworks.get(first.info.pod.scheduler_name)
+        if fwk is None or len(names) > 1:
+            shown = sorted(names)
+            why = (
+                f'all pods in a single pod group should have the same .spec.schedulerName set, got: "{shown[1]}" '
+                f'and "{shown[0]}"'
+                if len(names) > 1
+                else f"profile not found for scheduler name {first.info.pod.scheduler_name!r}"
+            )
+            for q, r in zip(members, results, strict=True):
+                r.status = Status.error(why)
+                self.handle_failure(q, r)
+            return list(zip(members, results, strict=True))
+        copies = self._gangs.copy()
+        outcome = self._pod_group_algorithm(fwk, members, results, copies, explain)
+        self._submit_pod_group(fwk, members, results, outcome)
+        return list(zip(members, results, strict=True))
+
+    def _pod_group_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPod],
+        results: list[CycleResult],
+        copies: PodGroupStates,
+        explain: frozenset[str],
+    ) -> _GroupOutcome:
+        """Upstream podGroupSchedulingDefaultAlgorithm over ``members``: each pod's algorithm, its placement kept
+        for the next ones, then every placement taken back. Fills ``results`` (node, status) and answers the
+        group's status with each pod's Permit status and cycle state."""
+        out = _GroupOutcome(Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE]))
+        undo: list[Callable[[], None]] = []
+        preempting = False
+        try:
+            for q, result in zip(members, results, strict=True):
+                pod = q.info
+                state = CycleState()
+                state.write(POD_GROUP_CYCLE, copies)
+                out.states.append(state)
+                chosen = self._schedule_pod(fwk, state, pod, result, pod.key in explain)
+                needs_preemption = False
+                if chosen is None:
+                    if result.nominated_node and result.status.code != Code.ERROR:
+                        # the subsequent pods see this one on its nominated node, its victims going away
+                        chosen = self._snapshot.index[result.nominated_node]
+                        needs_preemption = True
+                    else:
+                        out.permits.append(None)
+                        out.preemption.append(False)
+                        if result.status.code == Code.ERROR:
+                            out.status = Status.error(
+                                f"failed to schedule other pod from a pod group: {result.message}"
+                            )
+                            out.waiting_on_preemption = False
+                            break
+                        continue
+                node = self._snapshot.nodes[chosen].name
+                nominated = pod.pod.nominated_node_name
+                self._assume(pod, node, state)
+                st = fwk.run_reserve(state, pod, node)
+                if not st.ok:
+                    self._group_forget(pod, state, nominated)
+                    self._refused(result, _chosen_node_fit_error(st))
+                    out.permits.append(None)
+                    out.preemption.append(False)
+                    if st.code == Code.ERROR:
+                        out.status = Status.error(f"failed to schedule other pod from a pod group: {st.message}")
+                        out.waiting_on_preemption = False
+                        break
+                    continue
+                permit, _waits = fwk.run_permit(state, pod, node)
+                if not permit.ok and permit.code != Code.WAIT:
+                    fwk.run_unreserve(state, pod, node)
+                    self._group_forget(pod, state, nominated)
+                    self._refused(result, _chosen_node_fit_error(permit))
+                    out.permits.append(None)
+                    out.preemption.append(False)
+                    if permit.code == Code.ERROR:
+                        out.status = Status.error(f"failed to schedule other pod from a pod group: {permit.message}")
+                        out.waiting_on_preemption = False
+                        break
+                    continue
+                result.node = node
+
+                undo.append(partial(self._group_unplace, fwk, pod, state, node, nominated))
+                out.permits.append(permit)
+                out.preemption.append(needs_preemption)
+                preempting = preempting or needs_preemption
+                if permit.ok:  # the group fits (a gang: minCount pods placed)
+                    if preempting:
+                        out.status = Status(Code.UNSCHEDULABLE, ["pod group is waiting for preemption to complete"])
+                        out.waiting_on_preemption = True
+                    else:
+                        out.status = Status()
+        finally:
+            for unplace in reversed(undo):
+                unplace()
+        return out
+
+    def _group_unplace(self, fwk: Framework, pod: PodInfo, state: CycleState, node: str, nominated: str) -> None:
+        """A pod-group cycle's placement taken back (upstream's revert: Unreserve, then forget)."""
+        fwk.run_unreserve(state, pod, node)
+        self._group_forget(pod, state, nominated)
+
+    def _group_forget(self, pod: PodInfo, state: CycleState, nominated: str) -> None:
+        """A placement of a pod-group cycle taken back: the room freed, the pod unassumed in the cycle's copy of
+        its group, its nomination (which assuming it cleared) back."""
+        self.forget_assumed(pod, state)
+        if nominated and nominated in self._snapshot.index:
+            self.nominator.nominate(pod, self._snapshot.index[nominated])
+
+    def _submit_pod_group(
+        self, fwk: Framework, members: list[QueuedPod], results: list[CycleResult], out: _GroupOutcome
+    ) -> None:
+        """Upstream submitPodGroupAlgorithmResult: the pods of a group that fits go to their binding cycles (assumed,
+        reserved and permitted for real, on the node the cycle found); the others go back to the queue."""
+        for i, (q, result) in enumerate(zip(members, results, strict=True)):
+            pod = q.info
+            placed = i < len(out.permits) and out.permits[i] is not None
+            needs_preemption = placed and out.preemption[i]
+            if out.status.code == Code.ERROR:
+                if result.status.code != Code.ERROR:
+                    result.status = Status(Code.ERROR, list(out.status.reasons))
+                result.node = None
+                self.handle_failure(q, result)
+                continue
+            if placed and not needs_preemption:
+                node = result.node
+                assert node is not None
+                if out.status.ok:
+                    state = out.states[i]
+                    state.write(POD_GROUP_CYCLE, None)
+                    self._reserve_and_bind(fwk, state, pod, self._snapshot.index[node], result, q)
+                    if not result.scheduled and not result.waiting:
+                        self.handle_failure(q, result)
+                    continue
+                if out.waiting_on_preemption:  # back to wait, nominated where the cycle placed it
+                    result.nominated_node = node
+                    self._refused(result, Status(Code.UNSCHEDULABLE, list(out.status.reasons)))
+                else:
+                    permit = out.permits[i]
+                    assert permit is not None
+                    self._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                    result.nominated_node = ""
+                self.handle_failure(q, result)
+                continue
+            if needs_preemption and not out.waiting_on_preemption:
+                permit = out.permits[i]
+                assert permit is not None
+                self._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                result.nominated_node = ""
+            else:
+                result.node = None
+            self.handle_failure(q, result)
+
+    def _schedule_pod(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, explain: bool
+    ) -> int | None:
+        """Upstream schedulingAlgorithm: PreFilter, Filter, PostFilter when nothing fits, PreScore, Score and the
+        choice of a node (its column; ``result.node`` names it), or None with ``result`` saying why."""
+        snap = self._snapshot
         if snap.n == 0:
             result.status = Status(Code.UNSCHEDULABLE, ["no nodes available to schedule pods"])
-            return result
+            return None
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, result, explain)
         result.diagnosis = diagnosis
         if len(feasible) == 0:
             if diagnosis.pre_filter_status is not None and diagnosis.pre_filter_status.code == Code.ERROR:
                 result.status = diagnosis.pre_filter_status
-                return result
+                return None
             post = fwk.run_post_filter(state, pod, diagnosis)
             diagnosis.post_filter_msg = post.status.message
             result.nominated_node = post.nominated_node
             result.status = Status(Code.UNSCHEDULABLE, [diagnosis.message()])
-            return result
+            return None
         result.sampled = feasible
         if len(feasible) == 1 or result.used_nominated_node:
             chosen = int(feasible[0])  # nothing is scored
@@ -360,18 +599,18 @@ class Scheduler(EventHandlers):
             st = fwk.run_pre_score(state, pod, feasible)
             if not st.ok:
                 result.status = st
-                return result
+                return None
             try:
                 scores = fwk.run_score(state, pod, feasible)
             except PluginError as exc:
                 result.status = Status.error(str(exc))
-                return result
+                return None
             result.scores = scores
             chosen = self._select_host(scores, feasible)
         if explain:
             self._explain_scores(fwk, state, pod, result, diagnosis)
         result.node = snap.nodes[chosen].name
-        return self._reserve_and_bind(fwk, state, pod, chosen, result, queued)
+        return chosen
 
     def _find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, explain: bool
@@ -468,8 +707,7 @@ class Scheduler(EventHandlers):
         queued: QueuedPod | None = None,
     ) -> CycleResult:
         node = self._snapshot.nodes[col].name
-        self.nominator.clear(pod)
-        self.cache.assume(pod, node)
+        self._assume(pod, node, state)
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
             return self._undo(fwk, state, pod, node, result, _chosen_node_fit_error(st), reserved=False)
@@ -548,7 +786,7 @@ class Scheduler(EventHandlers):
             return result
         fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
         fwk.run_unreserve(state, pod, node)
-        self.forget_assumed(pod)
+        self.forget_assumed(pod, state)
         self._refused(result, _chosen_node_fit_error(st))
         if wp.gone:  # deleted while it waited: its room was freed then, nothing goes back
             return result
@@ -582,7 +820,7 @@ class Scheduler(EventHandlers):
         """Take a scheduling cycle's choice back before its binding cycle runs: Unreserve, and the assumed pod is
         forgotten (a replay of a record follows the recorded decision where it differs from its own)."""
         job.fwk.run_unreserve(job.state, job.pod, job.node)
-        self.forget_assumed(job.pod)
+        self.forget_assumed(job.pod, job.state)
         job.result.node = None
         job.result.binding = None
 
@@ -606,9 +844,30 @@ class Scheduler(EventHandlers):
     ) -> CycleResult:
         if reserved:
             fwk.run_unreserve(state, pod, node)
-        self.forget_assumed(pod)
+        self.forget_assumed(pod, state)
         self._refused(result, st)
         return result
+
+
+# The status of a pod group none of whose pods' Permit passed (upstream errPodGroupUnschedulable).
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+
+
+@dataclass
+class _GroupOutcome:
+    """What a pod-group scheduling cycle's algorithm found: the group's status (Success: it fits), whether it
+    waits for preemption, and per pod in the cycle's order its Permit status (None: not placed), whether it
+    needed preemption, and its cycle state."""
+
+    status: Status
+    waiting_on_preemption: bool = False
+    permits: list[Status | None] = field(default_factory=list)
+    preemption: list[bool] = field(default_factory=list)
+    states: list[CycleState] = field(default_factory=list)
+
+
+def _first_queued(pod: PodInfo) -> float:
+    return pod.queued_at if pod.queued_at is not None else 0.0
 
 
 def _one_hot(n: int, col: int) -> BoolArray:

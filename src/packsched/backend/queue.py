@@ -21,6 +21,7 @@ class QueuedPod:
     backoff_until: float = 0.0
     last_reason: str = ""
     gated: bool = False
+    gate_plugin: str = ""  # the PreEnqueue plugin that holds it back (when gated)
     moves_seen: int = 0  # the queue's move requests when it was popped (see add_unschedulable)
     unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
     in_backoff: bool = False  # its latest heap entry is in the backoff heap
@@ -68,22 +69,62 @@ class SchedulingQueue:
     def pods(self) -> Iterator[QueuedPod]:
         return iter(list(self._queued.values()))
 
-    def _push_active(self, qp: QueuedPod) -> None:
+    def _push_active(self, qp: QueuedPod, restamp: bool = True) -> None:
         qp.in_backoff = False
-        qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
+        if restamp:
+            qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
         heapq.heappush(self._active, _Entry(self.sort_key(qp.info), next(self._seq), qp))
 
-    def add(self, info: PodInfo, gate_reason: str = "") -> QueuedPod:
-        """A new pod. With ``gate_reason`` (a PreEnqueue plugin refused it) it waits without being tried."""
+    def add(self, info: PodInfo, gate_reason: str = "", gate_plugin: str = "") -> QueuedPod:
+        """A new pod. With ``gate_reason`` (``gate_plugin``, a PreEnqueue plugin, refused it) it waits without
+        being tried."""
         qp = QueuedPod(info)
         self._queued[info.key] = qp
         if gate_reason:
             qp.gated = True
             qp.last_reason = gate_reason
+            qp.gate_plugin = gate_plugin
+            qp.info.arrival = next(self._stamp)  # kept when it is let in (upstream's queue timestamp)
             self.gated[info.key] = qp
         else:
             self._push_active(qp)
         return qp
+
+    def gated_pods(self) -> list[QueuedPod]:
+        return list(self.gated.values())
+
+    def ungate(self, key: str) -> bool:
+        """A gated pod whose PreEnqueue plugins now let it in goes to the active heap (upstream moveToActiveQ after
+        PreEnqueue passes). False when it is not gated."""
+        qp = self.gated.pop(key, None)
+        if qp is None:
+            return False
+        qp.gated = False
+        qp.gate_plugin = ""
+        self._push_active(qp, restamp=False)
+        return True
+
+    def pop_specific(self, key: str) -> QueuedPod | None:
+        """Take this pod out of the queue wherever it waits, but not when a PreEnqueue plugin holds it back
+        (upstream PopSpecificPod: activate it, then pop it from the active heap). None when it is not queued."""
+        qp = self._queued.get(key)
+        if qp is None or qp.gated:
+            return None
+        del self._queued[key]
+        self.unschedulable.pop(key, None)
+        self._hinted.pop(key, None)
+        qp = replace(qp)  # its heap entry (active or backoff) goes stale, even once the pod is queued again
+        qp.attempts += 1
+        qp.moves_seen = self.move_requests
+        return qp
+
+    def requeue_after_backoff(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str]) -> None:
+        """After a failed attempt, back through backoff without waiting for a cluster event (kube-scheduler 1.36+:
+        a pod of a pod group, whose retries follow the backoff alone)."""
+        qp.last_reason = reason
+        qp.unschedulable_plugins = plugins
+        qp.unschedulable_since = now
+        self.requeue_now(qp, now)
 
     def backoff_duration(self, attempts: int) -> float:
         duration = self.initial_backoff

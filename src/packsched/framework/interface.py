@@ -53,6 +53,9 @@ class Plugin(Protocol):
 POD = "Pod"  # only assigned pods (spec.nodeName set, or bound by the scheduler), as upstream's filtered informer
 ELASTIC_QUOTA = "ElasticQuota"
 POD_GROUP = "PodGroup"  # api.gangs.PodGroup (scheduler-plugins' Coscheduling)
+# kube-scheduler's own gangs (GangScheduling): api.podgroups.SchedulingWorkload (1.35), SchedulingPodGroup (1.36)
+SCHEDULING_WORKLOAD = "Workload.scheduling.k8s.io"
+SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
 SERVICE = "Service"  # api.objects.Service
 WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
 ADD, UPDATE, DELETE = "Add", "Update", "Delete"
@@ -63,6 +66,9 @@ ADD, UPDATE, DELETE = "Add", "Update", "Delete"
 # of pods unschedulable for 5 minutes. A plugin that declares nothing is moved by every event.
 ASSIGNED_POD_ADD = "AssignedPodAdd"
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
+# a new unscheduled pod; an event only in kube-scheduler 1.35-1.36 with the GangScheduling gate (upstream
+# addPodToSchedulingQueue), and only GangScheduling registers it
+UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
 NODE_CHANGE = "Node"
 STORAGE_CHANGE = "Storage"
 
@@ -117,6 +123,17 @@ class AssignedPodAddPlugin(Protocol):
     name: str
 
     def assigned_pod_may_help(self, waiting: PodInfo, added: PodInfo, snap: Snapshot) -> bool: ...
+
+
+@runtime_checkable
+class QueueingHintPlugin(Protocol):
+    """A plugin that declares ``queueing_events`` and, for some of them, tells whether one event may help a pod it
+    rejected (upstream QueueingHintFn): ``obj`` is the object the event is about (the pod added, as a PodInfo; the
+    object created). A pod it holds back at PreEnqueue is tried again (PreEnqueue run anew) on the same events."""
+
+    name: str
+
+    def queueing_hint(self, event: str, waiting: PodInfo, obj: object) -> bool: ...
 
 
 @runtime_checkable
@@ -390,6 +407,46 @@ class Handle(Protocol):
         """The pods of the namespace (pending or running, not finished) whose scheduling group is ``group``: the
         ``scheduling.x-k8s.io/pod-group`` label (or the older ``pod-group.scheduling.sigs.k8s.io``)."""
         ...
+
+    def pod_group_state(self, key: str) -> PodGroupStateView | None:
+        """kube-scheduler's own pod group ``key`` (``PodInfo.pod_group.key``: GenericWorkload) as the scheduler
+        tracks it (1.35 its WorkloadManager, 1.36 its cache); None when no pod of the group exists. A pod-group
+        scheduling cycle's copy is in its cycle state (``POD_GROUP_CYCLE``)."""
+        ...
+
+
+# The cycle state key of a pod-group scheduling cycle (kube-scheduler 1.36 IsPodGroupSchedulingCycle): the copy of
+# the pod group states that the cycle assumes its pods in (a PodGroupStatesView).
+POD_GROUP_CYCLE = "PodGroupSchedulingCycle"
+
+
+class PodGroupStateView(Protocol):
+    """One pod group as the scheduler tracks it (backend/podgroups.py): its pods by key, and which are unscheduled,
+    assumed or assigned."""
+
+    @property
+    def all_count(self) -> int: ...
+
+    @property
+    def scheduled_count(self) -> int: ...
+
+    @property
+    def assumed(self) -> dict[str, PodInfo]: ...
+
+    @property
+    def assigned(self) -> set[str]: ...
+
+    def unscheduled_pods(self) -> list[PodInfo]: ...
+
+    def assume(self, pod: PodInfo) -> None: ...
+
+    def forget(self, key: str) -> None: ...
+
+    def scheduling_timeout(self, now: float) -> float: ...
+
+
+class PodGroupStatesView(Protocol):
+    def get(self, key: str) -> PodGroupStateView | None: ...
 
 
 class WaitingPodView(Protocol):

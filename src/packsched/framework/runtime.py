@@ -502,6 +502,7 @@ class Framework:
         """Upstream RunPermitPlugins: the first rejection (or error) ends it; otherwise Wait when any plugin asked
         to wait, with each such plugin's timeout."""
         waits: dict[str, float] = {}
+        waiting = Status()
         for p in self.permits:
             st, timeout = p.permit(state, pod, node)
             if st.ok:
@@ -509,12 +510,19 @@ class Framework:
             st.plugin = st.plugin or p.name
             if st.code == Code.WAIT:
                 waits[p.name] = timeout
+                waiting = st
                 continue
             if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
                 return Status.error(f"running Permit plugin {p.name!r}: {st.message}", p.name), {}
             return st, {}
         if waits:
-            return Status(Code.WAIT, ["one or more plugins asked to wait and no plugin rejected pod"]), waits
+            # 1.36+ keeps the last waiting plugin's reasons and adds its own; 1.35 and older say only their own
+            if self.handle.kube_version.minor >= 36:
+                reasons = [*waiting.reasons, "one or more plugins asked to wait and no plugin rejected pod"]
+                return Status(Code.WAIT, reasons, waiting.plugin), waits
+            return Status(
+                Code.WAIT, [f'one or more plugins asked to wait and no plugin rejected pod "{pod.pod.name}"']
+            ), waits
         return Status(), {}
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:

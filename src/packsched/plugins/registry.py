@@ -12,6 +12,7 @@ from packsched.plugins.dotproduct.dot_product import new_dot_product
 from packsched.plugins.dynamicresources.dynamic_resources import new_dynamic_resources
 from packsched.plugins.fgd.fgd import new_fgd
 from packsched.plugins.fgdpack.fgd_pack import new_fgd_pack
+from packsched.plugins.gangscheduling.gang_scheduling import new_gang_scheduling
 from packsched.plugins.gpuclustering.gpu_clustering import new_gpu_clustering
 from packsched.plugins.gpupacking.gpu_packing import new_gpu_packing
 from packsched.plugins.gpushare.gpu_share import new_gpu_share
@@ -65,6 +66,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "VolumeBinding": new_volume_binding,
         "NodeVolumeLimits": new_csi_limits,
         "DynamicResources": new_dynamic_resources,
+        "GangScheduling": new_gang_scheduling,
         # scheduler-plugins (out of tree upstream)
         "CapacityScheduling": new_capacity_scheduling,
         "Coscheduling": new_coscheduling,

@@ -21,9 +21,19 @@ from packsched.api.cluster import CronJob
 from packsched.api.cron import next_fire
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
+from packsched.api.podgroups import dropped_reference
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD_GROUP, SERVICE, WORKLOAD, ClusterEvent
+from packsched.framework.interface import (
+    ADD,
+    ELASTIC_QUOTA,
+    POD_GROUP,
+    SCHEDULING_POD_GROUP,
+    SCHEDULING_WORKLOAD,
+    SERVICE,
+    WORKLOAD,
+    ClusterEvent,
+)
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import Snapshot
@@ -209,6 +219,8 @@ class Simulation:
         )
         self.cache = self.scheduler.cache
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
+        for event, created in later_objects(cluster):
+            self.call_at(created, partial(self.scheduler.object_changed, event))
         self._load_pods()
         for cron in cluster.cron_jobs:
             first = None if cron.suspend else next_fire(cron.schedule, cron.zone, 0.0)
@@ -228,6 +240,14 @@ class Simulation:
         info = make_pod_info(pod, len(self.history), self.scheduler.config.kube_version)
         rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
         self.history.append(rec)
+        version = self.scheduler.config.kube_version
+        dropped = dropped_reference(pod, version.minor, version.generic_workload)
+        if dropped:
+            self._warn_once(
+                f"pod group reference {dropped}",
+                f"pod {pod.key} (and maybe others) names a pod group with {dropped}: it was scheduled as if "
+                "that field were absent",
+            )
         for feature in pod.unsupported_features:
             self._warn_once(
                 feature,
@@ -517,7 +537,21 @@ class Simulation:
             )
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             return
+        if self.scheduler.in_pod_group_cycle(info):
+            for member, result in self.scheduler.schedule_pod_group(qp, explain=frozenset(self.capture)):
+                self._record(member, result, in_group=True)
+            self._settle_waiting()
+            return
         result = self.scheduler.schedule_one(info, explain=info.key in self.capture, queued=qp)
+        self._record(qp, result)
+
+    def _record(self, qp: QueuedPod, result: CycleResult, *, in_group: bool = False) -> None:
+        """What an attempt decided, in the history; a failed pod is sent back to the queue, and the waits at Permit
+        that ended are settled. A pod-group cycle's pods (``in_group``) were sent back by the scheduler already,
+        and the waits are settled once every pod of the cycle is recorded."""
+        info = qp.info
+        rec = self.records[info.key]
+        rec.attempts = max(rec.attempts, qp.attempts)
         if info.key in self.capture:
             self.captured.setdefault(info.key, []).append(result)
         if self.on_cycle is not None:
@@ -525,11 +559,13 @@ class Simulation:
         if result.waiting:
             rec.reason = f"waiting at Permit ({result.status.plugin})"
             self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
-            self._settle_waiting()
+            if not in_group:
+                self._settle_waiting()
             return
         if result.scheduled:
             self.events.append(Event(self.now, SCHEDULED, info.key, result.node))
-            self._settle_waiting()
+            if not in_group:
+                self._settle_waiting()
             return
         reason = result.message
         rec.reason = reason
@@ -538,8 +574,9 @@ class Simulation:
             rec.preempting_attempts += 1
             self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
-        self.scheduler.handle_failure(qp, result)
-        self._settle_waiting()
+        if not in_group:
+            self.scheduler.handle_failure(qp, result)
+            self._settle_waiting()
 
     def _settle_waiting(self) -> None:
         """Pods whose wait at Permit ended (allowed by the pod that completed their gang, rejected, timed out):
@@ -565,10 +602,27 @@ def cluster_objects(cluster: Cluster) -> Iterator[ClusterEvent]:
         yield ClusterEvent(ELASTIC_QUOTA, ADD, None, quota)
     for group in cluster.pod_groups:
         yield ClusterEvent(POD_GROUP, ADD, None, group)
+    for scheduling_workload in cluster.scheduling_workloads:
+        if scheduling_workload.created <= 0:
+            yield ClusterEvent(SCHEDULING_WORKLOAD, ADD, None, scheduling_workload)
+    for pod_group in cluster.scheduling_pod_groups:
+        if pod_group.created <= 0:
+            yield ClusterEvent(SCHEDULING_POD_GROUP, ADD, None, pod_group)
     for service in cluster.services:
         yield ClusterEvent(SERVICE, ADD, None, service)
     for workload in cluster.workloads:
         yield ClusterEvent(WORKLOAD, ADD, None, workload)
+
+
+def later_objects(cluster: Cluster) -> Iterator[tuple[ClusterEvent, float]]:
+    """kube-scheduler's own Workloads and PodGroups whose ``packsched.io/arrival-time`` puts their creation after
+    the start, with that time (those created at the start come with :func:`cluster_objects`)."""
+    for workload in cluster.scheduling_workloads:
+        if workload.created > 0:
+            yield ClusterEvent(SCHEDULING_WORKLOAD, ADD, None, workload), workload.created
+    for group in cluster.scheduling_pod_groups:
+        if group.created > 0:
+            yield ClusterEvent(SCHEDULING_POD_GROUP, ADD, None, group), group.created
 
 
 def run_simulation(

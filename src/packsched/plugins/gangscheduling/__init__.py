@@ -1,0 +1,1 @@
+"""kube-scheduler's own GangScheduling (feature gates GangScheduling, GenericWorkload)."""
