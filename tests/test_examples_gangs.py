@@ -98,3 +98,44 @@ def test_the_guides_summary_line() -> None:
         "1 group(s): 1 started, 0 never started; wait mean 4m50s, p50 4m50s, p95 4m50s; 0.72 GPU-hours held at "
         "Permit, 0.00 in partial gangs; 36 Permit timeout(s)"
     ) in " ".join(result.output.split())
+
+
+# -- kube-scheduler's own gang scheduling (examples/gangs/upstream-gang-1.35.yaml, -1.36.yaml) ---------------------
+
+UPSTREAM_EVENTS = [
+    (0.0, "waiting", "default/llm-train-0"),
+    (0.0, "waiting", "default/llm-train-1"),
+    (0.0, "scheduled", "default/llm-train-2"),
+    (0.0, "scheduled", "default/llm-train-0"),
+    (0.0, "scheduled", "default/llm-train-1"),
+    (60.0, "waiting", "default/eval-0"),
+    (60.0, "scheduled", "default/eval-1"),
+    (60.0, "scheduled", "default/eval-0"),
+]
+
+
+def simulate_upstream(release: str, *args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["simulate", str(EX / f"upstream-gang-{release}.yaml"), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_upstream_gangs_are_bound_together_and_wait_for_their_group_object() -> None:
+    for release in ("1.35", "1.36"):
+        sim = simulate_upstream(release, "--config", str(EX / f"config-upstream-{release}.yaml"))
+        assert [(t, k, p) for t, k, p in events_of(sim, "default/") if k != "completed"] == UPSTREAM_EVENTS
+        assert sim["summary"] == {"pods": 5, "succeeded": 5} and not sim["warnings"]
+        # the same with the gates on the command line instead of the config file
+        flags = ["--kube-version", release, "--feature-gates", "GenericWorkload=true,GangScheduling=true"]
+        assert simulate_upstream(release, *flags)["events"] == sim["events"]
+
+
+def test_upstream_gangs_with_the_gates_off_are_scheduled_pod_by_pod() -> None:
+    sim = simulate_upstream("1.35", "--kube-version", "1.35")
+    assert not [e for e in sim["events"] if e["kind"] == "waiting"]
+    assert {e["time"] for e in sim["events"] if e["kind"] == "scheduled"} == {0.0}
+    assert (
+        "spec.workloadRef: the API server drops the field with the feature gate GenericWorkload off"
+        in (sim["warnings"][0])
+    )

@@ -542,3 +542,113 @@ def test_dra_extended_resources_from_1_36() -> None:
     # DRAExtendedResource: alpha and off in 1.34-1.35, beta and on in 1.36, GA in 1.37
     # (tests/plugins/test_dra_extended_resources.py runs it end to end)
     assert [m for m in range(25, 38) if KubeVersion(m).dra_extended_resource] == [36, 37]
+
+
+# -- --feature-gates ---------------------------------------------------------------------------------------------
+
+GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
+
+
+@pytest.mark.parametrize(
+    ("minor", "gates", "present"),
+    [
+        (35, {}, False),
+        (35, {"GenericWorkload": True}, False),
+        (35, GANG_GATES, True),
+        (36, {"GenericWorkload": True}, False),
+        (36, GANG_GATES, True),
+        (36, {"GenericWorkload": True, "GangScheduling": False}, False),
+        (37, {}, False),
+        (37, {"GenericWorkload": False}, False),
+        (34, {}, False),
+    ],
+)
+def test_gang_scheduling_in_the_default_profile_per_gate(minor: int, gates: dict[str, bool], present: bool) -> None:
+    version = KubeVersion(minor).with_gates(gates)
+    names = [n for n, _ in catalog.default_multipoint(catalog.V1, version)]
+    assert ("GangScheduling" in names) is present
+    if present:  # appended last, as upstream's applyFeatureGates appends it
+        assert names[-1] == "GangScheduling"
+    cfg = default_config(KNOWN, KubeVersion(minor), gates)
+    enabled = [p.name for p in cfg.profiles[0].plugins.multi_point.enabled]
+    assert ("GangScheduling" in enabled) is present
+    assert "GangScheduling" not in cfg.profiles[0].omitted_default_plugins
+
+
+FLAG_COMMANDS = ["simulate", "explain", "validate", "quotas", "gangs"]
+
+
+def _invoke(tmp_path: Path, command: str, *args: str) -> Any:
+    path = tmp_path / "c.yaml"
+    path.write_text(CLUSTER)
+    extra = ["--pod", "p"] if command == "explain" else []
+    return runner.invoke(app, [command, str(path), *extra, *args])
+
+
+@pytest.mark.parametrize("command", FLAG_COMMANDS)
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--feature-gates", "Nope=true"], "--feature-gates: unrecognized feature gate: Nope"),
+        (["--feature-gates", "GangScheduling=true", "--kube-version", "1.37"],
+         "--feature-gates: unrecognized feature gate: GangScheduling"),
+        (["--feature-gates", "GangScheduling=true", "--kube-version", "1.35"],
+         "--feature-gates: GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"),
+        (["--feature-gates", "DynamicResourceAllocation=false"],
+         "--feature-gates: cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
+        (["--feature-gates", "GenericWorkload=on"],
+         '--feature-gates: invalid value of GenericWorkload=on, err: strconv.ParseBool: parsing "on": invalid syntax'),
+        (["--feature-gates", "GenericWorkload"], "--feature-gates: missing bool value for GenericWorkload"),
+        (["--feature-gates", "GenericWorkload=true"], "does not model kube-scheduler 1.37 with GenericWorkload on"),
+    ],
+)  # fmt: skip
+def test_refused_feature_gates_exit_2_naming_the_gate(
+    tmp_path: Path, command: str, args: list[str], message: str
+) -> None:
+    res = _invoke(tmp_path, command, *args)
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.stderr.split())
+
+
+def test_serve_checks_the_gates_before_connecting() -> None:
+    res = runner.invoke(app, ["serve", "--feature-gates", "Nope=true"])
+    assert res.exit_code == 2 and "unrecognized feature gate: Nope" in res.stderr
+    res = runner.invoke(app, ["serve", "--kube-version", "1.35", "--feature-gates", "GenericWorkload=true"])
+    assert res.exit_code == 2 and "does not model GenericWorkload yet" in " ".join(res.stderr.split())
+
+
+GANG_135 = (
+    node("a") + "---\napiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\nmetadata: {name: w}\n"
+    "spec: {podGroups: [{name: g, policy: {gang: {minCount: 2}}}]}\n"
+    + pod("p", "workloadRef: {name: w, podGroup: g}, containers: [{name: c}]")
+    + pod("q", "workloadRef: {name: w, podGroup: g}, containers: [{name: c}]")
+)
+
+
+def _kinds(tmp_path: Path, *args: str) -> list[str]:
+    path = tmp_path / "gang.yaml"
+    path.write_text(GANG_135)
+    res = runner.invoke(app, ["simulate", str(path), "-o", "json", *args])
+    assert res.exit_code == 0, res.output
+    return [e["kind"] for e in json.loads(res.stdout)["events"]]
+
+
+def test_accepted_gates_repeat_and_the_command_line_wins_over_the_file(tmp_path: Path) -> None:
+    gang = ["waiting", "scheduled", "scheduled"]  # GangScheduling holds the first pod at Permit
+    alone = ["scheduled", "scheduled"]
+    assert _kinds(tmp_path, "--kube-version", "1.35") == alone
+    flags = ["--feature-gates", "GenericWorkload=true", "--feature-gates", "GangScheduling=true"]
+    assert _kinds(tmp_path, "--kube-version", "1.35", *flags) == gang
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        CONFIG_V1 + "---\napiVersion: packsched.io/v1alpha1\nkind: PackschedConfiguration\nkubeVersion: '1.35'\n"
+        "featureGates: {GenericWorkload: true, GangScheduling: true}\n"
+    )
+    assert _kinds(tmp_path, "--config", str(cfg)) == gang
+    assert _kinds(tmp_path, "--config", str(cfg), "--feature-gates", "GangScheduling=false") == alone
+    # the file's gates are checked against the release the command line names
+    res = runner.invoke(app, ["validate", str(cfg), "--kube-version", "1.37"])
+    assert res.exit_code == 2
+    assert "PackschedConfiguration.featureGates.GangScheduling: unrecognized feature gate: GangScheduling" in (
+        " ".join(res.stderr.split())
+    )
