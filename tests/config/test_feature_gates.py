@@ -228,3 +228,11 @@ def test_default_config_applies_gates() -> None:
     assert cfg.kube_version.pod_group_scheduling_cycle
     with pytest.raises(InputError, match="unrecognized feature gate: X"):
         default_config(KNOWN, None, {"X": True})
+
+
+def test_dra_extended_resource_follows_its_gate_in_1_36_only() -> None:
+    assert not KubeVersion(36).with_gates({"DRAExtendedResource": False}).dra_extended_resource
+    with pytest.raises(FeatureGateError, match="locked to true"):
+        KubeVersion(37).with_gates({"DRAExtendedResource": False})
+    with pytest.raises(FeatureGateError, match="from kube-scheduler 1.36 on, not in 1.35"):
+        KubeVersion(35).with_gates({"DRAExtendedResource": True})

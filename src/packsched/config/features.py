@@ -132,6 +132,15 @@ GATES: Final[dict[str, Gate]] = {
             effect="ResourceSlices' sharedCounters and devices' consumesCounters",
         ),
         _gate(
+            "DRAExtendedResource",
+            (34, False, ALPHA),
+            (36, True, BETA),
+            (37, True, GA, True),
+            modelled_from=36,
+            depends=_DRA,
+            effect="extended resources served by a DeviceClass are allocated as its devices (KEP-5004)",
+        ),
+        _gate(
             "DRADeviceTaints",
             (33, False, ALPHA),
             (36, True, BETA),

@@ -300,8 +300,9 @@ class KubeVersion:
         there as devices of that class by DynamicResources; NodeResourcesFit's filter leaves it to DRA, and its
         scoring (and BalancedAllocation's, when configured with the resource) counts the class's devices on the
         node as allocatable and those allocated as requested (kubernetes#134058, in 1.35 behind the same gate).
-        Before, such a request is "Insufficient <resource>" on every node without it."""
-        return self.minor >= 36
+        Before, such a request is "Insufficient <resource>" on every node without it. Settable in 1.36 (the
+        gate is locked on in 1.37; packsched does not model 1.34-1.35's alpha)."""
+        return self.minor >= 36 and self.feature("DRAExtendedResource")
 
     # -- pods waiting at Permit ------------------------------------------------------------------------------
 
