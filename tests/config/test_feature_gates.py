@@ -234,5 +234,5 @@ def test_dra_extended_resource_follows_its_gate_in_1_36_only() -> None:
     assert not KubeVersion(36).with_gates({"DRAExtendedResource": False}).dra_extended_resource
     with pytest.raises(FeatureGateError, match="locked to true"):
         KubeVersion(37).with_gates({"DRAExtendedResource": False})
-    with pytest.raises(FeatureGateError, match="from kube-scheduler 1.36 on, not in 1.35"):
+    with pytest.raises(FeatureGateError, match=r"from kube-scheduler 1\.36 on, not in 1\.35"):
         KubeVersion(35).with_gates({"DRAExtendedResource": True})
