@@ -116,8 +116,9 @@ class EventHandlers:
         gate = fwk.run_pre_enqueue(pod)
         self._queue.add(pod, gate_reason="" if gate.ok else gate.message, gate_plugin=gate.plugin)
         if self.config.kube_version.moves_pods_on_unscheduled_pod_add:
-            # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang
-            self.move_all(UNSCHEDULED_POD_ADD, pod)
+            # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
+            # plugins that register the event hear it: the others' hints skip a pod that is not bound)
+            self.move_all(UNSCHEDULED_POD_ADD, pod, registered_only=True)
         return gate
 
     def dequeue(self, pod: PodInfo) -> None:
