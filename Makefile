@@ -51,8 +51,12 @@ browser:
 	fi
 
 # Everything CI runs: lint, typecheck, then the test suite with branch coverage (the floor is in pyproject.toml).
+# The suite runs in parallel (pytest-xdist), each test sent to the next free worker: one worker per CPU the process
+# may use, 8 at most (more gain little: each collects the suite and makes the module fixtures again).
+# TEST_WORKERS=0 runs it in this process (--pdb, or to rule the workers out), TEST_WORKERS=3 on three workers.
+TEST_WORKERS ?= auto
 test: lint typecheck browser
-	$(BIN)/pytest --cov=packsched --cov-branch --cov-report=term:skip-covered
+	$(BIN)/pytest -n $(TEST_WORKERS) --maxprocesses 8 --cov=packsched --cov-branch --cov-report=term:skip-covered
 
 # The benchmarks that need nothing beyond the repository, at their default sizes (about a minute in all):
 # scheduling throughput, the simulator over time, elastic quotas with preemption, `packsched serve` live.

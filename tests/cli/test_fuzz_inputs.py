@@ -10,6 +10,7 @@ through ``simulate``, ``validate``, ``explain``, ``quotas`` or ``run``, in proce
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,16 @@ ODD_VALUES: list[Any] = [
 ]
 
 
+@functools.cache
+def _parsed(path: Path) -> tuple[Any, ...]:
+    """The documents of a source file, parsed once (with PyYAML's pure-Python loader, parsing them again for every
+    example was a third of test_mutated_manifests' time); the examples mutate copies (:func:`_docs`)."""
+    return tuple(d for d in yaml.safe_load_all(path.read_text()) if d is not None)
+
+
 def _docs(path: Path) -> list[Any]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    """A fresh copy of the source's documents, for an example to mutate."""
+    return copy.deepcopy(list(_parsed(path)))
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -95,7 +104,7 @@ def _delete(root: Any, path: tuple[Any, ...]) -> Any:
 def mutated(draw: st.DrawFn, sources: list[Path]) -> tuple[str, str]:
     """(file name, text): a source file with one to three mutations."""
     source = draw(st.sampled_from(sources))
-    docs = copy.deepcopy(_docs(source))
+    docs = _docs(source)
     for _ in range(draw(st.integers(1, 3))):
         i = draw(st.integers(0, len(docs) - 1))
         path = draw(st.sampled_from(_paths(docs[i])))

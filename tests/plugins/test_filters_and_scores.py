@@ -160,10 +160,18 @@ def test_node_unschedulable_and_node_name() -> None:
     }
 
 
+class _NoDraHandle:
+    """A handle without DRA objects: NodeResourcesFit (1.36+) asks whether a DeviceClass serves an extended
+    resource the nodes lack; here none does."""
+
+    def dra(self) -> None:
+        return None
+
+
 def test_fit_filter_reasons_codes_and_pod_count() -> None:
     snap = Snapshot([node("small", cpu=1000, pods=1), node("busy", cpu=4000), node("big", cpu=8000)])
     snap.add_pod(make_pod_info(pod("x", cpu=3500)), 1)
-    fit = Fit(make_profile().plugin_config["NodeResourcesFit"], None)  # type: ignore[arg-type]
+    fit = Fit(make_profile().plugin_config["NodeResourcesFit"], _NoDraHandle())  # type: ignore[arg-type]
     want = make_pod_info(pod("w", cpu=2000, extra={"nvidia.com/gpu": 1}))
     rej = fit.filter(CycleState(), want, snap, ALL)
     got = {(r.reason, r.code, tuple(np.flatnonzero(r.mask))) for r in rej}
