@@ -26,40 +26,16 @@ from packsched.api.objects import Container, Node, Pod
 from packsched.config.loader import load_config_data
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.engine import RUNNING, SCHEDULED, Simulation
+from packsched.sim.jobgen import config_document
 
 GiB = 1024**3
 GPU = "nvidia.com/gpu"
 
 
 def config(gangs: bool) -> dict[str, Any]:
-    plugins: dict[str, Any] = {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]}}
-    if gangs:
-        plugins["multiPoint"] = {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "percentageOfNodesToScore": 100,
-        "profiles": [
-            {
-                "schedulerName": "default-scheduler",
-                "plugins": plugins,
-                "pluginConfig": [
-                    {
-                        "name": "NodeResourcesFit",
-                        "args": {
-                            "scoringStrategy": {
-                                "type": "RequestedToCapacityRatio",
-                                "resources": [{"name": GPU, "weight": 5}, {"name": "cpu", "weight": 1}],
-                                "requestedToCapacityRatio": {
-                                    "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
-                                },
-                            }
-                        },
-                    }
-                ],
-            }
-        ],
-    }
+    """The configurations ``packsched gen-jobs`` writes: RequestedToCapacityRatio bin packing of GPUs (weights GPU
+    5, cpu and memory 1), with Coscheduling or without."""
+    return config_document(gangs)
 
 
 def make_cluster(n_nodes: int, n_jobs: int, workers: int, seed: int, gangs: bool) -> Cluster:
