@@ -19,6 +19,7 @@ from functools import partial
 from packsched.api.admission import apply_limit_ranges, check_quotas
 from packsched.api.cluster import CronJob
 from packsched.api.cron import next_fire
+from packsched.api.dra import DraObjects
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Node, Pod
 from packsched.api.podgroups import dropped_reference
@@ -132,6 +133,7 @@ class SimResult:
     warnings: list[str] = field(default_factory=list)
     captured: dict[str, list[CycleResult]] = field(default_factory=dict)
     end_time: float = 0.0
+    dra: DraObjects | None = None  # the cluster's DRA objects (devices serve DRA-backed extended resources)
 
 
 class _Actions:
@@ -499,7 +501,9 @@ class Simulation:
         return self.result()
 
     def result(self) -> SimResult:
-        return SimResult(self.history, self.events, self.snapshot, self.warnings, self.captured, self.now)
+        return SimResult(
+            self.history, self.events, self.snapshot, self.warnings, self.captured, self.now, self.cluster.dra
+        )
 
     def run_until(self, until: float | None) -> None:
         """Run every event before ``until`` (all of them: None), then stand at ``until``: what happens at that very

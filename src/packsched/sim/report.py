@@ -10,12 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from packsched.api.annotations import format_duration
+from packsched.api.dra import DraObjects
 from packsched.api.gpushare import GPU_INDEX
 from packsched.api.quantity import format_quantity
 from packsched.api.resources import CPU, MEMORY
+from packsched.backend.dra.extended import class_for, device_totals
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.runtime import ScoreResult
-from packsched.framework.snapshot import Snapshot
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.scheduler import CycleResult
 from packsched.sim.engine import PENDING, RUNNING, SUCCEEDED, Event, PodRecord, SimResult
 
@@ -27,15 +29,34 @@ def _pct(req: int, alloc: int) -> float | None:
     return round(100.0 * req / alloc, 2) if alloc > 0 else None
 
 
-def node_usage(snap: Snapshot) -> list[dict[str, Any]]:
-    """Per node: allocatable, requested and utilisation (%) of every resource the node has."""
+def device_allocatable(snap: Snapshot, dra: DraObjects | None) -> dict[int, IntArray]:
+    """For the resources pods requested on nodes that do not advertise them (DRA-backed extended resources, served
+    by a DeviceClass): snapshot row -> per node, the devices of the class the node has, what the resource's
+    allocatable is to the scheduler (NodeResourcesFit's scoring counts it so)."""
+    out: dict[int, IntArray] = {}
+    if dra is None or not dra.classes:
+        return out
+    for row, name in enumerate(snap.resources):
+        if not bool(np.any((snap.alloc[row] == 0) & (snap.requested[row] > 0))):
+            continue
+        cls = class_for(dra, name)
+        if cls is not None:
+            capacity, _used = device_totals(dra, cls, snap.nodes, set())
+            out[row] = np.where(snap.alloc[row] == 0, capacity, snap.alloc[row])
+    return out
+
+
+def node_usage(snap: Snapshot, dra: DraObjects | None = None) -> list[dict[str, Any]]:
+    """Per node: allocatable, requested and utilisation (%) of every resource the node has (for a DRA-backed
+    extended resource, the node's devices of its class)."""
+    devices = device_allocatable(snap, dra)
     out: list[dict[str, Any]] = []
     for col, node in enumerate(snap.nodes):
         alloc: dict[str, int] = {}
         req: dict[str, int] = {}
         util: dict[str, float | None] = {}
         for row, name in enumerate(snap.resources):
-            a = int(snap.alloc[row, col])
+            a = int(devices[row][col]) if row in devices else int(snap.alloc[row, col])
             r = int(snap.requested[row, col])
             if a == 0 and r == 0:
                 continue
@@ -101,7 +122,7 @@ def simulate_json(result: SimResult, cfg: KubeSchedulerConfiguration, seed: int)
         "config": config_summary(cfg),
         "summary": summary(result),
         "placements": [placement(r) for r in result.records],
-        "nodes": node_usage(result.snapshot),
+        "nodes": node_usage(result.snapshot, result.dra),
         "events": [event_json(e) for e in result.events],
         "end_time": result.end_time,
         "warnings": list(result.warnings),
@@ -203,7 +224,7 @@ def print_simulation(console: Console, result: SimResult, limit: int = 200, warn
     if len(recs) > limit:
         console.print(f"... {len(recs) - limit} more pods (use -o json, or --limit)")
     print_events(console, result.events, limit)
-    print_usage(console, result.snapshot, limit)
+    print_usage(console, result.snapshot, limit, result.dra)
     pending = [r for r in recs if r.phase == PENDING]
     if pending:
         pt = Table(title=f"Pending pods ({len(pending)})")
@@ -234,8 +255,9 @@ def print_events(console: Console, events: list[Event], limit: int = 200) -> Non
         console.print(f"... {len(events) - limit} more events (use -o json, or --limit)")
 
 
-def print_usage(console: Console, snap: Snapshot, limit: int = 200) -> None:
-    names = [r for r, row in snap.row.items() if bool(np.any(snap.alloc[row] > 0))]
+def print_usage(console: Console, snap: Snapshot, limit: int = 200, dra: DraObjects | None = None) -> None:
+    devices = device_allocatable(snap, dra)
+    names = [r for r, row in snap.row.items() if bool(np.any(snap.alloc[row] > 0)) or row in devices]
     names = [CPU, MEMORY] + [n for n in names if n not in (CPU, MEMORY)]
     table = Table(title="Per-node utilisation (requested / allocatable)")
     table.add_column("node")
@@ -246,7 +268,8 @@ def print_usage(console: Console, snap: Snapshot, limit: int = 200) -> None:
         cells = [node.name, f"{int(snap.pod_count[col])}/{int(snap.allowed_pods[col])}"]
         for name in names:
             row = snap.row[name]
-            a, r = int(snap.alloc[row, col]), int(snap.requested[row, col])
+            a = int(devices[row][col]) if row in devices else int(snap.alloc[row, col])
+            r = int(snap.requested[row, col])
             cells.append("-" if a == 0 and r == 0 else f"{_fmt(name, r)}/{_fmt(name, a)} ({_pct(r, a) or 0:.0f}%)")
         table.add_row(*cells)
     console.print(table)
