@@ -162,3 +162,22 @@ def test_several_hundred_pods_under_every_fault_at_once(api: FakeApiServer, tmp_
         run.stop()
     placed = check_cluster(api, expect_bound=320)
     assert len(placed) == 320  # the node's room, and not one pod more
+
+
+def test_a_lost_bind_answer_and_a_lost_check_still_hold_the_room(api: FakeApiServer, tmp_path: Path) -> None:
+    # One node with room for one pod. The first bind is applied but its answer is lost, and so is the answer to
+    # the GET that asks whether the pod was bound (a loaded server, the same timeout): serve asks again rather than
+    # conclude "not bound", which would free the pod's room and bind the second pod on the full node.
+    api.create("nodes", node("n0", cpu="1", memory="8Gi", pods=20))
+    api.inject("POST", r"/binding$", count=1, hang_s=1.5, apply_first=True)
+    api.inject("GET", r"/api/v1/namespaces/default/pods/p\d$", count=1, hang_s=1.5)
+    api.create_many("pods", [pod(n, cpu="800m", memory="256Mi") for n in ("p0", "p1")])
+    run = start(api, tmp_path, timeout_s=0.5)
+    try:
+        assert wait(lambda: len(api.stats.bindings) >= 1 and len(run.server.controller.queue) == 1, 25)
+    finally:
+        run.stop()
+    placed = check_cluster(api, expect_bound=1)
+    assert len(placed) == 1  # the node's room, and not one pod more
+    gets = [p for m, p, _ in api.stats.log if m == "GET" and p.startswith("/api/v1/namespaces/default/pods/")]
+    assert len(gets) >= 2  # the check was asked again after its first answer was lost

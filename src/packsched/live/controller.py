@@ -53,6 +53,9 @@ CONFLICT_WAIT_S = 30.0
 UNSCHEDULABLE_FLUSH_S = 300.0
 # How long a stopping scheduler waits for the bindings it has in flight.
 BIND_DRAIN_S = 5.0
+# After a bind got no answer: how many times to ask whether the pod was bound, and the pause between the tries.
+BOUND_CHECK_TRIES = 3
+BOUND_CHECK_PAUSE_S = 0.2
 
 
 class _Actions:
@@ -74,14 +77,22 @@ class _Actions:
         return Status()
 
     def _bound_to(self, pod: PodInfo, node: str) -> bool:
-        """Whether the API server shows the pod (this very one: same uid) bound to ``node``; False if it cannot
-        tell."""
-        try:
-            obj = self.ctl.port.get(PODS, pod.pod.namespace, pod.pod.name)
-        except ApiError:
-            return False
-        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-        return spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid)
+        """Whether the API server shows the pod (this very one: same uid) bound to ``node``. A GET that gets no
+        answer either (a loaded server, the same timeout that lost the bind's answer) is tried again, up to
+        ``BOUND_CHECK_TRIES`` times: answering "not bound" while it was would free the pod's room for another pod
+        and over-commit the node. False if it still cannot tell, or the pod is gone."""
+        for attempt in range(BOUND_CHECK_TRIES):
+            try:
+                obj = self.ctl.port.get(PODS, pod.pod.namespace, pod.pod.name)
+            except ApiError as exc:
+                if exc.status != 0 and exc.status < 500:
+                    return False  # an answer: the pod is gone (404), or we may not read it
+                if attempt + 1 < BOUND_CHECK_TRIES:
+                    time.sleep(BOUND_CHECK_PAUSE_S)  # on a binding worker, off the scheduling thread
+                continue
+            meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+            return spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid)
+        return False
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         snap = self.ctl.scheduler.snapshot
