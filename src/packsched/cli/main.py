@@ -40,7 +40,6 @@ from packsched.sim import gangs as gang_report
 from packsched.sim import quotas as quota_report
 from packsched.sim import report
 from packsched.sim.engine import run_simulation
-from packsched.sim.htmlreport.history import simulate_with_extras
 
 app = typer.Typer(
     cls=Group,  # SIGTERM as Ctrl-C, a closed pipe, a full disk: packsched.cli.unix
@@ -252,6 +251,8 @@ def simulate(
         raise typer.Exit(EXIT_INPUT)
     check_html(html)
     if html is not None:  # the same run, and what the page adds (history, every pod's explain table)
+        from packsched.sim.htmlreport.history import simulate_with_extras  # the page's modules: only for --html
+
         result, extras = _guard(lambda: simulate_with_extras(cluster, cfg, in_tree_registry(), seed))
     else:
         result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))

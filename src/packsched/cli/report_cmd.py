@@ -8,16 +8,16 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from packsched.api.files import STDIN, OutputError, display_name, read_text, write_text_replacing
 from packsched.cli.console import make_console
-from packsched.sim.htmlreport import ReportError, render_html
-from packsched.sim.htmlreport.history import curve_extras, tune_extras_from_files
-from packsched.sim.replay import RunResult
+
+if TYPE_CHECKING:  # the replay's modules are not needed to write a page
+    from packsched.sim.replay import RunResult
 
 err = make_console(stderr=True)
 EXIT_INPUT = 2
@@ -63,6 +63,9 @@ def write_html(
     """Render and write the report; the path goes to standard error (standard output keeps the tables or JSON).
     ``option``: the option that named ``path`` (in a write error); ``source``: the document's name, if it came
     from a file (in an error about the document)."""
+    # imported here: the page's modules (Altair, the charts) take half a second that other commands need not pay
+    from packsched.sim.htmlreport import ReportError, render_html
+
     try:
         text = render_html(doc, extras, title)
     except ReportError as exc:
@@ -83,6 +86,8 @@ def write_trace_html(
     """``replay --html`` and ``compare --html``: the page, with every run's full curves (the JSON keeps a few
     levels) and the published mean curves."""
     if path is not None:
+        from packsched.sim.htmlreport.history import curve_extras
+
         write_html(path, doc, curve_extras(groups, published))
 
 
@@ -117,6 +122,8 @@ def report(
         raise _fail(f"{shown}: not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     extras = None
     if isinstance(doc, dict) and doc.get("schema") == TUNE_SCHEMA:  # its trials.csv and best-config.yaml
+        from packsched.sim.htmlreport.history import tune_extras_from_files
+
         extras = tune_extras_from_files(doc, None if source == STDIN else document.parent)
     write_html(target, doc, extras, title, option="-o", source=shown)
 

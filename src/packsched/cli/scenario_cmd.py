@@ -16,7 +16,6 @@ from packsched.api.quantity import format_quantity
 from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.plugins.registry import in_tree_registry
-from packsched.sim.htmlreport.history import scenario_with_extras
 from packsched.sim.scenario import (
     GANG_METRICS,
     WHATIF_COMPARE_SCHEMA,
@@ -62,6 +61,8 @@ def run(
     try:
         scenario = load_scenario(str(scenario_file))
         if html is not None:  # the same run, and what the page adds (pods, events, history, explain tables)
+            from packsched.sim.htmlreport.history import scenario_with_extras  # only for --html
+
             reports, extras = scenario_with_extras(scenario, in_tree_registry())
         else:
             reports = run_scenario(scenario, in_tree_registry(), strict=strict)

@@ -34,7 +34,6 @@ from packsched.cli.trace_cmds import (
 )
 from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_NAME
-from packsched.sim.htmlreport.history import tune_extras
 from packsched.sim.policies import POLICIES
 from packsched.sim.replay import DEFAULT_TUNE, RunResult
 from packsched.sim.sweep import (
@@ -218,6 +217,8 @@ def _write_page(path: Path | None, tuner: Tuner, data: dict[str, Any]) -> None:
         return
     best = data["outputs"].get("best_config")
     text = Path(best).read_text(encoding="utf-8") if best else None
+    from packsched.sim.htmlreport.history import tune_extras  # the page's modules: only for --html
+
     write_html(path, data, tune_extras(tuner.rows(), text))
 
 
