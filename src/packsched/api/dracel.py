@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import cel
-
 from packsched.api.quantity import QuantityError, parse_quantity
 
 _QUANTITY = "__quantity__"
@@ -290,6 +288,8 @@ class CompiledSelector:
         return known
 
     def _evaluate(self, dev: CelDevice) -> bool | str:
+        import cel  # imported on first use: the package also loads a CLI toolkit (0.1 s) runs without DRA skip
+
         try:
             ctx = cel.Context(variables={"device": _device_variable(dev, self.domains)}, functions=FUNCTIONS)
             result = self.program.execute(ctx)
@@ -343,6 +343,8 @@ def _column(expression: str, name: str) -> tuple[int, int]:
 
 
 def _compile(expression: str) -> CompiledSelector:
+    import cel  # see CompiledSelector._evaluate
+
     out = CompiledSelector(expression)
     try:
         program = cel.compile(expression)
