@@ -464,13 +464,7 @@ class Scheduler(EventHandlers):
                         chosen = self._snapshot.index[result.nominated_node]
                         needs_preemption = True
                     else:
-                        out.permits.append(None)
-                        out.preemption.append(False)
-                        if result.status.code == Code.ERROR:
-                            out.status = Status.error(
-                                f"failed to schedule other pod from a pod group: {result.message}"
-                            )
-                            out.waiting_on_preemption = False
+                        if out.not_placed(result.status, result.message):
                             break
                         continue
                 node = self._snapshot.nodes[chosen].name
@@ -480,11 +474,7 @@ class Scheduler(EventHandlers):
                 if not st.ok:
                     self._group_forget(pod, state, nominated)
                     self._refused(result, _chosen_node_fit_error(st))
-                    out.permits.append(None)
-                    out.preemption.append(False)
-                    if st.code == Code.ERROR:
-                        out.status = Status.error(f"failed to schedule other pod from a pod group: {st.message}")
-                        out.waiting_on_preemption = False
+                    if out.not_placed(st, st.message):
                         break
                     continue
                 permit, _waits = fwk.run_permit(state, pod, node)
@@ -492,11 +482,7 @@ class Scheduler(EventHandlers):
                     fwk.run_unreserve(state, pod, node)
                     self._group_forget(pod, state, nominated)
                     self._refused(result, _chosen_node_fit_error(permit))
-                    out.permits.append(None)
-                    out.preemption.append(False)
-                    if permit.code == Code.ERROR:
-                        out.status = Status.error(f"failed to schedule other pod from a pod group: {permit.message}")
-                        out.waiting_on_preemption = False
+                    if out.not_placed(permit, permit.message):
                         break
                     continue
                 result.node = node
@@ -864,6 +850,17 @@ class _GroupOutcome:
     permits: list[Status | None] = field(default_factory=list)
     preemption: list[bool] = field(default_factory=list)
     states: list[CycleState] = field(default_factory=list)
+
+    def not_placed(self, st: Status, message: str) -> bool:
+        """A pod of the cycle found no place (its algorithm, Reserve or Permit refused): recorded so; after an
+        error the whole group fails with it, and the cycle stops (answers True)."""
+        self.permits.append(None)
+        self.preemption.append(False)
+        if st.code != Code.ERROR:
+            return False
+        self.status = Status.error(f"failed to schedule other pod from a pod group: {message}")
+        self.waiting_on_preemption = False
+        return True
 
 
 def _first_queued(pod: PodInfo) -> float:
