@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from packsched.api.gangs import PodGroup, pod_group_name
 from packsched.api.objects import Pod
 from packsched.api.resources import CPU, MEMORY, PODS
@@ -241,32 +243,34 @@ class Coscheduling:
 
     def _resource_gap(self, snap: Snapshot, key: str, group: PodGroup) -> str:
         """Upstream CheckClusterResource: ``minResources`` plus ``pods: minMember``, less what each node has free
-        (its pods of this group not counted), node after node; "" once nothing is left."""
+        (its pods of this group not counted), node after node; "" once nothing is left. Subtracting node after
+        node until a resource is covered is a running sum: a resource is covered where its running sum of free
+        room first reaches the need; what is left of an uncovered one is the need less the sum over every node."""
         need = dict(group.min_resources or {})
         need[PODS] = group.min_member
-        own = [p for p in self._siblings_on_nodes(key) if p.node >= 0]
-        for col in range(snap.n):
-            for name in list(need):
-                row = snap.row.get(name)
-                free = 0
-                if name == PODS:
-                    free = int(snap.allowed_pods[col]) - int(snap.pod_count[col])
-                    free += sum(1 for p in own if p.node == col)
-                elif row is not None:
-                    free = int(snap.alloc[row, col]) - int(snap.requested[row, col])
-                    free += sum(p.requests.get(name, 0) for p in own if p.node == col)
-                left = need[name] - free
-                if left <= 0:
-                    del need[name]
-                else:
-                    need[name] = left
-            if not need:
-                return ""
-        return "resource gap: " + format_resource_map(need)
-
-    def _siblings_on_nodes(self, key: str) -> list[PodInfo]:
+        if snap.n == 0:
+            return "resource gap: " + format_resource_map(need)
         namespace, _, name = key.partition("/")
-        return [p for p in self.handle.group_members(namespace, name) if p.node >= 0]
+        own = [p for p in self.handle.group_members(namespace, name) if p.node >= 0]
+        cols = np.asarray([p.node for p in own], dtype=np.int64)
+        left: dict[str, int] = {}
+        for res, amount in need.items():
+            if res == PODS:
+                free = snap.allowed_pods - snap.pod_count
+                back = np.ones(len(own), dtype=np.int64)
+            elif res in snap.row:
+                row = snap.row[res]
+                free = snap.alloc[row] - snap.requested[row]
+                back = np.asarray([p.requests.get(res, 0) for p in own], dtype=np.int64)
+            else:
+                free = np.zeros(snap.n, dtype=np.int64)
+                back = np.zeros(len(own), dtype=np.int64)
+            free = free.astype(np.int64)  # a copy: the group's own pods count as free room
+            np.add.at(free, cols, back)
+            running = np.cumsum(free)
+            if not bool((running >= amount).any()):
+                left[res] = amount - int(running[-1])
+        return "resource gap: " + format_resource_map(left) if left else ""
 
     # -- PostFilter ---------------------------------------------------------------------------------------
 
