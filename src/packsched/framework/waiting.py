@@ -13,6 +13,8 @@ every profile, as kube-scheduler shares one between its frameworks.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -78,6 +80,10 @@ class WaitingPods:
     def __init__(self) -> None:
         self._pods: dict[str, WaitingPod] = {}
         self._settled: list[WaitingPod] = []
+        # every (deadline, plugin, order added, pod) not yet past: expiries and the next deadline without a scan of
+        # every waiting pod (entries of pods allowed or settled meanwhile are dropped when they come up)
+        self._deadlines: list[tuple[float, str, int, WaitingPod]] = []
+        self._added = itertools.count()
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -92,6 +98,9 @@ class WaitingPods:
         capped = {name: min(t, MAX_PERMIT_TIMEOUT) for name, t in waits.items()}
         wp = WaitingPod(pod, node, {n: now + t for n, t in capped.items()}, capped, now, binding, _owner=self)
         self._pods[pod.key] = wp
+        order = next(self._added)
+        for name, deadline in wp.pending.items():
+            heapq.heappush(self._deadlines, (deadline, name, order, wp))
         return wp
 
     def get(self, key: str) -> WaitingPod | None:
@@ -109,17 +118,27 @@ class WaitingPods:
                 del self._pods[wp.pod.key]
         return out
 
+    @staticmethod
+    def _live(entry: tuple[float, str, int, WaitingPod]) -> bool:
+        """Whether a deadline entry still counts: its pod still waits for that plugin."""
+        deadline, name, _order, wp = entry
+        return wp.outcome is None and wp.pending.get(name) == deadline
+
     def next_deadline(self) -> float | None:
-        return min((d for wp in self._pods.values() if wp.outcome is None for d in wp.pending.values()), default=None)
+        heap = self._deadlines
+        while heap and not self._live(heap[0]):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
 
     def expire(self, now: float) -> None:
         """End every wait whose time is up: the pod is rejected by the first plugin (earliest deadline, then
-        name) whose timeout passed."""
-        for wp in list(self._pods.values()):
-            if wp.outcome is not None:
-                continue
-            due = sorted((d, name) for name, d in wp.pending.items() if d <= now)
-            if due:
-                name = due[0][1]
-                wait = format_duration(wp.waits[name])
-                wp.reject(name, f"rejected due to timeout after waiting {wait} at plugin {name}")
+        name) whose timeout passed; the pods in the order they started waiting."""
+        heap = self._deadlines
+        due: dict[int, tuple[str, WaitingPod]] = {}  # order added -> the plugin whose timeout rejects it
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)
+            if self._live(entry) and entry[2] not in due:
+                due[entry[2]] = (entry[1], entry[3])
+        for _order, (name, wp) in sorted(due.items()):
+            wait = format_duration(wp.waits[name])
+            wp.reject(name, f"rejected due to timeout after waiting {wait} at plugin {name}")
