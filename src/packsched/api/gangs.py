@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from packsched.api.goquantity import GoQuantity
 from packsched.api.objects import Pod
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -45,7 +46,8 @@ def group_from_labels(labels: Mapping[str, str]) -> str:
 @dataclass
 class PodGroup:
     """A PodGroup. ``created``: when it was created, in virtual seconds (its ``packsched.io/arrival-time``
-    annotation, else 0): Coscheduling orders its pods by it."""
+    annotation, else 0): Coscheduling orders its pods by it. ``min_quantities``: ``minResources`` as Go's
+    ``resource.Quantity`` holds them (Coscheduling's "resource gap" message prints them raw)."""
 
     name: str
     namespace: str
@@ -55,6 +57,8 @@ class PodGroup:
     created: float = 0.0
     source: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    # minResources as Go holds them after parsing what was written (for the messages that print them raw)
+    min_quantities: dict[str, GoQuantity] = field(default_factory=dict)
 
     @property
     def key(self) -> str:

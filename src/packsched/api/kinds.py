@@ -8,6 +8,7 @@ reads to ``ctx.cluster`` (docs/design.md, "Reading manifests: one reader per kin
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -27,6 +28,7 @@ from packsched.api.decoding import DecodeContext, Decoder, Reading, in_document
 from packsched.api.drakinds import DRA_KINDS
 from packsched.api.errors import ErrorList
 from packsched.api.gangs import POD_GROUP_API_VERSIONS, POD_GROUP_SPEC, POD_GROUP_STATUS, PodGroup
+from packsched.api.goquantity import parse_go_quantity
 from packsched.api.names import dns1123_label, int32_errors, namespace_errors, object_name_errors
 from packsched.api.objects import (
     ELASTIC_QUOTA_API_VERSIONS,
@@ -302,6 +304,8 @@ def _pod_group(ctx: DecodeContext) -> None:
         source=ctx.where,
         labels=r.str_map(ctx.meta.get("labels"), "metadata.labels"),
     )
+    if isinstance(raw_min, Mapping) and group.min_resources is not None:
+        group.min_quantities = {k: parse_go_quantity(raw_min[k]) for k in group.min_resources}
     annotations = r.str_map(ctx.meta.get("annotations"), "metadata.annotations")
     arrival = annotations.get(ARRIVAL_TIME)
     if arrival is not None:

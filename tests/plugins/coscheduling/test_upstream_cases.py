@@ -3,8 +3,8 @@
 
 Upstream drives the plugin directly, with a fake client holding the PodGroups, a pod informer holding the pods and
 a waiting-pods map; so do these tests, with the small fake Handle of ``gang_support``. Each table is named after
-the upstream test function it ports; its rows keep upstream's case names. Messages are packsched's (upstream's text,
-except the ``resource gap`` map, which packsched prints readably: docs/guides/gangs.md says so).
+the upstream test function it ports; its rows keep upstream's case names. Messages are upstream's text; the
+``resource gap`` map is Go's ``%v`` of a ``v1.ResourceList`` (each Quantity's raw fields: api/goquantity.py).
 """
 
 from __future__ import annotations
@@ -363,7 +363,7 @@ CORE_PRE_FILTER_CASES = [
         mk_pod("p1a", group="pg1"),
         [mk_pod("p1b", group="pg1"), mk_pod("p1c", group="pg1")],
         pg1(2, min_resources={"cpu": 10000}),
-        "resource gap: map[cpu:2]",
+        "resource gap: map[cpu:{{2000 -3} {<nil>}  DecimalSI}]",
     ),
 ]
 
@@ -420,7 +420,7 @@ CLUSTER_RESOURCE_CASES = [
     row(
         "Cluster resource not enough",
         [mk_pod("p1", node="node-a", cpu=2000), mk_pod("p2", node="node-b", cpu=1000)],
-        "resource gap: map[cpu:1]",
+        "resource gap: map[cpu:{{1000 -3} {<nil>}  DecimalSI}]",
     ),
     row(
         "Cluster resource enough as p1's resource needs to be excluded from minResources",
@@ -487,7 +487,7 @@ PERMITTED_CACHE_CASES = [
         [
             Step(0.0, None),
             Step(5.0, None, [mk_pod("big", node="node-a", cpu=4000), mk_pod("big2", node="node-b", cpu=3000)]),
-            Step(10.0, "resource gap: map[cpu:5]"),
+            Step(10.0, "resource gap: map[cpu:{{5000 -3} {<nil>}  DecimalSI}]"),
         ],
     ),
     row(
@@ -496,7 +496,7 @@ PERMITTED_CACHE_CASES = [
         [
             Step(0.0, None),
             Step(2.0, None, [mk_pod("big", node="node-a", cpu=4000), mk_pod("big2", node="node-b", cpu=3000)]),
-            Step(3.0, "resource gap: map[cpu:5]"),
+            Step(3.0, "resource gap: map[cpu:{{5000 -3} {<nil>}  DecimalSI}]"),
         ],
     ),
 ]
@@ -527,7 +527,7 @@ def test_post_filter_forgets_the_permitted_group_and_backs_it_off_only_when_comp
     assert st.reasons == ["podGroup ns/pg1 failed recently"]
     h.now = 30.0
     st = pl.pre_filter(CycleState(), h.info("p1b"), h.snapshot)
-    assert st.reasons == ["resource gap: map[cpu:2]"]
+    assert st.reasons == ["resource gap: map[cpu:{{2000 -3} {<nil>}  DecimalSI}]"]
     # a group short of pods is not backed off by PostFilter (only the sibling check refuses it)
     h2 = FakeHandle(cpu_nodes("node"), [mk_pod("q1", group="pg1")])
     pl2 = plugin(h2, pg1(2), backoff=30)

@@ -33,8 +33,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from packsched.api.gangs import PodGroup, pod_group_name
+from packsched.api.goquantity import (
+    BINARY_SI,
+    DECIMAL_SI,
+    GoQuantity,
+    new_quantity,
+    parse_go_quantity,
+    resource_list_v,
+    sub_total,
+)
 from packsched.api.objects import Pod
-from packsched.api.resources import CPU, MEMORY, PODS
+from packsched.api.quantity import format_quantity
+from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_hugepages
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -245,15 +255,17 @@ class Coscheduling:
         """Upstream CheckClusterResource: ``minResources`` plus ``pods: minMember``, less what each node has free
         (its pods of this group not counted), node after node; "" once nothing is left. Subtracting node after
         node until a resource is covered is a running sum: a resource is covered where its running sum of free
-        room first reaches the need; what is left of an uncovered one is the need less the sum over every node."""
+        room first reaches the need; what is left of an uncovered one is the need less the sum over every node.
+        The message prints what is left as upstream does, Go's raw ``Quantity`` fields (api/goquantity.py)."""
         need = dict(group.min_resources or {})
         need[PODS] = group.min_member
+        wanted = {res: _requested_quantity(group, res, amount) for res, amount in need.items()}
         if snap.n == 0:
-            return "resource gap: " + format_resource_map(need)
+            return "resource gap: " + resource_list_v(wanted)
         namespace, _, name = key.partition("/")
         own = [p for p in self.handle.group_members(namespace, name) if p.node >= 0]
         cols = np.asarray([p.node for p in own], dtype=np.int64)
-        left: dict[str, int] = {}
+        left: dict[str, GoQuantity] = {}
         for res, amount in need.items():
             if res == PODS:
                 free = snap.allowed_pods - snap.pod_count
@@ -269,8 +281,10 @@ class Coscheduling:
             np.add.at(free, cols, back)
             running = np.cumsum(free)
             if not bool((running >= amount).any()):
-                left[res] = amount - int(running[-1])
-        return "resource gap: " + format_resource_map(left) if left else ""
+                nonzero = np.flatnonzero(free)
+                first = int(free[nonzero[0]]) if len(nonzero) else 0
+                left[res] = sub_total(wanted[res], _node_quantity(res), int(running[-1]), len(nonzero) > 0, first)
+        return "resource gap: " + resource_list_v(left) if left else ""
 
     # -- PostFilter ---------------------------------------------------------------------------------------
 
@@ -352,24 +366,22 @@ class Coscheduling:
         return True
 
 
-def format_resource_map(amounts: Mapping[str, int]) -> str:
-    """The remaining gap, ``map[cpu:2 memory:1Gi pods:3]`` (keys sorted as Go prints a map; cpu in cores or
-    millicores, memory and others as plain integers or binary suffixes)."""
-    parts = []
-    for name in sorted(amounts):
-        value = amounts[name]
-        parts.append(f"{name}:{_format_amount(name, value)}")
-    return "map[" + " ".join(parts) + "]"
+def _requested_quantity(group: PodGroup, res: str, amount: int) -> GoQuantity:
+    """The Go Quantity upstream starts from: ``pods`` is ``NewQuantity(minMember, DecimalSI)``; the others are
+    parsed from what the PodGroup wrote (a group built without that text: its amount written canonically)."""
+    if res == PODS:
+        return new_quantity(group.min_member, DECIMAL_SI)
+    written = group.min_quantities.get(res)
+    return written if written is not None else parse_go_quantity(format_quantity(res, amount))
 
 
-def _format_amount(name: str, value: int) -> str:
-    if name == CPU:
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
-    if name == MEMORY or name.endswith("storage"):
-        for suffix, size in (("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
-            if value % size == 0 and value >= size:
-                return f"{value // size}{suffix}"
-    return str(value)
+def _node_quantity(res: str) -> GoQuantity:
+    """The scale and format of a node's free room in upstream's util.ResourceList (the value is filled in)."""
+    if res == CPU:
+        return new_quantity(0, DECIMAL_SI, scale=-3)
+    if res in (MEMORY, PODS, EPHEMERAL_STORAGE) or is_hugepages(res):
+        return new_quantity(0, BINARY_SI)
+    return new_quantity(0, DECIMAL_SI)
 
 
 def new_coscheduling(args: PluginArgs | None, handle: Handle) -> Coscheduling:
