@@ -139,3 +139,70 @@ def test_upstream_gangs_with_the_gates_off_are_scheduled_pod_by_pod() -> None:
         "spec.workloadRef: the API server drops the field with the feature gate GenericWorkload off"
         in (sim["warnings"][0])
     )
+
+
+def gangs_upstream(release: str, *args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["gangs", str(EX / f"upstream-gang-{release}.yaml"), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_gangs_reports_kube_schedulers_own_gangs() -> None:
+    """`packsched gangs` on the upstream examples: the 1.35 Workload's pod groups and the 1.36 PodGroups, the
+    training gang bound at 0s, the evaluation gang at 1m0s when its object appears (its wait starts there)."""
+    names = {"1.35": ("llm-train/workers", "eval/shards"), "1.36": ("llm-train", "eval")}
+    apis = {"1.35": ("Workload", "scheduling.k8s.io/v1alpha1"), "1.36": ("PodGroup", "scheduling.k8s.io/v1alpha2")}
+    for release in ("1.35", "1.36"):
+        data = gangs_upstream(release, "--config", str(EX / f"config-upstream-{release}.yaml"))
+        kind, api = apis[release]
+        common = {"namespace": "default", "kind": kind, "api_version": api, "phase": None, "running": 0, "failed": 0}
+        common |= {"gpu_seconds_held_at_permit": 0.0, "gpu_seconds_in_partial_gangs": 0.0, "permit_timeouts": 0}
+        assert data["gangs"] == [
+            {**common, "name": names[release][0], "min_member": 3, "members": 3, "succeeded": 3}
+            | {"submitted": 0.0, "started": 0.0, "wait": 0.0},
+            {**common, "name": names[release][1], "min_member": 2, "members": 2, "succeeded": 2}
+            | {"submitted": 60.0, "started": 60.0, "wait": 0.0},
+        ]
+        assert data["warnings"] == []
+        assert (data["summary"]["groups"], data["summary"]["started"]) == (2, 2)
+
+
+def test_gangs_table_names_the_api_of_each_group() -> None:
+    result = runner.invoke(
+        app, ["gangs", str(EX / "upstream-gang-1.36.yaml"), "--config", str(EX / "config-upstream-1.36.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
+    assert "default/llm-train PodGroup k8s.io 3 3 - 0s 0s 0s 0.00 0.00 0" in lines
+    assert "default/eval PodGroup k8s.io 2 2 - 1m0s 1m0s 0s 0.00 0.00 0" in lines
+
+
+def test_gangs_with_the_gates_off_warn_and_wait_no_less_than_zero() -> None:
+    """Without GenericWorkload the eval pods are bound at 0s, before their PodGroup exists: the gang had no effect,
+    and its wait counts from its first pod, not from the PodGroup."""
+    data = gangs_upstream("1.36", "--kube-version", "1.36")
+    assert data["warnings"][0] == (
+        "kube-scheduler 1.36 runs no GangScheduling (it needs the feature gates GenericWorkload and GangScheduling): "
+        "the PodGroups (scheduling.k8s.io/v1alpha2) have no effect (pods are scheduled one by one)"
+    )
+    evals = data["gangs"][1]
+    assert (evals["name"], evals["submitted"], evals["started"], evals["wait"]) == ("eval", 0.0, 0.0, 0.0)
+
+
+def test_explain_of_an_upstream_gang_member_shows_its_group() -> None:
+    args = ["explain", str(EX / "upstream-gang-1.35.yaml"), "--config", str(EX / "config-upstream-1.35.yaml")]
+    result = runner.invoke(app, [*args, "--pod", "default/eval-1", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    group = json.loads(result.stdout)["group"]
+    assert {k: group[k] for k in ("name", "kind", "api_version", "exists", "min_member", "bound")} == {
+        "name": "eval/shards",
+        "kind": "Workload",
+        "api_version": "scheduling.k8s.io/v1alpha1",
+        "exists": True,
+        "min_member": 2,
+        "bound": 2,
+    }
+    assert [m["pod"] for m in group["members"]] == ["default/eval-0", "default/eval-1"]
+    table = runner.invoke(app, [*args, "--pod", "default/eval-1"])
+    assert "default/eval/shards (minCount 2; 2 bound)" in table.output

@@ -57,6 +57,17 @@ def is_scalar_resource(name: str) -> bool:
     )
 
 
+def is_gpu(name: str) -> bool:
+    """The GPUs packsched's reports count: every extended resource named ``*/gpu`` (``nvidia.com/gpu``,
+    ``amd.com/gpu``, ...)."""
+    return name.endswith("/gpu")
+
+
+def gpu_count(requests: Mapping[str, int]) -> int:
+    """The GPUs among these amounts (:func:`is_gpu`)."""
+    return sum(v for k, v in requests.items() if is_gpu(k))
+
+
 def is_scored_resource(name: str) -> bool:
     """Names a resource-scoring strategy can look at; anything else (``pods``, typos) is silently skipped."""
     return name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)

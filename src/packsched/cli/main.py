@@ -331,21 +331,24 @@ def gangs(
     feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
-    """Per PodGroup after the simulation: when its job was submitted and started, the wait, the GPU-hours its
-    placed members held while waiting at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
+    """Per gang after the simulation (scheduler-plugins' PodGroups; kube-scheduler's own with --kube-version 1.35
+    or 1.36): when its job was submitted and started, the wait, the GPU-hours its placed members held while waiting
+    at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
     cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
-    if not cluster.pod_groups:
-        err.print("[red]error:[/red] the manifests define no PodGroup")
+    if not gang_report.gangs_of(cluster, cfg.kube_version, cluster.pods):
+        err.print(
+            "[red]error:[/red] the manifests define no gang: no PodGroup of scheduling.x-k8s.io, nor (kube-scheduler "
+            "1.35) a Workload or (1.36) a PodGroup of scheduling.k8s.io with a gang policy",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_INPUT)
     result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed))
-    warnings = list(result.warnings)
-    if not gang_report.coscheduling_enabled(cfg):
-        warnings.insert(
-            0, "no profile enables Coscheduling at Permit: the PodGroups have no effect (pods are scheduled one by one)"
-        )
-    rows = gang_report.gang_rows(cluster.pod_groups, result)
+    gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records))
+    warnings = [*gang_report.gang_warnings(gangs, cfg), *result.warnings]
+    rows = gang_report.gang_rows(gangs, result)
     if output == "json":
         _emit_json(gang_report.gangs_json(rows, warnings))
         return
@@ -437,7 +440,8 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
-    group = gang_report.group_detail(cluster.pod_groups, result, key)
+    gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records))
+    group = gang_report.group_detail(gangs, result, key, cfg.kube_version)
     if group is not None:
         data["group"] = group
     if output == "json":

@@ -1,24 +1,37 @@
-"""``packsched gangs``: per PodGroup after a simulation, when its job could start and when it did, how long its
-placed members held devices while waiting at Permit for the rest, how often their wait timed out, and the status
-the PodGroup controller would write.
+"""``packsched gangs``: per gang after a simulation, when its job could start and when it did, how long its placed
+members held devices while waiting at Permit for the rest, how often their wait timed out, and (scheduler-plugins'
+PodGroups) the status the PodGroup controller would write.
+
+A gang is one of (:func:`gangs_of`, in this order):
+
+- a scheduler-plugins PodGroup (``scheduling.x-k8s.io/v1alpha1``, Coscheduling): the pods labelled with its name in
+  its namespace, ``minMember``;
+- with ``--kube-version 1.35``, a pod group of a ``Workload`` (``scheduling.k8s.io/v1alpha1``) whose policy is
+  ``gang``, once per replica key its pods name (``spec.workloadRef``), ``minCount``;
+- with 1.36, a ``PodGroup`` of ``scheduling.k8s.io/v1alpha2`` whose policy is ``gang``: the pods naming it in
+  ``spec.schedulingGroup``, ``minCount``.
+
+``basic`` pod groups are no gangs and are not reported. Below, ``minMember`` stands for ``minCount`` too.
 
 Definitions (all times virtual seconds):
 
-- *submitted*: when the group's first member pod was created (not before the PodGroup itself);
+- *submitted*: when the group's first member pod was created (not before the PodGroup / Workload itself, unless
+  the gang started before that: it had no effect);
 - *started*: when the ``minMember``-th member was bound (members are bound together once the gang is complete);
   none if that never happened;
 - *wait*: started - submitted;
 - *held at Permit*: for each member, each stretch between being held at Permit and the end of that wait (bound,
-  rejected, timed out, or the end of the simulation), times its GPUs (every extended resource named ``*/gpu``):
-  GPU-seconds that were reserved and idle.
+  rejected, timed out, or the end of the simulation), times its GPUs (api/resources.py ``is_gpu``): GPU-seconds
+  that were reserved and idle.
 - *in partial gangs*: GPU-seconds of members bound while fewer than ``minMember`` of their group were bound (a
   training job cannot start until all its workers run): what scheduling pod by pod wastes, and what Coscheduling
-  avoids (it binds a gang only whole; it wastes what it holds at Permit instead).
+  and GangScheduling avoid (they bind a gang only whole; they waste what they hold at Permit instead).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,8 +39,13 @@ from rich.console import Console
 from rich.table import Table
 
 from packsched.api.annotations import format_duration
-from packsched.api.gangs import PodGroup, pod_group_name, pod_group_status
+from packsched.api.cluster import Cluster
+from packsched.api.gangs import POD_GROUP_API_VERSIONS, PodGroup, pod_group_name, pod_group_status
+from packsched.api.objects import Pod
+from packsched.api.podgroups import POD_GROUP_API_VERSION, WORKLOAD_API_VERSION
+from packsched.api.resources import gpu_count
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.versions import KubeVersion
 from packsched.sim.engine import (
     COMPLETED,
     DELETED_EVENT,
@@ -47,69 +65,182 @@ GANGS_SCHEMA = "packsched.gangs/v1"
 TIMEOUT_WORDS = "rejected due to timeout after waiting"
 
 
-def coscheduling_enabled(cfg: KubeSchedulerConfiguration) -> bool:
-    """Whether a profile runs Coscheduling's Permit (through multiPoint or the permit point)."""
+COSCHEDULING_API_VERSION = POD_GROUP_API_VERSIONS[0]
+
+
+def _enables(cfg: KubeSchedulerConfiguration, plugin: str) -> bool:
     return any(
-        any(ref.name == "Coscheduling" for ref in [*p.plugins.at("permit").enabled, *p.plugins.multi_point.enabled])
+        any(ref.name == plugin for ref in [*p.plugins.at("permit").enabled, *p.plugins.multi_point.enabled])
         for p in cfg.profiles
     )
 
 
-def _gpus(rec: PodRecord) -> int:
-    return sum(v for k, v in rec.info.requests.items() if k.endswith("/gpu"))
+def coscheduling_enabled(cfg: KubeSchedulerConfiguration) -> bool:
+    """Whether a profile runs Coscheduling's Permit (through multiPoint or the permit point)."""
+    return _enables(cfg, "Coscheduling")
 
 
-def gang_rows(groups: Sequence[PodGroup], result: SimResult) -> list[dict[str, Any]]:
-    """One entry per PodGroup, in the order the manifests list them."""
-    return gang_rows_of(groups, result.records, result.events, result.end_time)
+def gang_scheduling_enabled(cfg: KubeSchedulerConfiguration) -> bool:
+    """Whether kube-scheduler's own GangScheduling runs: GenericWorkload on (the pods keep their group
+    reference) and a profile runs the plugin's Permit."""
+    return cfg.kube_version.generic_workload and _enables(cfg, "GangScheduling")
+
+
+@dataclass(frozen=True)
+class Gang:
+    """A group of pods the report follows. ``name``: the PodGroup's name, or ``workload/podGroup[/replicaKey]``
+    for a pod group of a 1.35 Workload; ``kind`` and ``api_version``: the object that defines it; ``pod_group``:
+    the scheduler-plugins PodGroup (whose status its controller writes), None for kube-scheduler's own."""
+
+    namespace: str
+    name: str
+    kind: str
+    api_version: str
+    min_member: int
+    created: float
+    pod_group: PodGroup | None = None
+
+    @property
+    def key(self) -> str:
+        """Unique among the gangs: the API group tells the two PodGroup kinds apart."""
+        return f"{self.api_version}/{self.namespace}/{self.name}"
+
+
+def _coscheduling_key(pod: Pod) -> str | None:
+    name = pod_group_name(pod)
+    return f"{COSCHEDULING_API_VERSION}/{pod.namespace}/{name}" if name else None
+
+
+def _workload_key(pod: Pod) -> str | None:
+    ref = pod.workload_ref
+    if ref is None:
+        return None
+    tail = f"/{ref.replica_key}" if ref.replica_key else ""
+    return f"{WORKLOAD_API_VERSION}/{pod.namespace}/{ref.name}/{ref.pod_group}{tail}"
+
+
+def _scheduling_group_key(pod: Pod) -> str | None:
+    name = pod.scheduling_group
+    return f"{POD_GROUP_API_VERSION}/{pod.namespace}/{name}" if name else None
+
+
+# How a pod names the group of each kind of gang (api_version -> the gang key it names, or None). A pod's field
+# counts whatever the feature gates say: with GenericWorkload off the API server would drop it, and the report warns
+# that those gangs had no effect.
+_MEMBERSHIP: dict[str, Callable[[Pod], str | None]] = {
+    COSCHEDULING_API_VERSION: _coscheduling_key,
+    WORKLOAD_API_VERSION: _workload_key,
+    POD_GROUP_API_VERSION: _scheduling_group_key,
+}
+
+
+def gangs_of(cluster: Cluster, version: KubeVersion, pods: Iterable[Pod] = ()) -> list[Gang]:
+    """The gangs of the manifests, in their order: scheduler-plugins' PodGroups, then kube-scheduler's own gangs
+    of the release imitated (1.35: Workloads, one gang per ``gang`` pod group and replica key among ``pods``, the
+    key "" when no pod names one; 1.36: ``scheduling.k8s.io`` PodGroups with a ``gang`` policy)."""
+    out = [
+        Gang(g.namespace, g.name, "PodGroup", COSCHEDULING_API_VERSION, g.min_member, g.created, g)
+        for g in cluster.pod_groups
+    ]
+    if version.minor == 35:
+        replicas: dict[tuple[str, str, str], set[str]] = {}
+        for pod in pods:
+            ref = pod.workload_ref
+            if ref is not None:
+                replicas.setdefault((pod.namespace, ref.name, ref.pod_group), set()).add(ref.replica_key)
+        for w in cluster.scheduling_workloads:
+            for group, policy in w.pod_groups.items():
+                if policy.min_count is None:
+                    continue
+                for rk in sorted(replicas.get((w.namespace, w.name, group), {""})):
+                    name = f"{w.name}/{group}" + (f"/{rk}" if rk else "")
+                    out.append(Gang(w.namespace, name, "Workload", WORKLOAD_API_VERSION, policy.min_count, w.created))
+    elif version.minor == 36:
+        for g in cluster.scheduling_pod_groups:
+            if g.policy.min_count is not None:
+                out.append(Gang(g.namespace, g.name, "PodGroup", POD_GROUP_API_VERSION, g.policy.min_count, g.created))
+    return out
+
+
+def gang_warnings(gangs: Sequence[Gang], cfg: KubeSchedulerConfiguration) -> list[str]:
+    """Why some gangs had no effect: Coscheduling's PodGroups without Coscheduling, kube-scheduler's own gangs
+    without GangScheduling."""
+    out = []
+    if any(g.pod_group is not None for g in gangs) and not coscheduling_enabled(cfg):
+        out.append(
+            "no profile enables Coscheduling at Permit: the PodGroups have no effect (pods are scheduled one by one)"
+        )
+    own = sorted({f"{g.kind}s ({g.api_version})" for g in gangs if g.pod_group is None})
+    if own and not gang_scheduling_enabled(cfg):
+        out.append(
+            f"kube-scheduler {cfg.kube_version} runs no GangScheduling (it needs the feature gates GenericWorkload and "
+            f"GangScheduling): the {', '.join(own)} have no effect (pods are scheduled one by one)"
+        )
+    return out
+
+
+def gang_rows(gangs: Sequence[Gang], result: SimResult) -> list[dict[str, Any]]:
+    """One entry per gang, in the order of :func:`gangs_of`."""
+    return gang_rows_of(gangs, result.records, result.events, result.end_time)
 
 
 def gang_rows_of(
-    groups: Sequence[PodGroup], records: Sequence[PodRecord], all_events: Sequence[Event], end_time: float
+    gangs: Sequence[Gang], records: Sequence[PodRecord], all_events: Sequence[Event], end_time: float
 ) -> list[dict[str, Any]]:
     """:func:`gang_rows` from a simulation's records and events so far (a scenario's step)."""
+    kinds = {g.api_version for g in gangs}
     members: dict[str, list[PodRecord]] = {}
     for rec in records:
-        name = pod_group_name(rec.pod)
-        if name:
-            members.setdefault(f"{rec.pod.namespace}/{name}", []).append(rec)
+        for api_version in kinds:
+            key = _MEMBERSHIP[api_version](rec.pod)
+            if key is not None:
+                members.setdefault(key, []).append(rec)
     events: dict[str, list[Event]] = {}
     for e in all_events:
         events.setdefault(e.pod, []).append(e)
     out: list[dict[str, Any]] = []
-    for group in groups:
+    for group in gangs:
         recs = members.get(group.key, [])
         latest = {r.pod.key: r for r in recs}  # a re-created pod's newest record
-        status = pod_group_status(group, (_phase(r) for r in latest.values()))
-        submitted = max(group.created, min((r.created for r in recs), default=group.created))
+        phases = [_phase(r) for r in latest.values()]
+        phase: str | None = None
+        if group.pod_group is not None:
+            phase = pod_group_status(group.pod_group, phases).phase
+        first = min((r.created for r in recs), default=group.created)
+        submitted = max(group.created, first)
         bound = sorted(e.time for r in latest.values() for e in events.get(r.pod.key, []) if e.kind == SCHEDULED)
         started = bound[group.min_member - 1] if len(bound) >= group.min_member else None
+        if started is not None and started < submitted:
+            submitted = first  # started before its object existed (the gang had no effect): no negative wait
         held = 0.0
         timeouts = 0
         for key, rec in latest.items():
+            gpus = gpu_count(rec.info.requests)
             since: float | None = None
             for e in events.get(key, []):
                 if e.kind == WAITING:
                     since = e.time
                 elif e.kind in (SCHEDULED, UNSCHEDULABLE):
                     if since is not None:
-                        held += (e.time - since) * _gpus(rec)
+                        held += (e.time - since) * gpus
                         since = None
                     if e.kind == UNSCHEDULABLE and TIMEOUT_WORDS in (e.reason or ""):
                         timeouts += 1
             if since is not None:
-                held += (end_time - since) * _gpus(rec)
-        partial = _partial_gang_gpu_seconds(group, latest, events, end_time)
+                held += (end_time - since) * gpus
+        partial = _partial_gang_gpu_seconds(group.min_member, latest, events, end_time)
         out.append(
             {
                 "namespace": group.namespace,
                 "name": group.name,
+                "kind": group.kind,
+                "api_version": group.api_version,
                 "min_member": group.min_member,
                 "members": len(latest),
-                "phase": status.phase,
-                "running": status.running,
-                "succeeded": status.succeeded,
-                "failed": status.failed,
+                "phase": phase,
+                "running": phases.count("Running"),
+                "succeeded": phases.count("Succeeded"),
+                "failed": phases.count("Failed"),
                 "submitted": submitted,
                 "started": started,
                 "wait": None if started is None else started - submitted,
@@ -122,12 +253,12 @@ def gang_rows_of(
 
 
 def _partial_gang_gpu_seconds(
-    group: PodGroup, members: dict[str, PodRecord], events: dict[str, list[Event]], end: float
+    min_member: int, members: dict[str, PodRecord], events: dict[str, list[Event]], end: float
 ) -> float:
     """GPU-seconds of bound members while fewer than ``minMember`` of the group were bound."""
     changes: list[tuple[float, int, int]] = []  # (time, +1/-1 bound, gpus)
     for key, rec in members.items():
-        gpus = _gpus(rec)
+        gpus = gpu_count(rec.info.requests)
         for e in events.get(key, []):
             if e.kind == SCHEDULED:
                 changes.append((e.time, 1, gpus))
@@ -138,12 +269,12 @@ def _partial_gang_gpu_seconds(
     bound = held = 0
     last = 0.0
     for t, sign, gpus in changes:
-        if bound < group.min_member:
+        if bound < min_member:
             total += (t - last) * held
         bound += sign
         held += sign * gpus
         last = t
-    if bound < group.min_member:
+    if bound < min_member:
         total += (end - last) * held
     return total
 
@@ -154,21 +285,44 @@ def _phase(rec: PodRecord) -> str:
     return rec.pod.phase if rec.pod.phase in ("Running", "Succeeded", "Failed") else rec.phase
 
 
-def group_detail(groups: Sequence[PodGroup], result: SimResult, pod_key: str) -> dict[str, Any] | None:
+def _named_gang(pod: Pod, version: KubeVersion) -> tuple[str, str, str] | None:
+    """The gang ``pod`` names, as (api_version, kind, name), among those the release reads (None: none)."""
+    name = pod_group_name(pod)
+    if name:
+        return COSCHEDULING_API_VERSION, "PodGroup", name
+    if version.minor == 35 and pod.workload_ref is not None:
+        ref = pod.workload_ref
+        return (
+            WORKLOAD_API_VERSION,
+            "Workload",
+            f"{ref.name}/{ref.pod_group}" + (f"/{ref.replica_key}" if ref.replica_key else ""),
+        )
+    if version.minor == 36 and pod.scheduling_group:
+        return POD_GROUP_API_VERSION, "PodGroup", pod.scheduling_group
+    return None
+
+
+def group_detail(gangs: Sequence[Gang], result: SimResult, pod_key: str, version: KubeVersion) -> dict[str, Any] | None:
     """For ``explain`` of a gang member: its group, how many members are bound, and each member's state at the end
-    (node, or the reason it is not placed: the filters' verdicts, a PreFilter rejection, a Permit timeout)."""
+    (node, or the reason it is not placed: the filters' verdicts, a PreFilter or PreEnqueue rejection, a Permit
+    timeout)."""
     recs = {r.pod.key: r for r in result.records}
     target = recs.get(pod_key)
     if target is None:
         return None
-    name = pod_group_name(target.pod)
-    group = next((g for g in groups if g.namespace == target.pod.namespace and g.name == name), None)
-    if not name:
+    named = _named_gang(target.pod, version)
+    if named is None:
         return None
-    members = [r for r in recs.values() if r.pod.namespace == target.pod.namespace and pod_group_name(r.pod) == name]
+    api_version, kind, name = named
+    gang_key = f"{api_version}/{target.pod.namespace}/{name}"
+    group = next((g for g in gangs if g.key == gang_key), None)
+    member_of = _MEMBERSHIP[api_version]
+    members = [r for r in recs.values() if member_of(r.pod) == gang_key]
     return {
         "name": name,
         "namespace": target.pod.namespace,
+        "kind": kind,
+        "api_version": api_version,
         "exists": group is not None,
         "min_member": group.min_member if group is not None else None,
         "bound": sum(1 for r in members if r.node is not None),
@@ -185,8 +339,14 @@ def group_detail(groups: Sequence[PodGroup], result: SimResult, pod_key: str) ->
 
 
 def print_group(console: Console, group: dict[str, Any]) -> None:
-    need = "no such PodGroup" if not group["exists"] else f"minMember {group['min_member']}"
-    table = Table(title=f"PodGroup {group['namespace']}/{group['name']} ({need}; {group['bound']} bound)")
+    coscheduling = group["api_version"] == COSCHEDULING_API_VERSION
+    if not group["exists"]:
+        need = f"no such {group['kind']}"
+    else:
+        need = f"{'minMember' if coscheduling else 'minCount'} {group['min_member']}"
+    api = "" if coscheduling else f" ({group['api_version']})"
+    title = f"{group['kind']}{api} {group['namespace']}/{group['name']} ({need}; {group['bound']} bound)"
+    table = Table(title=title)
     for col in ("member", "phase", "node", "why not placed"):
         table.add_column(col, overflow="fold")
     for m in group["members"]:
@@ -213,13 +373,21 @@ def gangs_json(rows: list[dict[str, Any]], warnings: list[str]) -> dict[str, Any
     return {"schema": GANGS_SCHEMA, "gangs": rows, "summary": gang_summary(rows), "warnings": warnings}
 
 
+_API_LABELS = {
+    ("PodGroup", COSCHEDULING_API_VERSION): "PodGroup x-k8s.io",
+    ("Workload", WORKLOAD_API_VERSION): "Workload k8s.io",
+    ("PodGroup", POD_GROUP_API_VERSION): "PodGroup k8s.io",
+}
+
+
 def _t(value: float | None) -> str:
     return "-" if value is None else format_duration(value)
 
 
 def print_gangs(console: Console, rows: list[dict[str, Any]]) -> None:
-    table = Table(title="PodGroups after the simulation")
+    table = Table(title="Gangs after the simulation")
     table.add_column("group", no_wrap=True)
+    table.add_column("API", no_wrap=True)
     for col in (
         "min",
         "pods",
@@ -235,9 +403,10 @@ def print_gangs(console: Console, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         table.add_row(
             f"{r['namespace']}/{r['name']}",
+            _API_LABELS.get((r["kind"], r["api_version"]), r["api_version"]),
             str(r["min_member"]),
             str(r["members"]),
-            r["phase"],
+            r["phase"] or "-",
             _t(r["submitted"]),
             _t(r["started"]),
             _t(r["wait"]),

@@ -56,6 +56,7 @@ from packsched.api.objects import ElasticQuota, LabelSelector, Node, Pod
 from packsched.api.pods import decode_label_selector
 from packsched.api.quantity import MAX_INT64, format_quantity
 from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spec, quota_used
+from packsched.api.resources import is_gpu
 from packsched.config.loader import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
@@ -70,7 +71,7 @@ from packsched.sim.engine import (
     Simulation,
     cluster_objects,
 )
-from packsched.sim.gangs import gang_rows_of, gang_summary
+from packsched.sim.gangs import gang_rows_of, gang_summary, gangs_of
 
 API_VERSION = "packsched.io/v1alpha1"
 KIND = "Scenario"
@@ -293,11 +294,12 @@ class StepReport:
     nodes: int
     quotas: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
-    # GPUs (every resource named */gpu): free ones, and free ones on nodes where some are in use (fragmented: a
+    # GPUs (api/resources.py is_gpu): free ones, and free ones on nodes where some are in use (fragmented: a
     # pod that needs a whole node's GPUs cannot have them)
     free_gpus: int = 0
     fragmented_gpus: int = 0
-    # scheduler-plugins PodGroups (gangs): sim/gangs.py's summary over the whole run so far; None without any
+    # gangs (scheduler-plugins PodGroups, kube-scheduler's own): sim/gangs.py's summary over the whole run so far;
+    # None without any
     gangs: dict[str, Any] | None = None
 
 
@@ -578,9 +580,10 @@ class _Runner:
                     "max": {n: (None if hi.get(n, MAX_INT64) >= MAX_INT64 else hi[n]) for n in names},
                 }
             )
+        gangs = gangs_of(self.cluster, sim.scheduler.config.kube_version, (r.pod for r in sim.history))
         free_gpus = fragmented = 0
         for row, res in enumerate(snap.resources):
-            if res.endswith("/gpu"):
+            if is_gpu(res):
                 free = snap.alloc[row] - snap.requested[row]
                 free_gpus += int(free.sum())
                 fragmented += int(free[(snap.requested[row] > 0) & (free > 0)].sum())
@@ -601,9 +604,7 @@ class _Runner:
             nodes=snap.n,
             quotas=quotas,
             notes=list(self.notes),
-            gangs=gang_summary(gang_rows_of(self.cluster.pod_groups, sim.history, sim.events, sim.now))
-            if self.cluster.pod_groups
-            else None,
+            gangs=gang_summary(gang_rows_of(gangs, sim.history, sim.events, sim.now)) if gangs else None,
         )
 
 
