@@ -49,6 +49,7 @@ def test_a_gang_that_fits_is_bound_together_at_0s() -> None:
     assert all(placed[p]["started"] == 0.0 and placed[p]["finished"] == 3600.0 for p in train)
     gang = only_gang(run("gangs", "gang-fits.yaml"))
     assert (gang["phase"], gang["started"], gang["wait"], gang["permit_timeouts"]) == ("Finished", 0.0, 0.0, 0)
+    assert gang["occupied_by"] == "prod/llm-train"  # the workers' owner, the Job
     assert gang["gpu_seconds_held_at_permit"] == 0.0
 
 
@@ -156,7 +157,8 @@ def test_gangs_reports_kube_schedulers_own_gangs() -> None:
     for release in ("1.35", "1.36"):
         data = gangs_upstream(release, "--config", str(EX / f"config-upstream-{release}.yaml"))
         kind, api = apis[release]
-        common = {"namespace": "default", "kind": kind, "api_version": api, "phase": None, "running": 0, "failed": 0}
+        common = {"namespace": "default", "kind": kind, "api_version": api, "phase": None, "occupied_by": None}
+        common |= {"running": 0, "failed": 0}
         common |= {"gpu_seconds_held_at_permit": 0.0, "gpu_seconds_in_partial_gangs": 0.0, "permit_timeouts": 0}
         assert data["gangs"] == [
             {**common, "name": names[release][0], "min_member": 3, "members": 3, "succeeded": 3}

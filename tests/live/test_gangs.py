@@ -381,3 +381,74 @@ def test_pod_group_status_writer_event_by_event() -> None:
     off.observe(PODS, ADDED, member("a", "Running"))
     off.sync(groups)
     assert not off._members and not off._dirty
+
+
+def test_pod_group_status_writer_fills_occupied_by() -> None:
+    """status.occupiedBy: written as the group leaves Pending, the owners (ownerReferences by name, in the pod's
+    namespace, sorted) of the member whose name sorts first; kept after, whatever later pods say; never removed."""
+    from live.test_cache import StubPort
+    from packsched.api.gangs import PodGroup
+    from packsched.live.podgroup_status import PodGroupStatusController
+    from packsched.live.port import ADDED, MODIFIED, PODS
+
+    port = StubPort()
+    writer = PodGroupStatusController(port, True, clock=lambda: 0.0)  # type: ignore[arg-type]
+    groups = {"default/g": PodGroup("g", "default", 2)}
+
+    def member(name: str, phase: str, *owners: str) -> Any:
+        refs = [{"apiVersion": "batch/v1", "kind": "Job", "name": o, "uid": o} for o in owners]
+        meta = {"name": name, "namespace": "default", "labels": {GROUP_LABEL: "g"}, "ownerReferences": refs}
+        return {"metadata": meta, "status": {"phase": phase}}
+
+    def written() -> list[Any]:
+        out = [w[1]["status"] for w in port.writes]
+        port.writes.clear()
+        return out
+
+    writer.observe(POD_GROUPS, ADDED, {"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 2}})
+    writer.observe(PODS, ADDED, member("b", "Pending", "train-b"))
+    writer.sync(groups)
+    assert written() == [{"phase": "Pending", "running": None, "succeeded": None, "failed": None}]
+    writer.observe(PODS, ADDED, member("a", "Pending", "train", "other"))
+    writer.sync(groups)
+    scheduling = {"phase": "Scheduling", "running": None, "succeeded": None, "failed": None}
+    assert written() == [{**scheduling, "occupiedBy": "default/other,default/train"}]
+    writer.observe(PODS, MODIFIED, member("a", "Running", "elsewhere"))  # its owners changed: too late
+    writer.observe(PODS, MODIFIED, member("b", "Running", "train-b"))
+    writer.sync(groups)
+    running = {"phase": "Running", "running": 2, "succeeded": None, "failed": None}
+    assert written() == [{**running, "occupiedBy": "default/other,default/train"}]
+    # the watch shows what was written: nothing more to write
+    shown = {"phase": "Running", "running": 2, "occupiedBy": "default/other,default/train"}
+    writer.observe(POD_GROUPS, MODIFIED, {"metadata": {"name": "g", "namespace": "default"}, "status": shown})
+    writer.sync(groups)
+    assert written() == []
+    # pods without owners: nothing to fill
+    bare = PodGroupStatusController(port, True, clock=lambda: 0.0)  # type: ignore[arg-type]
+    bare.observe(PODS, ADDED, member("a", "Pending"))
+    bare.observe(PODS, ADDED, member("b", "Pending"))
+    bare.sync(groups)
+    assert written() == [scheduling]
+
+
+def test_pod_group_status_with_occupied_by_through_the_api_server(api: FakeApiServer, tmp_path: Path) -> None:
+    """serve --write-podgroup-status against the fake API server: a Job's members (owned by the Job) give the group
+    occupiedBy as it leaves Pending, and the field stays as the group runs."""
+    api.create("nodes", node("n0", cpu="4"))
+    api.create("podgroups", _pod_group("train", 2))
+    names = ["w0", "w1"]
+    owner = [{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "u-train", "controller": True}]
+    members = [_member(n, "train") for n in names]
+    for m in members:
+        m["metadata"]["ownerReferences"] = owner
+    api.create_many("pods", members)
+
+    def status() -> dict[str, Any]:
+        return dict((api.get("podgroups", "default", "train") or {}).get("status") or {})
+
+    with _Serving(api, tmp_path, _gang_config(tmp_path), pod_group_status=True):
+        assert api.wait_for(all_bound(names), DEADLINE_S)
+        assert wait(lambda: status() == {"phase": "Scheduling", "occupiedBy": "default/train"}, DEADLINE_S)
+        _set_phase(api, names, "Running")
+        assert wait(lambda: status() == {"phase": "Running", "running": 2, "occupiedBy": "default/train"}, DEADLINE_S)
+    assert all(s.get("occupiedBy") == "default/train" for s in _statuses(api, "train"))

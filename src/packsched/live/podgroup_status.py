@@ -1,11 +1,12 @@
 """The PodGroup status controller: with ``serve --write-podgroup-status``, each PodGroup's ``status`` (phase, running,
-succeeded, failed) written as scheduler-plugins' PodGroup controller (``PodGroupReconciler``) writes it.
+succeeded, failed, occupiedBy) written as scheduler-plugins' PodGroup controller (``PodGroupReconciler``) writes it.
 
 What it writes is what that controller converges to (:func:`packsched.api.gangs.pod_group_status`) for the pods
 that carry the group's label in its namespace, whatever their scheduler and phase (Succeeded and Failed pods count,
 as in the controller's pod informer). As upstream's: a group whose status says Finished or Failed is left alone; a
-count of zero is absent (the controller's merge patch drops fields that are zero); ``scheduleStartTime`` and
-``occupiedBy`` are not written. The status goes out as a merge patch of the status subresource, only when it
+count of zero is absent (the controller's merge patch drops fields that are zero); ``occupiedBy`` is filled as the
+group leaves Pending, from the owners of the member whose name sorts first, and kept after; ``scheduleStartTime`` is
+not written. The status goes out as a merge patch of the status subresource, only when it
 differs from what the API server shows (or what was last written, until the watch shows it).
 
 It decides nothing: the scheduling thread hands it every pod and PodGroup event (:meth:`observe`) and calls
@@ -19,7 +20,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from packsched.api.gangs import PG_FAILED, PG_FINISHED, PodGroup, PodGroupStatus, group_from_labels, pod_group_status
+from packsched.api.gangs import (
+    PG_FAILED,
+    PG_FINISHED,
+    PodGroup,
+    PodGroupStatus,
+    first_owners,
+    group_from_labels,
+    occupied_by,
+    pod_group_status,
+)
 from packsched.live.health_port import ThrottledLog
 from packsched.live.port import DELETED, POD_GROUPS, PODS, ApiError, ApiPort, Obj, Resource, key_of
 
@@ -41,7 +51,8 @@ class PodGroupStatusController:
         self.log = log or ThrottledLog(LOG)
         self.clock = clock
         self.writes = 0
-        self._members: dict[str, dict[str, str]] = {}  # group key (namespace/name) -> member pod name -> phase
+        # group key (namespace/name) -> member pod name -> (phase, occupied_by of its owners)
+        self._members: dict[str, dict[str, tuple[str, str]]] = {}
         self._group_of: dict[str, str] = {}  # pod key -> its group key
         self._shown: dict[str, PodGroupStatus] = {}  # group key -> its status as the watch last showed it
         self._sent: dict[str, PodGroupStatus] = {}  # group key -> what was written, until the watch shows it
@@ -77,7 +88,10 @@ class PodGroupStatusController:
             return
         group = f"{meta.get('namespace', '')}/{name}"
         phase = (obj.get("status") or {}).get("phase") or "Pending"
-        self._members.setdefault(group, {})[str(meta.get("name", ""))] = str(phase)
+        refs = meta.get("ownerReferences") or []
+        owners = [str(r.get("name", "")) for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+        occupied = occupied_by(str(meta.get("namespace", "")), owners)
+        self._members.setdefault(group, {})[str(meta.get("name", ""))] = (str(phase), occupied)
         self._group_of[key] = group
         self._dirty.add(group)
 
@@ -111,7 +125,9 @@ class PodGroupStatusController:
             have = self._sent.get(key) or self._shown.get(key)
             if have is not None and have.phase in (PG_FINISHED, PG_FAILED):
                 continue  # upstream's controller does not reconcile a group that finished or failed
-            want = pod_group_status(group, self._members.get(key, {}).values())
+            members = self._members.get(key, {})
+            owners = first_owners((name, occupied) for name, (_, occupied) in members.items())
+            want = pod_group_status(group, (phase for phase, _ in members.values()), owners, have)
             if want == have:
                 continue
             self._write(group, want)
@@ -120,6 +136,8 @@ class PodGroupStatusController:
         status: dict[str, Any] = {"phase": want.phase}
         for field in _COUNTS:
             status[field] = getattr(want, field) or None  # zero: absent (upstream's omitempty)
+        if want.occupied_by:  # never removed: the controller only ever sets it
+            status["occupiedBy"] = want.occupied_by
         try:
             self.port.patch_status(POD_GROUPS, group.namespace, group.name, {"status": status})
         except ApiError as exc:
@@ -143,6 +161,11 @@ def _read_status(raw: object) -> PodGroupStatus:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     phase = status.get("phase")
+    occupied = status.get("occupiedBy")
     return PodGroupStatus(
-        phase if isinstance(phase, str) else "", count("running"), count("succeeded"), count("failed")
+        phase if isinstance(phase, str) else "",
+        count("running"),
+        count("succeeded"),
+        count("failed"),
+        occupied if isinstance(occupied, str) else "",
     )

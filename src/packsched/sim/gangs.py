@@ -1,6 +1,6 @@
 """``packsched gangs``: per gang after a simulation, when its job could start and when it did, how long its placed
 members held devices while waiting at Permit for the rest, how often their wait timed out, and (scheduler-plugins'
-PodGroups) the status the PodGroup controller would write.
+PodGroups) the status the PodGroup controller would write (phase, occupiedBy).
 
 A gang is one of (:func:`gangs_of`, in this order):
 
@@ -40,7 +40,14 @@ from rich.table import Table
 
 from packsched.api.annotations import format_duration
 from packsched.api.cluster import Cluster
-from packsched.api.gangs import POD_GROUP_API_VERSIONS, PodGroup, pod_group_name, pod_group_status
+from packsched.api.gangs import (
+    POD_GROUP_API_VERSIONS,
+    PodGroup,
+    first_owners,
+    occupied_by,
+    pod_group_name,
+    pod_group_status,
+)
 from packsched.api.objects import Pod
 from packsched.api.podgroups import POD_GROUP_API_VERSION, WORKLOAD_API_VERSION
 from packsched.api.resources import gpu_count
@@ -104,6 +111,14 @@ class Gang:
     def key(self) -> str:
         """Unique among the gangs: the API group tells the two PodGroup kinds apart."""
         return f"{self.api_version}/{self.namespace}/{self.name}"
+
+
+def owner_names(pod: Pod) -> list[str]:
+    """The names in the pod's ``metadata.ownerReferences`` (for a pod packsched expands from a workload, its
+    workload)."""
+    if pod.owner_refs:
+        return [o.name for o in pod.owner_refs]
+    return [pod.owner.name] if pod.owner is not None else []
 
 
 def _coscheduling_key(pod: Pod) -> str | None:
@@ -204,8 +219,13 @@ def gang_rows_of(
         latest = {r.pod.key: r for r in recs}  # a re-created pod's newest record
         phases = [_phase(r) for r in latest.values()]
         phase: str | None = None
+        occupied: str | None = None
         if group.pod_group is not None:
-            phase = pod_group_status(group.pod_group, phases).phase
+            owners = first_owners(
+                (r.pod.name, occupied_by(r.pod.namespace, owner_names(r.pod))) for r in latest.values()
+            )
+            status = pod_group_status(group.pod_group, phases, owners)
+            phase, occupied = status.phase, status.occupied_by or None
         first = min((r.created for r in recs), default=group.created)
         submitted = max(group.created, first)
         bound = sorted(e.time for r in latest.values() for e in events.get(r.pod.key, []) if e.kind == SCHEDULED)
@@ -241,6 +261,7 @@ def gang_rows_of(
                 "running": phases.count("Running"),
                 "succeeded": phases.count("Succeeded"),
                 "failed": phases.count("Failed"),
+                "occupied_by": occupied,
                 "submitted": submitted,
                 "started": started,
                 "wait": None if started is None else started - submitted,

@@ -20,6 +20,9 @@ from packsched.api.gangs import (
     PG_RUNNING,
     PG_SCHEDULING,
     PodGroup,
+    PodGroupStatus,
+    first_owners,
+    occupied_by,
     pod_group_status,
 )
 from packsched.plugins.coscheduling.coscheduling import CoschedulingArgs, parse_args
@@ -76,6 +79,44 @@ def test_failed_needs_the_quorum_counted_with_running_and_succeeded() -> None:
     assert pod_group_status(group, ["Failed", "Pending", "Pending"]).phase == PG_SCHEDULING
     assert pod_group_status(group, ["Failed", "Running", "Running"]).phase == PG_FAILED
     assert pod_group_status(group, ["Failed", "Succeeded", "Succeeded", "Succeeded"]).phase == PG_FINISHED
+
+
+# -- status.occupiedBy (podgroup_controller_test.go TestFillGroupStatusOccupied) ---------------------------------
+
+OCCUPIED_CASES = [
+    # (owner names of both pods, what occupiedBy reads): a Pending group (shown with occupiedBy "test") of two
+    # Pending pods, minMember 2, reconciled once: it moves to Scheduling and takes the first pod's owners
+    row("fill the Occupied of PodGroup with a single ownerReference", ["new-occupied"], "default/new-occupied"),
+    row(
+        "fill the Occupied of PodGroup with multi ownerReferences",
+        ["new-occupied-2", "new-occupied-1"],
+        "default/new-occupied-1,default/new-occupied-2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("owners", "want"), OCCUPIED_CASES)
+def test_fill_group_status_occupied(owners: list[str], want: str) -> None:
+    before = PodGroupStatus(PG_PENDING, 0, 0, 0, "test")
+    pods = [("pod1", occupied_by("default", owners)), ("pod2", occupied_by("default", owners))]
+    status = pod_group_status(PodGroup("pg", "default", 2), ["Pending", "Pending"], first_owners(pods), before)
+    assert (status.phase, status.occupied_by) == (PG_SCHEDULING, want)
+
+
+def test_occupied_by_is_kept_once_the_group_left_pending() -> None:
+    """(derived from the controller: only its Pending branch fills the field) a Scheduling or Running group keeps
+    what it shows; a group that stays Pending, or whose first pod has no owners, keeps it too; a new group takes
+    the owners of the pod whose name sorts first."""
+    group = PodGroup("pg", "default", 2)
+    running = PodGroupStatus(PG_SCHEDULING, 0, 0, 0, "default/old")
+    assert pod_group_status(group, ["Running"] * 2, "default/new", running).occupied_by == "default/old"
+    pending = PodGroupStatus(PG_PENDING, 0, 0, 0, "default/old")
+    assert pod_group_status(group, ["Pending"], "default/new", pending).occupied_by == "default/old"
+    assert pod_group_status(group, ["Pending"] * 2, "", pending).occupied_by == "default/old"
+    assert pod_group_status(group, ["Running"] * 2, "default/new").occupied_by == "default/new"
+    assert pod_group_status(group, ["Running"]).occupied_by == ""
+    assert first_owners([("b", "ns/job-b"), ("a", "ns/job-a")]) == "ns/job-a"
+    assert first_owners([]) == ""
 
 
 # -- CoschedulingArgs ---------------------------------------------------------------------------------------
