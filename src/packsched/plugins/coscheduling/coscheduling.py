@@ -259,9 +259,8 @@ class Coscheduling:
         The message prints what is left as upstream does, Go's raw ``Quantity`` fields (api/goquantity.py)."""
         need = dict(group.min_resources or {})
         need[PODS] = group.min_member
-        wanted = {res: _requested_quantity(group, res, amount) for res, amount in need.items()}
         if snap.n == 0:
-            return "resource gap: " + resource_list_v(wanted)
+            return "resource gap: " + resource_list_v({r: _requested_quantity(group, r, a) for r, a in need.items()})
         namespace, _, name = key.partition("/")
         own = [p for p in self.handle.group_members(namespace, name) if p.node >= 0]
         cols = np.asarray([p.node for p in own], dtype=np.int64)
@@ -283,7 +282,8 @@ class Coscheduling:
             if not bool((running >= amount).any()):
                 nonzero = np.flatnonzero(free)
                 first = int(free[nonzero[0]]) if len(nonzero) else 0
-                left[res] = sub_total(wanted[res], _node_quantity(res), int(running[-1]), len(nonzero) > 0, first)
+                wanted = _requested_quantity(group, res, amount)
+                left[res] = sub_total(wanted, _node_quantity(res), int(running[-1]), len(nonzero) > 0, first)
         return "resource gap: " + resource_list_v(left) if left else ""
 
     # -- PostFilter ---------------------------------------------------------------------------------------
