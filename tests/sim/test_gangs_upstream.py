@@ -1,7 +1,8 @@
 """``packsched gangs`` and ``compare`` on kube-scheduler 1.35's own gangs when a gang does not fit at once.
 
 Two nodes of 8 GPUs; a plain pod holds one node's 8 GPUs for 10 minutes; a Workload's gang of 3 workers x 4 GPUs
-(``minCount: 3``) arrives at 0s, and a pod naming the same pod group under another replica key. With GangScheduling
+(``minCount: 3``) arrives at 0s, and a pod naming the same pod group under another replica key; one pod of the
+Workload's ``basic`` pod group, one naming a Workload that does not exist. With GangScheduling
 two workers fit and wait at Permit, time out after 5 minutes twice, and the gang is bound at 10m when the plain pod
 ends; pod by pod (the gates off) the two fitting workers run at once and the third joins at 10m.
 """
@@ -75,6 +76,22 @@ spec:
         resources:
           requests: {nvidia.com/gpu: "4"}
           limits: {nvidia.com/gpu: "4"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: helper, namespace: default}
+spec:
+  workloadRef: {name: train, podGroup: helpers}
+  containers:
+  - {name: c, image: x}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lost, namespace: default}
+spec:
+  workloadRef: {name: nowhere, podGroup: workers}
+  containers:
+  - {name: c, image: x}
 ---
 apiVersion: v1
 kind: Pod
@@ -164,3 +181,25 @@ def test_no_gang_at_all_is_an_input_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["gangs", str(path)])
     assert result.exit_code == 2
     assert "the manifests define no gang" in result.output
+
+
+def test_explain_shows_the_gang_of_a_member_only(files: tuple[Path, Path]) -> None:
+    """A pod of a basic pod group is in no gang; a pod naming a missing Workload is shown with it, as missing."""
+    workload, _ = files
+    cfg = ["--config", str(EX / "config-upstream-1.35.yaml"), "-o", "json"]
+
+    def group_of(pod: str) -> Any:
+        result = runner.invoke(app, ["explain", str(workload), "--pod", pod, *cfg])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout).get("group")
+
+    assert group_of("default/helper") is None
+    lost = group_of("default/lost")
+    assert (lost["name"], lost["kind"], lost["exists"], lost["min_member"]) == (
+        "nowhere/workers",
+        "Workload",
+        False,
+        None,
+    )
+    shard = group_of("default/shard-a")
+    assert (shard["name"], shard["exists"], shard["min_member"], shard["bound"]) == ("train/workers/r1", True, 3, 0)

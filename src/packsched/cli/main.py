@@ -440,7 +440,7 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
-    gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records))
+    gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records), basic=True)
     group = gang_report.group_detail(gangs, result, key, cfg.kube_version)
     if group is not None:
         data["group"] = group

@@ -97,7 +97,8 @@ def gang_scheduling_enabled(cfg: KubeSchedulerConfiguration) -> bool:
 class Gang:
     """A group of pods the report follows. ``name``: the PodGroup's name, or ``workload/podGroup[/replicaKey]``
     for a pod group of a 1.35 Workload; ``kind`` and ``api_version``: the object that defines it; ``pod_group``:
-    the scheduler-plugins PodGroup (whose status its controller writes), None for kube-scheduler's own."""
+    the scheduler-plugins PodGroup (whose status its controller writes), None for kube-scheduler's own; ``basic``:
+    a kube-scheduler pod group with the ``basic`` policy (no gang: listed only on request)."""
 
     namespace: str
     name: str
@@ -106,6 +107,7 @@ class Gang:
     min_member: int
     created: float
     pod_group: PodGroup | None = None
+    basic: bool = False
 
     @property
     def key(self) -> str:
@@ -121,59 +123,98 @@ def owner_names(pod: Pod) -> list[str]:
     return [pod.owner.name] if pod.owner is not None else []
 
 
-def _coscheduling_key(pod: Pod) -> str | None:
-    name = pod_group_name(pod)
-    return f"{COSCHEDULING_API_VERSION}/{pod.namespace}/{name}" if name else None
+def _coscheduling_name(pod: Pod) -> str:
+    return pod_group_name(pod)
 
 
-def _workload_key(pod: Pod) -> str | None:
+def _workload_name(pod: Pod) -> str:
     ref = pod.workload_ref
     if ref is None:
-        return None
-    tail = f"/{ref.replica_key}" if ref.replica_key else ""
-    return f"{WORKLOAD_API_VERSION}/{pod.namespace}/{ref.name}/{ref.pod_group}{tail}"
+        return ""
+    return f"{ref.name}/{ref.pod_group}" + (f"/{ref.replica_key}" if ref.replica_key else "")
 
 
-def _scheduling_group_key(pod: Pod) -> str | None:
-    name = pod.scheduling_group
-    return f"{POD_GROUP_API_VERSION}/{pod.namespace}/{name}" if name else None
+def _scheduling_group_name(pod: Pod) -> str:
+    return pod.scheduling_group or ""
 
 
-# How a pod names the group of each kind of gang (api_version -> the gang key it names, or None). A pod's field
-# counts whatever the feature gates say: with GenericWorkload off the API server would drop it, and the report warns
-# that those gangs had no effect.
-_MEMBERSHIP: dict[str, Callable[[Pod], str | None]] = {
-    COSCHEDULING_API_VERSION: _coscheduling_key,
-    WORKLOAD_API_VERSION: _workload_key,
-    POD_GROUP_API_VERSION: _scheduling_group_key,
-}
-
-
-def gangs_of(cluster: Cluster, version: KubeVersion, pods: Iterable[Pod] = ()) -> list[Gang]:
-    """The gangs of the manifests, in their order: scheduler-plugins' PodGroups, then kube-scheduler's own gangs
-    of the release imitated (1.35: Workloads, one gang per ``gang`` pod group and replica key among ``pods``, the
-    key "" when no pod names one; 1.36: ``scheduling.k8s.io`` PodGroups with a ``gang`` policy)."""
-    out = [
+def _coscheduling_gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
+    return [
         Gang(g.namespace, g.name, "PodGroup", COSCHEDULING_API_VERSION, g.min_member, g.created, g)
         for g in cluster.pod_groups
     ]
-    if version.minor == 35:
-        replicas: dict[tuple[str, str, str], set[str]] = {}
-        for pod in pods:
-            ref = pod.workload_ref
-            if ref is not None:
-                replicas.setdefault((pod.namespace, ref.name, ref.pod_group), set()).add(ref.replica_key)
-        for w in cluster.scheduling_workloads:
-            for group, policy in w.pod_groups.items():
-                if policy.min_count is None:
-                    continue
-                for rk in sorted(replicas.get((w.namespace, w.name, group), {""})):
-                    name = f"{w.name}/{group}" + (f"/{rk}" if rk else "")
-                    out.append(Gang(w.namespace, name, "Workload", WORKLOAD_API_VERSION, policy.min_count, w.created))
-    elif version.minor == 36:
-        for g in cluster.scheduling_pod_groups:
-            if g.policy.min_count is not None:
-                out.append(Gang(g.namespace, g.name, "PodGroup", POD_GROUP_API_VERSION, g.policy.min_count, g.created))
+
+
+def _workload_gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
+    """1.35: one per pod group of each Workload and replica key among ``pods`` (the key "" when none names one)."""
+    replicas: dict[tuple[str, str, str], set[str]] = {}
+    for pod in pods:
+        ref = pod.workload_ref
+        if ref is not None:
+            replicas.setdefault((pod.namespace, ref.name, ref.pod_group), set()).add(ref.replica_key)
+    out = []
+    for w in cluster.scheduling_workloads:
+        for group, policy in w.pod_groups.items():
+            for rk in sorted(replicas.get((w.namespace, w.name, group), {""})):
+                name = f"{w.name}/{group}" + (f"/{rk}" if rk else "")
+                need, basic = policy.min_count or 1, policy.min_count is None
+                out.append(Gang(w.namespace, name, "Workload", WORKLOAD_API_VERSION, need, w.created, None, basic))
+    return out
+
+
+def _pod_group_gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
+    """1.36: one per ``scheduling.k8s.io`` PodGroup."""
+    return [
+        Gang(
+            g.namespace,
+            g.name,
+            "PodGroup",
+            POD_GROUP_API_VERSION,
+            g.policy.min_count or 1,
+            g.created,
+            None,
+            not g.policy.gang,
+        )
+        for g in cluster.scheduling_pod_groups
+    ]
+
+
+@dataclass(frozen=True)
+class _GangSource:
+    """One kind of gang: the object's kind, the releases (minor versions) that read it, the groups the manifests
+    define, the group a pod names ("": none)."""
+
+    kind: str
+    minors: range
+    gangs: Callable[[Cluster, Iterable[Pod]], list[Gang]]
+    named_by: Callable[[Pod], str]
+
+
+# The kinds of gang, in the order the report lists them (api_version -> its source). A pod's field counts whatever
+# the feature gates say: with GenericWorkload off the API server would drop it, and the report warns that those gangs
+# had no effect.
+_SOURCES: dict[str, _GangSource] = {
+    COSCHEDULING_API_VERSION: _GangSource("PodGroup", range(0, 1000), _coscheduling_gangs, _coscheduling_name),
+    WORKLOAD_API_VERSION: _GangSource("Workload", range(35, 36), _workload_gangs, _workload_name),
+    POD_GROUP_API_VERSION: _GangSource("PodGroup", range(36, 37), _pod_group_gangs, _scheduling_group_name),
+}
+
+
+def _member_key(api_version: str, pod: Pod) -> str | None:
+    name = _SOURCES[api_version].named_by(pod)
+    return f"{api_version}/{pod.namespace}/{name}" if name else None
+
+
+def gangs_of(cluster: Cluster, version: KubeVersion, pods: Iterable[Pod] = (), basic: bool = False) -> list[Gang]:
+    """The gangs of the manifests, in their order: scheduler-plugins' PodGroups, then kube-scheduler's own gangs
+    of the release imitated (1.35: each pod group of a Workload with a ``gang`` policy, once per replica key among
+    ``pods``; 1.36: each ``scheduling.k8s.io`` PodGroup with a ``gang`` policy); with ``basic``, their ``basic``
+    pod groups too."""
+    pods = list(pods)
+    out: list[Gang] = []
+    for source in _SOURCES.values():
+        if version.minor in source.minors:
+            out.extend(g for g in source.gangs(cluster, pods) if basic or not g.basic)
     return out
 
 
@@ -207,7 +248,7 @@ def gang_rows_of(
     members: dict[str, list[PodRecord]] = {}
     for rec in records:
         for api_version in kinds:
-            key = _MEMBERSHIP[api_version](rec.pod)
+            key = _member_key(api_version, rec.pod)
             if key is not None:
                 members.setdefault(key, []).append(rec)
     events: dict[str, list[Event]] = {}
@@ -306,39 +347,25 @@ def _phase(rec: PodRecord) -> str:
     return rec.pod.phase if rec.pod.phase in ("Running", "Succeeded", "Failed") else rec.phase
 
 
-def _named_gang(pod: Pod, version: KubeVersion) -> tuple[str, str, str] | None:
-    """The gang ``pod`` names, as (api_version, kind, name), among those the release reads (None: none)."""
-    name = pod_group_name(pod)
-    if name:
-        return COSCHEDULING_API_VERSION, "PodGroup", name
-    if version.minor == 35 and pod.workload_ref is not None:
-        ref = pod.workload_ref
-        return (
-            WORKLOAD_API_VERSION,
-            "Workload",
-            f"{ref.name}/{ref.pod_group}" + (f"/{ref.replica_key}" if ref.replica_key else ""),
-        )
-    if version.minor == 36 and pod.scheduling_group:
-        return POD_GROUP_API_VERSION, "PodGroup", pod.scheduling_group
-    return None
-
-
 def group_detail(gangs: Sequence[Gang], result: SimResult, pod_key: str, version: KubeVersion) -> dict[str, Any] | None:
-    """For ``explain`` of a gang member: its group, how many members are bound, and each member's state at the end
-    (node, or the reason it is not placed: the filters' verdicts, a PreFilter or PreEnqueue rejection, a Permit
-    timeout)."""
+    """For ``explain`` of a gang member (``gangs``: :func:`gangs_of` with ``basic``): its group, how many members
+    are bound, and each member's state at the end (node, or the reason it is not placed: the filters' verdicts, a
+    PreFilter or PreEnqueue rejection, a Permit timeout). None for a pod in no gang (or in a basic pod group)."""
     recs = {r.pod.key: r for r in result.records}
     target = recs.get(pod_key)
     if target is None:
         return None
-    named = _named_gang(target.pod, version)
-    if named is None:
+    # the first kind of group the pod names, among those the release reads
+    named = ((api, _member_key(api, target.pod)) for api, src in _SOURCES.items() if version.minor in src.minors)
+    api_version, gang_key = next(((api, key) for api, key in named if key is not None), ("", None))
+    if gang_key is None:
         return None
-    api_version, kind, name = named
-    gang_key = f"{api_version}/{target.pod.namespace}/{name}"
     group = next((g for g in gangs if g.key == gang_key), None)
-    member_of = _MEMBERSHIP[api_version]
-    members = [r for r in recs.values() if member_of(r.pod) == gang_key]
+    if group is not None and group.basic:
+        return None  # a basic pod group: no gang
+    members = [r for r in recs.values() if _member_key(api_version, r.pod) == gang_key]
+    name = _SOURCES[api_version].named_by(target.pod)
+    kind = _SOURCES[api_version].kind
     return {
         "name": name,
         "namespace": target.pod.namespace,
