@@ -203,3 +203,29 @@ def test_explain_shows_the_gang_of_a_member_only(files: tuple[Path, Path]) -> No
     )
     shard = group_of("default/shard-a")
     assert (shard["name"], shard["exists"], shard["min_member"], shard["bound"]) == ("train/workers/r1", True, 3, 0)
+
+
+def test_in_1_36_a_gang_that_does_not_fit_holds_nothing_at_permit(tmp_path: Path) -> None:
+    """The same gang as a 1.36 PodGroup: the pod-group cycle places the three together or not at all, so nothing
+    waits at Permit; the gang starts at 10m all the same."""
+    text = MANIFEST[: MANIFEST.index("---\napiVersion: scheduling.k8s.io/v1alpha1")]
+    text += """---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: train, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+"""
+    job = MANIFEST[
+        MANIFEST.index("---\napiVersion: batch/v1") : MANIFEST.index(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: helper"
+        )
+    ]
+    text += job.replace("workloadRef: {name: train, podGroup: workers}", "schedulingGroup: {podGroupName: train}")
+    path = tmp_path / "blocked-1.36.yaml"
+    path.write_text(text)
+    data = gangs(str(path), "--config", str(EX / "config-upstream-1.36.yaml"))
+    (train,) = data["gangs"]
+    assert (train["name"], train["api_version"], train["members"]) == ("train", "scheduling.k8s.io/v1alpha2", 3)
+    assert (train["started"], train["gpu_seconds_held_at_permit"], train["permit_timeouts"]) == (600.0, 0.0, 0)
+    assert train["gpu_seconds_in_partial_gangs"] == 0.0
