@@ -215,6 +215,9 @@ class Scheduler(EventHandlers):
         self._storage = storage
         self._dra = dra
         self.next_start_node_index = 0
+        # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
+        # filters and scores every node, as a check of the cache does)
+        self.incremental = True
         self._order: IntArray | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
@@ -617,11 +620,21 @@ class Scheduler(EventHandlers):
                     alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
                 return np.array([col], dtype=np.int64), Diagnosis(n, _one_hot(n, col))
-        alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
-        diagnosis = Diagnosis(n, alive, [], None, "", set())
-        for g in groups:
-            diagnosis.groups.append(g)
-            diagnosis.unschedulable_plugins.add(g.plugin)
+        cached: BoolArray | None = None
+        if self.incremental and not explain and not self.nominator.nodes():
+            # no pod is nominated anywhere (so none is added to any node) and no reasons wanted when it fits
+            cached = fwk.run_filters_cached(state, pod)
+            if not cached.any():  # it fits nowhere: filter again in full for the FitError's reasons
+                cached = state.pod_class = None
+        if cached is not None:
+            alive = cached
+            diagnosis = Diagnosis(n, alive)
+        else:
+            alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
+            diagnosis = Diagnosis(n, alive, [], None, "", set())
+            for g in groups:
+                diagnosis.groups.append(g)
+                diagnosis.unschedulable_plugins.add(g.plugin)
         order = self.node_order()
         k = num_feasible_nodes_to_find(
             fwk.profile.percentage_of_nodes_to_score

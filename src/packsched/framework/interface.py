@@ -6,7 +6,7 @@ an array of node columns of the snapshot) and answer with arrays, so that the wo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -185,6 +185,19 @@ class ResourceFitFilter(Protocol):
     that amount free. Preemption's vectorised dry run judges many nodes at once with it."""
 
     def fit_demand(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> list[tuple[int, int]]: ...
+
+
+@runtime_checkable
+class NodeLocalPlugin(Protocol):
+    """A Filter or Score plugin whose verdict and score on a node depend on that node alone (its fields and the pods
+    placed on it) and on what ``equivalence_key`` says of the pod; what its PreFilter and PreScore write in the cycle
+    state depends on the key alone too. The framework then keeps each pod class's verdicts and scores per node and,
+    between two cycles, recomputes only the nodes whose pods changed (framework/equivalence.py). ``None``: not for
+    this pod (its inputs reach beyond the node, e.g. DRA devices): the plugin runs over every node as usual."""
+
+    name: str
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable | None: ...
 
 
 def filter_reads_pods(plugin: object) -> bool:

@@ -3,7 +3,7 @@ weights (Score, normalised to 0..100). ``addedAffinity`` in the args applies to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import partial
 
 import numpy as np
@@ -57,6 +57,10 @@ class NodeAffinityPlugin:
             return mask
 
         return self._cached(snap, ("req", selector, required), build)
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        # ``addedAffinity`` is the profile's, the same for every pod
+        return (tuple(sorted(pod.pod.node_selector.items())), pod.pod.node_affinity)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         affinity = pod.pod.node_affinity

@@ -1,0 +1,164 @@
+"""Work proportional to what changed: per class of equivalent pods, every node's filter verdict and score kept
+between cycles, and only the nodes whose pods changed computed again.
+
+Two pods are equivalent for a profile when every node-local plugin (:class:`NodeLocalPlugin`: its verdict and score
+on a node read that node and the pod's ``equivalence_key`` only) gives them the same key. For such a class the cache
+keeps, over all nodes, the conjunction of the node-local filters' verdicts and each node-local score plugin's score
+before normalisation. Between two cycles of the class it asks the snapshot's journal which nodes had pods placed or
+removed (``Snapshot.touched_since``) and recomputes those nodes only; a change to the nodes themselves (labels,
+taints, allocatable: ``node_generation``), a new snapshot (a node removed), or a journal that no longer reaches back
+recomputes everything. Plugins that are not node-local (spread and inter-pod affinity read other nodes' pods,
+DynamicResources reads devices) still run in every cycle, the filters over the nodes the cached verdicts let
+through, the scores over the feasible nodes; normalisation and weights are applied per cycle as before. So the
+decisions are those of the full pass: ``tests/framework/test_equivalence.py`` compares both on random clusters.
+
+What a cached cycle does not keep: the reasons of the nodes the cached filters reject. The scheduler uses the cache
+only where those are not needed (a pod that fits somewhere, not explained); a pod that fits nowhere is filtered
+again in full for its FitError.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import FilterPlugin, NodeLocalPlugin, NodeSel, ScorePlugin
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
+
+# Bytes of per-node arrays the classes of one profile may hold together (the oldest class is dropped beyond it).
+_BUDGET = 1 << 27
+_MAX_CLASSES = 64
+
+
+@dataclass(eq=False)
+class PodClass:
+    """One class's per-node state, valid for ``snap`` at ``node_generation`` and journal position ``pos``."""
+
+    local_filters: list[FilterPlugin]  # the node-local filters this class runs (not skipped), in profile order
+    other_filters: list[FilterPlugin]  # the cycle's other filters (not skipped), run in every cycle
+    cached_scores: frozenset[str]  # the score plugins whose scores are kept here
+    snap: Snapshot | None = None
+    node_generation: int = -1
+    pos: int = 0
+    alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    rows: dict[str, IntArray] = field(default_factory=dict)
+    known: dict[str, BoolArray] = field(default_factory=dict)
+
+    def nbytes(self) -> int:
+        return int(self.alive.nbytes + sum(r.nbytes for r in self.rows.values()))
+
+
+class EquivalenceCache:
+    """The pod classes of one profile, most recently used last."""
+
+    def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[ScorePlugin]) -> None:
+        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None) for p in filters]
+        self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
+        self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._classes)
+
+    def lookup(self, state: CycleState, pod: PodInfo) -> PodClass:
+        """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
+        keys: dict[str, Hashable | None] = {}
+        parts: list[Hashable] = []
+        local: list[FilterPlugin] = []
+        other: list[FilterPlugin] = []
+        for p, as_local in self._filters:
+            if p.name in state.skip_filter:
+                continue
+            key = keys[p.name] = as_local.equivalence_key(pod) if as_local is not None else None
+            if key is None:
+                other.append(p)
+            else:
+                local.append(p)
+                parts.append((p.name, key))
+        cached: list[str] = []
+        for s in self._scores:
+            key = keys[s.name] if s.name in keys else s.equivalence_key(pod)
+            if key is not None:
+                cached.append(s.name)
+                parts.append(("score", s.name, key))
+        class_key = tuple(parts)
+        cls = self._classes.get(class_key)
+        if cls is None:
+            cls = self._classes[class_key] = PodClass(local, other, frozenset(cached))
+        else:
+            self._classes.move_to_end(class_key)
+            cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
+        return cls
+
+    def feasible(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> BoolArray:
+        """Every node's verdict for the pod (a new array): the class's cached node-local verdicts, brought up to
+        date, then the other filters over the nodes those let through."""
+        self._sync(cls, state, pod, snap)
+        alive = cls.alive.copy()
+        if cls.other_filters and alive.any():
+            cols = np.flatnonzero(alive).astype(np.intp)
+            alive[cols] = _verdicts(cls.other_filters, state, pod, snap, cols)
+        return alive
+
+    def scores(
+        self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray
+    ) -> IntArray:
+        """``plugin``'s scores (before normalisation) on ``cols``, computing only the nodes not kept yet."""
+        row = cls.rows.get(plugin.name)
+        if row is None:
+            row = cls.rows[plugin.name] = np.zeros(snap.n, dtype=np.int64)
+            known = cls.known[plugin.name] = np.zeros(snap.n, dtype=bool)
+            missing = cols
+        else:
+            known = cls.known[plugin.name]
+            missing = cols[~known[cols]]
+        if len(missing):
+            row[missing] = np.asarray(plugin.score(state, pod, snap, missing), dtype=np.int64)
+            known[missing] = True
+            self._trim()
+        out: IntArray = row[cols]
+        return out
+
+    def _sync(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> None:
+        changed = None
+        if cls.snap is snap and cls.node_generation == snap.node_generation:
+            changed = snap.touched_since(cls.pos)
+        if changed is None or len(changed) * 4 > snap.n:
+            cls.snap = snap
+            cls.node_generation = snap.node_generation
+            cls.alive = _verdicts(cls.local_filters, state, pod, snap, slice(None))
+            cls.rows.clear()
+            cls.known.clear()
+            self._trim()
+        elif changed:
+            cols = np.unique(np.asarray(changed, dtype=np.intp))
+            cls.alive[cols] = _verdicts(cls.local_filters, state, pod, snap, cols)
+            for known in cls.known.values():
+                known[cols] = False
+        cls.pos = snap.touched_end
+
+    def _trim(self) -> None:
+        """Drop the least recently used classes beyond the budget (always keeping the one in use)."""
+        while len(self._classes) > 1:
+            total = sum(c.nbytes() for c in self._classes.values())
+            if total <= _BUDGET and len(self._classes) <= _MAX_CLASSES:
+                return
+            self._classes.popitem(last=False)
+
+
+def _verdicts(
+    filters: Sequence[FilterPlugin], state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel
+) -> BoolArray:
+    """Whether each selected node passes every one of ``filters`` (the reasons are not kept)."""
+    size = snap.n if isinstance(sel, slice) else len(sel)
+    alive = np.ones(size, dtype=bool)
+    for p in filters:
+        for r in p.filter(state, pod, snap, sel):
+            alive &= ~r.mask
+        if not alive.any():
+            break
+    return alive
