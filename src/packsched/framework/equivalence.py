@@ -30,9 +30,10 @@ from packsched.framework.interface import FilterPlugin, NodeLocalPlugin, NodeSel
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
-# Bytes of per-node arrays the classes of one profile may hold together (the oldest class is dropped beyond it).
-_BUDGET = 1 << 27
-_MAX_CLASSES = 64
+# Bytes of per-node arrays the classes of one profile may hold together, and how many classes: the least recently
+# used class is dropped beyond either (5,000 nodes: about 140 KB a class for the default profile).
+_BUDGET = 1 << 28
+_MAX_CLASSES = 1024
 
 
 @dataclass(eq=False)
@@ -46,8 +47,9 @@ class PodClass:
     node_generation: int = -1
     pos: int = 0
     alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # per score plugin: its score on every node ``alive`` lets through, except the nodes listed in ``stale``
     rows: dict[str, IntArray] = field(default_factory=dict)
-    known: dict[str, BoolArray] = field(default_factory=dict)
+    stale: dict[str, list[int]] = field(default_factory=dict)
 
     def nbytes(self) -> int:
         return int(self.alive.nbytes + sum(r.nbytes for r in self.rows.values()))
@@ -60,6 +62,7 @@ class EquivalenceCache:
         self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None) for p in filters]
         self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
         self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
+        self._bytes = 0  # what the classes' arrays take together
 
     def __len__(self) -> int:
         return len(self._classes)
@@ -107,20 +110,25 @@ class EquivalenceCache:
     def scores(
         self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray
     ) -> IntArray:
-        """``plugin``'s scores (before normalisation) on ``cols``, computing only the nodes not kept yet."""
+        """``plugin``'s scores (before normalisation) on ``cols`` (nodes the class's verdicts let through): the
+        first time over every such node, then only over the nodes changed since."""
         row = cls.rows.get(plugin.name)
         if row is None:
             row = cls.rows[plugin.name] = np.zeros(snap.n, dtype=np.int64)
-            known = cls.known[plugin.name] = np.zeros(snap.n, dtype=bool)
-            missing = cols
+            cls.stale[plugin.name] = []
+            todo = np.flatnonzero(cls.alive)
+            self._grown(row.nbytes)
         else:
-            known = cls.known[plugin.name]
-            missing = cols[~known[cols]]
-        if len(missing):
-            row[missing] = np.asarray(plugin.score(state, pod, snap, missing), dtype=np.int64)
-            known[missing] = True
-            self._trim()
-        out: IntArray = row[cols]
+            stale = cls.stale[plugin.name]
+            if not stale:
+                out: IntArray = row[cols]
+                return out
+            todo = np.unique(np.asarray(stale, dtype=np.intp))
+            todo = todo[cls.alive[todo]]
+            stale.clear()
+        if len(todo):
+            row[todo] = np.asarray(plugin.score(state, pod, snap, todo), dtype=np.int64)
+        out = row[cols]
         return out
 
     def _sync(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> None:
@@ -128,26 +136,27 @@ class EquivalenceCache:
         if cls.snap is snap and cls.node_generation == snap.node_generation:
             changed = snap.touched_since(cls.pos)
         if changed is None or len(changed) * 4 > snap.n:
+            before = cls.nbytes()
             cls.snap = snap
             cls.node_generation = snap.node_generation
             cls.alive = _verdicts(cls.local_filters, state, pod, snap, slice(None))
             cls.rows.clear()
-            cls.known.clear()
-            self._trim()
+            cls.stale.clear()
+            self._grown(cls.nbytes() - before)
         elif changed:
             cols = np.unique(np.asarray(changed, dtype=np.intp))
             cls.alive[cols] = _verdicts(cls.local_filters, state, pod, snap, cols)
-            for known in cls.known.values():
-                known[cols] = False
+            for stale in cls.stale.values():
+                stale.extend(changed)
         cls.pos = snap.touched_end
 
-    def _trim(self) -> None:
-        """Drop the least recently used classes beyond the budget (always keeping the one in use)."""
-        while len(self._classes) > 1:
-            total = sum(c.nbytes() for c in self._classes.values())
-            if total <= _BUDGET and len(self._classes) <= _MAX_CLASSES:
-                return
-            self._classes.popitem(last=False)
+    def _grown(self, nbytes: int) -> None:
+        """The class in use (the most recently used) grew by ``nbytes``: drop the least recently used classes
+        beyond the budget."""
+        self._bytes += nbytes
+        while len(self._classes) > 1 and (self._bytes > _BUDGET or len(self._classes) > _MAX_CLASSES):
+            _, old = self._classes.popitem(last=False)
+            self._bytes -= old.nbytes()
 
 
 def _verdicts(
