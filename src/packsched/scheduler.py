@@ -219,6 +219,7 @@ class Scheduler(EventHandlers):
         # filters and scores every node, as a check of the cache does)
         self.incremental = True
         self._order: IntArray | None = None
+        self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
@@ -643,7 +644,7 @@ class Scheduler(EventHandlers):
             n,
         )
         start = self.next_start_node_index % n
-        rotated = np.concatenate([order[start:], order[:start]])
+        rotated = self._rotated_order(order, start)
         hits = np.flatnonzero(alive[rotated])
         if len(hits) >= k and k < n:
             hits = hits[:k]
@@ -652,6 +653,14 @@ class Scheduler(EventHandlers):
             processed = n
         self.next_start_node_index = (start + processed) % n
         return rotated[hits].astype(np.int64), diagnosis
+
+    def _rotated_order(self, order: IntArray, start: int) -> IntArray:
+        """The node order from ``start`` round: kept while neither changes (with every node scored, the start
+        stays where it is from one cycle to the next)."""
+        kept = self._rotation
+        if kept is None or kept[0] is not order or kept[1] != start:
+            kept = self._rotation = (order, start, np.concatenate([order[start:], order[:start]]))
+        return kept[2]
 
     def _explain_scores(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, diagnosis: Diagnosis

@@ -123,8 +123,8 @@ class EquivalenceCache:
             if not stale:
                 out: IntArray = row[cols]
                 return out
-            todo = np.unique(np.asarray(stale, dtype=np.intp))
-            todo = todo[cls.alive[todo]]
+            alive = cls.alive
+            todo = np.array([c for c in sorted(set(stale)) if alive[c]], dtype=np.intp)
             stale.clear()
         if len(todo):
             row[todo] = np.asarray(plugin.score(state, pod, snap, todo), dtype=np.int64)
@@ -144,7 +144,7 @@ class EquivalenceCache:
             cls.stale.clear()
             self._grown(cls.nbytes() - before)
         elif changed:
-            cols = np.unique(np.asarray(changed, dtype=np.intp))
+            cols = np.array(sorted(set(changed)), dtype=np.intp)
             cls.alive[cols] = _verdicts(cls.local_filters, state, pod, snap, cols)
             for stale in cls.stale.values():
                 stale.extend(changed)
