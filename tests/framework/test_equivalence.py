@@ -10,6 +10,7 @@ and events must be identical.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -139,7 +140,8 @@ def clusters(draw: st.DrawFn, min_nodes: int = 2, max_nodes: int = 12) -> Cluste
 
 
 def run(cluster: Cluster, cfg: KubeSchedulerConfiguration, seed: int, incremental: bool) -> tuple[Any, ...]:
-    sim = Simulation(cluster, cfg, in_tree_registry(), seed)
+    # a simulation changes its pods (phase, nominations): each run gets its own copy
+    sim = Simulation(copy.deepcopy(cluster), cfg, in_tree_registry(), seed)
     sim.scheduler.incremental = incremental
     result = sim.run()
     history = [

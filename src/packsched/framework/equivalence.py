@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import FilterPlugin, NodeLocalPlugin, NodeSel, ScorePlugin
+from packsched.framework.interface import (
+    FilterPlugin,
+    NodeLocalPlugin,
+    NodeSel,
+    ScorePlugin,
+    filter_reads_pods,
+    score_reads_pods,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
@@ -40,27 +47,32 @@ _MAX_CLASSES = 1024
 class PodClass:
     """One class's per-node state, valid for ``snap`` at ``node_generation`` and journal position ``pos``."""
 
-    local_filters: list[FilterPlugin]  # the node-local filters this class runs (not skipped), in profile order
+    static_filters: list[FilterPlugin]  # node-local filters (not skipped) whose verdicts read no placed pod
+    pod_filters: list[FilterPlugin]  # the other node-local filters (not skipped): they read the node's pods
     other_filters: list[FilterPlugin]  # the cycle's other filters (not skipped), run in every cycle
     cached_scores: frozenset[str]  # the score plugins whose scores are kept here
     snap: Snapshot | None = None
     node_generation: int = -1
     pos: int = 0
-    alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    # per score plugin: its score on every node ``alive`` lets through, except the nodes listed in ``stale``
+    static_alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # the static filters' verdicts
+    alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # every node-local filter's verdict
+    # Per score plugin: its score on every node ``static_alive`` lets through (a score that reads no placed pod) or
+    # ``alive`` lets through (one that does, except the nodes listed in ``stale``, changed since).
     rows: dict[str, IntArray] = field(default_factory=dict)
     stale: dict[str, list[int]] = field(default_factory=dict)
 
     def nbytes(self) -> int:
-        return int(self.alive.nbytes + sum(r.nbytes for r in self.rows.values()))
+        arrays = self.static_alive.nbytes + self.alive.nbytes
+        return int(arrays + sum(r.nbytes for r in self.rows.values()))
 
 
 class EquivalenceCache:
     """The pod classes of one profile, most recently used last."""
 
     def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[ScorePlugin]) -> None:
-        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None) for p in filters]
+        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p)) for p in filters]
         self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
+        self._pod_scores = frozenset(p.name for p in self._scores if score_reads_pods(p))
         self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
         self._bytes = 0  # what the classes' arrays take together
 
@@ -71,16 +83,17 @@ class EquivalenceCache:
         """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
         keys: dict[str, Hashable | None] = {}
         parts: list[Hashable] = []
-        local: list[FilterPlugin] = []
+        static: list[FilterPlugin] = []
+        reading: list[FilterPlugin] = []
         other: list[FilterPlugin] = []
-        for p, as_local in self._filters:
+        for p, as_local, reads_pods in self._filters:
             if p.name in state.skip_filter:
                 continue
             key = keys[p.name] = as_local.equivalence_key(pod) if as_local is not None else None
             if key is None:
                 other.append(p)
             else:
-                local.append(p)
+                (reading if reads_pods else static).append(p)
                 parts.append((p.name, key))
         cached: list[str] = []
         for s in self._scores:
@@ -91,7 +104,7 @@ class EquivalenceCache:
         class_key = tuple(parts)
         cls = self._classes.get(class_key)
         if cls is None:
-            cls = self._classes[class_key] = PodClass(local, other, frozenset(cached))
+            cls = self._classes[class_key] = PodClass(static, reading, other, frozenset(cached))
         else:
             self._classes.move_to_end(class_key)
             cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
@@ -115,11 +128,14 @@ class EquivalenceCache:
         row = cls.rows.get(plugin.name)
         if row is None:
             row = cls.rows[plugin.name] = np.zeros(snap.n, dtype=np.int64)
-            cls.stale[plugin.name] = []
-            todo = np.flatnonzero(cls.alive)
+            if plugin.name in self._pod_scores:
+                cls.stale[plugin.name] = []
+                todo = np.flatnonzero(cls.alive)
+            else:  # read once for every node that may become feasible before the class starts again
+                todo = np.flatnonzero(cls.static_alive)
             self._grown(row.nbytes)
         else:
-            stale = cls.stale[plugin.name]
+            stale = cls.stale.get(plugin.name)
             if not stale:
                 out: IntArray = row[cols]
                 return out
@@ -139,13 +155,19 @@ class EquivalenceCache:
             before = cls.nbytes()
             cls.snap = snap
             cls.node_generation = snap.node_generation
-            cls.alive = _verdicts(cls.local_filters, state, pod, snap, slice(None))
+            cls.static_alive = _verdicts(cls.static_filters, state, pod, snap, slice(None))
+            cls.alive = cls.static_alive.copy()
+            if cls.pod_filters:
+                cols = np.flatnonzero(cls.static_alive).astype(np.intp)
+                cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
             cls.rows.clear()
             cls.stale.clear()
             self._grown(cls.nbytes() - before)
         elif changed:
-            cols = np.array(sorted(set(changed)), dtype=np.intp)
-            cls.alive[cols] = _verdicts(cls.local_filters, state, pod, snap, cols)
+            static_alive = cls.static_alive
+            cols = np.array([c for c in sorted(set(changed)) if static_alive[c]], dtype=np.intp)
+            if len(cols) and cls.pod_filters:
+                cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
             for stale in cls.stale.values():
                 stale.extend(changed)
         cls.pos = snap.touched_end

@@ -207,6 +207,12 @@ def filter_reads_pods(plugin: object) -> bool:
     return bool(getattr(plugin, "filter_reads_pods", True))
 
 
+def score_reads_pods(plugin: object) -> bool:
+    """Whether the plugin's score of a node may change when pods are placed on or removed from it (as
+    :func:`filter_reads_pods`, with a ``score_reads_pods = False`` attribute)."""
+    return bool(getattr(plugin, "score_reads_pods", True))
+
+
 @runtime_checkable
 class PostFilterPlugin(Protocol):
     name: str

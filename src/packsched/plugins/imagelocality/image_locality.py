@@ -72,6 +72,7 @@ class ImageStates:
 
 class ImageLocality:
     name = NAME
+    score_reads_pods = False  # a node's images are node fields
 
     def __init__(self, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         self.volumes_in_sum = version.image_locality_scores_image_volumes

@@ -27,6 +27,7 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 class NodeAffinityPlugin:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+    score_reads_pods = False  # so does its score
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, NodeAffinityArgs):

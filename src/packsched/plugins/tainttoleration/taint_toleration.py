@@ -32,6 +32,7 @@ def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Tolerat
 class TaintToleration:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+    score_reads_pods = False  # so does its score
 
     def __init__(self, name_taints: bool = False) -> None:
         self.name_taints = name_taints
