@@ -215,7 +215,11 @@ class Scheduler(EventHandlers):
         self._storage = storage
         self._dra = dra
         self.next_start_node_index = 0
+        # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
+        # filters and scores every node, as a check of the cache does)
+        self.incremental = True
         self._order: IntArray | None = None
+        self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
@@ -617,11 +621,21 @@ class Scheduler(EventHandlers):
                     alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
                 return np.array([col], dtype=np.int64), Diagnosis(n, _one_hot(n, col))
-        alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
-        diagnosis = Diagnosis(n, alive, [], None, "", set())
-        for g in groups:
-            diagnosis.groups.append(g)
-            diagnosis.unschedulable_plugins.add(g.plugin)
+        cached: BoolArray | None = None
+        if self.incremental and not explain and not self.nominator.nodes():
+            # no pod is nominated anywhere (so none is added to any node) and no reasons wanted when it fits
+            cached = fwk.run_filters_cached(state, pod)
+            if not cached.any():  # it fits nowhere: filter again in full for the FitError's reasons
+                cached = state.pod_class = None
+        if cached is not None:
+            alive = cached
+            diagnosis = Diagnosis(n, alive)
+        else:
+            alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
+            diagnosis = Diagnosis(n, alive, [], None, "", set())
+            for g in groups:
+                diagnosis.groups.append(g)
+                diagnosis.unschedulable_plugins.add(g.plugin)
         order = self.node_order()
         k = num_feasible_nodes_to_find(
             fwk.profile.percentage_of_nodes_to_score
@@ -630,7 +644,7 @@ class Scheduler(EventHandlers):
             n,
         )
         start = self.next_start_node_index % n
-        rotated = np.concatenate([order[start:], order[:start]])
+        rotated = self._rotated_order(order, start)
         hits = np.flatnonzero(alive[rotated])
         if len(hits) >= k and k < n:
             hits = hits[:k]
@@ -639,6 +653,14 @@ class Scheduler(EventHandlers):
             processed = n
         self.next_start_node_index = (start + processed) % n
         return rotated[hits].astype(np.int64), diagnosis
+
+    def _rotated_order(self, order: IntArray, start: int) -> IntArray:
+        """The node order from ``start`` round: kept while neither changes (with every node scored, the start
+        stays where it is from one cycle to the next)."""
+        kept = self._rotation
+        if kept is None or kept[0] is not order or kept[1] != start:
+            kept = self._rotation = (order, start, np.concatenate([order[start:], order[:start]]))
+        return kept[2]
 
     def _explain_scores(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, diagnosis: Diagnosis

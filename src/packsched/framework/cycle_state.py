@@ -21,6 +21,9 @@ class CycleState:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        # the pod's class in its profile's equivalence cache when this cycle's filters ran through it (its Score
+        # reads kept scores then); never copied by clone(): a dry run computes in full
+        self.pod_class: Any = None
 
     def read(self, key: str) -> Any:
         return self._data.get(key)

@@ -6,7 +6,7 @@ an array of node columns of the snapshot) and answer with arrays, so that the wo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -187,11 +187,30 @@ class ResourceFitFilter(Protocol):
     def fit_demand(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> list[tuple[int, int]]: ...
 
 
+@runtime_checkable
+class NodeLocalPlugin(Protocol):
+    """A Filter or Score plugin whose verdict and score on a node depend on that node alone (its fields and the pods
+    placed on it) and on what ``equivalence_key`` says of the pod; what its PreFilter and PreScore write in the cycle
+    state depends on the key alone too. The framework then keeps each pod class's verdicts and scores per node and,
+    between two cycles, recomputes only the nodes whose pods changed (framework/equivalence.py). ``None``: not for
+    this pod (its inputs reach beyond the node, e.g. DRA devices): the plugin runs over every node as usual."""
+
+    name: str
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable | None: ...
+
+
 def filter_reads_pods(plugin: object) -> bool:
     """Whether the plugin's filter verdict on a node may change when pods are placed on or removed from it. A
     plugin says it does not with a ``filter_reads_pods = False`` attribute (its verdict reads the node and the
     incoming pod only); by default it may."""
     return bool(getattr(plugin, "filter_reads_pods", True))
+
+
+def score_reads_pods(plugin: object) -> bool:
+    """Whether the plugin's score of a node may change when pods are placed on or removed from it (as
+    :func:`filter_reads_pods`, with a ``score_reads_pods = False`` attribute)."""
+    return bool(getattr(plugin, "score_reads_pods", True))
 
 
 @runtime_checkable

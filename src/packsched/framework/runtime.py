@@ -11,6 +11,7 @@ from packsched.api.errors import FieldError, InputError
 from packsched.config.types import EXTENSION_POINTS, PluginArgs, PluginRef, Profile
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
+from packsched.framework.equivalence import EquivalenceCache, PodClass
 from packsched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
@@ -197,6 +198,7 @@ class Framework:
         self.binds = [p for p, _ in pts["bind"] if isinstance(p, BindPlugin)]
         self.post_binds = [p for p, _ in pts["postBind"] if isinstance(p, PostBindPlugin)]
         self.event_handlers = [p for p in instances.values() if isinstance(p, ClusterEventPlugin)]
+        self.equivalence = EquivalenceCache(self.filters, [s.plugin for s in self.scores])
 
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p, _ in self.points[point]]
@@ -255,6 +257,16 @@ class Framework:
             if not alive.any():
                 break
         return alive, groups
+
+    def run_filters_cached(self, state: CycleState, pod: PodInfo) -> BoolArray:
+        """Every node's verdict, as ``run_filters`` over all nodes gives it, from the pod's class in the
+        equivalence cache (framework/equivalence.py): only the nodes whose pods changed since the class was last
+        used are filtered again by the node-local plugins. The reasons of rejected nodes are not kept; nominated
+        pods are not added (the caller uses it only where no pod is nominated). The cycle's Score then reads the
+        class's kept scores too."""
+        cls = self.equivalence.lookup(state, pod)
+        state.pod_class = cls
+        return self.equivalence.feasible(cls, state, pod, self.handle.snapshot)
 
     def run_filters_with_nominated(
         self, state: CycleState, pod: PodInfo, sel: NodeSel
@@ -464,9 +476,13 @@ class Framework:
         per_plugin: dict[str, IntArray] = {}
         weights: dict[str, int] = {}
         active = [s for s in self.scores if s.plugin.name not in state.skip_score]
+        cls: PodClass | None = state.pod_class
         for entry in active:
             plugin = entry.plugin
-            scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
+            if cls is not None and plugin.name in cls.cached_scores:
+                scores = self.equivalence.scores(cls, plugin, state, pod, snap, cols)
+            else:
+                scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
             if entry.normalizer is not None:
                 scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):

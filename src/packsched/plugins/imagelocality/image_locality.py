@@ -10,6 +10,8 @@ tag or digest, as upstream does.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
 from packsched.api.objects import Pod
@@ -70,6 +72,7 @@ class ImageStates:
 
 class ImageLocality:
     name = NAME
+    score_reads_pods = False  # a node's images are node fields
 
     def __init__(self, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         self.volumes_in_sum = version.image_locality_scores_image_volumes
@@ -99,6 +102,16 @@ class ImageLocality:
                 continue
             total += np.where(mask, scaled_image_score(states.size[name], states.count[name], states.total), 0)
         return total
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        # the images, how many containers and image volumes there are; the nodes' images are node fields
+        p = pod.pod
+        images = tuple(c.image for c in [*p.init_containers, *p.containers])
+        return (
+            images,
+            len(p.init_containers) + len(p.containers),
+            tuple(v.image for v in p.volumes if v.source == "image"),
+        )
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         containers = len(pod.pod.init_containers) + len(pod.pod.containers)

@@ -3,7 +3,7 @@ weights (Score, normalised to 0..100). ``addedAffinity`` in the args applies to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import partial
 
 import numpy as np
@@ -27,6 +27,7 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 class NodeAffinityPlugin:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+    score_reads_pods = False  # so does its score
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, NodeAffinityArgs):
@@ -57,6 +58,10 @@ class NodeAffinityPlugin:
             return mask
 
         return self._cached(snap, ("req", selector, required), build)
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        # ``addedAffinity`` is the profile's, the same for every pod
+        return (tuple(sorted(pod.pod.node_selector.items())), pod.pod.node_affinity)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         affinity = pod.pod.node_affinity

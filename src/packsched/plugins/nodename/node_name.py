@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
 from packsched.config.types import PluginArgs
@@ -18,6 +20,9 @@ ERR_REASON = "node(s) didn't match the requested node name"
 class NodeName:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        return pod.pod.node_name
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         wanted = pod.pod.node_name

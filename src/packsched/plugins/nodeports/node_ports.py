@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
 from packsched.config.types import PluginArgs
@@ -21,6 +23,9 @@ class NodePorts:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         return Status() if pod.host_ports else Status.skip()
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        return pod.host_ports
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         if not pod.host_ports:

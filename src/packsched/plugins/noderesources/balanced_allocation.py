@@ -3,6 +3,7 @@ whose balance the pod improves most)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 
 from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs, ResourceSpec
@@ -13,7 +14,7 @@ from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
-from packsched.plugins.noderesources.scoring import balanced_score, gather, pod_request_for
+from packsched.plugins.noderesources.scoring import balanced_score, gather, pod_request_for, requests_key
 
 NAME = "NodeResourcesBalancedAllocation"
 
@@ -40,6 +41,9 @@ class BalancedAllocation:
         ):
             return Status.skip()
         return Status()
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable | None:
+        return requests_key(pod, self.handle.dra() if self.dra_extended else None)
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         # Real requests on both sides (no 100m/200Mi defaults), unlike NodeResourcesFit's scoring.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource
 from packsched.backend.dra.extended import class_for
 from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStrategy
@@ -12,7 +14,7 @@ from packsched.framework.interface import Handle, NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
-from packsched.plugins.noderesources.scoring import Scorer
+from packsched.plugins.noderesources.scoring import Scorer, requests_key
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"
@@ -109,6 +111,9 @@ class Fit:
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         return self.scorer.score(snap, pod, cols)
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable | None:
+        return requests_key(pod, self.handle.dra() if self.dra_extended else None)
 
 
 def new_fit(args: PluginArgs | None, handle: Handle) -> Fit:

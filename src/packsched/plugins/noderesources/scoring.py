@@ -8,7 +8,7 @@ See ``shared/spec/requested-to-capacity-ratio.md`` §4-§6.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +67,15 @@ class ResourceColumns:
     weight: int
     alloc: IntArray
     requested: IntArray
+
+
+def requests_key(pod: PodInfo, dra: DraObjects | None) -> Hashable | None:
+    """Everything of the pod the resource plugins read (NodeLocalPlugin's key): its requests and the amounts it
+    counts for scoring. None when a DeviceClass serves one of its resources (``dra``: DRA-backed extended
+    resources are on): devices are state beyond a node's sums."""
+    if dra is not None and any(class_for(dra, name) is not None for name in pod.requests):
+        return None
+    return (frozenset(pod.requests.items()), pod.non_zero_cpu, pod.non_zero_memory, pod.incoming_non_zero)
 
 
 def pod_request_for(pod: PodInfo, name: str, non_zero: bool) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from packsched.api.objects import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Taint
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
@@ -18,6 +20,9 @@ _TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
 class NodeUnschedulable:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        return tuple(pod.pod.tolerations)
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         mask = snap.unschedulable[sel]

@@ -3,6 +3,8 @@ untolerated PreferNoSchedule taints lower the node's score (Score, normalised an
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
 from packsched.api.objects import PREFER_NO_SCHEDULE, Taint, Toleration
@@ -30,6 +32,7 @@ def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Tolerat
 class TaintToleration:
     name = NAME
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
+    score_reads_pods = False  # so does its score
 
     def __init__(self, name_taints: bool = False) -> None:
         self.name_taints = name_taints
@@ -75,6 +78,9 @@ class TaintToleration:
             hit = mask & (first == row)
             out[reason] = out[reason] | hit if reason in out else hit
         return [Rejection(m, r, Code.UNSCHEDULABLE_AND_UNRESOLVABLE) for r, m in out.items()]
+
+    def equivalence_key(self, pod: PodInfo) -> Hashable:
+        return tuple(pod.pod.tolerations)
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         prefer = [t for t in pod.pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]

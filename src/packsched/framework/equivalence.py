@@ -1,0 +1,195 @@
+"""Work proportional to what changed: per class of equivalent pods, every node's filter verdict and score kept
+between cycles, and only the nodes whose pods changed computed again.
+
+Two pods are equivalent for a profile when every node-local plugin (:class:`NodeLocalPlugin`: its verdict and score
+on a node read that node and the pod's ``equivalence_key`` only) gives them the same key. For such a class the cache
+keeps, over all nodes, the conjunction of the node-local filters' verdicts and each node-local score plugin's score
+before normalisation. Between two cycles of the class it asks the snapshot's journal which nodes had pods placed or
+removed (``Snapshot.touched_since``) and recomputes those nodes only; a change to the nodes themselves (labels,
+taints, allocatable: ``node_generation``), a new snapshot (a node removed), or a journal that no longer reaches back
+recomputes everything. Plugins that are not node-local (spread and inter-pod affinity read other nodes' pods,
+DynamicResources reads devices) still run in every cycle, the filters over the nodes the cached verdicts let
+through, the scores over the feasible nodes; normalisation and weights are applied per cycle as before. So the
+decisions are those of the full pass: ``tests/framework/test_equivalence.py`` compares both on random clusters.
+
+What a cached cycle does not keep: the reasons of the nodes the cached filters reject. The scheduler uses the cache
+only where those are not needed (a pod that fits somewhere, not explained); a pod that fits nowhere is filtered
+again in full for its FitError.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.interface import (
+    FilterPlugin,
+    NodeLocalPlugin,
+    NodeSel,
+    ScorePlugin,
+    filter_reads_pods,
+    score_reads_pods,
+)
+from packsched.framework.podinfo import PodInfo
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
+
+# Bytes of per-node arrays the classes of one profile may hold together, and how many classes: the least recently
+# used class is dropped beyond either (5,000 nodes: about 140 KB a class for the default profile).
+_BUDGET = 1 << 28
+_MAX_CLASSES = 1024
+
+
+@dataclass(eq=False)
+class PodClass:
+    """One class's per-node state, valid for ``snap`` at ``node_generation`` and journal position ``pos``."""
+
+    static_filters: list[FilterPlugin]  # node-local filters (not skipped) whose verdicts read no placed pod
+    pod_filters: list[FilterPlugin]  # the other node-local filters (not skipped): they read the node's pods
+    other_filters: list[FilterPlugin]  # the cycle's other filters (not skipped), run in every cycle
+    cached_scores: frozenset[str]  # the score plugins whose scores are kept here
+    snap: Snapshot | None = None
+    node_generation: int = -1
+    pos: int = 0
+    static_alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # the static filters' verdicts
+    alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # every node-local filter's verdict
+    # Per score plugin: its score on every node ``static_alive`` lets through (a score that reads no placed pod) or
+    # ``alive`` lets through (one that does, except the nodes listed in ``stale``, changed since).
+    rows: dict[str, IntArray] = field(default_factory=dict)
+    stale: dict[str, list[int]] = field(default_factory=dict)
+
+    def nbytes(self) -> int:
+        arrays = self.static_alive.nbytes + self.alive.nbytes
+        return int(arrays + sum(r.nbytes for r in self.rows.values()))
+
+
+class EquivalenceCache:
+    """The pod classes of one profile, most recently used last."""
+
+    def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[ScorePlugin]) -> None:
+        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p)) for p in filters]
+        self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
+        self._pod_scores = frozenset(p.name for p in self._scores if score_reads_pods(p))
+        self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
+        self._bytes = 0  # what the classes' arrays take together
+
+    def __len__(self) -> int:
+        return len(self._classes)
+
+    def lookup(self, state: CycleState, pod: PodInfo) -> PodClass:
+        """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
+        keys: dict[str, Hashable | None] = {}
+        parts: list[Hashable] = []
+        static: list[FilterPlugin] = []
+        reading: list[FilterPlugin] = []
+        other: list[FilterPlugin] = []
+        for p, as_local, reads_pods in self._filters:
+            if p.name in state.skip_filter:
+                continue
+            key = keys[p.name] = as_local.equivalence_key(pod) if as_local is not None else None
+            if key is None:
+                other.append(p)
+            else:
+                (reading if reads_pods else static).append(p)
+                parts.append((p.name, key))
+        cached: list[str] = []
+        for s in self._scores:
+            key = keys[s.name] if s.name in keys else s.equivalence_key(pod)
+            if key is not None:
+                cached.append(s.name)
+                parts.append(("score", s.name, key))
+        class_key = tuple(parts)
+        cls = self._classes.get(class_key)
+        if cls is None:
+            cls = self._classes[class_key] = PodClass(static, reading, other, frozenset(cached))
+        else:
+            self._classes.move_to_end(class_key)
+            cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
+        return cls
+
+    def feasible(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> BoolArray:
+        """Every node's verdict for the pod (a new array): the class's cached node-local verdicts, brought up to
+        date, then the other filters over the nodes those let through."""
+        self._sync(cls, state, pod, snap)
+        alive = cls.alive.copy()
+        if cls.other_filters and alive.any():
+            cols = np.flatnonzero(alive).astype(np.intp)
+            alive[cols] = _verdicts(cls.other_filters, state, pod, snap, cols)
+        return alive
+
+    def scores(
+        self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray
+    ) -> IntArray:
+        """``plugin``'s scores (before normalisation) on ``cols`` (nodes the class's verdicts let through): the
+        first time over every such node, then only over the nodes changed since."""
+        row = cls.rows.get(plugin.name)
+        if row is None:
+            row = cls.rows[plugin.name] = np.zeros(snap.n, dtype=np.int64)
+            if plugin.name in self._pod_scores:
+                cls.stale[plugin.name] = []
+                todo = np.flatnonzero(cls.alive)
+            else:  # read once for every node that may become feasible before the class starts again
+                todo = np.flatnonzero(cls.static_alive)
+            self._grown(row.nbytes)
+        else:
+            stale = cls.stale.get(plugin.name)
+            if not stale:
+                out: IntArray = row[cols]
+                return out
+            alive = cls.alive
+            todo = np.array([c for c in sorted(set(stale)) if alive[c]], dtype=np.intp)
+            stale.clear()
+        if len(todo):
+            row[todo] = np.asarray(plugin.score(state, pod, snap, todo), dtype=np.int64)
+        out = row[cols]
+        return out
+
+    def _sync(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> None:
+        changed = None
+        if cls.snap is snap and cls.node_generation == snap.node_generation:
+            changed = snap.touched_since(cls.pos)
+        if changed is None or len(changed) * 4 > snap.n:
+            before = cls.nbytes()
+            cls.snap = snap
+            cls.node_generation = snap.node_generation
+            cls.static_alive = _verdicts(cls.static_filters, state, pod, snap, slice(None))
+            cls.alive = cls.static_alive.copy()
+            if cls.pod_filters:
+                cols = np.flatnonzero(cls.static_alive).astype(np.intp)
+                cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
+            cls.rows.clear()
+            cls.stale.clear()
+            self._grown(cls.nbytes() - before)
+        elif changed:
+            static_alive = cls.static_alive
+            cols = np.array([c for c in sorted(set(changed)) if static_alive[c]], dtype=np.intp)
+            if len(cols) and cls.pod_filters:
+                cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
+            for stale in cls.stale.values():
+                stale.extend(changed)
+        cls.pos = snap.touched_end
+
+    def _grown(self, nbytes: int) -> None:
+        """The class in use (the most recently used) grew by ``nbytes``: drop the least recently used classes
+        beyond the budget."""
+        self._bytes += nbytes
+        while len(self._classes) > 1 and (self._bytes > _BUDGET or len(self._classes) > _MAX_CLASSES):
+            _, old = self._classes.popitem(last=False)
+            self._bytes -= old.nbytes()
+
+
+def _verdicts(
+    filters: Sequence[FilterPlugin], state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel
+) -> BoolArray:
+    """Whether each selected node passes every one of ``filters`` (the reasons are not kept)."""
+    size = snap.n if isinstance(sel, slice) else len(sel)
+    alive = np.ones(size, dtype=bool)
+    for p in filters:
+        for r in p.filter(state, pod, snap, sel):
+            alive &= ~r.mask
+        if not alive.any():
+            break
+    return alive

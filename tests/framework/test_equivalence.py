@@ -1,0 +1,223 @@
+"""The equivalence cache (framework/equivalence.py) decides exactly what the full pass decides.
+
+Property: random clusters (taints, zones, images, GPUs, full nodes) and pods of a few recurring shapes (so classes
+are reused), with tolerations, node selectors, preferred node affinity, host ports, spec.nodeName, and some pods
+that no node-local plugin can cache (inter-pod anti-affinity, topology spread), arriving over time, running for a
+while and leaving, some of higher priority (preemption, nominations): the whole default profile with each scoring
+strategy, simulated once with the cache and once with every cycle filtering and scoring every node. The histories
+and events must be identical.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import node, pod
+from packsched.api.manifests import Cluster
+from packsched.api.objects import (
+    DO_NOT_SCHEDULE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    ContainerPort,
+    LabelSelector,
+    NodeAffinity,
+    NodeImage,
+    NodeSelectorTerm,
+    PodAffinity,
+    PodAffinityTerm,
+    PreferredTerm,
+    Requirement,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+)
+from packsched.config import default_config
+from packsched.config.loader import load_config_data
+from packsched.config.types import KubeSchedulerConfiguration
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.equivalence import EquivalenceCache
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim.engine import Simulation
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+GPU = "nvidia.com/gpu"
+GPU_TAINT = Taint(GPU, "present", NO_SCHEDULE)
+SOFT_TAINT = Taint("spot", "true", PREFER_NO_SCHEDULE)
+
+STRATEGIES: list[dict[str, Any]] = [
+    {"type": "LeastAllocated"},
+    {"type": "MostAllocated"},
+    {
+        "type": "RequestedToCapacityRatio",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": GPU, "weight": 3}],
+        "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]},
+    },
+]
+
+
+def config(strategy: dict[str, Any], percentage: int | None) -> KubeSchedulerConfiguration:
+    doc: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}],
+            }
+        ],
+    }
+    if percentage is not None:
+        doc["percentageOfNodesToScore"] = percentage
+    return load_config_data(doc, "<test>", set(in_tree_registry()))
+
+
+@st.composite
+def clusters(draw: st.DrawFn, min_nodes: int = 2, max_nodes: int = 12) -> Cluster:
+    nodes = []
+    for i in range(draw(st.integers(min_nodes, max_nodes))):
+        gpus = draw(st.sampled_from([0, 0, 4, 8]))
+        nd = node(
+            f"n{i:03d}",
+            cpu=draw(st.sampled_from([2000, 4000, 8000])),
+            memory=draw(st.sampled_from([4, 8, 16])) * 2**30,
+            pods=draw(st.integers(2, 12)),
+            extra={GPU: gpus} if gpus else None,
+        )
+        nd.labels[ZONE] = draw(st.sampled_from(["z0", "z1", "z2"]))
+        if gpus:
+            nd.taints.append(GPU_TAINT)
+        if draw(st.integers(0, 4)) == 0:
+            nd.taints.append(SOFT_TAINT)
+        if draw(st.booleans()):
+            nd.images = (NodeImage(("app:v1",), 400 * 2**20),)
+        nodes.append(nd)
+    shapes = draw(
+        st.lists(
+            st.tuples(st.sampled_from([0, 100, 500, 1500]), st.sampled_from([0, 1, 2]), st.sampled_from([0, 1, 2, 4])),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    pods = []
+    for i in range(draw(st.integers(4, 40))):
+        cpu, mem, gpus = draw(st.sampled_from(shapes))
+        p = pod(f"p{i:03d}", cpu=cpu, memory=mem * 2**30, extra={GPU: gpus} if gpus else None)
+        p.priority = draw(st.sampled_from([0, 0, 0, 100]))
+        if gpus or draw(st.integers(0, 5)) == 0:
+            p.tolerations = [Toleration(GPU, "Exists", "", NO_SCHEDULE)]
+        kind = draw(st.integers(0, 11))
+        if kind == 0:
+            p.node_selector = {ZONE: draw(st.sampled_from(["z0", "z1"]))}
+        elif kind == 1:
+            term = NodeSelectorTerm((Requirement(ZONE, "In", ("z2",)),))
+            p.node_affinity = NodeAffinity(preferred=(PreferredTerm(10, term),))
+        elif kind == 2:
+            p.containers[0].ports = [ContainerPort(80, host_port=8080)]
+        elif kind == 3:
+            p.labels = {"app": "anti"}
+            term = PodAffinityTerm(HOST, LabelSelector((("app", "anti"),)))
+            p.pod_anti_affinity = PodAffinity(required=(term,))
+        elif kind == 4:
+            p.labels = {"app": "spread"}
+            p.topology_spread_constraints = (
+                TopologySpreadConstraint(1, ZONE, DO_NOT_SCHEDULE, LabelSelector((("app", "spread"),))),
+            )
+        elif kind == 5 and nodes:
+            p.node_name = draw(st.sampled_from(nodes)).name
+        if draw(st.booleans()):
+            p.containers[0].image = "app:v1"
+        p.arrival_time = float(draw(st.integers(0, 20)))
+        if draw(st.booleans()):
+            p.run_duration = float(draw(st.integers(1, 15)))
+        pods.append(p)
+    return Cluster(nodes=nodes, pods=pods)
+
+
+def run(cluster: Cluster, cfg: KubeSchedulerConfiguration, seed: int, incremental: bool) -> tuple[Any, ...]:
+    # a simulation changes its pods (phase, nominations): each run gets its own copy
+    sim = Simulation(copy.deepcopy(cluster), cfg, in_tree_registry(), seed)
+    sim.scheduler.incremental = incremental
+    result = sim.run()
+    history = [
+        (r.pod.key, r.phase, r.node, r.reason, r.started, r.finished, r.attempts, r.preempted_by) for r in sim.history
+    ]
+    events = [(e.time, e.kind, e.pod, e.node, e.by, e.reason) for e in result.events]
+    return history, events
+
+
+@settings(max_examples=60, deadline=None)
+@given(clusters(), st.sampled_from(range(len(STRATEGIES))), st.integers(0, 2**16))
+def test_the_cache_decides_as_the_full_pass(cluster: Cluster, strategy: int, seed: int) -> None:
+    cfg = config(STRATEGIES[strategy], None)
+    assert run(cluster, cfg, seed, True) == run(cluster, cfg, seed, False)
+
+
+@settings(max_examples=8, deadline=None)
+@given(clusters(min_nodes=110, max_nodes=140), st.sampled_from([None, 30]), st.integers(0, 2**16))
+def test_the_cache_decides_as_the_full_pass_when_only_some_nodes_are_scored(
+    cluster: Cluster, percentage: int | None, seed: int
+) -> None:
+    # from 100 nodes on, a cycle stops at the first feasible nodes in its round-robin window and scores those
+    cfg = config(STRATEGIES[2], percentage)
+    assert run(cluster, cfg, seed, True) == run(cluster, cfg, seed, False)
+
+
+def test_only_the_nodes_whose_pods_changed_are_filtered_again() -> None:
+    cluster = Cluster(nodes=[node(f"n{i}") for i in range(50)], pods=[])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry(), 0)
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+    snap = sched.snapshot
+    seen: list[int] = []
+    fit = fwk.plugins["NodeResourcesFit"]
+    original = fit.filter  # type: ignore[attr-defined]
+
+    def counting(state: CycleState, p: Any, s: Any, sel: Any) -> Any:
+        seen.append(s.n if isinstance(sel, slice) else len(sel))
+        return original(state, p, s, sel)
+
+    fit.filter = counting  # type: ignore[attr-defined]
+    from packsched.framework.podinfo import make_pod_info
+
+    infos = [make_pod_info(pod(f"p{i}", cpu=100), i, sched.config.kube_version) for i in range(3)]
+    for info in infos:
+        state = CycleState()
+        assert fwk.run_pre_filter(state, info).ok
+        alive = fwk.run_filters_cached(state, info)
+        assert alive.all()
+        snap.add_pod(info, 7)
+    # the first cycle filters every node; each later one only the node the previous pod went to
+    assert seen == [50, 1, 1]
+    assert len(fwk.equivalence) == 1
+
+
+def test_a_pod_of_another_shape_is_another_class() -> None:
+    cluster = Cluster(nodes=[node("a"), node("b")], pods=[])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry(), 0)
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    cache: EquivalenceCache = fwk.equivalence
+    from packsched.framework.podinfo import make_pod_info
+
+    version = sim.scheduler.config.kube_version
+    small, big, small_again = (
+        make_pod_info(pod("s", cpu=100), 0, version),
+        make_pod_info(pod("b", cpu=3000), 1, version),
+        make_pod_info(pod("s2", cpu=100), 2, version),
+    )
+    classes = []
+    for info in (small, big, small_again):
+        state = CycleState()
+        assert fwk.run_pre_filter(state, info).ok
+        classes.append(cache.lookup(state, info))
+    assert classes[0] is classes[2]
+    assert classes[0] is not classes[1]
+    sim.scheduler.snapshot.add_pod(big, 0)  # node a is now too full for another big pod
+    state = CycleState()
+    fwk.run_pre_filter(state, big)
+    assert np.array_equal(fwk.run_filters_cached(state, big), [False, True])
