@@ -32,7 +32,7 @@ from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
 from packsched.eventhandlers import EventHandlers
-from packsched.framework.batch import FloatArray, SortedNodes, TieOrder, sort_scored
+from packsched.framework.batch import FloatArray, NameArray, SortedNodes, TieOrder, sort_scored
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
@@ -213,6 +213,8 @@ class Scheduler(EventHandlers):
         self.tie_break = tie_break
         self._name_rank: IntArray | None = None
         self._rank_gen = -1
+        self._names: NameArray | None = None
+        self._names_gen = -1
         self._snapshot = snapshot
         self.cache = cache if cache is not None else Cache(snapshot)
         if self.cache.snapshot is not snapshot:
@@ -718,9 +720,7 @@ class Scheduler(EventHandlers):
         same draws from the generator)."""
         if fwk.batch is None or result.signature is None:
             return self._select_host(scores, candidates), None
-        nodes = self._snapshot.nodes
-        names = [nodes[c].name for c in scores.cols.tolist()]
-        return sort_scored(names, scores.cols, scores.totals, scores.raw, self._ties())
+        return sort_scored(self._node_names()[scores.cols], scores.cols, scores.totals, scores.raw, self._ties())
 
     def _store_schedule_results(
         self, fwk: Framework, result: CycleResult, chosen: int, rest: SortedNodes | None
@@ -743,6 +743,14 @@ class Scheduler(EventHandlers):
         else:
             pick = int(tied[int(self._rng.integers(len(tied)))])
         return int(scores.cols[pick])
+
+    def _node_names(self) -> NameArray:
+        """The snapshot's node names by column, as an array (kept while the nodes do not change)."""
+        snap = self._snapshot
+        if self._names is None or self._names_gen != snap.node_generation or len(self._names) != snap.n:
+            self._names = np.array([n.name for n in snap.nodes], dtype=object)
+            self._names_gen = snap.node_generation
+        return self._names
 
     def _name_ranks(self) -> IntArray:
         snap = self._snapshot

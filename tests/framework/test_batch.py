@@ -90,7 +90,7 @@ def nodes(names: list[str] | None, raw: list[int] | None = None) -> SortedNodes 
         return None
     n = len(names)
     scores = np.asarray(raw if raw is not None else list(range(n, 0, -1)), dtype=np.int64)
-    return SortedNodes(list(names), scores, np.zeros(n), {SCORE: scores})
+    return SortedNodes(np.array(names, dtype=object), scores, np.zeros(n), {SCORE: scores})
 
 
 @dataclass
@@ -169,7 +169,7 @@ def run_basic(tt: Basic, batch: OpportunisticBatch) -> None:
     else:
         assert batch.state is not None
         assert batch.state.signature == tt.second_sig
-        assert batch.state.nodes.remaining().names == tt.remaining
+        assert batch.state.nodes.remaining().names.tolist() == tt.remaining
 
 
 @pytest.mark.parametrize("case", list(BASIC_135))
@@ -266,7 +266,7 @@ def test_rescore_137(case: str) -> None:
     hint = batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, index, TIES)
     assert hint == tt.hint
     assert batch.state is not None
-    assert tuple(batch.state.nodes.remaining().names) == tt.remaining
+    assert tuple(batch.state.nodes.remaining().names.tolist()) == tt.remaining
 
 
 def test_rescore_chain_137() -> None:
@@ -283,7 +283,7 @@ def test_rescore_chain_137() -> None:
     hint3 = batch.get_node_hint(profile, CycleState(), info("a-3"), "sig", 3, 0.0, INDEX, TIES)
     assert hint3 == "n2"
     assert batch.state is not None
-    assert batch.state.nodes.remaining().names == ["n1"]
+    assert batch.state.nodes.remaining().names.tolist() == ["n1"]
     assert batch.batched_pods == 1  # pod 2 took its hint (pod 3 has not stored yet)
 
 
@@ -301,9 +301,9 @@ def test_sort_scored_takes_the_best_and_orders_ties_by_key() -> None:
     totals = np.array([5, 9, 9, 1], dtype=np.int64)
     raw = {SCORE: totals * 2}
     by_col = TieOrder(lambda c: c.astype(np.float64), per_node=True)
-    chosen, rest = sort_scored(["d", "a", "c", "b"], cols, totals, raw, by_col)
+    chosen, rest = sort_scored(np.array(["d", "a", "c", "b"], dtype=object), cols, totals, raw, by_col)
     assert chosen == 0  # total 9, the lower key of the two nines
-    assert rest.names == ["c", "d", "b"]
+    assert rest.names.tolist() == ["c", "d", "b"]
     assert rest.totals.tolist() == [9, 5, 1]
     assert rest.raw[SCORE].tolist() == [18, 10, 2]
 
@@ -313,7 +313,7 @@ def test_random_tie_keys_choose_uniformly_among_the_best() -> None:
     ties = TieOrder(lambda c: rng.random(len(c)), per_node=False)
     cols = np.arange(4, dtype=np.int64)
     totals = np.array([7, 7, 7, 3], dtype=np.int64)
-    picks = [sort_scored(list("abcd"), cols, totals, {}, ties)[0] for _ in range(600)]
+    picks = [sort_scored(np.array(list("abcd"), dtype=object), cols, totals, {}, ties)[0] for _ in range(600)]
     counts = np.bincount(picks, minlength=4)
     assert counts[3] == 0
     assert counts[:3].min() > 150  # about 200 each

@@ -21,7 +21,7 @@ findNodesThatFitPod do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +36,7 @@ from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import Code, PluginError, Status
 
 FloatArray = npt.NDArray[np.float64]
+NameArray = npt.NDArray[np.object_]  # node names (str)
 
 # A batch is given up after this long on the scheduler's clock (upstream maxBatchAge: 500 ms of wall time).
 MAX_BATCH_AGE = 0.5
@@ -86,27 +87,22 @@ class SortedNodes:
     """Scored nodes, best first: highest total, then lowest tie key (upstream's heap of NodePluginScores).
     ``raw``: each Score plugin's raw (not normalized) score per node, for 1.37's re-normalization."""
 
-    names: list[str]
+    names: NameArray
     totals: IntArray
     ties: FloatArray
     raw: dict[str, IntArray]
     pos: int = 0  # the nodes before it were popped
 
     @classmethod
-    def build(cls, names: list[str], totals: IntArray, ties: FloatArray, raw: Mapping[str, IntArray]) -> SortedNodes:
+    def build(cls, names: NameArray, totals: IntArray, ties: FloatArray, raw: Mapping[str, IntArray]) -> SortedNodes:
         order = np.lexsort((ties, -totals))
-        return cls(
-            [names[int(i)] for i in order],
-            totals[order],
-            ties[order],
-            {k: v[order] for k, v in raw.items()},
-        )
+        return cls(names[order], totals[order], ties[order], {k: v[order] for k, v in raw.items()})
 
     def __len__(self) -> int:
         return len(self.names) - self.pos
 
     def pop(self) -> str:
-        name = self.names[self.pos]
+        name = str(self.names[self.pos])
         self.pos += 1
         return name
 
@@ -116,7 +112,7 @@ class SortedNodes:
 
 
 def sort_scored(
-    names: Sequence[str], cols: IntArray, totals: IntArray, raw: Mapping[str, IntArray], ties: TieOrder
+    names: NameArray, cols: IntArray, totals: IntArray, raw: Mapping[str, IntArray], ties: TieOrder
 ) -> tuple[int, SortedNodes]:
     """A scored cycle's choice and the rest, best first (upstream sorts its scores in a heap and pops the head):
     the node with the highest total, equal totals ordered by tie key (uniformly at random when the keys are
@@ -125,7 +121,7 @@ def sort_scored(
     order = np.lexsort((keys, -totals))
     rest = order[1:]
     return int(cols[int(order[0])]), SortedNodes(
-        [names[int(i)] for i in rest], totals[rest], keys[rest], {k: v[rest] for k, v in raw.items()}
+        names[rest], totals[rest], keys[rest], {k: v[rest] for k, v in raw.items()}
     )
 
 
@@ -250,7 +246,7 @@ class OpportunisticBatch:
         rescoreHintedNode). False (and the batch not used) when a cached node is gone or a step fails."""
         cached = batch.nodes.remaining()
         cols: list[int] = []
-        for name in cached.names:
+        for name in cached.names.tolist():
             c = index.get(name)
             if c is None:
                 self._give_up(NODE_MISSING)
@@ -282,5 +278,6 @@ class OpportunisticBatch:
             keys = ties.keys(cand)
         else:
             keys = np.concatenate([cached.ties, ties.keys(np.array([col], dtype=np.int64))])
-        batch.nodes = SortedNodes.build([*cached.names, self.last.chosen], totals, keys, raw)
+        names = np.append(cached.names, np.array([self.last.chosen], dtype=object))
+        batch.nodes = SortedNodes.build(names, totals, keys, raw)
         return True
