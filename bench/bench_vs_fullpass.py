@@ -55,7 +55,8 @@ IntArray = npt.NDArray[np.int64]
 GPU = "nvidia.com/gpu"
 # the loop's resource rows: the filter checks all four, the score the ones the strategy names
 ROWS = ("cpu", "memory", "pods", GPU)
-PROFILES = ("fit", "default")
+# fit-nobatch: fit with the OpportunisticBatching gate off (fit signs pods, so from 1.35 it batches; default never)
+PROFILES = ("fit", "default", "fit-nobatch")
 EXTENDED = {GPU}  # scalar resources: left out of the score for a pod that does not ask for them
 
 
@@ -160,7 +161,7 @@ def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
     disabled (``fit``)."""
     config = json.loads(json.dumps(CONFIG))
     prof = config["profiles"][0]
-    if profile == "fit":
+    if profile in ("fit", "fit-nobatch"):
         prof["plugins"] = {
             "multiPoint": {
                 "disabled": [{"name": "*"}],
@@ -184,7 +185,10 @@ def run_packsched(
     from packsched.sim.engine import RUNNING, Simulation
 
     registry = in_tree_registry()
-    cfg = load_config_data(packsched_config(profile, percentage), f"fullpass-{profile}", set(registry))
+    gates = {"OpportunisticBatching": False} if profile.endswith("-nobatch") else None
+    cfg = load_config_data(
+        packsched_config(profile, percentage), f"fullpass-{profile}", set(registry), feature_gates=gates
+    )
     t0 = time.perf_counter()
     sim = Simulation(Cluster(nodes=nodes, pods=pods), cfg, registry, seed=seed)
     sim.scheduler.tie_break = TIE_NAME
@@ -331,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each scheduler, alternating")
-    parser.add_argument("--profiles", default="fit,default", help="packsched profiles to measure: fit, default")
+    parser.add_argument(
+        "--profiles", default="fit,default", help="packsched profiles to measure: fit, default, fit-nobatch"
+    )
     parser.add_argument(
         "--percentage",
         type=int,

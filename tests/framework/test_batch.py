@@ -301,11 +301,24 @@ def test_sort_scored_takes_the_best_and_orders_ties_by_key() -> None:
     totals = np.array([5, 9, 9, 1], dtype=np.int64)
     raw = {SCORE: totals * 2}
     by_col = TieOrder(lambda c: c.astype(np.float64), per_node=True)
-    chosen, rest = sort_scored(np.array(["d", "a", "c", "b"], dtype=object), cols, totals, raw, by_col)
+    names = np.array(["a", "b", "c", "d"], dtype=object)  # by column
+    chosen, rest = sort_scored(names, cols, totals, raw, by_col)
+    assert len(rest) == 3
     assert chosen == 0  # total 9, the lower key of the two nines
-    assert rest.names.tolist() == ["c", "d", "b"]
-    assert rest.totals.tolist() == [9, 5, 1]
-    assert rest.raw[SCORE].tolist() == [18, 10, 2]
+    left = rest.remaining()
+    assert left.names.tolist() == ["c", "d", "b"]
+    assert left.totals.tolist() == [9, 5, 1]
+    assert left.raw[SCORE].tolist() == [18, 10, 2]
+    assert rest.pop() == "c" and len(rest) == 2
+
+
+def test_equal_totals_and_keys_keep_the_chosen_node_out_of_the_list() -> None:
+    same = TieOrder(lambda c: np.zeros(len(c)), per_node=False)
+    names = np.array([f"n{i}" for i in range(8)], dtype=object)
+    cols = np.array([7, 5, 6], dtype=np.int64)
+    chosen, rest = sort_scored(names, cols, np.array([4, 4, 4], dtype=np.int64), {}, same)
+    assert chosen == 7
+    assert rest.remaining().names.tolist() == ["n5", "n6"]
 
 
 def test_random_tie_keys_choose_uniformly_among_the_best() -> None:
@@ -313,7 +326,8 @@ def test_random_tie_keys_choose_uniformly_among_the_best() -> None:
     ties = TieOrder(lambda c: rng.random(len(c)), per_node=False)
     cols = np.arange(4, dtype=np.int64)
     totals = np.array([7, 7, 7, 3], dtype=np.int64)
-    picks = [sort_scored(np.array(list("abcd"), dtype=object), cols, totals, {}, ties)[0] for _ in range(600)]
+    names = np.array(list("abcd"), dtype=object)
+    picks = [sort_scored(names, cols, totals, {}, ties)[0] for _ in range(600)]
     counts = np.bincount(picks, minlength=4)
     assert counts[3] == 0
     assert counts[:3].min() > 150  # about 200 each

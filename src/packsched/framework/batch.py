@@ -85,28 +85,48 @@ class TieOrder:
 @dataclass
 class SortedNodes:
     """Scored nodes, best first: highest total, then lowest tie key (upstream's heap of NodePluginScores).
-    ``raw``: each Score plugin's raw (not normalized) score per node, for 1.37's re-normalization."""
+    ``raw``: each Score plugin's raw (not normalized) score per node, for 1.37's re-normalization.
+
+    A cycle's list is sorted only when first read (most are replaced before any pod uses them): until then
+    ``names`` holds every column's name and ``cols`` the scored columns, in the cycle's order."""
 
     names: NameArray
     totals: IntArray
     ties: FloatArray
     raw: dict[str, IntArray]
-    pos: int = 0  # the nodes before it were popped
+    pos: int = 0  # the nodes before it were popped (or taken by the cycle itself)
+    cols: IntArray | None = None  # not sorted yet: the columns the other arrays follow, ``names`` by column
+    head: int = 0  # not sorted yet: the position of the node the cycle chose, which the sorted list starts with
 
     @classmethod
     def build(cls, names: NameArray, totals: IntArray, ties: FloatArray, raw: Mapping[str, IntArray]) -> SortedNodes:
         order = np.lexsort((ties, -totals))
         return cls(names[order], totals[order], ties[order], {k: v[order] for k, v in raw.items()})
 
+    def _sorted(self) -> None:
+        cols = self.cols
+        if cols is None:
+            return
+        order = np.lexsort((self.ties, -self.totals))
+        if int(order[0]) != self.head:  # only where another node has the same total and key
+            order = np.concatenate([[self.head], order[order != self.head]])
+        self.names = self.names[cols[order]]
+        self.totals = self.totals[order]
+        self.ties = self.ties[order]
+        self.raw = {k: v[order] for k, v in self.raw.items()}
+        self.cols = None
+
     def __len__(self) -> int:
-        return len(self.names) - self.pos
+        return len(self.totals) - self.pos
 
     def pop(self) -> str:
+        self._sorted()
         name = str(self.names[self.pos])
         self.pos += 1
         return name
 
     def remaining(self) -> SortedNodes:
+        self._sorted()
         p = self.pos
         return SortedNodes(self.names[p:], self.totals[p:], self.ties[p:], {k: v[p:] for k, v in self.raw.items()})
 
@@ -116,13 +136,11 @@ def sort_scored(
 ) -> tuple[int, SortedNodes]:
     """A scored cycle's choice and the rest, best first (upstream sorts its scores in a heap and pops the head):
     the node with the highest total, equal totals ordered by tie key (uniformly at random when the keys are
-    random draws). ``names`` are the nodes of ``cols``."""
+    random draws). ``names``: every node's name, by column (the rest is sorted when first read)."""
     keys = ties.keys(cols)
-    order = np.lexsort((keys, -totals))
-    rest = order[1:]
-    return int(cols[int(order[0])]), SortedNodes(
-        names[rest], totals[rest], keys[rest], {k: v[rest] for k, v in raw.items()}
-    )
+    tied = np.flatnonzero(totals == totals.max())
+    head = int(tied[int(np.argmin(keys[tied]))]) if len(tied) > 1 else int(tied[0])
+    return int(cols[head]), SortedNodes(names, totals, keys, dict(raw), pos=1, cols=cols, head=head)
 
 
 @dataclass
