@@ -13,7 +13,9 @@ taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in
   ``fit``, only NodeResourcesFit (PreFilter, Filter, Score; with PrioritySort and DefaultBinder), which is the
   loop's work; ``default``, bench_schedule's configuration (the default profile, NodeResourcesFit scoring with
   RequestedToCapacityRatio), which also honours the taints and node selectors and scores with the other default
-  plugins. Both with ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
+  plugins; ``fit-nobatch``, ``fit`` with the OpportunisticBatching gate off (``fit`` signs pods, so from
+  kube-scheduler 1.35 it keeps its sorted scores for opportunistic batching; ``default`` never batches). All with
+  ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
   ``--percentage`` says otherwise, and selectHost's ``name`` tie-break (the node whose name sorts first), so that
   the two sides can agree pod for pod.
 
@@ -313,7 +315,10 @@ def report(r: dict[str, Any]) -> str:
     runs = ", ".join(f"{x:,.0f}" for x in f["pods_per_s_runs"])
     lines.append(f"| full-pass numpy loop | {f['pods_per_s_median']:,.0f} | {runs} | 1 | {f['placed']:,} | |")
     for name, p in r["profiles"].items():
-        label = "packsched, NodeResourcesFit only" if name == "fit" else "packsched, default profile"
+        label = {
+            "fit": "packsched, NodeResourcesFit only",
+            "fit-nobatch": "packsched, NodeResourcesFit only, OpportunisticBatching off",
+        }.get(name, "packsched, default profile")
         runs = ", ".join(f"{x:,.0f}" for x in p["pods_per_s_runs"])
         lines.append(
             f"| {label} (`{name}`) | {p['pods_per_s_median']:,.0f} | {runs} | {p['ratio']:.2f} | {p['placed']:,} "
