@@ -24,6 +24,7 @@ from packsched.api.objects import (
 from packsched.config.loader import default_config, load_config_data
 from packsched.config.types import KubeSchedulerConfiguration, PluginRef, ResourceSpec, ScoringStrategy
 from packsched.config.versions import KubeVersion
+from packsched.framework.batch import POD_SKIPPED
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.runtime import Framework
 from packsched.plugins.registry import in_tree_registry
@@ -289,3 +290,19 @@ def test_a_hinted_cycle_reports_its_node_alone() -> None:
     assert result.batch_hint == result.node
     assert result.top_nodes(sim.scheduler.snapshot) == [result.node]
     assert result.scores is None
+
+
+@pytest.mark.parametrize("minor", [35, 37])
+def test_a_failed_cycle_in_between_leaves_the_batch_unused(minor: int) -> None:
+    """Upstream's cycle counter: a pod that fails stores nothing, so the next pod's cycle is not the one after the
+    batch's and it runs a full cycle."""
+    for between, want in ((False, 1), (True, 0)):
+        nodes = [node(f"n{i}", cpu=1000) for i in range(4)]
+        pods = [pod("p0", cpu=1000), pod("big", cpu=9000), pod("p1", cpu=1000)]
+        if not between:
+            del pods[1]
+        sim = simulate(make_config(), pods, nodes, minor)
+        batch = sim.scheduler.frameworks["default-scheduler"].batch
+        assert batch is not None
+        assert batch.batched_pods == want, between
+        assert (batch.unusable[POD_SKIPPED] > 0) is between
