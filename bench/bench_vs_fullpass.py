@@ -13,7 +13,9 @@ taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in
   ``fit``, only NodeResourcesFit (PreFilter, Filter, Score; with PrioritySort and DefaultBinder), which is the
   loop's work; ``default``, bench_schedule's configuration (the default profile, NodeResourcesFit scoring with
   RequestedToCapacityRatio), which also honours the taints and node selectors and scores with the other default
-  plugins. Both with ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
+  plugins; ``fit-nobatch``, ``fit`` with the OpportunisticBatching gate off (``fit`` signs pods, so from
+  kube-scheduler 1.35 it keeps its sorted scores for opportunistic batching; ``default`` never batches). All with
+  ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
   ``--percentage`` says otherwise, and selectHost's ``name`` tie-break (the node whose name sorts first), so that
   the two sides can agree pod for pod.
 
@@ -55,7 +57,8 @@ IntArray = npt.NDArray[np.int64]
 GPU = "nvidia.com/gpu"
 # the loop's resource rows: the filter checks all four, the score the ones the strategy names
 ROWS = ("cpu", "memory", "pods", GPU)
-PROFILES = ("fit", "default")
+# fit-nobatch: fit with the OpportunisticBatching gate off (fit signs pods, so from 1.35 it batches; default never)
+PROFILES = ("fit", "default", "fit-nobatch")
 EXTENDED = {GPU}  # scalar resources: left out of the score for a pod that does not ask for them
 
 
@@ -160,7 +163,7 @@ def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
     disabled (``fit``)."""
     config = json.loads(json.dumps(CONFIG))
     prof = config["profiles"][0]
-    if profile == "fit":
+    if profile in ("fit", "fit-nobatch"):
         prof["plugins"] = {
             "multiPoint": {
                 "disabled": [{"name": "*"}],
@@ -184,7 +187,10 @@ def run_packsched(
     from packsched.sim.engine import RUNNING, Simulation
 
     registry = in_tree_registry()
-    cfg = load_config_data(packsched_config(profile, percentage), f"fullpass-{profile}", set(registry))
+    gates = {"OpportunisticBatching": False} if profile.endswith("-nobatch") else None
+    cfg = load_config_data(
+        packsched_config(profile, percentage), f"fullpass-{profile}", set(registry), feature_gates=gates
+    )
     t0 = time.perf_counter()
     sim = Simulation(Cluster(nodes=nodes, pods=pods), cfg, registry, seed=seed)
     sim.scheduler.tie_break = TIE_NAME
@@ -309,7 +315,10 @@ def report(r: dict[str, Any]) -> str:
     runs = ", ".join(f"{x:,.0f}" for x in f["pods_per_s_runs"])
     lines.append(f"| full-pass numpy loop | {f['pods_per_s_median']:,.0f} | {runs} | 1 | {f['placed']:,} | |")
     for name, p in r["profiles"].items():
-        label = "packsched, NodeResourcesFit only" if name == "fit" else "packsched, default profile"
+        label = {
+            "fit": "packsched, NodeResourcesFit only",
+            "fit-nobatch": "packsched, NodeResourcesFit only, OpportunisticBatching off",
+        }.get(name, "packsched, default profile")
         runs = ", ".join(f"{x:,.0f}" for x in p["pods_per_s_runs"])
         lines.append(
             f"| {label} (`{name}`) | {p['pods_per_s_median']:,.0f} | {runs} | {p['ratio']:.2f} | {p['placed']:,} "
@@ -331,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each scheduler, alternating")
-    parser.add_argument("--profiles", default="fit,default", help="packsched profiles to measure: fit, default")
+    parser.add_argument(
+        "--profiles", default="fit,default", help="packsched profiles to measure: fit, default, fit-nobatch"
+    )
     parser.add_argument(
         "--percentage",
         type=int,

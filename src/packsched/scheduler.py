@@ -32,6 +32,7 @@ from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
 from packsched.eventhandlers import EventHandlers
+from packsched.framework.batch import FloatArray, NameArray, SortedNodes, TieOrder, sort_scored
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
@@ -75,6 +76,11 @@ class CycleResult:
     nominated_node: str | None = None  # set by preemption
     victims: list[PodInfo] = field(default_factory=list)
     used_nominated_node: bool = False
+    # Opportunistic batching (1.35+): the pod's signature (None: the profile or a plugin cannot sign it, or the
+    # gate is off), the node the batch hinted ("" none), and whether the cycle took it without scoring
+    signature: str | None = None
+    batch_hint: str = ""
+    used_batch_hint: bool = False
     # explain only: the feasible nodes the cycle did not score, scored apart for display (not normalized with the
     # scored ones, and never part of the decision)
     unsampled_scores: ScoreResult | None = None
@@ -109,11 +115,17 @@ class CycleResult:
 
     def top_nodes(self, snapshot: Snapshot) -> list[str]:
         """The nodes selectHost chose among, by name: those with the best total score (a tie when more than one).
-        Only the chosen node when the cycle did not score (one feasible node, or the nominated node still fits);
-        none when no node was chosen. Read it before ``snapshot`` changes (it names columns)."""
+        Only the chosen node when the cycle did not score (one feasible node, or the nominated or hinted node
+        still fits); none when no node was chosen. Read it before ``snapshot`` changes (it names columns)."""
         if self.node is None:
             return []
-        if self.scores is None or self.sampled is None or self.used_nominated_node or len(self.sampled) == 1:
+        if (
+            self.scores is None
+            or self.sampled is None
+            or self.used_nominated_node
+            or self.used_batch_hint
+            or len(self.sampled) == 1
+        ):
             return [self.node]
         cols = self.scores.cols[best_scored(self.scores, self.sampled)]
         return sorted(snapshot.nodes[int(c)].name for c in cols)
@@ -201,6 +213,8 @@ class Scheduler(EventHandlers):
         self.tie_break = tie_break
         self._name_rank: IntArray | None = None
         self._rank_gen = -1
+        self._names: NameArray | None = None
+        self._names_gen = -1
         self._snapshot = snapshot
         self.cache = cache if cache is not None else Cache(snapshot)
         if self.cache.snapshot is not snapshot:
@@ -218,6 +232,9 @@ class Scheduler(EventHandlers):
         # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
         # filters and scores every node, as a check of the cache does)
         self.incremental = True
+        # upstream's scheduling cycle counter (the queue's, read by CurrentCycle): one per attempt, one per pod-group
+        # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it
+        self.scheduling_cycle = 0
         self._order: IntArray | None = None
         self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
@@ -380,6 +397,7 @@ class Scheduler(EventHandlers):
             raise KeyError(f"no profile has schedulerName {pod.pod.scheduler_name!r}")
         result = CycleResult(pod, fwk.name)
         state = CycleState()
+        self.scheduling_cycle += 1
         chosen = self._schedule_pod(fwk, state, pod, result, explain)
         if chosen is None:
             return result
@@ -436,6 +454,7 @@ class Scheduler(EventHandlers):
                 self.handle_failure(q, r)
             return list(zip(members, results, strict=True))
         copies = self._gangs.copy()
+        self.scheduling_cycle += 1  # the group's pods share one cycle
         outcome = self._pod_group_algorithm(fwk, members, results, copies, explain)
         self._submit_pod_group(fwk, members, results, outcome)
         return list(zip(members, results, strict=True))
@@ -583,8 +602,9 @@ class Scheduler(EventHandlers):
             result.status = Status(Code.UNSCHEDULABLE, [diagnosis.message()])
             return None
         result.sampled = feasible
-        if len(feasible) == 1 or result.used_nominated_node:
+        if len(feasible) == 1 or result.used_nominated_node or result.used_batch_hint:
             chosen = int(feasible[0])  # nothing is scored
+            self._store_schedule_results(fwk, result, chosen, None)
         else:
             st = fwk.run_pre_score(state, pod, feasible)
             if not st.ok:
@@ -596,7 +616,8 @@ class Scheduler(EventHandlers):
                 result.status = Status.error(str(exc))
                 return None
             result.scores = scores
-            chosen = self._select_host(scores, feasible)
+            chosen, rest = self._choose(fwk, scores, feasible, result)
+            self._store_schedule_results(fwk, result, chosen, rest)
         if explain:
             self._explain_scores(fwk, state, pod, result, diagnosis)
         result.node = snap.nodes[chosen].name
@@ -610,13 +631,16 @@ class Scheduler(EventHandlers):
         st = fwk.run_pre_filter(state, pod)
         if not st.ok:
             return np.zeros(0, dtype=np.int64), Diagnosis.all_rejected(n, st)
-        nominated = pod.pod.nominated_node_name
+        # the nominated node, or else the batch's hint, is tried alone first
+        hint = self._node_hint(fwk, state, pod, result)
+        nominated = pod.pod.nominated_node_name or hint
         if nominated and nominated in snap.index:
             col = snap.index[nominated]
             ok, _groups = fwk.run_filters_with_nominated(state, pod, np.array([col], dtype=np.intp))
             if ok[0]:
                 # The nominated node still fits: kube-scheduler takes it without looking at other nodes.
-                result.used_nominated_node = True
+                result.used_nominated_node = nominated == pod.pod.nominated_node_name
+                result.used_batch_hint = not result.used_nominated_node
                 if explain:  # report every node's verdict; decides nothing
                     alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
@@ -684,6 +708,53 @@ class Scheduler(EventHandlers):
         finally:
             self._rng.bit_generator.state = saved
 
+    # -- opportunistic batching (kube-scheduler 1.35+, framework/batch.py) ----------------------------------------
+
+    def _node_hint(self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult) -> str:
+        """The profile's batch hint for the pod (after PreFilter, as upstream's GetNodeHint), "" when there is none
+        or the profile does not batch. Asked for a pod with a nominated node too: 1.35-1.36 take the hint out of
+        the list all the same (and try the nominated node), 1.37's batch answers none."""
+        batch = fwk.batch
+        if batch is None:
+            return ""
+        result.signature = fwk.sign_pod(pod)
+        result.batch_hint = batch.get_node_hint(
+            fwk, state, pod, result.signature, self.scheduling_cycle, self.clock(), self._snapshot.index, self._ties()
+        )
+        return result.batch_hint
+
+    def _ties(self) -> TieOrder:
+        """How a batch orders nodes with equal totals: by name with ``TIE_NAME``; otherwise a key drawn per node
+        from the seeded generator (upstream's per-node Randomizer), which makes the first of them uniformly
+        random."""
+        if self.tie_break == TIE_NAME:
+            return TieOrder(lambda cols: self._name_ranks()[cols].astype(np.float64), per_node=True)
+        return TieOrder(self._draw_ties, per_node=False)
+
+    def _draw_ties(self, cols: IntArray) -> FloatArray:
+        return self._rng.random(len(cols))
+
+    def _choose(
+        self, fwk: Framework, scores: ScoreResult, candidates: IntArray, result: CycleResult
+    ) -> tuple[int, SortedNodes | None]:
+        """The scored cycle's node. When the batch may use this cycle later (a signed pod), the scores are sorted
+        with a tie key per node and the rest kept for the batch; otherwise selectHost as before batching (the
+        same draws from the generator)."""
+        if fwk.batch is None or result.signature is None:
+            return self._select_host(scores, candidates), None
+        return sort_scored(self._node_names(), scores.cols, scores.totals, scores.raw, self._ties())
+
+    def _store_schedule_results(
+        self, fwk: Framework, result: CycleResult, chosen: int, rest: SortedNodes | None
+    ) -> None:
+        batch = fwk.batch
+        if batch is None:
+            return
+        node = self._snapshot.nodes[chosen].name
+        batch.store_schedule_results(
+            result.signature, result.batch_hint, node, rest, self.scheduling_cycle, self.clock()
+        )
+
     def _select_host(self, scores: ScoreResult, candidates: IntArray) -> int:
         """The highest total among the sampled nodes; ties broken uniformly with the seeded generator."""
         tied = best_scored(scores, candidates)
@@ -694,6 +765,14 @@ class Scheduler(EventHandlers):
         else:
             pick = int(tied[int(self._rng.integers(len(tied)))])
         return int(scores.cols[pick])
+
+    def _node_names(self) -> NameArray:
+        """The snapshot's node names by column, as an array (kept while the nodes do not change)."""
+        snap = self._snapshot
+        if self._names is None or self._names_gen != snap.node_generation or len(self._names) != snap.n:
+            self._names = np.array([n.name for n in snap.nodes], dtype=object)
+            self._names_gen = snap.node_generation
+        return self._names
 
     def _name_ranks(self) -> IntArray:
         snap = self._snapshot

@@ -600,6 +600,8 @@ def _invoke(tmp_path: Path, command: str, *args: str) -> Any:
          '--feature-gates: invalid value of GenericWorkload=on, err: strconv.ParseBool: parsing "on": invalid syntax'),
         (["--feature-gates", "GenericWorkload"], "--feature-gates: missing bool value for GenericWorkload"),
         (["--feature-gates", "GenericWorkload=true"], "does not model kube-scheduler 1.37 with GenericWorkload on"),
+        (["--feature-gates", "OpportunisticBatching=false", "--kube-version", "1.34"],
+         "--feature-gates: unrecognized feature gate: OpportunisticBatching"),
     ],
 )  # fmt: skip
 def test_refused_feature_gates_exit_2_naming_the_gate(
@@ -608,6 +610,15 @@ def test_refused_feature_gates_exit_2_naming_the_gate(
     res = _invoke(tmp_path, command, *args)
     assert res.exit_code == 2, res.output
     assert message in " ".join(res.stderr.split())
+
+
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_opportunistic_batching_can_be_set_from_135(tmp_path: Path, value: str) -> None:
+    for minor in ("1.35", "1.37"):
+        res = _invoke(
+            tmp_path, "simulate", "--kube-version", minor, "--feature-gates", f"OpportunisticBatching={value}"
+        )
+        assert res.exit_code == 0, res.output
 
 
 def test_serve_checks_the_gates_before_connecting() -> None:

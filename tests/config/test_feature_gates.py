@@ -31,6 +31,10 @@ KNOWN = set(in_tree_registry())
         ("DRAPartitionableDevices", 35, False),
         ("DRAPartitionableDevices", 36, True),
         ("DRADeviceTaints", 37, True),
+        ("OpportunisticBatching", 34, False),  # not there yet
+        ("OpportunisticBatching", 35, True),
+        ("OpportunisticBatching", 36, True),
+        ("OpportunisticBatching", 37, True),
     ],
 )
 def test_release_defaults(gate: str, minor: int, default: bool) -> None:

@@ -23,13 +23,25 @@ def _cluster() -> Cluster:
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
 @pytest.mark.parametrize("captured", ["default/p00", "default/p05", "default/p17"])
-def test_explain_places_every_pod_where_simulate_does(seed: int, captured: str) -> None:
+@pytest.mark.parametrize("batching", [False, True])
+def test_explain_places_every_pod_where_simulate_does(seed: int, captured: str, batching: bool) -> None:
+    """The profile signs pods (no PodTopologySpread): with opportunistic batching on (1.37's default), the equal
+    pods after the first take the batch's hint; with it off, every cycle scores its sample."""
     config = make_config()
+    config.kube_version = config.kube_version.with_gates({"OpportunisticBatching": batching})
     plain = run_simulation(_cluster(), config, in_tree_registry(), seed)
     explained = run_simulation(_cluster(), config, in_tree_registry(), seed, capture={captured})
     assert [(r.pod.key, r.node) for r in explained.records] == [(r.pod.key, r.node) for r in plain.records]
     (cycle,) = explained.captured[captured]
     assert cycle.node == next(r.node for r in plain.records if r.pod.key == captured)
+    assert cycle.used_batch_hint == (batching and captured != "default/p00")
+    if cycle.used_batch_hint:
+        # the hinted node was taken without scoring: every feasible node is shown with explain's own scores
+        assert cycle.sampled is not None and cycle.sampled.tolist() == [explained.snapshot.index[cycle.node]]
+        assert cycle.scores is None
+        assert cycle.unsampled_scores is not None and len(cycle.unsampled_scores.cols) == NODES
+        assert cycle.top_nodes(explained.snapshot) == [cycle.node]
+        return
     # the nodes past the sample are shown with scores of their own, never chosen from
     assert cycle.sampled is not None and len(cycle.sampled) < NODES
     assert cycle.unsampled_scores is not None and len(cycle.unsampled_scores.cols) == NODES - len(cycle.sampled)

@@ -96,6 +96,13 @@ GATES: Final[dict[str, Gate]] = {
             effect="adds GangScheduling to the default profile (1.35-1.36)",
         ),
         _gate(
+            "OpportunisticBatching",
+            (35, True, BETA),
+            modelled_from=35,
+            effect="a pod with the same signature as the previous pod of its profile is tried first on the next "
+            "node of the previous cycle's sorted scores (KEP-5598), when the profile's plugins can all sign pods",
+        ),
+        _gate(
             "DynamicResourceAllocation",
             (26, False, ALPHA),
             (32, False, BETA),

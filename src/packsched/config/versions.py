@@ -116,6 +116,19 @@ class KubeVersion:
         return self.minor >= 36 and self.generic_workload
 
     @property
+    def opportunistic_batching(self) -> bool:
+        """1.35+ with OpportunisticBatching (beta, on by default): a profile whose PreFilter, Filter, PreScore and
+        Score plugins all sign pods reuses the previous cycle's sorted scores for the next pod with the same
+        signature (framework/batch.py)."""
+        return self.minor >= 35 and self.feature("OpportunisticBatching")
+
+    @property
+    def batch_rescores_last_node(self) -> bool:
+        """1.37+: when the node the previous pod of a batch took still fits the next pod, it is filtered, scored
+        again and put back among the cached nodes (re-normalized with them); 1.35-1.36 drop the batch then."""
+        return self.minor >= 37
+
+    @property
     def modelled(self) -> bool:
         """False for 1.16-1.24: only RequestedToCapacityRatio follows that release, the rest follows 1.25."""
         return self.minor >= OLDEST_MODELLED

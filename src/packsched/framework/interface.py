@@ -239,6 +239,35 @@ class ScoreExtensions(Protocol):
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray: ...
 
 
+# What a plugin contributes to a pod's signature (upstream fwk.SignFragment): key -> a JSON-able value. Plugins that
+# look at the same part of a pod use the same key (the SIGN_* names below), so their fragments merge.
+SignFragments = dict[str, object]
+
+# The fragment keys, as upstream's signers name them (kube-scheduler framework/signers.go).
+SIGN_SCHEDULER_NAME = "v1.Pod.Spec.SchedulerName"
+SIGN_RESOURCES = "v1.Pod.Spec.ContainerRequestsAndOverheads()"
+SIGN_TOLERATIONS = "v1.Pod.Spec.Tolerations"
+SIGN_NODE_NAME = "v1.Pod.Spec.NodeName"
+SIGN_NODE_AFFINITY = "v1.Pod.Spec.Affinity.NodeAffinity"
+SIGN_NODE_SELECTOR = "v1.Pod.Spec.Affinity.NodeSelector"
+SIGN_HOST_PORTS = "v1.Pod.Spec.HostPorts()"
+SIGN_LABELS = "v1.Pod.Labels"
+SIGN_IMAGE_NAMES = "v1.Pod.Spec.CanonicalImageNames()"
+SIGN_VOLUMES = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
+
+
+@runtime_checkable
+class SignPlugin(Protocol):
+    """A plugin that can say which parts of a pod its PreFilter, Filter, PreScore and Score read (upstream
+    SignPlugin, KEP-5598 opportunistic batching): two pods with equal fragments from every plugin of a profile
+    get the same verdicts and scores on the same nodes. ``sign_pod`` answers None when it cannot vouch for
+    that (upstream: a non-success status), and the pod then has no signature."""
+
+    name: str
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None: ...
+
+
 @runtime_checkable
 class ReservePlugin(Protocol):
     name: str

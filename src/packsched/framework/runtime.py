@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from packsched.api.errors import FieldError, InputError
 from packsched.config.types import EXTENSION_POINTS, PluginArgs, PluginRef, Profile
+from packsched.framework.batch import OpportunisticBatch
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.equivalence import EquivalenceCache, PodClass
@@ -16,6 +18,7 @@ from packsched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
+    SIGN_SCHEDULER_NAME,
     BindPlugin,
     ClusterEvent,
     ClusterEventPlugin,
@@ -37,6 +40,7 @@ from packsched.framework.interface import (
     ResourceFitFilter,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
     filter_reads_pods,
     implements,
 )
@@ -65,6 +69,7 @@ class ScoreResult:
     per_plugin: dict[str, IntArray]  # normalized plugin score (0..100) per node, before the weight
     weights: dict[str, int]
     totals: IntArray
+    raw: dict[str, IntArray] = field(default_factory=dict)  # each plugin's score before NormalizeScore
 
 
 def _expand(profile: Profile, point: str, plugins: Mapping[str, Plugin]) -> list[PluginRef]:
@@ -199,6 +204,22 @@ class Framework:
         self.post_binds = [p for p, _ in pts["postBind"] if isinstance(p, PostBindPlugin)]
         self.event_handlers = [p for p in instances.values() if isinstance(p, ClusterEventPlugin)]
         self.equivalence = EquivalenceCache(self.filters, [s.plugin for s in self.scores])
+        # Opportunistic batching (1.35+): only when every PreFilter, Filter, PreScore and Score plugin signs pods
+        # (upstream computeBatchablePlugins; packsched has no extenders, which would also rule it out)
+        self.signers, self.batch = _batching(handle, pts)
+
+    def sign_pod(self, pod: PodInfo) -> str | None:
+        """The pod's signature (upstream SignPod): the scheduler name and every signing plugin's fragments, one
+        JSON text; None when the profile cannot sign pods or a plugin refuses this one."""
+        if self.signers is None:
+            return None
+        sig: dict[str, object] = {SIGN_SCHEDULER_NAME: pod.pod.scheduler_name}
+        for p in self.signers:
+            fragments = p.sign_pod(pod)
+            if fragments is None:
+                return None
+            sig.update(fragments)
+        return json.dumps(sig, sort_keys=True, separators=(",", ":"))
 
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p, _ in self.points[point]]
@@ -475,6 +496,7 @@ class Framework:
         totals = np.zeros(len(cols), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         weights: dict[str, int] = {}
+        raw: dict[str, IntArray] = {}
         active = [s for s in self.scores if s.plugin.name not in state.skip_score]
         cls: PodClass | None = state.pod_class
         for entry in active:
@@ -483,6 +505,7 @@ class Framework:
                 scores = self.equivalence.scores(cls, plugin, state, pod, snap, cols)
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
+            raw[plugin.name] = scores
             if entry.normalizer is not None:
                 scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
@@ -496,7 +519,40 @@ class Framework:
             totals += scores * entry.weight
         if not self.scores:
             totals[:] = 1  # upstream: with no score plugins every node scores one
-        return ScoreResult(cols, per_plugin, weights, totals)
+        return ScoreResult(cols, per_plugin, weights, totals, raw)
+
+    def run_raw_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> dict[str, IntArray]:
+        """Each Score plugin of this cycle (not skipped) on ``cols``, before NormalizeScore and weights (upstream
+        RunRawScorePlugins: 1.37's batch re-scores one node with it)."""
+        snap = self.handle.snapshot
+        return {
+            s.plugin.name: np.asarray(s.plugin.score(state, pod, snap, cols), dtype=np.int64)
+            for s in self.scores
+            if s.plugin.name not in state.skip_score
+        }
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
+    ) -> IntArray:
+        """The totals of ``cols`` from raw scores (``run_raw_score``'s, one array per plugin over ``cols``):
+        each plugin of this cycle normalized over these nodes, checked, weighted and summed (upstream
+        NormalizeScores; a plugin with no raw scores counts 0, and with no plugin every total is 0)."""
+        totals = np.zeros(len(cols), dtype=np.int64)
+        for entry in self.scores:
+            name = entry.plugin.name
+            if name in state.skip_score:
+                continue
+            scores = np.asarray(raw.get(name, np.zeros(len(cols), dtype=np.int64)), dtype=np.int64).copy()
+            if entry.normalizer is not None:
+                scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                raise PluginError(
+                    f"plugin {name!r} returns an invalid score {bad}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            totals += scores * entry.weight
+        return totals
 
     # -- reserve, permit, bind ----------------------------------------------------------------------------
 
@@ -561,3 +617,37 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         for p in self.post_binds:
             p.post_bind(state, pod, node)
+
+
+def _signers(points: Mapping[str, list[tuple[Plugin, int]]]) -> list[SignPlugin] | None:
+    """The plugins whose fragments make a pod's signature, each once in upstream's order (PreFilter, Filter,
+    PreScore, Score), or None when one of them cannot sign pods (a plugin upstream does not have, or one without
+    SignPod there): the profile never batches."""
+    out: dict[str, SignPlugin] = {}
+    for point in ("preFilter", "filter", "preScore", "score"):
+        for plugin, _ in points[point]:
+            if plugin.name in out:
+                continue
+            if not isinstance(plugin, SignPlugin):
+                return None
+            out[plugin.name] = plugin
+    return list(out.values())
+
+
+def _batching(
+    handle: Handle, points: Mapping[str, list[tuple[Plugin, int]]]
+) -> tuple[list[SignPlugin] | None, OpportunisticBatch | None]:
+    """A profile's signing plugins and its batch, when the release batches (1.35+ with OpportunisticBatching) and
+    the profile can sign pods; (None, None) otherwise."""
+    version = handle.kube_version
+    if not version.opportunistic_batching:
+        return None, None
+    signers = _signers(points)
+    if signers is None:
+        return None, None
+    batch = OpportunisticBatch(
+        rescore=version.batch_rescores_last_node,
+        same_cycle=version.batch_rescores_last_node and version.generic_workload,
+        nominated_gives_up=version.batch_rescores_last_node,
+    )
+    return signers, batch

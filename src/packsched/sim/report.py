@@ -163,6 +163,7 @@ def explain_json(
     out["reason"] = None if cycle.scheduled else cycle.message
     out["nominated_node"] = cycle.nominated_node
     out["used_nominated_node"] = cycle.used_nominated_node
+    out["used_batch_hint"] = cycle.used_batch_hint
     if fwk_profile is not None:
         out["omitted_default_plugins"] = list(fwk_profile.omitted_default_plugins)
     passes = [sr for sr in (cycle.scores, cycle.unsampled_scores) if sr is not None]

@@ -19,9 +19,10 @@ from packsched.config.types import PluginArgs
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, Handle
+from packsched.framework.interface import MAX_NODE_SCORE, Handle, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
+from packsched.plugins.helper import signers
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -73,6 +74,10 @@ class ImageStates:
 class ImageLocality:
     name = NAME
     score_reads_pods = False  # a node's images are node fields
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return signers.image_names(pod.pod, normalized_image_name)
 
     def __init__(self, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         self.volumes_in_sum = version.image_locality_scores_image_volumes

@@ -17,7 +17,15 @@ from packsched.config.types import InterPodAffinityArgs, PluginArgs
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, NAMESPACES, Handle, NodeSel, Rejection
+from packsched.framework.interface import (
+    MAX_NODE_SCORE,
+    NAMESPACES,
+    SIGN_LABELS,
+    Handle,
+    NodeSel,
+    Rejection,
+    SignFragments,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
@@ -140,6 +148,16 @@ class PreScoreState:
 class InterPodAffinity:
     name = NAME
     cluster_reads = (NAMESPACES,)  # namespaceSelector reads the snapshot's namespace labels
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod): None for a pod
+        with pod affinity or anti-affinity; its labels (other pods' preferred terms may match them) unless
+        ignorePreferredTermsOfExistingPods."""
+        if pod.pod.pod_affinity is not None or pod.pod.pod_anti_affinity is not None:
+            return None
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return {}
+        return {SIGN_LABELS: sorted(pod.pod.labels.items())}
 
     def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         if args is not None and not isinstance(args, InterPodAffinityArgs):

@@ -8,7 +8,7 @@ import numpy as np
 
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import SIGN_NODE_NAME, Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code
@@ -19,6 +19,11 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = NAME
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return {SIGN_NODE_NAME: pod.pod.node_name}
+
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
 
     def equivalence_key(self, pod: PodInfo) -> Hashable:

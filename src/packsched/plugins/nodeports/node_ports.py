@@ -8,10 +8,11 @@ import numpy as np
 
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
+from packsched.plugins.helper import signers
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -20,6 +21,10 @@ _ANY_IP = "0.0.0.0"
 
 class NodePorts:
     name = NAME
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return signers.host_ports(pod.pod)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         return Status() if pod.host_ports else Status.skip()

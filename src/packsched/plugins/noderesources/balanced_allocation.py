@@ -10,10 +10,11 @@ from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginAr
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, Handle
+from packsched.framework.interface import MAX_NODE_SCORE, Handle, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
+from packsched.plugins.helper import signers
 from packsched.plugins.noderesources.scoring import balanced_score, gather, pod_request_for, requests_key
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -32,6 +33,11 @@ class BalancedAllocation:
         self.skip_zero_request_pods = version.balanced_allocation_skips_zero_request_pods
         self.scores_change = version.balanced_allocation_scores_change
         self.dra_extended = version.dra_extended_resource  # DRA-backed resources counted from devices (1.36+)
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod); None for a pod
+        asking for a DRA-backed extended resource."""
+        return signers.resources(pod, self.handle, self.dra_extended)
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         # A pod requesting none of the resources (best effort) is not scored by this plugin (kubernetes#129138,

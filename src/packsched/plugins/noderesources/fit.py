@@ -10,10 +10,11 @@ from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStra
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.plugins.helper import signers
 from packsched.plugins.noderesources.scoring import Scorer, requests_key
 
 NAME = "NodeResourcesFit"
@@ -114,6 +115,11 @@ class Fit:
 
     def equivalence_key(self, pod: PodInfo) -> Hashable | None:
         return requests_key(pod, self.handle.dra() if self.dra_extended else None)
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod); None for a pod
+        asking for a DRA-backed extended resource."""
+        return signers.resources(pod, self.handle, self.dra_extended)
 
 
 def new_fit(args: PluginArgs | None, handle: Handle) -> Fit:

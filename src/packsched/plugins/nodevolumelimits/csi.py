@@ -18,10 +18,11 @@ import numpy as np
 from packsched.api.storage import StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.plugins.helper import signers
 from packsched.plugins.helper.volumes import csi_attach_limit_key
 from packsched.plugins.nodevolumelimits.attached import (
     ClaimMissing,
@@ -39,6 +40,11 @@ __all__ = ["ERR_REASON_MAX_VOLUME_COUNT", "NAME", "CSILimits", "ClaimMissing", "
 
 class CSILimits:
     name = NAME
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return signers.volumes(pod.pod)
+
     cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:

@@ -14,7 +14,16 @@ from packsched.config.types import SYSTEM_DEFAULTING, PluginArgs, PodTopologySpr
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import DELETE, SERVICE, WORKLOAD, ClusterEvent, Handle, NodeSel, Rejection
+from packsched.framework.interface import (
+    DELETE,
+    SERVICE,
+    WORKLOAD,
+    ClusterEvent,
+    Handle,
+    NodeSel,
+    Rejection,
+    SignFragments,
+)
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
@@ -36,6 +45,14 @@ class PodTopologySpread:
     name = NAME
     # The objects its default constraints read (the simulator sends them; live mode watches them for it).
     cluster_events = (SERVICE, WORKLOAD)
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod): None for a pod
+        with spread constraints, and for every pod when the plugin has default constraints (System defaulting
+        included, so the default profile never batches)."""
+        if pod.pod.topology_spread_constraints or self.default_constraints:
+            return None
+        return {}
 
     def __init__(self, args: PluginArgs | None, handle: Handle, version: KubeVersion = DEFAULT_KUBE_VERSION) -> None:
         self.features = Features(

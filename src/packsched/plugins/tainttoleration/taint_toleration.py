@@ -10,10 +10,11 @@ import numpy as np
 from packsched.api.objects import PREFER_NO_SCHEDULE, Taint, Toleration
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection
+from packsched.framework.interface import Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.plugins.helper import signers
 from packsched.plugins.helper.normalize import default_normalize_score
 
 NAME = "TaintToleration"
@@ -31,6 +32,11 @@ def _untolerated_rows(snap: Snapshot, rows: list[int], tolerations: list[Tolerat
 
 class TaintToleration:
     name = NAME
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return signers.tolerations(pod.pod)
+
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
     score_reads_pods = False  # so does its score
 

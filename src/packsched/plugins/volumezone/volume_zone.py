@@ -11,10 +11,11 @@ import numpy as np
 from packsched.api.storage import WAIT_FOR_FIRST_CONSUMER, StorageObjects
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection
+from packsched.framework.interface import STORAGE, Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, Snapshot
 from packsched.framework.status import Code, Status
+from packsched.plugins.helper import signers
 from packsched.plugins.helper.volumes import claim_not_found, class_not_found, volume_not_found
 
 NAME = "VolumeZone"
@@ -78,6 +79,11 @@ def pv_topologies(pod: PodInfo, storage: StorageObjects) -> tuple[list[PVTopolog
 
 class VolumeZone:
     name = NAME
+
+    def sign_pod(self, pod: PodInfo) -> SignFragments | None:
+        """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
+        return signers.volumes(pod.pod)
+
     cluster_reads = (STORAGE,)
 
     def __init__(self, handle: Handle) -> None:

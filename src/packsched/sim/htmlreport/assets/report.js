@@ -151,6 +151,7 @@
       ["profile", ex.profile],
       ["nominated node (preemption)", ex.nominated_node],
       ["took its nominated node", ex.used_nominated_node ? "yes, without scoring other nodes" : null],
+      ["took the batch's hint", ex.used_batch_hint ? "yes, without scoring other nodes" : null],
     ]));
     const nodes = ex.nodes || [];
     if (!nodes.length) return box;

@@ -1,0 +1,333 @@
+"""OpportunisticBatch (framework/batch.py) on its own: upstream's batch_test.go tables (kube-scheduler 1.35.4's
+TestBatchBasic, 1.37.2's TestBatchBasic, TestBatchRescore and TestBatchRescoreChain), ported, with a profile
+stand-in whose filter lets a node hold one "blocking" pod (uid starting with ``b``) and whose one score plugin
+gives the re-scored node a fixed score."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from packsched.api.objects import Container, Pod
+from packsched.config.versions import KubeVersion
+from packsched.framework.batch import (
+    EXPIRED,
+    MAX_BATCH_AGE,
+    NODE_NOT_FULL,
+    OpportunisticBatch,
+    SortedNodes,
+    TieOrder,
+    sort_scored,
+)
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.diagnosis import RejectGroup
+from packsched.framework.interface import NodeSel
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.snapshot import BoolArray, IntArray
+from packsched.framework.status import PluginError, Status
+
+NODES = ["n1", "n2", "n3", "n4"]
+INDEX = {name: i for i, name in enumerate(NODES)}
+SCORE = "configurableScore"
+SEEN = "configurableScore/seen"
+# ties by column (every test list here has distinct totals or says its order)
+TIES = TieOrder(lambda cols: cols.astype(np.float64), per_node=True)
+
+
+def info(uid: str, nominated: str = "") -> PodInfo:
+    pod = Pod(uid, uid=uid, containers=[Container("c", {"cpu": 100})], nominated_node_name=nominated)
+    return make_pod_info(pod, 0, KubeVersion(37))
+
+
+@dataclass
+class Profile:
+    """The test framework: one filter (one blocking pod per node) and one score plugin."""
+
+    placed: dict[str, list[str]] = field(default_factory=dict)  # node -> uids of its pods
+    score: int = 0
+    filter_err: bool = False
+    pre_score_err: bool = False
+    score_err: bool = False
+    norm_err: bool = False
+
+    def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
+        if self.filter_err:
+            raise PluginError("injected filter error")
+        assert not isinstance(sel, slice)
+        name = NODES[int(np.asarray(sel)[0])]
+        blocked = pod.pod.uid.startswith("b") and any(u.startswith("b") for u in self.placed.get(name, []))
+        return np.array([not blocked]), []
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> Status:
+        if self.pre_score_err:
+            return Status.error("injected prescore error")
+        state.write(SEEN, {NODES[c] for c in cols.tolist()})
+        return Status()
+
+    def run_raw_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> dict[str, IntArray]:
+        if self.score_err:
+            raise PluginError("injected score error")
+        return {SCORE: np.full(len(cols), self.score, dtype=np.int64)}
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
+    ) -> IntArray:
+        if self.norm_err:
+            raise PluginError("injected normalize error")
+        seen = state.read(SEEN)
+        # upstream's plugin checks that NormalizeScore sees only nodes PreScore saw
+        if seen is None or any(NODES[c] not in seen for c in cols.tolist()):
+            raise PluginError("NormalizeScore called for a node PreScore did not see")
+        return np.asarray(raw[SCORE], dtype=np.int64)
+
+
+def nodes(names: list[str] | None, raw: list[int] | None = None) -> SortedNodes | None:
+    """A cached list in the given order (a test list, as upstream's testSortedScoredNodes)."""
+    if names is None:
+        return None
+    n = len(names)
+    scores = np.asarray(raw if raw is not None else list(range(n, 0, -1)), dtype=np.int64)
+    return SortedNodes(np.array(names, dtype=object), scores, np.zeros(n), {SCORE: scores})
+
+
+@dataclass
+class Basic:
+    first_uid: str
+    first_sig: str
+    first_ok: bool
+    first_chosen: str
+    first_others: list[str] | None
+    second_uid: str
+    second_sig: str
+    second_chosen: str
+    hint: str
+    remaining: list[str] | None = None  # the batch after the second pod stored its results (None: empty)
+    skip_pod: bool = False
+    same_cycle: bool = False
+    generic_workload: bool = False
+    nominated: str = ""
+
+
+# 1.35.4 TestBatchBasic (1.36.3 has the same table)
+BASIC_135 = {
+    "a second pod with the same signature gets a hint": Basic(
+        "b-1", "sig", True, "n3", ["n1"], "b-2", "sig", "n1", "n1"
+    ),
+    "a second pod with a different signature doesn't get a hint": Basic(
+        "a-1", "sig", True, "n3", ["n1"], "a-2", "sig2", "n1", ""
+    ),
+    "a second pod doesn't get a hint if it's not 1-pod-per-node": Basic(
+        "a-1", "sig", True, "n3", ["n1"], "a-2", "sig", "n1", ""
+    ),
+    "pod doesn't get hint if previous pod didn't scheduled": Basic(
+        "b-1", "sig", False, "n3", ["n1"], "b-2", "sig", "n1", ""
+    ),
+    "empty list": Basic("b-1", "sig", True, "n3", [], "b-2", "sig", "n4", ""),
+    "nil list": Basic("b-1", "sig", True, "n3", None, "b-2", "sig", "n4", ""),
+    "pod doesn't get hint because the previous pod is to a different profile": Basic(
+        "b-1", "sig", True, "n3", ["n1"], "b-2", "sig", "n1", "", skip_pod=True
+    ),
+    "pod uses batch from preceding pod and leaves remaining batch to next pod": Basic(
+        "b-1", "sig", True, "n3", ["n1", "n2"], "b-2", "sig", "n1", "n1", remaining=["n2"]
+    ),
+}
+
+# 1.37.2 TestBatchBasic: the cases 1.35 does not have
+BASIC_137 = {
+    "same cycle (a pod-group cycle), GenericWorkload disabled": Basic(
+        "b-1", "sig", True, "n3", ["n1"], "b-2", "sig", "n1", "", same_cycle=True
+    ),
+    "same cycle (a pod-group cycle), GenericWorkload enabled": Basic(
+        "b-1", "sig", True, "n3", ["n1"], "b-2", "sig", "n1", "n1", same_cycle=True, generic_workload=True
+    ),
+    "a second pod with a nominated node does not get a hint": Basic(
+        "b-1", "sig", True, "n3", ["n1"], "b-2", "sig", "n1", "", nominated="n1"
+    ),
+    "pod uses batch from preceding pod and leaves remaining batch to next pod": BASIC_135[
+        "pod uses batch from preceding pod and leaves remaining batch to next pod"
+    ],
+}
+
+
+def run_basic(tt: Basic, batch: OpportunisticBatch) -> None:
+    profile = Profile()
+    state = CycleState()
+    assert batch.get_node_hint(profile, state, info(tt.first_uid), tt.first_sig, 1, 0.0, INDEX, TIES) == ""
+    if tt.first_ok:
+        batch.store_schedule_results(tt.first_sig, "", tt.first_chosen, nodes(tt.first_others), 1, 0.0)
+    cycle = 3 if tt.skip_pod else 1 if tt.same_cycle else 2
+    profile.placed = {tt.first_chosen: [tt.first_uid]}  # the first pod is on its node
+    pod2 = info(tt.second_uid, tt.nominated)
+    hint = batch.get_node_hint(profile, state, pod2, tt.second_sig, cycle, 0.0, INDEX, TIES)
+    assert hint == tt.hint
+    batch.store_schedule_results(tt.second_sig, hint, tt.second_chosen, None, cycle, 0.0)
+    if tt.remaining is None:
+        assert batch.state is None or len(batch.state.nodes) == 0
+    else:
+        assert batch.state is not None
+        assert batch.state.signature == tt.second_sig
+        assert batch.state.nodes.remaining().names.tolist() == tt.remaining
+
+
+@pytest.mark.parametrize("case", list(BASIC_135))
+def test_basic_135(case: str) -> None:
+    run_basic(BASIC_135[case], OpportunisticBatch())
+
+
+@pytest.mark.parametrize("case", list(BASIC_137))
+def test_basic_137(case: str) -> None:
+    tt = BASIC_137[case]
+    run_basic(tt, OpportunisticBatch(rescore=True, same_cycle=tt.generic_workload, nominated_gives_up=True))
+
+
+def test_135_takes_the_hint_out_for_a_nominated_pod() -> None:
+    """1.35-1.36 ask for a hint for a pod with a nominated node too (the scheduler then tries the nominated
+    node): the head of the list is handed out all the same; 1.37 gives up at once."""
+    old, new = OpportunisticBatch(), OpportunisticBatch(rescore=True, nominated_gives_up=True)
+    for batch in (old, new):
+        batch.store_schedule_results("sig", "", "n3", nodes(["n1", "n2"]), 1, 0.0)
+    profile = Profile(placed={"n3": ["b-1"]})
+    pod = info("b-2", nominated="n4")
+    assert old.get_node_hint(profile, CycleState(), pod, "sig", 2, 0.0, INDEX, TIES) == "n1"
+    assert new.get_node_hint(profile, CycleState(), pod, "sig", 2, 0.0, INDEX, TIES) == ""
+
+
+def test_a_batch_expires_after_max_batch_age_on_the_given_clock() -> None:
+    profile = Profile(placed={"n3": ["b-1"]})
+    for age, want in ((MAX_BATCH_AGE, "n1"), (MAX_BATCH_AGE + 0.001, "")):
+        batch = OpportunisticBatch()
+        batch.store_schedule_results("sig", "", "n3", nodes(["n1"]), 1, 10.0)
+        assert batch.get_node_hint(profile, CycleState(), info("b-2"), "sig", 2, 10.0 + age, INDEX, TIES) == want
+    assert batch.unusable[EXPIRED] == 1
+
+
+def test_a_batch_without_signature_is_not_kept() -> None:
+    batch = OpportunisticBatch()
+    batch.store_schedule_results(None, "", "n3", nodes(["n1"]), 1, 0.0)
+    assert batch.state is None
+
+
+def test_135_gives_up_when_the_last_node_still_fits_and_counts_it() -> None:
+    batch = OpportunisticBatch()
+    batch.store_schedule_results("sig", "", "n3", nodes(["n1"]), 1, 0.0)
+    assert batch.get_node_hint(Profile(), CycleState(), info("a-2"), "sig", 2, 0.0, INDEX, TIES) == ""
+    assert batch.unusable[NODE_NOT_FULL] == 1
+    assert batch.state is not None  # only counted, as upstream: the cycle's own results replace it
+
+
+@dataclass
+class Rescore:
+    score: int = 0
+    filter_err: bool = False
+    pre_score_err: bool = False
+    score_err: bool = False
+    norm_err: bool = False
+    chosen_missing: bool = False
+    cached_missing: bool = False
+    hint: str = ""
+    remaining: tuple[str, ...] = ("n1",)
+
+
+# 1.37.2 TestBatchRescore: n1 cached with raw score 50; n2 (the last chosen node, still feasible) re-scored
+RESCORE = {
+    "rescored node wins": Rescore(score=100, hint="n2", remaining=("n1",)),
+    "rescored node loses": Rescore(score=10, hint="n1", remaining=("n2",)),
+    "filter error gives no hint": Rescore(score=100, filter_err=True),
+    "prescore error gives no hint": Rescore(pre_score_err=True),
+    "score error gives no hint": Rescore(score_err=True),
+    "normalize error gives no hint": Rescore(norm_err=True),
+    "chosen node missing from lister gives no hint": Rescore(chosen_missing=True),
+    "cached node missing from lister gives no hint": Rescore(score=100, cached_missing=True),
+}
+
+
+@pytest.mark.parametrize("case", list(RESCORE))
+def test_rescore_137(case: str) -> None:
+    tt = RESCORE[case]
+    profile = Profile(
+        score=tt.score,
+        filter_err=tt.filter_err,
+        pre_score_err=tt.pre_score_err,
+        score_err=tt.score_err,
+        norm_err=tt.norm_err,
+    )
+    batch = OpportunisticBatch(rescore=True)
+    batch.get_node_hint(profile, CycleState(), info("a-1"), "sig", 1, 0.0, INDEX, TIES)
+    batch.store_schedule_results("sig", "", "n2", nodes(["n1"], [50]), 1, 0.0)
+    index = dict(INDEX)
+    if tt.chosen_missing:
+        index = {}
+    elif tt.cached_missing:
+        del index["n1"]
+    profile.placed = {"n2": ["a-1"]}
+    hint = batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, index, TIES)
+    assert hint == tt.hint
+    assert batch.state is not None
+    assert tuple(batch.state.nodes.remaining().names.tolist()) == tt.remaining
+
+
+def test_rescore_chain_137() -> None:
+    """Three pods: each time the last node (n2) still fits, is re-scored to 100 and beats n1's cached 50; n1
+    stays in the batch for a fourth pod."""
+    profile = Profile(score=100)
+    batch = OpportunisticBatch(rescore=True)
+    batch.get_node_hint(profile, CycleState(), info("a-1"), "sig", 1, 0.0, INDEX, TIES)
+    batch.store_schedule_results("sig", "", "n2", nodes(["n1"], [50]), 1, 0.0)
+    profile.placed = {"n2": ["a-1"]}
+    hint2 = batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, INDEX, TIES)
+    assert hint2 == "n2"
+    batch.store_schedule_results("sig", hint2, "n2", None, 2, 0.0)
+    hint3 = batch.get_node_hint(profile, CycleState(), info("a-3"), "sig", 3, 0.0, INDEX, TIES)
+    assert hint3 == "n2"
+    assert batch.state is not None
+    assert batch.state.nodes.remaining().names.tolist() == ["n1"]
+    assert batch.batched_pods == 1  # pod 2 took its hint (pod 3 has not stored yet)
+
+
+def test_the_rescore_state_does_not_leak_into_the_cycle() -> None:
+    profile = Profile(score=100)
+    batch = OpportunisticBatch(rescore=True)
+    batch.store_schedule_results("sig", "", "n2", nodes(["n1"], [50]), 1, 0.0)
+    state = CycleState()
+    assert batch.get_node_hint(profile, state, info("a-2"), "sig", 2, 0.0, INDEX, TIES) == "n2"
+    assert state.read(SEEN) is None
+
+
+def test_sort_scored_takes_the_best_and_orders_ties_by_key() -> None:
+    cols = np.array([3, 0, 2, 1], dtype=np.int64)
+    totals = np.array([5, 9, 9, 1], dtype=np.int64)
+    raw = {SCORE: totals * 2}
+    by_col = TieOrder(lambda c: c.astype(np.float64), per_node=True)
+    names = np.array(["a", "b", "c", "d"], dtype=object)  # by column
+    chosen, rest = sort_scored(names, cols, totals, raw, by_col)
+    assert len(rest) == 3
+    assert chosen == 0  # total 9, the lower key of the two nines
+    left = rest.remaining()
+    assert left.names.tolist() == ["c", "d", "b"]
+    assert left.totals.tolist() == [9, 5, 1]
+    assert left.raw[SCORE].tolist() == [18, 10, 2]
+    assert rest.pop() == "c" and len(rest) == 2
+
+
+def test_equal_totals_and_keys_keep_the_chosen_node_out_of_the_list() -> None:
+    same = TieOrder(lambda c: np.zeros(len(c)), per_node=False)
+    names = np.array([f"n{i}" for i in range(8)], dtype=object)
+    cols = np.array([7, 5, 6], dtype=np.int64)
+    chosen, rest = sort_scored(names, cols, np.array([4, 4, 4], dtype=np.int64), {}, same)
+    assert chosen == 7
+    assert rest.remaining().names.tolist() == ["n5", "n6"]
+
+
+def test_random_tie_keys_choose_uniformly_among_the_best() -> None:
+    rng = np.random.default_rng(7)
+    ties = TieOrder(lambda c: rng.random(len(c)), per_node=False)
+    cols = np.arange(4, dtype=np.int64)
+    totals = np.array([7, 7, 7, 3], dtype=np.int64)
+    names = np.array(list("abcd"), dtype=object)
+    picks = [sort_scored(names, cols, totals, {}, ties)[0] for _ in range(600)]
+    counts = np.bincount(picks, minlength=4)
+    assert counts[3] == 0
+    assert counts[:3].min() > 150  # about 200 each
