@@ -13,11 +13,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
-from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_trace_html
 from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
@@ -158,6 +156,8 @@ def _run(
     n = workers or default_workers()
     start = time.monotonic()
     try:
+        from packsched.cli.progress import RunProgress  # rich's progress bars: only for sweeps
+
         with RunProgress(err, command, len(specs)) as progress:
             if use_ray:
                 runs = _guard(lambda: run_ray(specs, ray_address, progress.run_done, timeout=ray_timeout))
@@ -182,6 +182,8 @@ def _end(sweep: _Sweep, files: dict[str, Any]) -> None:
     SIGTERM)."""
     if sweep.stop is None:
         return
+    from packsched.cli.progress import elapsed_text
+
     seeds: dict[str, list[str]] = {}
     for r in sweep.runs:
         seeds.setdefault(r.label, []).append(str(r.seed))
@@ -295,6 +297,8 @@ def replay(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         _end(sweep, files)
         return
+    from rich.table import Table
+
     table = Table(title=f"{label} on {_workload(pods)}: unallocated GPU % (lower is better)")
     for col in ("seed", "@100% arrived", "@130% arrived", "frag rate @80%", "placed", "dropped", "seconds"):
         table.add_column(col, justify="right")
@@ -434,6 +438,8 @@ def compare(
         _end(sweep, data["outputs"])
         return
     partial = f", interrupted: {len(sweep.runs)} of {sweep.total} runs" if sweep.interrupted else ""
+    from rich.table import Table
+
     table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s){partial} (lower is better)")
     for col in (
         "policy",

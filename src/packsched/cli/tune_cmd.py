@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.api.files import OutputError
-from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.cli.trace_cmds import (
     DataArg,
@@ -59,7 +57,6 @@ from packsched.sim.tune import (
     seeds_text,
     storage_error,
 )
-from packsched.sim.tunespace import load_space
 
 MAX_TRIALS = 100_000
 
@@ -145,6 +142,8 @@ def tune(
     holdout = _seeds(holdout_seeds, "--holdout-seeds")
     names = [b.strip() for b in baselines.split(",") if b.strip()]
     _check(metric, trials, names, seed_list, holdout)
+    from packsched.sim.tunespace import load_space
+
     tune_space = _guard(lambda: load_space(str(space)))
     _check_out_dir(out_dir)
     n = workers or default_workers()
@@ -176,6 +175,8 @@ def tune(
         )
     if ray_address is not None:
         _guard(lambda: connect_ray(ray_address, ray_timeout))
+    from packsched.cli.progress import RunProgress, elapsed_text  # rich's progress bars: only for runs
+
     try:
         with RunProgress(err, "tune", tuner.planned_runs()) as progress:
 
@@ -248,6 +249,8 @@ def _print_table(data: dict[str, Any]) -> None:
         soft_wrap=True,
     )
     if data["holdout"]:
+        from rich.table import Table
+
         table = Table(
             title=f"Held-out seeds {seeds_text(data['holdout_seeds'])}: {metric['description']} ({metric['direction']})"
         )
