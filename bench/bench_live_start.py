@@ -14,7 +14,10 @@ Measured from the moment serve's process is started (one monotonic clock: the th
 - first bind: the fake API server accepted the first Binding;
 - last bind: it accepted the last one;
 - pods/s: pods bound from the first bind to the last, divided by that time;
-- sync -> bind: first bind less caches synced (or less lists answered, where serve does not say).
+- sync -> bind: first bind less caches synced (or less lists answered, where serve does not say);
+- CPU@bind1: serve's CPU time (user + system, all its threads) when the first bind came, polled every 5 ms: what
+  start-up costs, less sensitive than the times above to other load on the machine; CPU@log1, CPU@sync: the same
+  when its first log line and its "caches synced" line came; CPU: at the last bind.
 
 Every run checks, as the fault tests do, that every pod was bound exactly once and that no node is over-committed.
 Runs ``--runs`` times (3) and prints each run and the medians. ``--serve-src DIR`` runs serve from another source
@@ -68,7 +71,9 @@ def _api_process(conn: Connection, nodes: int, pods: int, latency_s: float, tmp:
     conn.send(api.kubeconfig(os.path.join(tmp, "kubeconfig")))
     while True:
         cmd, arg = conn.recv()
-        if cmd == "wait":  # until every pod is bound, or arg seconds
+        if cmd == "first_bind":  # when it came (monotonic), 0.0 before
+            conn.send(api.first_bind)
+        elif cmd == "wait":  # until every pod is bound, or arg seconds
             api.wait_for(lambda s: len(s.stats.bindings) >= pods, arg)
             conn.send(len(api.stats.bindings))
         elif cmd == "stats":
@@ -106,6 +111,9 @@ class Run:
     first_bind: float
     last_bind: float
     rate: float
+    cpu_first_line: float
+    cpu_synced: float | None
+    cpu_first_bind: float
     cpu_s: float
     requests: int
 
@@ -141,12 +149,21 @@ def _measure(args: argparse.Namespace, api: Connection, kubeconfig: str, config:
         env["PYTHONPATH"] = str(Path(args.serve_src).resolve() / "src")
     if args.binding_workers:
         cmd += ["--binding-workers", str(args.binding_workers)]
-    lines: list[tuple[float, str]] = []
+    lines: list[tuple[float, str, float]] = []  # (when, text, serve's CPU seconds then) of each log line
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, env=env)
     reader = threading.Thread(target=_read_lines, args=(proc, lines), daemon=True)
     reader.start()
     try:
+        # serve's CPU time (all threads) when the first bind came: what start-up costs, less sensitive to other
+        # load on the machine than the wall-clock times (polled every 5 ms)
+        cpu_first = float("nan")
+        while time.monotonic() - start < args.timeout and proc.poll() is None:
+            api.send(("first_bind", None))
+            if api.recv():
+                cpu_first = _cpu_s(proc.pid)
+                break
+            time.sleep(0.005)
         api.send(("wait", args.timeout))
         api.recv()
         cpu = _cpu_s(proc.pid)
@@ -159,17 +176,21 @@ def _measure(args: argparse.Namespace, api: Connection, kubeconfig: str, config:
     api.send(("check", None))
     problem = api.recv()
     if st["bound"] < args.pods or problem or proc.returncode != 0:
-        print("\n".join(text for _, text in lines[-30:]), file=sys.stderr)
+        print("\n".join(text for _, text, _ in lines[-30:]), file=sys.stderr)
         sys.exit(f"run failed: bound {st['bound']}/{args.pods}, exit code {proc.returncode}, {problem or 'checked'}")
-    synced = next((t for t, text in lines if SYNCED_MSG in _msg(text)), None)
+    synced_line = next(((t, cpu) for t, text, cpu in lines if SYNCED_MSG in _msg(text)), None)
+    synced = None if synced_line is None else synced_line[0]
     first, last = st["first_bind"], st["last_bind"]
     return Run(
         first_line=lines[0][0] - start if lines else float("nan"),
+        cpu_first_line=lines[0][2] if lines else float("nan"),
+        cpu_synced=None if synced_line is None else synced_line[1],
         lists_answered=st["lists_answered"] - start,
         synced=None if synced is None else synced - start,
         first_bind=first - start,
         last_bind=last - start,
         rate=(args.pods - 1) / (last - first) if last > first else float("nan"),
+        cpu_first_bind=cpu_first,
         cpu_s=cpu,
         requests=st["requests"],
     )
@@ -183,10 +204,10 @@ def _msg(line: str) -> str:
     return str(data.get("msg", "")) if isinstance(data, dict) else line
 
 
-def _read_lines(proc: subprocess.Popen[str], out: list[tuple[float, str]]) -> None:
+def _read_lines(proc: subprocess.Popen[str], out: list[tuple[float, str, float]]) -> None:
     assert proc.stderr is not None
     for line in proc.stderr:
-        out.append((time.monotonic(), line.rstrip("\n")))
+        out.append((time.monotonic(), line.rstrip("\n"), _cpu_s(proc.pid)))
 
 
 def _cpu_s(pid: int) -> float:
@@ -202,12 +223,12 @@ def _fmt(v: float | None, unit: str = "s") -> str:
     return "-" if v is None else f"{v:.3f} {unit}" if unit == "s" else f"{v:,.0f}"
 
 
+class _HelpFormat(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """The module's description as written, and each option's default."""
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description="packsched serve against the fake API server (in a process of its own): from process start "
-        "to first log line, lists answered, caches synced, first and last bind; pods/s. Medians of --runs runs.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\nRun:")[0], formatter_class=_HelpFormat)
     ap.add_argument("--nodes", type=int, default=200, help="nodes (32 cpu, 128Gi, 110 pods each)")
     ap.add_argument("--pods", type=int, default=3000, help="pending pods (250m-2 cpu) created before serve starts")
     ap.add_argument("--runs", type=int, default=3, help="runs, each with a fresh API server and serve process")
@@ -223,7 +244,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print the runs and medians as JSON instead of a table")
     args = ap.parse_args()
     runs = [one_run(args) for _ in range(args.runs)]
-    cols = ["first_line", "lists_answered", "synced", "first_bind", "sync_to_bind", "last_bind", "rate", "cpu_s"]
+    cols = ["first_line", "lists_answered", "synced", "first_bind", "sync_to_bind", "last_bind", "rate"]
+    cols += ["cpu_first_line", "cpu_synced", "cpu_first_bind", "cpu_s"]
     rows = [{c: getattr(r, c) for c in cols} for r in runs]
     med = {c: _median([row[c] for row in rows]) for c in cols}
     if args.json:
@@ -235,7 +257,8 @@ def main() -> None:
         f"nodes={args.nodes} pods={args.pods} write latency {args.write_latency_ms:g} ms, qps {args.qps:g}, "
         f"serve from {args.serve_src or 'this tree'}; every run bound every pod once, no node over-committed"
     )
-    head = ["run", "first log", "lists done", "synced", "first bind", "sync->bind", "last bind", "pods/s", "CPU"]
+    head = ["run", "first log", "lists done", "synced", "first bind", "sync->bind", "last bind", "pods/s"]
+    head += ["CPU@log1", "CPU@sync", "CPU@bind1", "CPU"]
     print(" | ".join(f"{h:>10}" for h in head))
     for name, row in [*((str(i + 1), row) for i, row in enumerate(rows)), ("median", med)]:
         cells = [_fmt(row[c], "n" if c == "rate" else "s") for c in cols]
