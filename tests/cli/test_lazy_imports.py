@@ -45,6 +45,11 @@ NOT_FOR_SERVE = (
     "packsched.sim.plots",
     "packsched.sim.compare",
     "packsched.sim.jobgen",
+    "packsched.sim.replay",  # the trace commands: their option defaults come from packsched.sim.defaults
+    "packsched.sim.trace",
+    "packsched.sim.sweep",
+    "packsched.sim.tune",
+    "packsched.sim.tunespace",
     "packsched.cli.progress",
     "packsched.live.verify",
     "packsched.live.snapshot",
