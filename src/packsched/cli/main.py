@@ -37,7 +37,7 @@ from packsched.plugins.capacityscheduling.capacity_scheduling import recommended
 from packsched.plugins.registry import in_tree_registry
 
 # What only the simulating commands use (the simulator, its reports, quota lint) is imported in their bodies:
-# `packsched serve` starts watching sooner without it (tests/test_cli_imports.py keeps it so).
+# `packsched serve` starts watching sooner without it (tests/cli/test_lazy_imports.py keeps it so).
 
 app = typer.Typer(
     cls=Group,  # SIGTERM as Ctrl-C, a closed pipe, a full disk: packsched.cli.unix
@@ -751,10 +751,10 @@ def serve(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    # What the start-up made (modules, the configuration, the plugins: some 100,000 objects that live as long as
-    # the process) leaves the garbage collector's generations, so that its full collections (one or more while the
-    # informers' first lists are applied) no longer walk it. Not collected first: that would cost a full collection
-    # itself, and the start-up leaves no cyclic garbage worth it.
+    # What the start-up made (modules, the configuration, the plugins: tens of thousands of objects that live as
+    # long as the process) leaves the garbage collector's generations, so that its full collections (one or more
+    # while the informers' first lists are applied) no longer walk it. Not collected first: that would cost a full
+    # collection itself, and the start-up leaves no cyclic garbage worth it.
     gc.freeze()
     raise typer.Exit(server.run())
 
