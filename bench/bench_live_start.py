@@ -13,7 +13,7 @@ Measured from the moment serve's process is started (one monotonic clock: the th
 - caches synced: serve's "caches synced" log line (absent in versions before it was added: "-");
 - first bind: the fake API server accepted the first Binding;
 - last bind: it accepted the last one;
-- pods/s: pods bound from the first bind to the last, divided by that time;
+- pods/s: (pods - 1) / (last bind - first bind);
 - sync -> bind: first bind less caches synced (or less lists answered, where serve does not say);
 - CPU@bind1: serve's CPU time (user + system, all its threads) when the first bind came, polled every 5 ms: what
   start-up costs, less sensitive than the times above to other load on the machine; CPU@log1, CPU@sync: the same
