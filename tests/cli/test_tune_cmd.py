@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from helpers import write_small_trace
 from packsched.cli import tune_cmd
 from packsched.cli.main import app
+from packsched.sim import sweep
 from packsched.sim.sweep import RunSpec, run_local
 from packsched.sim.tune import Tuner
 
@@ -101,9 +102,9 @@ def test_ray_address_runs_the_replays_on_ray(args: list[str], monkeypatch: pytes
     def no_local(*_: object, **__: object) -> Any:
         raise AssertionError("ran locally with --ray-address")
 
-    monkeypatch.setattr(tune_cmd, "connect_ray", fake_connect)
-    monkeypatch.setattr(tune_cmd, "run_ray", fake_run_ray)
-    monkeypatch.setattr(tune_cmd, "run_local", no_local)
+    monkeypatch.setattr(sweep, "connect_ray", fake_connect)
+    monkeypatch.setattr(sweep, "run_ray", fake_run_ray)
+    monkeypatch.setattr(sweep, "run_local", no_local)
     result = runner.invoke(app, [*args, "--ray-address", "ray://head:10001", "--ray-timeout", "7.5", "-o", "json"])
     assert result.exit_code == 0, result.output
     assert connected == [("ray://head:10001", 7.5)]

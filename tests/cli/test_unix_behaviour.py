@@ -29,7 +29,6 @@ from typer.testing import CliRunner
 
 from helpers import write_small_trace
 from packsched.api.errors import InputError
-from packsched.cli import trace_cmds
 from packsched.cli.main import _is_config_file, app
 from packsched.cli.progress import INTERVAL_ENV, elapsed_text, interval_from_env
 from packsched.cli.unix import Terminated, exit_code
@@ -282,7 +281,7 @@ def _interrupt_after(n: int) -> Any:
 def test_ctrl_c_during_replay_prints_the_finished_runs_as_json(
     trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trace_cmds, "run_local", _interrupt_after(2))
+    monkeypatch.setattr(sweep, "run_local", _interrupt_after(2))
     out_dir = tmp_path / "out"
     args = [
         "replay",
@@ -311,7 +310,7 @@ def test_ctrl_c_during_replay_prints_the_finished_runs_as_json(
 
 
 def test_ctrl_c_before_any_run_finished_prints_no_table(trace_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_cmds, "run_local", _interrupt_after(0))
+    monkeypatch.setattr(sweep, "run_local", _interrupt_after(0))
     result = runner.invoke(app, ["compare", str(trace_dir), "--policies", "BestFit", "--seeds", "1-3"])
     assert result.exit_code == 130
     assert result.stdout == ""
@@ -372,7 +371,7 @@ def _no_runs(*_: object, **__: object) -> list[Any]:
 def test_bad_out_dir_fails_before_any_run(
     trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, where: str, needle: str
 ) -> None:
-    monkeypatch.setattr(trace_cmds, "run_local", _no_runs)
+    monkeypatch.setattr(sweep, "run_local", _no_runs)
     a_file = tmp_path / "a-file"
     a_file.write_text("x", encoding="utf-8")
     out_dir = {"file": a_file, "under-file": a_file / "sub" / "out", "read-only": tmp_path / "ro"}[where]
@@ -398,7 +397,7 @@ def test_out_dir_is_created_before_the_runs(trace_dir: Path, tmp_path: Path, mon
         created.append(out_dir.is_dir() and not list(out_dir.iterdir()))  # made and probed, the probe removed
         return real(*args)
 
-    monkeypatch.setattr(trace_cmds, "run_local", run_local)
+    monkeypatch.setattr(sweep, "run_local", run_local)
     result = runner.invoke(app, ["replay", str(trace_dir), "--policy", "BestFit", "--out-dir", str(out_dir)])
     assert result.exit_code == 0, result.output
     assert created == [True]
@@ -502,7 +501,7 @@ def test_ray_address_that_does_not_answer_fails_after_the_timeout(
     trace_dir: Path, fake_ray: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_ray.behaviour = "hang"
-    monkeypatch.setattr(trace_cmds, "run_local", _no_runs)
+    monkeypatch.setattr(sweep, "run_local", _no_runs)
     start = time.monotonic()
     result = _compare_on_ray(trace_dir, "--ray-address", "10.0.0.1:6379", "--ray-timeout", "0.3")
     assert time.monotonic() - start < 10

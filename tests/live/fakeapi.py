@@ -118,6 +118,7 @@ class Stats:
     log: list[tuple[str, str, bool]] = field(default_factory=list)  # (method, path, watch) of each request
     queries: list[str] = field(default_factory=list)  # each request's query string, as log
     times: list[float] = field(default_factory=list)  # monotonic arrival time of each request, as log
+    lists: list[tuple[str, float]] = field(default_factory=list)  # (plural, monotonic time answered) of each list
     dropped_in_outage: int = 0
     gone: int = 0
     faults_fired: int = 0
@@ -496,6 +497,11 @@ def _pdb_selects(pdb: Obj, pod: Obj) -> bool:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    # A real API server listens with the system's full backlog; socketserver's default of 5 drops the SYNs of a
+    # client opening its connections at once (informers, lease, health) while the accept thread waits for the
+    # interpreter lock, and each dropped SYN costs that client a 1 s retransmit.
+    request_queue_size = 1024
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         return  # clients that hang up (timeouts, dropped watches) are part of the tests
 
@@ -582,6 +588,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang(fault)
             return
         self._send(code, answer)
+        if method == "GET" and m.group("name") is None and code == 200:
+            with api.lock:
+                api.stats.lists.append((m.group("plural"), time.monotonic()))
 
     def _hang(self, fault: Fault) -> None:
         time.sleep(fault.hang_s)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from live.fakeapi import FakeApiServer
 from live.harness import SCHEDULER, all_bound, check_cluster, node, pod, start, wait
@@ -147,3 +150,27 @@ def _get(url: str) -> tuple[int, str]:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+def test_says_once_when_its_caches_synced_and_binds_after(
+    api: FakeApiServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One "caches synced" line (what bench/bench_live_start.py times), with what the informers listed: every pod
+    of the list is queued before the first attempt, so the first bind comes after it."""
+    caplog.set_level(logging.INFO, logger="packsched.live")
+    for i in range(2):
+        api.create("nodes", node(f"n{i}", cpu="2", memory="4Gi"))
+    names = [f"p{i}" for i in range(3)]
+    for n in names:
+        api.create("pods", pod(n))
+    run = start(api, tmp_path)
+    try:
+        assert api.wait_for(all_bound(names), 15), "not every pod was bound"
+        api.create("pods", pod("late"))
+        assert api.wait_for(all_bound(["late"]), 10)
+    finally:
+        assert run.stop() == 0
+    synced = [r for r in caplog.records if r.getMessage() == "caches synced"]
+    assert len(synced) == 1
+    assert (synced[0].__dict__["pods"], synced[0].__dict__["nodes"]) == (3, 2)
+    assert run.server.controller.stats.bound == 4

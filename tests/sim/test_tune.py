@@ -17,10 +17,10 @@ import optuna
 import pytest
 from typer.testing import CliRunner
 
-from packsched.cli import tune_cmd
 from packsched.cli.main import app
 from packsched.config.loader import load_config
 from packsched.plugins.registry import in_tree_registry
+from packsched.sim import sweep
 from packsched.sim.policies import file_config, policy_config
 from packsched.sim.replay import RunResult, check_replay, replay
 from packsched.sim.sweep import Interrupted, RunSpec
@@ -160,7 +160,7 @@ def test_ctrl_c_keeps_finished_trials_and_the_same_command_resumes(
     trace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out, space = tmp_path / "out", space_file(tmp_path, WIDE_SPACE)
-    real = tune_cmd.run_local
+    real = sweep.run_local  # tune imports the sweep's functions when it runs: patched there
     calls: list[int] = []
 
     def interrupted_third(specs: list[RunSpec], workers: int, on_done: Any = None, on_pods: Any = None) -> Any:
@@ -169,12 +169,12 @@ def test_ctrl_c_keeps_finished_trials_and_the_same_command_resumes(
             raise Interrupted(real(specs[:1], 1), len(specs))  # one seed of the trial done: not a finished trial
         return real(specs, workers, on_done, on_pods)
 
-    monkeypatch.setattr(tune_cmd, "run_local", interrupted_third)
+    monkeypatch.setattr(sweep, "run_local", interrupted_third)
     stopped = tune(trace_dir, space, out, "--trials", "4", code=130)
     assert stopped["interrupted"] == {"phase": "search"}
     assert (stopped["study"]["complete"], stopped["study"]["failed"]) == (2, 1)
     assert [r["state"] for r in rows(out)] == ["COMPLETE", "COMPLETE", "FAIL"]
-    monkeypatch.setattr(tune_cmd, "run_local", real)
+    monkeypatch.setattr(sweep, "run_local", real)
     resumed = tune(trace_dir, space, out, "--trials", "4")
     assert (resumed["study"]["complete"], resumed["study"]["finished_now"]) == (4, 2)
     assert "interrupted" not in resumed and resumed["holdout"]
@@ -283,3 +283,11 @@ def test_the_example_space_loads() -> None:
     assert isinstance(space, TuneSpace)
     assert space.strategies == ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
     assert "shape[1].utilization" in space.columns()
+
+
+def test_the_command_lines_metric_names_are_the_tuners() -> None:
+    """`packsched tune --metric` is checked against packsched.sim.defaults (the command line does not import the
+    tuner): the same names, in the same order, as METRICS."""
+    from packsched.sim.defaults import METRIC_NAMES
+
+    assert tuple(METRICS) == METRIC_NAMES

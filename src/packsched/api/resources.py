@@ -7,6 +7,7 @@ other resource rounded up to a whole number (bytes for memory and storage, a cou
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from packsched.api.errors import ErrorList
 from packsched.api.quantity import MAX_INT64, QuantityError, milli_value, parse_quantity, value
@@ -75,10 +76,22 @@ def is_scored_resource(name: str) -> bool:
 
 def amount_of(name: str, raw: object) -> int:
     """One quantity in the scheduler's integer unit for ``name``. Raises QuantityError."""
+    if type(raw) is str:  # the common case: a cluster's pods repeat a handful of quantity strings
+        return _text_amount(name == CPU, raw)
+    return _amount(name == CPU, raw)
+
+
+@lru_cache(maxsize=4096)
+def _text_amount(milli: bool, raw: str) -> int:
+    """:func:`_amount` of a quantity string, remembered (a refused one raises each time: errors are not kept)."""
+    return _amount(milli, raw)
+
+
+def _amount(milli: bool, raw: object) -> int:
     q = parse_quantity(raw)
     if q < 0:  # checked before rounding up, which would turn "-0.1m" into 0 (upstream rejects any negative)
         raise QuantityError(f"must be greater than or equal to 0, got {raw!r}")
-    amount = milli_value(q) if name == CPU else value(q)
+    amount = milli_value(q) if milli else value(q)
     if amount > MAX_INT64:
         raise QuantityError(f"quantity {raw!r} is too large (the limit is {MAX_INT64} in the base unit)")
     return amount

@@ -34,12 +34,10 @@ from packsched.live.binding import DEFAULT_WORKERS
 from packsched.live.serve import DEFAULT_BIND_ADDRESS, DEFAULT_PORT
 from packsched.live.victims import DELETE
 from packsched.plugins.capacityscheduling.capacity_scheduling import recommended_plugins
-from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
 from packsched.plugins.registry import in_tree_registry
-from packsched.sim import gangs as gang_report
-from packsched.sim import quotas as quota_report
-from packsched.sim import report
-from packsched.sim.engine import run_simulation
+
+# What only the simulating commands use (the simulator, its reports, quota lint) is imported in their bodies:
+# `packsched serve` starts watching sooner without it (tests/cli/test_lazy_imports.py keeps it so).
 
 app = typer.Typer(
     cls=Group,  # SIGTERM as Ctrl-C, a closed pipe, a full disk: packsched.cli.unix
@@ -250,6 +248,10 @@ def simulate(
         err.print("[red]error:[/red] the manifests define no nodes and no pods: nothing to simulate", soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
     check_html(html)
+    from packsched.plugins.capacityscheduling.lint import not_enforced_warning
+    from packsched.sim import report
+    from packsched.sim.engine import run_simulation
+
     if html is not None:  # the same run, and what the page adds (history, every pod's explain table)
         from packsched.sim.htmlreport.history import simulate_with_extras  # the page's modules: only for --html
 
@@ -292,6 +294,10 @@ def quotas(
 ) -> None:
     """Per ElasticQuota after the simulation: min / used / max per resource, what it borrows beyond its min
     (and so could lose to reclaim), and what of its min it leaves to others."""
+    from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
+    from packsched.sim import quotas as quota_report
+    from packsched.sim.engine import run_simulation
+
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
     gates = _feature_gates(feature_gates)
@@ -334,6 +340,9 @@ def gangs(
     """Per gang after the simulation (scheduler-plugins' PodGroups; kube-scheduler's own with --kube-version 1.35
     or 1.36): when its job was submitted and started, the wait, the GPU-hours its placed members held while waiting
     at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
+    from packsched.sim import gangs as gang_report
+    from packsched.sim.engine import run_simulation
+
     _check_output(output)
     version = _kube_version(kube_version, SEMANTICS_CURRENT)
     cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
@@ -421,6 +430,10 @@ def explain(
     strict: StrictOpt = False,
 ) -> None:
     """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
+    from packsched.sim import gangs as gang_report
+    from packsched.sim import report
+    from packsched.sim.engine import run_simulation
+
     _check_output(output)
     version = _kube_version(kube_version, rtcr_semantics)
     cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
@@ -490,6 +503,8 @@ def validate(
     strict: StrictOpt = False,
 ) -> None:
     """Check configs and manifests: every problem with its file and field path, and bin-packing traps."""
+    from packsched.plugins.capacityscheduling.lint import not_enforced_warning, quota_warnings
+
     version = _kube_version(kube_version, rtcr_semantics)
     gates = _feature_gates(feature_gates)
     problems: list[str] = []
@@ -678,6 +693,7 @@ def serve(
     feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Run as a scheduler on a real cluster: bind every pending pod whose schedulerName is one of the profiles."""
+    import gc
     import signal
 
     from packsched.live import logs
@@ -739,6 +755,11 @@ def serve(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # What the start-up made (modules, the configuration, the plugins: tens of thousands of objects that live as
+    # long as the process) leaves the garbage collector's generations, so that its full collections (one or more
+    # while the informers' first lists are applied) no longer walk it. Not collected first: that would cost a full
+    # collection itself, and the start-up leaves no cyclic garbage worth it.
+    gc.freeze()
     raise typer.Exit(server.run())
 
 

@@ -5,9 +5,10 @@ instead: PATH, N, NUMBER, TEXT, the choices, and nothing for a flag. An explicit
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
+if TYPE_CHECKING:  # typer carries its own click: the package is not imported at run time
+    import click
 
 # Typer's type label (inside <...>) -> the metavar shown; a list shows its element's.
 _BY_LABEL = {"int": "N", "float": "NUMBER", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": ""}

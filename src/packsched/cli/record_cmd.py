@@ -6,17 +6,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from packsched.api.files import STDIN, STDIN_LABEL
 from packsched.cli.console import make_console
 from packsched.live.record import SCHEDULED, UNSCHEDULABLE, RecordError
-from packsched.live.verify import Finding, Verification, verify_record
 from packsched.plugins.registry import in_tree_registry
+
+if TYPE_CHECKING:  # the replay and rich's tables are imported where the command runs
+    from rich.table import Table
+
+    from packsched.live.verify import Finding, Verification
 
 out = make_console()
 err = make_console(stderr=True)
@@ -39,6 +42,8 @@ def verify_record_command(
     if output not in ("table", "json"):
         err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
         raise typer.Exit(EXIT_INPUT)
+    from packsched.live.verify import verify_record
+
     path = str(record_file)
     shown = STDIN_LABEL if path == STDIN else path
     try:
@@ -80,6 +85,8 @@ def _describe(d: dict[str, Any]) -> str:
 
 
 def _findings(title: str, findings: list[Finding], best: bool) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for col in ("line", "pod", "differs in", "recorded (serve)", "replayed"):
         table.add_column(col, justify="right" if col == "line" else "left")
@@ -104,6 +111,8 @@ def _print(shown: str, result: Verification) -> None:
     )
     for note in result.notes:
         err.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    from rich.table import Table
+
     summary = Table(show_header=True)
     for col in ("decisions", "identical", "ties", "differences"):
         summary.add_column(col, justify="right")

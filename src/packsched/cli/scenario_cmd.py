@@ -5,27 +5,21 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.api.quantity import format_quantity
 from packsched.cli.console import make_console
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.plugins.registry import in_tree_registry
-from packsched.sim.scenario import (
-    GANG_METRICS,
-    WHATIF_COMPARE_SCHEMA,
-    WHATIF_METRICS,
-    StepReport,
-    end_metrics,
-    load_scenario,
-    report_json,
-    run_scenario,
-)
+
+if TYPE_CHECKING:
+    from packsched.sim.scenario import StepReport
+
+# The scenario engine and rich's tables are imported where a command runs: not at every start of `packsched`.
 
 out = make_console()
 err = make_console(stderr=True)
@@ -57,6 +51,8 @@ def run(
         err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")
         raise typer.Exit(EXIT_INPUT)
     check_html(html)
+    from packsched.sim.scenario import load_scenario, report_json, run_scenario
+
     extras: dict[str, Any] = {}
     try:
         scenario = load_scenario(str(scenario_file))
@@ -77,6 +73,8 @@ def run(
 
 
 def print_reports(name: str, reports: list[StepReport]) -> None:
+    from rich.table import Table
+
     table = Table(title=f"Scenario {name}: the cluster after each step")
     for col in ("step", "at", "running", "pending", "preempted", "evicted", "free nodes", "utilisation"):
         table.add_column(col, justify="left" if col in ("step", "utilisation") else "right")
@@ -121,8 +119,18 @@ def print_reports(name: str, reports: list[StepReport]) -> None:
 def compare_whatif(path: Path, configs: list[Path], output: str, html: Path | None = None) -> None:
     """``packsched compare CLUSTER_OR_SCENARIO --config A --config B ...``: the cluster (or the scenario's
     steps) under each configuration, the end state side by side."""
+    from rich.table import Table
+
     from packsched.config.loader import load_config
-    from packsched.sim.scenario import scenario_or_cluster
+    from packsched.sim.scenario import (
+        GANG_METRICS,
+        WHATIF_COMPARE_SCHEMA,
+        WHATIF_METRICS,
+        end_metrics,
+        report_json,
+        run_scenario,
+        scenario_or_cluster,
+    )
 
     if output not in ("table", "json"):
         err.print(f"[red]error:[/red] --output must be table or json, got {output!r}")

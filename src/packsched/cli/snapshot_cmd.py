@@ -11,7 +11,7 @@ from rich.markup import escape
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
 from packsched.cli.unix import exit_code, stop_text
-from packsched.live.snapshot import DEFAULT_PAGE_SIZE
+from packsched.live.port import DEFAULT_PAGE_SIZE
 
 err = make_console(stderr=True)
 EXIT_INPUT = 2

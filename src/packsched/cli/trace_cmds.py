@@ -9,36 +9,22 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.cli.console import make_console
-from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_trace_html
 from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_BREAKS, TIE_NAME
+from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS, DEFAULT_TUNE, RAY_CONNECT_TIMEOUT_S
 from packsched.sim.policies import PAPER_POLICIES, POLICIES
-from packsched.sim.replay import DEFAULT_TUNE, RunResult
-from packsched.sim.sweep import (
-    RAY_CONNECT_TIMEOUT_S,
-    Interrupted,
-    MetricOutOfRange,
-    RunSpec,
-    check_specs,
-    connect_ray,
-    default_workers,
-    group_summary,
-    published,
-    run_local,
-    run_ray,
-    write_csv,
-    write_json,
-)
-from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
+
+if TYPE_CHECKING:  # the replay and the sweeps are imported where the commands run (not by `packsched serve`)
+    from packsched.sim.replay import RunResult
+    from packsched.sim.sweep import Interrupted, RunSpec
 
 EXIT_INPUT = 2
 MAX_SEEDS = 1000
@@ -151,6 +137,16 @@ def _run(
     """Every run, with progress on standard error. Bad specs, an ``--out-dir`` that cannot be written and a Ray
     cluster that does not answer exit with code 2 before any run; Ctrl-C (or SIGTERM) returns the runs that
     finished."""
+    from packsched.sim.sweep import (
+        Interrupted,
+        MetricOutOfRange,
+        check_specs,
+        connect_ray,
+        default_workers,
+        run_local,
+        run_ray,
+    )
+
     _guard(lambda: check_specs(specs))
     _check_out_dir(out_dir)
     if use_ray:
@@ -158,6 +154,8 @@ def _run(
     n = workers or default_workers()
     start = time.monotonic()
     try:
+        from packsched.cli.progress import RunProgress  # rich's progress bars: only for sweeps
+
         with RunProgress(err, command, len(specs)) as progress:
             if use_ray:
                 runs = _guard(lambda: run_ray(specs, ray_address, progress.run_done, timeout=ray_timeout))
@@ -182,6 +180,8 @@ def _end(sweep: _Sweep, files: dict[str, Any]) -> None:
     SIGTERM)."""
     if sweep.stop is None:
         return
+    from packsched.cli.progress import elapsed_text
+
     seeds: dict[str, list[str]] = {}
     for r in sweep.runs:
         seeds.setdefault(r.label, []).append(str(r.seed))
@@ -224,6 +224,8 @@ def _write_outputs(
     plots; each file whole or not at all (a full disk: OutputError, exit 2)."""
     if out_dir is None:
         return {}
+    from packsched.sim.sweep import write_csv, write_json
+
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -258,6 +260,8 @@ def replay(
     html: HtmlOpt = None,
 ) -> None:
     """Replay a GPU trace with the published protocol (Weng et al., ATC '23): unallocated GPUs and fragmentation."""
+    from packsched.sim.sweep import RunSpec, group_summary, published
+
     _check_common(output, tie_break, tune, workers)
     check_html(html)
     if (policy is None) == (config is None):
@@ -295,6 +299,8 @@ def replay(
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         _end(sweep, files)
         return
+    from rich.table import Table
+
     table = Table(title=f"{label} on {_workload(pods)}: unallocated GPU % (lower is better)")
     for col in ("seed", "@100% arrived", "@130% arrived", "frag rate @80%", "placed", "dropped", "seconds"):
         table.add_column(col, justify="right")
@@ -391,6 +397,8 @@ def compare(
 
         compare_whatif(data_dir, list(config or []), output, html)
         return
+    from packsched.sim.sweep import RunSpec, group_summary, published
+
     _check_common(output, tie_break, tune, workers)
     names = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in names if p not in POLICIES]
@@ -434,6 +442,8 @@ def compare(
         _end(sweep, data["outputs"])
         return
     partial = f", interrupted: {len(sweep.runs)} of {sweep.total} runs" if sweep.interrupted else ""
+    from rich.table import Table
+
     table = Table(title=f"Unallocated GPU % on {_workload(pods)}, {len(seed_list)} seed(s){partial} (lower is better)")
     for col in (
         "policy",

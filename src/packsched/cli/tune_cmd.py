@@ -7,14 +7,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from packsched.api.errors import InputError
 from packsched.api.files import OutputError
-from packsched.cli.progress import RunProgress, elapsed_text
 from packsched.cli.report_cmd import HtmlOpt, check_html, write_html
 from packsched.cli.trace_cmds import (
     DataArg,
@@ -34,32 +32,21 @@ from packsched.cli.trace_cmds import (
 )
 from packsched.cli.unix import exit_code, stop_text
 from packsched.scheduler import TIE_NAME
-from packsched.sim.policies import POLICIES
-from packsched.sim.replay import DEFAULT_TUNE, RunResult
-from packsched.sim.sweep import (
-    RAY_CONNECT_TIMEOUT_S,
-    Interrupted,
-    RunSpec,
-    connect_ray,
-    default_workers,
-    run_local,
-    run_ray,
-)
-from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
-from packsched.sim.tune import (
-    BASELINE_SETS,
+from packsched.sim.defaults import (
+    DEFAULT_NODES,
+    DEFAULT_PODS,
     DEFAULT_STUDY,
-    METRICS,
+    DEFAULT_TUNE,
+    METRIC_NAMES,
+    RAY_CONNECT_TIMEOUT_S,
     STORAGE_FILE,
-    TUNED,
-    Tuner,
-    TuneSettings,
-    batch_size,
-    expand_baselines,
-    seeds_text,
-    storage_error,
 )
-from packsched.sim.tunespace import load_space
+from packsched.sim.policies import POLICIES
+
+if TYPE_CHECKING:  # the tuner, the replay and the sweeps are imported where the command runs
+    from packsched.sim.replay import RunResult
+    from packsched.sim.sweep import RunSpec
+    from packsched.sim.tune import Tuner
 
 MAX_TRIALS = 100_000
 
@@ -75,9 +62,11 @@ def _seeds(text: str, option: str) -> list[int]:
 
 
 def _check(metric: str, trials: int, baselines: list[str], seeds: list[int], holdout: list[int]) -> None:
+    from packsched.sim.tune import BASELINE_SETS, seeds_text
+
     problems = []
-    if metric not in METRICS:
-        problems.append(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if metric not in METRIC_NAMES:
+        problems.append(f"--metric must be one of {', '.join(METRIC_NAMES)}, got {metric!r}")
     if not 1 <= trials <= MAX_TRIALS:
         problems.append(f"--trials must be between 1 and {MAX_TRIALS:,}, got {trials}")
     bad = [b for b in baselines if b not in POLICIES and b not in BASELINE_SETS]
@@ -100,7 +89,7 @@ def tune(
     space: Annotated[Path, typer.Option("--space", help="a TuneSpace file: what to search (examples/tune/space.yaml)")],
     metric: Annotated[
         str,
-        typer.Option("--metric", help=f"what to optimise at 100% arrived: {', '.join(METRICS)}"),
+        typer.Option("--metric", help=f"what to optimise at 100% arrived: {', '.join(METRIC_NAMES)}"),
     ] = "unallocated-gpu",
     trials: Annotated[
         int, typer.Option("--trials", help="finished trials the study should hold (a rerun resumes up to this)")
@@ -145,6 +134,10 @@ def tune(
     holdout = _seeds(holdout_seeds, "--holdout-seeds")
     names = [b.strip() for b in baselines.split(",") if b.strip()]
     _check(metric, trials, names, seed_list, holdout)
+    from packsched.sim.sweep import Interrupted, connect_ray, default_workers, run_local, run_ray
+    from packsched.sim.tune import METRICS, Tuner, TuneSettings, batch_size, expand_baselines, storage_error
+    from packsched.sim.tunespace import load_space
+
     tune_space = _guard(lambda: load_space(str(space)))
     _check_out_dir(out_dir)
     n = workers or default_workers()
@@ -176,6 +169,8 @@ def tune(
         )
     if ray_address is not None:
         _guard(lambda: connect_ray(ray_address, ray_timeout))
+    from packsched.cli.progress import RunProgress, elapsed_text  # rich's progress bars: only for runs
+
     try:
         with RunProgress(err, "tune", tuner.planned_runs()) as progress:
 
@@ -230,6 +225,8 @@ def _cell(group: dict[str, Any], key: str | None = None) -> str:
 
 
 def _print_table(data: dict[str, Any]) -> None:
+    from packsched.sim.tune import TUNED, seeds_text
+
     study, best, metric = data["study"], data["best"], data["metric"]
     out.print(
         f"study {study['name']}: {study['complete']} finished trial(s) ({study['finished_now']} now, "
@@ -248,6 +245,8 @@ def _print_table(data: dict[str, Any]) -> None:
         soft_wrap=True,
     )
     if data["holdout"]:
+        from rich.table import Table
+
         table = Table(
             title=f"Held-out seeds {seeds_text(data['holdout_seeds'])}: {metric['description']} ({metric['direction']})"
         )

@@ -233,10 +233,15 @@ class Controller:
             self.drain(0)
 
     def _loop(self, stop: threading.Event, is_ready: Callable[[], bool], prober: Prober | None) -> None:
+        synced = False
         while not stop.is_set():
-            if not is_ready():
-                self.drain(0.05)
-                continue
+            if not synced:
+                if not is_ready():
+                    self.drain(0.05)
+                    continue
+                synced = True
+                self.drain(0)  # what the informers listed: every pod is queued before the first is picked
+                LOG.info("caches synced", extra={"pods": len(self.pods), "nodes": len(self.snapshot.nodes)})
             if self.health.down:  # binds would only fail: wait for the server (the prober ends the outage)
                 if prober is not None:
                     prober.kick()

@@ -258,12 +258,12 @@ class InformerHandlers:
                 self.forget(key)
                 self._enqueue(pod, uid)
             return
-        if (
-            terminating
-            or self.scheduler.framework_for(make_pod_info(pod, 0, self.scheduler.config.kube_version)) is None
-        ):
-            return  # another scheduler's pod, or one on its way out
-        self._enqueue(pod, uid)
+        if terminating:
+            return  # on its way out
+        info = make_pod_info(pod, 0, self.scheduler.config.kube_version)
+        if self.scheduler.framework_for(info) is None:
+            return  # another scheduler's pod
+        self._enqueue(pod, uid, info)
 
     def _confirmed(self, tr: Tracked, obj: Obj) -> bool:
         """The watch shows our binding of an assumed pod, and nothing else that matters: confirmed without decoding
@@ -334,9 +334,13 @@ class InformerHandlers:
             pc = self.classes.get(pod.priority_class_name)
             pod.preemption_policy = pc.preemption_policy if pc is not None else PREEMPT_LOWER_PRIORITY
 
-    def _enqueue(self, pod: Pod, uid: str) -> None:
+    def _enqueue(self, pod: Pod, uid: str, info: PodInfo | None = None) -> None:
+        """``info``: the pod's PodInfo already made (its requests do not depend on the priority fixed here)."""
         self._fix_priority(pod)
-        info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
+        if info is None:
+            info = make_pod_info(pod, self._next_arrival(), self.scheduler.config.kube_version)
+        else:
+            info.arrival = self._next_arrival()
         self.pods[pod.key] = Tracked(info, uid)
         gate = self.scheduler.enqueue(info)
         if not gate.ok and gate.plugin == "SchedulingGates":

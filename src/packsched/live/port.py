@@ -18,6 +18,7 @@ MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 BOOKMARK = "BOOKMARK"
 ERROR = "ERROR"
+DEFAULT_PAGE_SIZE = 500  # objects per page of a paginated list (``packsched snapshot --page-size``)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from packsched.live.anonymize import anonymize as anonymize_object
 from packsched.live.port import (
     CONFIG_MAPS,
     CSI_NODES,
+    DEFAULT_PAGE_SIZE,
     DEPLOYMENTS,
     ELASTIC_QUOTAS,
     JOBS,
@@ -71,7 +72,6 @@ SNAPSHOT_RESOURCES: tuple[Resource, ...] = (
     STORAGE_CLASSES,
     CSI_NODES,
 )
-DEFAULT_PAGE_SIZE = 500
 CONFIG_FILE = "scheduler-config.yaml"
 INFO_FILE = "SNAPSHOT.md"
 _FINISHED = ("Succeeded", "Failed")

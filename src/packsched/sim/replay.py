@@ -33,10 +33,10 @@ from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler
+from packsched.sim.defaults import DEFAULT_TUNE
 from packsched.sim.trace import Trace
 
 FloatArray = npt.NDArray[np.float64]
-DEFAULT_TUNE = 1.3
 MAX_BIN = 130
 CURVES = ("gpu_alloc_pct", "frag_rate_pct", "frag_total_pct", "cpu_alloc_pct", "mem_alloc_pct")
 # RunResult.curves also has, outside runs.csv and the JSON (``packsched tune``'s metrics), "dropped_pods": pods

@@ -31,23 +31,22 @@ from packsched.api.files import replacing, write_text_replacing
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME
+from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS, DEFAULT_TUNE, RAY_CONNECT_TIMEOUT_S
 from packsched.sim.policies import PAPER_POLICIES, file_config, policy_config
 from packsched.sim.replay import (
     CURVES,
-    DEFAULT_TUNE,
     RunResult,
     check_replay,
     replay,
     summarize,
     target_workload,
 )
-from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS, Trace, load_trace
+from packsched.sim.trace import Trace, load_trace
 
 EXPECTED_DIR = "fgd-expected-results"
 ALLOC_FILE = "analysis_allo_discrete.csv"
 POLL_S = 0.5  # how often a waiting sweep wakes up (Ctrl-C is handled at once regardless)
 STOP_WAIT_S = 2.0  # how long an ended worker process is waited for
-RAY_CONNECT_TIMEOUT_S = 10.0
 
 
 class Interrupted(KeyboardInterrupt):

@@ -21,14 +21,13 @@ from packsched.api.errors import FieldError, InputError
 from packsched.api.gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL, MILLI, GpuDemand, parse_models
 from packsched.api.objects import Container, Node, Pod
 from packsched.api.resources import CPU, MEMORY, PODS
+from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS
 
 MIB = 1024 * 1024
 PODS_PER_NODE = 1001
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS_SHORT = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 POD_COLUMNS = (*POD_COLUMNS_SHORT, "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time")
-DEFAULT_NODES = "gpu_node"  # the paper's node list
-DEFAULT_PODS = "default"  # the default trace's pod list
 NODE_FILE = "openb_node_list_{}.csv"
 POD_FILE = "openb_pod_list_{}.csv"
 

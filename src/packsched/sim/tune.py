@@ -32,10 +32,10 @@ import yaml
 from packsched.api.errors import InputError
 from packsched.api.files import replacing, write_text_replacing
 from packsched.scheduler import TIE_NAME
+from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS, DEFAULT_STUDY, DEFAULT_TUNE
 from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
-from packsched.sim.replay import DEFAULT_TUNE, RunResult
+from packsched.sim.replay import RunResult
 from packsched.sim.sweep import Interrupted, RunSpec, check_specs
-from packsched.sim.trace import DEFAULT_NODES, DEFAULT_PODS
 from packsched.sim.tunespace import Choice, TuneSpace, config_document, describe
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 
 SCHEMA = "packsched.tune/v1"
 ARRIVED_PCT = 100
-DEFAULT_STUDY = "packsched-tune"
-STORAGE_FILE = "study.db"
 TUNED = "tuned"
 USER_ATTR = "packsched"
 BASELINE_SETS: dict[str, tuple[str, ...]] = {"stock": FIT_POLICIES, "paper": tuple(PAPER_POLICIES)}
