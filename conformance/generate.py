@@ -357,7 +357,175 @@ def gen_spread(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "spread-affinity", _config(extra), objects, pods)
 
 
-GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread}
+# -- dynamic resource allocation (resource.k8s.io/v1) ---------------------------------------------------------------
+
+GPU = "gpu.example.com"
+NIC = "nic.example.com"
+NUMA = "dra.example.com/numa"  # an attribute both drivers publish, for matchAttribute across them
+DRA_V1 = "resource.k8s.io/v1"
+
+
+def _device(name: str, attributes: Doc, capacity: Doc | None = None) -> Doc:
+    dev: Doc = {"name": name, "attributes": attributes}
+    if capacity:
+        dev["capacity"] = capacity
+    return dev
+
+
+def _slice(node: str, driver: str, devices: list[Doc]) -> Doc:
+    """One ResourceSlice per node and driver, its pool named after the node (one pool per node and driver: the
+    allocator takes pools in Go map order, so two pools of one driver on a node could be taken either way)."""
+    return {
+        "apiVersion": DRA_V1,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def _device_class(name: str, *expressions: str) -> Doc:
+    return {
+        "apiVersion": DRA_V1,
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]},
+    }
+
+
+def _exact(device_class: str, rng: random.Random, *, count: int = 1, all_devices: bool = False) -> Doc:
+    exact: Doc = {"deviceClassName": device_class}
+    if all_devices:
+        exact["allocationMode"] = "All"
+    else:
+        exact["allocationMode"] = "ExactCount"
+        exact["count"] = count
+    if rng.random() < 0.2:
+        model = rng.choice(["A100", "H100", "L4"])
+        exact["selectors"] = [{"cel": {"expression": f'device.attributes["{GPU}"].model != "{model}"'}}]
+    return exact
+
+
+def _claim_spec(rng: random.Random, kind: str) -> Doc:
+    """A ResourceClaim's spec of one of the shapes the area draws from."""
+    if kind == "one":
+        requests = [{"name": "gpu", "exactly": _exact(rng.choice(["gpu", "gpu", "gpu-big"]), rng)}]
+        return {"devices": {"requests": requests}}
+    if kind == "pair":  # two GPUs of one NUMA node
+        requests = [{"name": "gpus", "exactly": _exact("gpu", rng, count=2)}]
+        return {"devices": {"requests": requests, "constraints": [{"requests": ["gpus"], "matchAttribute": NUMA}]}}
+    if kind == "all":  # every H100 of the node
+        requests = [{"name": "gpus", "exactly": {"deviceClassName": "gpu-h100", "allocationMode": "All"}}]
+        return {"devices": {"requests": requests}}
+    if kind == "prioritized":  # two H100s, else one big GPU, else any GPU
+        subs = [
+            {"name": "two-h100", "deviceClassName": "gpu-h100", "allocationMode": "ExactCount", "count": 2},
+            {"name": "big", "deviceClassName": "gpu-big", "allocationMode": "ExactCount", "count": 1},
+        ]
+        if rng.random() < 0.6:
+            subs.append({"name": "any", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1})
+        return {"devices": {"requests": [{"name": "gpu", "firstAvailable": subs}]}}
+    # "gpu-nic": a GPU and a NIC on the same NUMA node
+    requests = [
+        {"name": "gpu", "exactly": _exact("gpu", rng)},
+        {"name": "nic", "exactly": _exact("nic", rng)},
+    ]
+    return {"devices": {"requests": requests, "constraints": [{"matchAttribute": NUMA}]}}
+
+
+CLAIM_KINDS = ("one", "one", "pair", "all", "prioritized", "prioritized", "gpu-nic")
+
+
+def gen_dra(seed: int, sid: str) -> Doc:
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    nodes: list[Doc] = []
+    slices: list[Doc] = []
+    n_nodes = rng.randint(3, 6)
+    with_gpus = set(rng.sample(range(n_nodes), rng.randint(max(1, n_nodes - 3), n_nodes)))
+    for i in range(n_nodes):
+        name = f"{ns}-n{i:02d}"
+        nodes.append(_node(name, rng.choice([8, 16]), rng.choice([32, 64]), {"pool": rng.choice(["a", "b"])}))
+        if i not in with_gpus:
+            continue
+        model = rng.choice(["A100", "H100", "H100", "L4"])
+        memory = {"A100": "40Gi", "H100": "80Gi", "L4": "24Gi"}[model]
+        gpus = [
+            _device(
+                f"gpu-{k}",
+                {"model": {"string": model}, "index": {"int": k}, NUMA: {"int": k % 2}},
+                {"memory": {"value": memory}},
+            )
+            for k in range(rng.choice([1, 2, 2, 4]))
+        ]
+        slices.append(_slice(name, GPU, gpus))
+        if rng.random() < 0.5:
+            nics = [_device(f"nic-{k}", {NUMA: {"int": k}}) for k in range(rng.randint(1, 2))]
+            slices.append(_slice(name, NIC, nics))
+    on = f'device.driver == "{GPU}"'
+    classes = [
+        _device_class("gpu", on),
+        _device_class("gpu-big", on, f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0'),
+        _device_class("gpu-h100", f'{on} && device.attributes["{GPU}"].model == "H100"'),
+        _device_class("nic", f'device.driver == "{NIC}"'),
+    ]
+    kinds = sorted(set(rng.sample(CLAIM_KINDS, rng.randint(2, 4))))
+    templates = [
+        {
+            "apiVersion": DRA_V1,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": kind, "namespace": ns},
+            "spec": {"spec": _claim_spec(rng, kind)},
+        }
+        for kind in kinds
+    ]
+    claims = []
+    if rng.random() < 0.5:  # one claim that several pods share
+        claims.append(
+            {
+                "apiVersion": DRA_V1,
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared", "namespace": ns},
+                "spec": _claim_spec(rng, "one"),
+            }
+        )
+    pods = []
+    for j in range(rng.randint(6, 12)):
+        req = {"cpu": f"{rng.choice([500, 1000, 2000, 4000])}m", "memory": f"{rng.choice([1, 2, 4])}Gi"}
+        refs: list[Doc] = []
+        if rng.random() < 0.8:
+            refs.append({"name": "gpu", "resourceClaimTemplateName": rng.choice(kinds)})
+            if rng.random() < 0.15:
+                refs.append({"name": "extra", "resourceClaimTemplateName": rng.choice(kinds)})
+        if claims and rng.random() < 0.25:
+            refs.append({"name": "shared", "resourceClaimName": "shared"})
+        main = _container("c", req)
+        spec: Doc = {}
+        if refs:
+            spec["resourceClaims"] = refs
+            main.setdefault("resources", {})["claims"] = [{"name": r["name"]} for r in refs]
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {"pool": rng.choice(["a", "b"])}
+        pods.append(_pod(ns, f"p{j:03d}", [main], {"app": rng.choice(["train", "serve"])}, **spec))
+    extra: Doc = {}
+    if rng.random() < 0.3:
+        extra["plugins"] = {"score": {"enabled": [{"name": "DynamicResources", "weight": rng.randint(2, 5)}]}}
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "nodes": nodes,
+        "deviceclasses": classes,
+        "resourceslices": slices,
+        "resourceclaimtemplates": templates,
+        "resourceclaims": claims,
+    }
+    return _scenario(sid, seed, "dra", _config(extra), objects, pods)
+
+
+GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread, "dra": gen_dra}
 
 
 def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:

@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientsetscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
@@ -42,6 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install" // resource.k8s.io defaulting (allocationMode, count)
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -205,17 +208,19 @@ type recorder struct {
 	scenario      map[string]any
 	timeout       time.Duration
 	client        *fake.Clientset
+	informers     informers.SharedInformerFactory // the scheduler's
 	schedulerName string
 	cfg           *schedulerapi.KubeSchedulerConfiguration
 	weights       map[string]map[string]int32 // profile -> score plugin -> weight
 
-	mu       sync.Mutex
-	cycles   map[types.UID][]*cycle
-	current  types.UID // the pod being decided
-	victims  []string  // pods deleted while deciding it (preemption)
-	deleting bool      // the recorder's own deletion in progress
-	classes  map[string]*schedulingv1.PriorityClass
-	follow   []any // -follow: the recording whose cluster each decision is taken on
+	mu          sync.Mutex
+	cycles      map[types.UID][]*cycle
+	current     types.UID // the pod being decided
+	victims     []string  // pods deleted while deciding it (preemption)
+	deleting    bool      // the recorder's own deletion in progress
+	classes     map[string]*schedulingv1.PriorityClass
+	follow      []any // -follow: the recording whose cluster each decision is taken on
+	lastVersion int64
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -267,12 +272,14 @@ func (r *recorder) run() ([]map[string]any, error) {
 	r.client = fake.NewClientset()
 	r.client.PrependReactor("create", "pods", r.bind)
 	r.client.PrependReactor("delete", "pods", r.seeDelete)
+	r.client.PrependReactor("update", "resourceclaims", r.nextVersion)
 
 	if err := r.createObjects(ctx); err != nil {
 		return nil, err
 	}
 
 	informerFactory := newInformerFactory(r.client)
+	r.informers = informerFactory
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: r.client.EventsV1()})
 	opts := []scheduler.Option{
 		scheduler.WithProfiles(r.cfg.Profiles...),
@@ -370,6 +377,26 @@ func (r *recorder) seeDelete(action clienttesting.Action) (bool, runtime.Object,
 	return false, nil, nil
 }
 
+// version: the next resourceVersion. The fake clientset's tracker keeps none, and the scheduler's assume caches
+// (DynamicResources' claims) compare them to tell an informer's update from the scheduler's own assumption.
+func (r *recorder) version() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastVersion++
+	return strconv.FormatInt(r.lastVersion, 10)
+}
+
+// nextVersion: an update of a ResourceClaim (DynamicResources' PreBind writing the allocation) gets a new
+// resourceVersion, as the API server gives it.
+func (r *recorder) nextVersion(action clienttesting.Action) (bool, runtime.Object, error) {
+	if u, ok := action.(clienttesting.UpdateAction); ok {
+		if acc, err := meta.Accessor(u.GetObject()); err == nil {
+			acc.SetResourceVersion(r.version())
+		}
+	}
+	return false, nil, nil
+}
+
 func setCondition(pod *v1.Pod, c v1.PodCondition) {
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == c.Type {
@@ -450,6 +477,9 @@ func (r *recorder) create(obj runtime.Object) error {
 	if acc.GetUID() == "" {
 		acc.SetUID(types.UID(fmt.Sprintf("uid-%s-%s-%s", strings.ToLower(gvks[0].Kind), acc.GetNamespace(), acc.GetName())))
 	}
+	if acc.GetResourceVersion() == "" {
+		acc.SetResourceVersion(r.version())
+	}
 	if ts := acc.GetCreationTimestamp(); ts.IsZero() {
 		acc.SetCreationTimestamp(metav1.Now())
 	}
@@ -478,11 +508,32 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 		res["message"] = err.Error()
 		return res, nil
 	}
+	admitted.UID = podUID(admitted)
+	made, err := r.makeTemplateClaims(ctx, admitted)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	r.current, r.victims = admitted.UID, nil
 	r.mu.Unlock()
 	if err := r.create(admitted); err != nil {
 		return nil, err
+	}
+	// claims: with DRA, what each of the pod's claims got (written after the decision); the pod's own claims go
+	// with it when it is deleted.
+	claims := func() error {
+		if len(admitted.Spec.ResourceClaims) == 0 {
+			return nil
+		}
+		got, err := r.claimResults(ctx, admitted, made)
+		res["claims"] = got
+		return err
+	}
+	gone := func(p *v1.Pod) error {
+		if err := r.deletePod(ctx, p); err != nil {
+			return err
+		}
+		return r.deleteClaims(ctx, p.Namespace, made)
 	}
 
 	deadline := time.Now().Add(r.timeout)
@@ -495,13 +546,13 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 		p := got.(*v1.Pod)
 		if p.Spec.NodeName != "" {
 			r.fill(res, admitted.UID, "bound", p.Spec.NodeName, "", nominated, firstMessage)
-			return res, nil
+			return res, claims()
 		}
 		cond := podScheduled(p)
 		if cond != nil && cond.Reason == v1.PodReasonSchedulingGated {
 			time.Sleep(50 * time.Millisecond)
 			res["outcome"], res["message"] = "gated", cond.Message
-			return res, r.deletePod(ctx, p)
+			return res, gone(p)
 		}
 		if cond != nil && cond.Status == v1.ConditionFalse {
 			if firstMessage == "" {
@@ -509,7 +560,10 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 			}
 			if p.Status.NominatedNodeName == "" {
 				r.fill(res, admitted.UID, "unschedulable", "", cond.Message, nominated, firstMessage)
-				return res, r.deletePod(ctx, p)
+				if err := claims(); err != nil {
+					return nil, err
+				}
+				return res, gone(p)
 			}
 			nominated = p.Status.NominatedNodeName // preemption: wait for the victims to go and the pod to bind
 		}
@@ -520,7 +574,10 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 			}
 			r.fill(res, admitted.UID, "unschedulable", "", msg, nominated, firstMessage)
 			res["timed_out"] = true
-			return res, r.deletePod(ctx, p)
+			if err := claims(); err != nil {
+				return nil, err
+			}
+			return res, gone(p)
 		}
 		time.Sleep(time.Millisecond)
 	}

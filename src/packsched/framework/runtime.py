@@ -20,6 +20,7 @@ from packsched.framework.interface import (
     ClusterEventPlugin,
     FilterPlugin,
     Handle,
+    NodeDetailsPlugin,
     NodeSel,
     PermitPlugin,
     Plugin,
@@ -197,12 +198,21 @@ class Framework:
         self.binds = [p for p, _ in pts["bind"] if isinstance(p, BindPlugin)]
         self.post_binds = [p for p, _ in pts["postBind"] if isinstance(p, PostBindPlugin)]
         self.event_handlers = [p for p in instances.values() if isinstance(p, ClusterEventPlugin)]
+        self.detailers = [p for p in instances.values() if isinstance(p, NodeDetailsPlugin)]
 
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p, _ in self.points[point]]
 
     def weights(self) -> dict[str, int]:
         return {s.plugin.name: s.weight for s in self.scores}
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]:
+        """explain's extra fields per node name, from every plugin that has some (:class:`NodeDetailsPlugin`)."""
+        out: dict[str, dict[str, object]] = {}
+        for p in self.detailers:
+            for node, fields in p.node_details(state).items():
+                out.setdefault(node, {}).update(fields)
+        return out
 
     def dispatch(self, event: ClusterEvent) -> None:
         """Deliver a cluster event to every plugin of this profile that keeps a view of the cluster."""

@@ -189,6 +189,7 @@ def explain_json(
             "weighted": {},
             "total": None,
         }
+        entry.update(cycle.node_details.get(node.name, {}))
         if col in score_at:
             sr, i = score_at[col]
             for name, arr in sr.per_plugin.items():
