@@ -660,6 +660,11 @@ func (r *recorder) fill(res map[string]any, uid types.UID, outcome, node, messag
 	last.mu.Lock()
 	defer last.mu.Unlock()
 	res["filter_status"] = filterStatus(last)
+	var fitErr *framework.FitError
+	if last.err != nil && !errors.As(last.err, &fitErr) {
+		// an Error ended the cycle (a filter's, say): the verdicts are those of the nodes that ran before it
+		res["error"] = true
+	}
 	if outcome == "unschedulable" {
 		res["feasible_nodes"] = 0
 		res["evaluated_nodes"] = len(last.allNodes)

@@ -569,7 +569,12 @@ class Scheduler(EventHandlers):
         if snap.n == 0:
             result.status = Status(Code.UNSCHEDULABLE, ["no nodes available to schedule pods"])
             return None
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, result, explain)
+        try:
+            feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, result, explain)
+        except PluginError as exc:  # a filter's Error (upstream: the cycle fails with it, no PostFilter)
+            result.status = Status.error(str(exc))
+            result.diagnosis = Diagnosis.all_rejected(snap.n, result.status)
+            return None
         result.diagnosis = diagnosis
         if explain:
             result.node_details = fwk.node_details(state)

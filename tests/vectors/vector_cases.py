@@ -214,8 +214,8 @@ def _filter_differences(d: Decision, got: dict[str, Any]) -> list[str]:
     """Each node's filter verdict, where the recording has them (``filter_status``, recorded by ``conformance/``):
     the plugin that rejected it and its reasons (joined by ", ", as the framework's Status.Message())."""
     recorded = d.result.get("filter_status")
-    if recorded is None:
-        return []
+    if recorded is None or d.result.get("error"):
+        return []  # after an Error (``error``), the verdicts are those of the nodes that ran before it: a race
     ours = {
         n["node"]: {"plugin": n["rejected_by"] or "", "reason": ", ".join(n["reasons"])}
         for n in got["nodes"]

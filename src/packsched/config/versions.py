@@ -270,6 +270,13 @@ class KubeVersion:
     # -- DynamicResources: DRA feature gates (pkg/features/kube_features.go), overridable from 1.34 --------------
 
     @property
+    def dra_cel_error_names_device(self) -> bool:
+        """1.37+: the allocator's CEL runtime error names the device ("selector #0 on device driver/pool/name:
+        CEL runtime error: ...") and adds a hint to "no such key" (dynamic-resource-allocation v0.37.2;
+        v0.35.4 and v0.36.3 say "selector #0: CEL runtime error: ..."; recorded at 1.35.4 and 1.37.2)."""
+        return self.minor >= 37
+
+    @property
     def dra_prioritized_list(self) -> bool:
         """v1.34+ (DRAPrioritizedList beta, on by default; GA 1.36, locked 1.37): a request's ``firstAvailable``
         subrequests."""

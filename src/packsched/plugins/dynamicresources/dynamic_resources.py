@@ -11,8 +11,10 @@
 - Filter: the unallocated claims must get devices there from the node's ResourceSlices ("cannot allocate all
   claims"; the allocator is :mod:`packsched.backend.dra.allocator`), and then an allocated claim's node selector
   must admit the node ("resourceclaim not available on the node": the allocation is tried first, as upstream).
-  A claim, class or selector the allocator reports as an error (a CEL runtime error, a missing class) rejects the
-  node with that error's text. Every rejection is UnschedulableAndUnresolvable (preemption does not free
+  A claim, class or selector the allocator reports as an error (a CEL runtime error, a missing class) ends the
+  scheduling cycle with an Error, its text the pod's message (``running "DynamicResources" filter plugin: ...``;
+  upstream evaluates nodes in parallel and stops at the first error, packsched takes the nodes in order); an
+  invalid pool only rejects the node. Every rejection is UnschedulableAndUnresolvable (preemption does not free
   devices, as upstream 1.34).
 - Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
   Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
@@ -55,7 +57,13 @@ from packsched.api.dra import (
     ResourceClaim,
 )
 from packsched.api.objects import Pod
-from packsched.backend.dra.allocator import AllocationError, Allocator, Features, node_matches_terms
+from packsched.backend.dra.allocator import (
+    AllocationError,
+    Allocator,
+    Features,
+    NodeAllocationError,
+    node_matches_terms,
+)
 from packsched.backend.dra.extended import backed_resources, claim_requests, extended_claim_name, is_dra_extended_name
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
@@ -72,7 +80,7 @@ from packsched.framework.interface import (
 )
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
-from packsched.framework.status import Code, Status
+from packsched.framework.status import Code, PluginError, Status
 from packsched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -156,6 +164,7 @@ class DynamicResources:
             prioritized_list=v.dra_prioritized_list,
             partitionable_devices=v.dra_partitionable_devices,
             device_taints=v.dra_device_taints,
+            cel_error_names_device=v.dra_cel_error_names_device,
         )
         self.extended_resources = v.dra_extended_resource
 
@@ -345,8 +354,10 @@ class DynamicResources:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
             found = allocator.allocate(node, claims)
-        except AllocationError as exc:
+        except NodeAllocationError as exc:
             return str(exc)
+        except AllocationError as exc:  # upstream: an Error status, the scheduling cycle ends with it
+            raise PluginError(f'running "{NAME}" filter plugin: {exc}') from None
         if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
         data.allocations[node.name] = found[: len(data.to_allocate)]
