@@ -522,7 +522,81 @@ def gen_dra(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "dra", _config(extra), objects, pods)
 
 
-GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread, "dra": gen_dra}
+# -- priorities, preemption and PodDisruptionBudgets -------------------------------------------------------------
+
+PRIORITIES = {"low": 100, "mid": 1000, "high": 10000}
+
+
+def _priority_class(name: str, value: int, *, never: bool = False, default: bool = False) -> Doc:
+    pc: Doc = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if never:
+        pc["preemptionPolicy"] = "Never"
+    if default:
+        pc["globalDefault"] = True
+    return pc
+
+
+def gen_preemption(seed: int, sid: str) -> Doc:
+    """Small nodes filled by low and mid priority pods, then higher priority pods that only fit by preempting:
+    DefaultPreemption's choice of node and victims (fewest PDB violations, lowest priorities, fewest victims, ...),
+    PodDisruptionBudgets (integer minAvailable; the recorder keeps their status as the disruption controller
+    would), preemptionPolicy Never, a global default class, pods that no preemption can help."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    nodes = [
+        _node(f"{ns}-n{i:02d}", rng.choice([2, 4]), rng.choice([4, 8]), {"pool": rng.choice(["a", "b"])})
+        for i in range(rng.randint(3, 5))
+    ]
+    classes = [_priority_class(n, v, default=(n == "low" and rng.random() < 0.3)) for n, v in PRIORITIES.items()]
+    classes.append(_priority_class("high-never", PRIORITIES["high"], never=True))
+    apps = ["web", "db", "batch"]
+    pdbs = [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": app, "namespace": ns},
+            "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"app": app}}},
+        }
+        for app in rng.sample(apps, rng.randint(0, 2))
+    ]
+    pods = []
+    n_pods = rng.randint(8, 14)
+    for j in range(n_pods):
+        late = j >= n_pods // 2  # the first half fills the nodes, the second half preempts
+        weights = [1, 2, 4] if late else [4, 2, 0.3]
+        cls = rng.choices(["low", "mid", "high"], weights=weights)[0]
+        if cls == "high" and rng.random() < 0.15:
+            cls = "high-never"
+        spec: Doc = {}
+        if not (cls == "low" and any(c.get("globalDefault") for c in classes) and rng.random() < 0.5):
+            spec["priorityClassName"] = cls  # else the global default class gives it
+        req = {"cpu": f"{rng.choice([500, 1000, 1500, 2000])}m", "memory": f"{rng.choice([512, 1024, 2048])}Mi"}
+        if late and rng.random() < 0.1:
+            req["cpu"] = "8"  # larger than any node: preemption cannot help
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {"pool": rng.choice(["a", "b"])}
+        labels = {"app": rng.choice(apps)}
+        pods.append(_pod(ns, f"p{j:03d}", [_container("c", req)], labels, **spec))
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "priorityclasses": classes,
+        "nodes": nodes,
+        "poddisruptionbudgets": pdbs,
+    }
+    return _scenario(sid, seed, "preemption", _config(), objects, pods)
+
+
+GENERATORS: dict[str, Callable[[int, str], Doc]] = {
+    "resources": gen_resources,
+    "spread": gen_spread,
+    "dra": gen_dra,
+    "preemption": gen_preemption,
+}
 
 
 def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:

@@ -213,14 +213,18 @@ type recorder struct {
 	cfg           *schedulerapi.KubeSchedulerConfiguration
 	weights       map[string]map[string]int32 // profile -> score plugin -> weight
 
-	mu          sync.Mutex
-	cycles      map[types.UID][]*cycle
-	current     types.UID // the pod being decided
-	victims     []string  // pods deleted while deciding it (preemption)
-	deleting    bool      // the recorder's own deletion in progress
-	classes     map[string]*schedulingv1.PriorityClass
-	follow      []any // -follow: the recording whose cluster each decision is taken on
-	lastVersion int64
+	mu         sync.Mutex
+	cycles     map[types.UID][]*cycle
+	current    types.UID // the pod being decided
+	currentKey string    // and its namespace/name
+	// what the scheduler's status patches of the pod being decided said: the first PodScheduled=False message and
+	// the nominated node (a preemption's second cycle may bind the pod before the polling loop looks)
+	patchedMessage, patchedNominated string
+	victims                          []string // pods deleted while deciding it (preemption)
+	deleting                         bool     // the recorder's own deletion in progress
+	classes                          map[string]*schedulingv1.PriorityClass
+	follow                           []any // -follow: the recording whose cluster each decision is taken on
+	lastVersion                      int64
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -273,6 +277,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 	r.client.PrependReactor("create", "pods", r.bind)
 	r.client.PrependReactor("delete", "pods", r.seeDelete)
 	r.client.PrependReactor("update", "resourceclaims", r.nextVersion)
+	r.client.PrependReactor("patch", "pods", r.seeStatusPatch)
 
 	if err := r.createObjects(ctx); err != nil {
 		return nil, err
@@ -347,7 +352,8 @@ func (r *recorder) cycle(f framework.Framework, pod *v1.Pod,
 	return res, err
 }
 
-// bind: the fake clientset's answer to POST pods/<name>/binding, as the API server's: spec.nodeName set.
+// bind: the fake clientset's answer to POST pods/<name>/binding, as the API server's: spec.nodeName set (and
+// status.startTime, the kubelet's).
 func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, error) {
 	if action.GetSubresource() != "binding" {
 		return false, nil, nil
@@ -364,7 +370,43 @@ func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, erro
 	}
 	pod.Spec.NodeName = binding.Target.Name
 	setCondition(pod, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()})
+	// the kubelet would start it and set status.startTime: preemption's MoreImportantPod orders pods of one priority
+	// by it (without one, each comparison takes time.Now() and the order is the sort's accident)
+	start := metav1.Now()
+	pod.Status.StartTime = &start
 	return true, binding, r.client.Tracker().Update(podsGVR, pod, pod.Namespace)
+}
+
+// seeStatusPatch keeps what the scheduler's status patches of the pod being decided set: the first PodScheduled=False
+// message and a nominated node.
+func (r *recorder) seeStatusPatch(action clienttesting.Action) (bool, runtime.Object, error) {
+	pa, ok := action.(clienttesting.PatchAction)
+	if !ok || action.GetSubresource() != "status" {
+		return false, nil, nil
+	}
+	var patch struct {
+		Status struct {
+			NominatedNodeName string            `json:"nominatedNodeName"`
+			Conditions        []v1.PodCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(pa.GetPatch(), &patch) != nil {
+		return false, nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pa.GetNamespace()+"/"+pa.GetName() != r.currentKey {
+		return false, nil, nil
+	}
+	if patch.Status.NominatedNodeName != "" && r.patchedNominated == "" {
+		r.patchedNominated = patch.Status.NominatedNodeName
+	}
+	for _, c := range patch.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && r.patchedMessage == "" {
+			r.patchedMessage = c.Message
+		}
+	}
+	return false, nil, nil
 }
 
 func (r *recorder) seeDelete(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -513,8 +555,12 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 	if err != nil {
 		return nil, err
 	}
+	if err := r.updateBudgets(ctx); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
-	r.current, r.victims = admitted.UID, nil
+	r.current, r.currentKey, r.victims = admitted.UID, key, nil
+	r.patchedMessage, r.patchedNominated = "", ""
 	r.mu.Unlock()
 	if err := r.create(admitted); err != nil {
 		return nil, err
@@ -545,6 +591,14 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 		}
 		p := got.(*v1.Pod)
 		if p.Spec.NodeName != "" {
+			r.mu.Lock()
+			if nominated == "" {
+				nominated = r.patchedNominated
+			}
+			if firstMessage == "" {
+				firstMessage = r.patchedMessage
+			}
+			r.mu.Unlock()
 			r.fill(res, admitted.UID, "bound", p.Spec.NodeName, "", nominated, firstMessage)
 			return res, claims()
 		}

@@ -99,9 +99,11 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
     shared = {c["metadata"]["name"]: copy.deepcopy(c) for c in objs.get("resourceclaims", [])}
     for kind in [k for k in OBJECT_ORDER if k in objs] + sorted(k for k in objs if k not in OBJECT_ORDER):
         docs += [shared[o["metadata"]["name"]] for o in objs[kind]] if kind == "resourceclaims" else objs[kind]
+    # pods preempted by an earlier decision are gone (the recorder saw the scheduler delete them)
+    gone = {v for res in sc["results"][: d.index] for v in (res.get("preemption") or {}).get("victims") or []}
     for i in range(d.index + 1):
         res = sc["results"][i]
-        if i < d.index and res["outcome"] != "bound":
+        if i < d.index and (res["outcome"] != "bound" or res["pod"] in gone):
             continue  # the recorder deleted unschedulable pods (and their claims) right after the decision
         pod = copy.deepcopy(sc["pods"][i])
         if i < d.index:
@@ -171,6 +173,14 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     if outcome != res["outcome"]:
         diffs.append(f"outcome: recorded {res['outcome']}, packsched {outcome} ({got.get('reason')})")
         return diffs
+    if "preemption" in res:
+        diffs += _preemption_differences(d, got)
+        if got.get("used_nominated_node") and outcome == "bound":
+            # the last attempt took the nominated node without looking at the others (upstream records only that
+            # node; packsched's explain judges every node for its report): the node is what is compared
+            if got["selected"] != res["node"]:
+                diffs.append(f"node: recorded {res['node']}, packsched {got['selected']}")
+            return diffs
     diffs += _filter_differences(d, got)
     if outcome == "unschedulable":
         if got["reason"] != res["message"]:
@@ -185,6 +195,21 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
             diffs.append(f"the one feasible node: recorded {res['top_nodes']}, packsched {names}")
         return diffs
     diffs += _score_differences(d, got, feasible)
+    return diffs
+
+
+def _preemption_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """A decision that preempted (``preemption``, recorded by ``conformance/``): the nominated node, the victims and
+    the message of the attempt that preempted, against explain's ``preemption``."""
+    rec = d.result["preemption"]
+    ours = got.get("preemption") or {}
+    diffs = []
+    if (rec.get("nominated_node") or None) != ours.get("nominated_node"):
+        diffs.append(f"nominated node: recorded {rec.get('nominated_node')}, packsched {ours.get('nominated_node')}")
+    if sorted(rec.get("victims") or []) != ours.get("victims", []):
+        diffs.append(f"victims: recorded {sorted(rec.get('victims') or [])}, packsched {ours.get('victims', [])}")
+    if rec.get("message") != ours.get("message"):
+        diffs.append(f"preemption message:\n  recorded  {rec.get('message')}\n  packsched {ours.get('message')}")
     return diffs
 
 

@@ -437,6 +437,9 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
+    preempting = report.preemption_json(key, cycles, result.events)
+    if preempting is not None:
+        data["preemption"] = preempting
     group = gang_report.group_detail(cluster.pod_groups, result, key)
     if group is not None:
         data["group"] = group
