@@ -398,12 +398,18 @@ func (r *recorder) seeStatusPatch(action clienttesting.Action) (bool, runtime.Ob
 	if pa.GetNamespace()+"/"+pa.GetName() != r.currentKey {
 		return false, nil, nil
 	}
-	if patch.Status.NominatedNodeName != "" && r.patchedNominated == "" {
-		r.patchedNominated = patch.Status.NominatedNodeName
-	}
+	// a failed attempt's patch carries the PodScheduled=False condition, and the nomination preemption made; a
+	// nominatedNodeName alone is the expectation the scheduler writes before a PreBind that takes time (DRA,
+	// volumes: NominatedNodeNameForExpectation), not a preemption's
 	for _, c := range patch.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && r.patchedMessage == "" {
+		if c.Type != v1.PodScheduled || c.Status != v1.ConditionFalse {
+			continue
+		}
+		if r.patchedMessage == "" {
 			r.patchedMessage = c.Message
+		}
+		if patch.Status.NominatedNodeName != "" && r.patchedNominated == "" {
+			r.patchedNominated = patch.Status.NominatedNodeName
 		}
 	}
 	return false, nil, nil

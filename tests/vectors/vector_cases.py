@@ -108,6 +108,8 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
         pod = copy.deepcopy(sc["pods"][i])
         if i < d.index:
             pod["spec"]["nodeName"] = res["node"]
+            # the recorder's binding set status.startTime, in the order of the decisions (a second apart here)
+            pod.setdefault("status", {})["startTime"] = f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z"
         docs.append(pod)
         docs += _claim_documents(sc, pod, res.get("claims") or [], shared, bound=i < d.index)
     return docs
