@@ -3,7 +3,7 @@
 
 One generator per area; the same ``--seed`` gives the same files.
 
-    python conformance/generate.py --out DIR [--areas resources,spread] [--per-area 3] [--seed 1]
+    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption] [--per-area 3] [--seed 1]
 
 Areas:
 - ``resources``: NodeResourcesFit's scoring strategies (LeastAllocated, MostAllocated, RequestedToCapacityRatio
@@ -12,6 +12,10 @@ Areas:
 - ``spread``: PodTopologySpread (hard and soft, zone and hostname, maxSkew, minDomains, matchLabelKeys, node
   inclusion policies, nodes without the zone label) and InterPodAffinity (required and preferred affinity and
   anti-affinity, zone and hostname, matchLabelKeys), with Services and ReplicaSets for the default constraints.
+- ``dra``: DynamicResources at resource.k8s.io/v1: DeviceClasses with CEL selectors, per-node ResourceSlices of
+  GPUs (and NICs), ResourceClaimTemplates (ExactCount, All, firstAvailable, matchAttribute), a shared claim.
+- ``preemption``: priority classes (a Never policy, a global default), nodes filled by low priorities, then pods
+  that preempt, PodDisruptionBudgets with an integer minAvailable.
 """
 
 from __future__ import annotations
