@@ -34,7 +34,7 @@ from vectors.vector_cases import Decision, differences, explain  # noqa: E402
 def area_of(scenario: dict[str, Any]) -> str:
     """The generator's area (``resources-MostAllocated`` -> ``resources``); other families as they are."""
     family = str(scenario.get("family", "?"))
-    return family.split("-")[0] if family.startswith(("resources-", "spread-")) else family
+    return family.split("-")[0] if family.startswith(("resources-", "spread-")) else family  # dra, preemption
 
 
 def packsched_version(recorded: str) -> str:
@@ -66,6 +66,10 @@ def compare_packsched(files: list[Path], kube_version: str | None, verbose: bool
             d = Decision(scenario, i)
             if d.result["outcome"] not in ("bound", "unschedulable"):
                 continue  # refused by the API server, or gated: no decision to compare
+            if d.result.get("timed_out"):
+                notes.add("decisions that timed out in the recorder (no outcome within -timeout) are not compared")
+                print(f"TIMED OUT {path} #{i} {d.result['pod']} (not compared)")
+                continue
             with tempfile.TemporaryDirectory() as tmp:
                 diffs = differences(d, explain(d, Path(tmp), version))
             total[area] += 1

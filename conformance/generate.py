@@ -3,7 +3,7 @@
 
 One generator per area; the same ``--seed`` gives the same files.
 
-    python conformance/generate.py --out DIR [--areas resources,spread] [--per-area 3] [--seed 1]
+    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption] [--per-area 3] [--seed 1]
 
 Areas:
 - ``resources``: NodeResourcesFit's scoring strategies (LeastAllocated, MostAllocated, RequestedToCapacityRatio
@@ -12,6 +12,10 @@ Areas:
 - ``spread``: PodTopologySpread (hard and soft, zone and hostname, maxSkew, minDomains, matchLabelKeys, node
   inclusion policies, nodes without the zone label) and InterPodAffinity (required and preferred affinity and
   anti-affinity, zone and hostname, matchLabelKeys), with Services and ReplicaSets for the default constraints.
+- ``dra``: DynamicResources at resource.k8s.io/v1: DeviceClasses with CEL selectors, per-node ResourceSlices of
+  GPUs (and NICs), ResourceClaimTemplates (ExactCount, All, firstAvailable, matchAttribute), a shared claim.
+- ``preemption``: priority classes (a Never policy, a global default), nodes filled by low priorities, then pods
+  that preempt, PodDisruptionBudgets with an integer minAvailable.
 """
 
 from __future__ import annotations
@@ -357,7 +361,246 @@ def gen_spread(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "spread-affinity", _config(extra), objects, pods)
 
 
-GENERATORS: dict[str, Callable[[int, str], Doc]] = {"resources": gen_resources, "spread": gen_spread}
+# -- dynamic resource allocation (resource.k8s.io/v1) ---------------------------------------------------------------
+
+GPU = "gpu.example.com"
+NIC = "nic.example.com"
+NUMA = "dra.example.com/numa"  # an attribute both drivers publish, for matchAttribute across them
+DRA_V1 = "resource.k8s.io/v1"
+
+
+def _device(name: str, attributes: Doc, capacity: Doc | None = None) -> Doc:
+    dev: Doc = {"name": name, "attributes": attributes}
+    if capacity:
+        dev["capacity"] = capacity
+    return dev
+
+
+def _slice(node: str, driver: str, devices: list[Doc]) -> Doc:
+    """One ResourceSlice per node and driver, its pool named after the node (one pool per node and driver: the
+    allocator takes pools in Go map order, so two pools of one driver on a node could be taken either way)."""
+    return {
+        "apiVersion": DRA_V1,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def _device_class(name: str, *expressions: str) -> Doc:
+    return {
+        "apiVersion": DRA_V1,
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]},
+    }
+
+
+def _exact(device_class: str, rng: random.Random, *, count: int = 1) -> Doc:
+    exact: Doc = {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count}
+    # a request's own selector, on a GPU's model: only for a class of GPUs (on a NIC, the attribute is missing
+    # and the allocator's CEL runtime error fails the whole scheduling cycle)
+    if device_class.startswith("gpu") and rng.random() < 0.2:
+        model = rng.choice(["A100", "H100", "L4"])
+        exact["selectors"] = [{"cel": {"expression": f'device.attributes["{GPU}"].model != "{model}"'}}]
+    return exact
+
+
+def _claim_spec(rng: random.Random, kind: str) -> Doc:
+    """A ResourceClaim's spec of one of the shapes the area draws from."""
+    if kind == "one":
+        requests = [{"name": "gpu", "exactly": _exact(rng.choice(["gpu", "gpu", "gpu-big"]), rng)}]
+        return {"devices": {"requests": requests}}
+    if kind == "pair":  # two GPUs of one NUMA node
+        requests = [{"name": "gpus", "exactly": _exact("gpu", rng, count=2)}]
+        return {"devices": {"requests": requests, "constraints": [{"requests": ["gpus"], "matchAttribute": NUMA}]}}
+    if kind == "all":  # every H100 of the node
+        requests = [{"name": "gpus", "exactly": {"deviceClassName": "gpu-h100", "allocationMode": "All"}}]
+        return {"devices": {"requests": requests}}
+    if kind == "prioritized":  # two H100s, else one big GPU, else any GPU
+        subs = [
+            {"name": "two-h100", "deviceClassName": "gpu-h100", "allocationMode": "ExactCount", "count": 2},
+            {"name": "big", "deviceClassName": "gpu-big", "allocationMode": "ExactCount", "count": 1},
+        ]
+        if rng.random() < 0.6:
+            subs.append({"name": "any", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1})
+        return {"devices": {"requests": [{"name": "gpu", "firstAvailable": subs}]}}
+    # "gpu-nic": a GPU and a NIC on the same NUMA node
+    requests = [
+        {"name": "gpu", "exactly": _exact("gpu", rng)},
+        {"name": "nic", "exactly": _exact("nic", rng)},
+    ]
+    return {"devices": {"requests": requests, "constraints": [{"matchAttribute": NUMA}]}}
+
+
+CLAIM_KINDS = ("one", "one", "pair", "all", "prioritized", "prioritized", "gpu-nic")
+
+
+def gen_dra(seed: int, sid: str) -> Doc:
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    nodes: list[Doc] = []
+    slices: list[Doc] = []
+    n_nodes = rng.randint(3, 6)
+    with_gpus = set(rng.sample(range(n_nodes), rng.randint(max(1, n_nodes - 3), n_nodes)))
+    for i in range(n_nodes):
+        name = f"{ns}-n{i:02d}"
+        nodes.append(_node(name, rng.choice([8, 16]), rng.choice([32, 64]), {"pool": rng.choice(["a", "b"])}))
+        if i not in with_gpus:
+            continue
+        model = rng.choice(["A100", "H100", "H100", "L4"])
+        memory = {"A100": "40Gi", "H100": "80Gi", "L4": "24Gi"}[model]
+        gpus = [
+            _device(
+                f"gpu-{k}",
+                {"model": {"string": model}, "index": {"int": k}, NUMA: {"int": k % 2}},
+                {"memory": {"value": memory}},
+            )
+            for k in range(rng.choice([1, 2, 2, 4]))
+        ]
+        slices.append(_slice(name, GPU, gpus))
+        if rng.random() < 0.5:
+            nics = [_device(f"nic-{k}", {NUMA: {"int": k}}) for k in range(rng.randint(1, 2))]
+            slices.append(_slice(name, NIC, nics))
+    on = f'device.driver == "{GPU}"'
+    classes = [
+        _device_class("gpu", on),
+        _device_class("gpu-big", on, f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0'),
+        _device_class("gpu-h100", f'{on} && device.attributes["{GPU}"].model == "H100"'),
+        _device_class("nic", f'device.driver == "{NIC}"'),
+    ]
+    kinds = sorted(set(rng.sample(CLAIM_KINDS, rng.randint(2, 4))))
+    templates = [
+        {
+            "apiVersion": DRA_V1,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": kind, "namespace": ns},
+            "spec": {"spec": _claim_spec(rng, kind)},
+        }
+        for kind in kinds
+    ]
+    claims = []
+    if rng.random() < 0.5:  # one claim that several pods share
+        claims.append(
+            {
+                "apiVersion": DRA_V1,
+                "kind": "ResourceClaim",
+                "metadata": {"name": "shared", "namespace": ns},
+                "spec": _claim_spec(rng, "one"),
+            }
+        )
+    pods = []
+    for j in range(rng.randint(6, 12)):
+        req = {"cpu": f"{rng.choice([500, 1000, 2000, 4000])}m", "memory": f"{rng.choice([1, 2, 4])}Gi"}
+        refs: list[Doc] = []
+        if rng.random() < 0.8:
+            refs.append({"name": "gpu", "resourceClaimTemplateName": rng.choice(kinds)})
+            if rng.random() < 0.15:
+                refs.append({"name": "extra", "resourceClaimTemplateName": rng.choice(kinds)})
+        if claims and rng.random() < 0.25:
+            refs.append({"name": "shared", "resourceClaimName": "shared"})
+        main = _container("c", req)
+        spec: Doc = {}
+        if refs:
+            spec["resourceClaims"] = refs
+            main.setdefault("resources", {})["claims"] = [{"name": r["name"]} for r in refs]
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {"pool": rng.choice(["a", "b"])}
+        pods.append(_pod(ns, f"p{j:03d}", [main], {"app": rng.choice(["train", "serve"])}, **spec))
+    extra: Doc = {}
+    if rng.random() < 0.3:
+        extra["plugins"] = {"score": {"enabled": [{"name": "DynamicResources", "weight": rng.randint(2, 5)}]}}
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "nodes": nodes,
+        "deviceclasses": classes,
+        "resourceslices": slices,
+        "resourceclaimtemplates": templates,
+        "resourceclaims": claims,
+    }
+    return _scenario(sid, seed, "dra", _config(extra), objects, pods)
+
+
+# -- priorities, preemption and PodDisruptionBudgets -------------------------------------------------------------
+
+PRIORITIES = {"low": 100, "mid": 1000, "high": 10000}
+
+
+def _priority_class(name: str, value: int, *, never: bool = False, default: bool = False) -> Doc:
+    pc: Doc = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if never:
+        pc["preemptionPolicy"] = "Never"
+    if default:
+        pc["globalDefault"] = True
+    return pc
+
+
+def gen_preemption(seed: int, sid: str) -> Doc:
+    """Small nodes filled by low and mid priority pods, then higher priority pods that only fit by preempting:
+    DefaultPreemption's choice of node and victims (fewest PDB violations, lowest priorities, fewest victims, ...),
+    PodDisruptionBudgets (integer minAvailable; the recorder keeps their status as the disruption controller
+    would), preemptionPolicy Never, a global default class, pods that no preemption can help."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    nodes = [
+        _node(f"{ns}-n{i:02d}", rng.choice([2, 4]), rng.choice([4, 8]), {"pool": rng.choice(["a", "b"])})
+        for i in range(rng.randint(3, 5))
+    ]
+    classes = [_priority_class(n, v, default=(n == "low" and rng.random() < 0.3)) for n, v in PRIORITIES.items()]
+    classes.append(_priority_class("high-never", PRIORITIES["high"], never=True))
+    apps = ["web", "db", "batch"]
+    pdbs = [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": app, "namespace": ns},
+            "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"app": app}}},
+        }
+        for app in rng.sample(apps, rng.randint(0, 2))
+    ]
+    pods = []
+    n_pods = rng.randint(8, 14)
+    for j in range(n_pods):
+        late = j >= n_pods // 2  # the first half fills the nodes, the second half preempts
+        weights = [1, 2, 4] if late else [4, 2, 0.3]
+        cls = rng.choices(["low", "mid", "high"], weights=weights)[0]
+        if cls == "high" and rng.random() < 0.15:
+            cls = "high-never"
+        spec: Doc = {}
+        if not (cls == "low" and any(c.get("globalDefault") for c in classes) and rng.random() < 0.5):
+            spec["priorityClassName"] = cls  # else the global default class gives it
+        req = {"cpu": f"{rng.choice([500, 1000, 1500, 2000])}m", "memory": f"{rng.choice([512, 1024, 2048])}Mi"}
+        if late and rng.random() < 0.1:
+            req["cpu"] = "8"  # larger than any node: preemption cannot help
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {"pool": rng.choice(["a", "b"])}
+        labels = {"app": rng.choice(apps)}
+        pods.append(_pod(ns, f"p{j:03d}", [_container("c", req)], labels, **spec))
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "priorityclasses": classes,
+        "nodes": nodes,
+        "poddisruptionbudgets": pdbs,
+    }
+    return _scenario(sid, seed, "preemption", _config(), objects, pods)
+
+
+GENERATORS: dict[str, Callable[[int, str], Doc]] = {
+    "resources": gen_resources,
+    "spread": gen_spread,
+    "dra": gen_dra,
+    "preemption": gen_preemption,
+}
 
 
 def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:

@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientsetscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
@@ -42,6 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install" // resource.k8s.io defaulting (allocationMode, count)
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -205,17 +208,23 @@ type recorder struct {
 	scenario      map[string]any
 	timeout       time.Duration
 	client        *fake.Clientset
+	informers     informers.SharedInformerFactory // the scheduler's
 	schedulerName string
 	cfg           *schedulerapi.KubeSchedulerConfiguration
 	weights       map[string]map[string]int32 // profile -> score plugin -> weight
 
-	mu       sync.Mutex
-	cycles   map[types.UID][]*cycle
-	current  types.UID // the pod being decided
-	victims  []string  // pods deleted while deciding it (preemption)
-	deleting bool      // the recorder's own deletion in progress
-	classes  map[string]*schedulingv1.PriorityClass
-	follow   []any // -follow: the recording whose cluster each decision is taken on
+	mu         sync.Mutex
+	cycles     map[types.UID][]*cycle
+	current    types.UID // the pod being decided
+	currentKey string    // and its namespace/name
+	// what the scheduler's status patches of the pod being decided said: the first PodScheduled=False message and
+	// the nominated node (a preemption's second cycle may bind the pod before the polling loop looks)
+	patchedMessage, patchedNominated string
+	victims                          []string // pods deleted while deciding it (preemption)
+	deleting                         bool     // the recorder's own deletion in progress
+	classes                          map[string]*schedulingv1.PriorityClass
+	follow                           []any // -follow: the recording whose cluster each decision is taken on
+	lastVersion                      int64
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -267,12 +276,15 @@ func (r *recorder) run() ([]map[string]any, error) {
 	r.client = fake.NewClientset()
 	r.client.PrependReactor("create", "pods", r.bind)
 	r.client.PrependReactor("delete", "pods", r.seeDelete)
+	r.client.PrependReactor("update", "resourceclaims", r.nextVersion)
+	r.client.PrependReactor("patch", "pods", r.seeStatusPatch)
 
 	if err := r.createObjects(ctx); err != nil {
 		return nil, err
 	}
 
 	informerFactory := newInformerFactory(r.client)
+	r.informers = informerFactory
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: r.client.EventsV1()})
 	opts := []scheduler.Option{
 		scheduler.WithProfiles(r.cfg.Profiles...),
@@ -340,7 +352,8 @@ func (r *recorder) cycle(f framework.Framework, pod *v1.Pod,
 	return res, err
 }
 
-// bind: the fake clientset's answer to POST pods/<name>/binding, as the API server's: spec.nodeName set.
+// bind: the fake clientset's answer to POST pods/<name>/binding, as the API server's: spec.nodeName set (and
+// status.startTime, the kubelet's).
 func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, error) {
 	if action.GetSubresource() != "binding" {
 		return false, nil, nil
@@ -357,7 +370,49 @@ func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, erro
 	}
 	pod.Spec.NodeName = binding.Target.Name
 	setCondition(pod, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.Now()})
+	// the kubelet would start it and set status.startTime: preemption's MoreImportantPod orders pods of one priority
+	// by it (without one, each comparison takes time.Now() and the order is the sort's accident)
+	start := metav1.Now()
+	pod.Status.StartTime = &start
 	return true, binding, r.client.Tracker().Update(podsGVR, pod, pod.Namespace)
+}
+
+// seeStatusPatch keeps what the scheduler's status patches of the pod being decided set: the first PodScheduled=False
+// message and a nominated node.
+func (r *recorder) seeStatusPatch(action clienttesting.Action) (bool, runtime.Object, error) {
+	pa, ok := action.(clienttesting.PatchAction)
+	if !ok || action.GetSubresource() != "status" {
+		return false, nil, nil
+	}
+	var patch struct {
+		Status struct {
+			NominatedNodeName string            `json:"nominatedNodeName"`
+			Conditions        []v1.PodCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(pa.GetPatch(), &patch) != nil {
+		return false, nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pa.GetNamespace()+"/"+pa.GetName() != r.currentKey {
+		return false, nil, nil
+	}
+	// a failed attempt's patch carries the PodScheduled=False condition, and the nomination preemption made; a
+	// nominatedNodeName alone is the expectation the scheduler writes before a PreBind that takes time (DRA,
+	// volumes: NominatedNodeNameForExpectation), not a preemption's
+	for _, c := range patch.Status.Conditions {
+		if c.Type != v1.PodScheduled || c.Status != v1.ConditionFalse {
+			continue
+		}
+		if r.patchedMessage == "" {
+			r.patchedMessage = c.Message
+		}
+		if patch.Status.NominatedNodeName != "" && r.patchedNominated == "" {
+			r.patchedNominated = patch.Status.NominatedNodeName
+		}
+	}
+	return false, nil, nil
 }
 
 func (r *recorder) seeDelete(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -367,6 +422,26 @@ func (r *recorder) seeDelete(action clienttesting.Action) (bool, runtime.Object,
 		r.victims = append(r.victims, d.GetNamespace()+"/"+d.GetName())
 	}
 	r.mu.Unlock()
+	return false, nil, nil
+}
+
+// version: the next resourceVersion. The fake clientset's tracker keeps none, and the scheduler's assume caches
+// (DynamicResources' claims) compare them to tell an informer's update from the scheduler's own assumption.
+func (r *recorder) version() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastVersion++
+	return strconv.FormatInt(r.lastVersion, 10)
+}
+
+// nextVersion: an update of a ResourceClaim (DynamicResources' PreBind writing the allocation) gets a new
+// resourceVersion, as the API server gives it.
+func (r *recorder) nextVersion(action clienttesting.Action) (bool, runtime.Object, error) {
+	if u, ok := action.(clienttesting.UpdateAction); ok {
+		if acc, err := meta.Accessor(u.GetObject()); err == nil {
+			acc.SetResourceVersion(r.version())
+		}
+	}
 	return false, nil, nil
 }
 
@@ -450,6 +525,9 @@ func (r *recorder) create(obj runtime.Object) error {
 	if acc.GetUID() == "" {
 		acc.SetUID(types.UID(fmt.Sprintf("uid-%s-%s-%s", strings.ToLower(gvks[0].Kind), acc.GetNamespace(), acc.GetName())))
 	}
+	if acc.GetResourceVersion() == "" {
+		acc.SetResourceVersion(r.version())
+	}
 	if ts := acc.GetCreationTimestamp(); ts.IsZero() {
 		acc.SetCreationTimestamp(metav1.Now())
 	}
@@ -478,11 +556,36 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 		res["message"] = err.Error()
 		return res, nil
 	}
+	admitted.UID = podUID(admitted)
+	made, err := r.makeTemplateClaims(ctx, admitted)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.updateBudgets(ctx); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
-	r.current, r.victims = admitted.UID, nil
+	r.current, r.currentKey, r.victims = admitted.UID, key, nil
+	r.patchedMessage, r.patchedNominated = "", ""
 	r.mu.Unlock()
 	if err := r.create(admitted); err != nil {
 		return nil, err
+	}
+	// claims: with DRA, what each of the pod's claims got (written after the decision); the pod's own claims go
+	// with it when it is deleted.
+	claims := func() error {
+		if len(admitted.Spec.ResourceClaims) == 0 {
+			return nil
+		}
+		got, err := r.claimResults(ctx, admitted, made)
+		res["claims"] = got
+		return err
+	}
+	gone := func(p *v1.Pod) error {
+		if err := r.deletePod(ctx, p); err != nil {
+			return err
+		}
+		return r.deleteClaims(ctx, p.Namespace, made)
 	}
 
 	deadline := time.Now().Add(r.timeout)
@@ -494,14 +597,22 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 		}
 		p := got.(*v1.Pod)
 		if p.Spec.NodeName != "" {
+			r.mu.Lock()
+			if nominated == "" {
+				nominated = r.patchedNominated
+			}
+			if firstMessage == "" {
+				firstMessage = r.patchedMessage
+			}
+			r.mu.Unlock()
 			r.fill(res, admitted.UID, "bound", p.Spec.NodeName, "", nominated, firstMessage)
-			return res, nil
+			return res, claims()
 		}
 		cond := podScheduled(p)
 		if cond != nil && cond.Reason == v1.PodReasonSchedulingGated {
 			time.Sleep(50 * time.Millisecond)
 			res["outcome"], res["message"] = "gated", cond.Message
-			return res, r.deletePod(ctx, p)
+			return res, gone(p)
 		}
 		if cond != nil && cond.Status == v1.ConditionFalse {
 			if firstMessage == "" {
@@ -509,7 +620,10 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 			}
 			if p.Status.NominatedNodeName == "" {
 				r.fill(res, admitted.UID, "unschedulable", "", cond.Message, nominated, firstMessage)
-				return res, r.deletePod(ctx, p)
+				if err := claims(); err != nil {
+					return nil, err
+				}
+				return res, gone(p)
 			}
 			nominated = p.Status.NominatedNodeName // preemption: wait for the victims to go and the pod to bind
 		}
@@ -520,7 +634,10 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 			}
 			r.fill(res, admitted.UID, "unschedulable", "", msg, nominated, firstMessage)
 			res["timed_out"] = true
-			return res, r.deletePod(ctx, p)
+			if err := claims(); err != nil {
+				return nil, err
+			}
+			return res, gone(p)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -603,6 +720,11 @@ func (r *recorder) fill(res map[string]any, uid types.UID, outcome, node, messag
 	last.mu.Lock()
 	defer last.mu.Unlock()
 	res["filter_status"] = filterStatus(last)
+	var fitErr *framework.FitError
+	if last.err != nil && !errors.As(last.err, &fitErr) {
+		// an Error ended the cycle (a filter's, say): the verdicts are those of the nodes that ran before it
+		res["error"] = true
+	}
 	if outcome == "unschedulable" {
 		res["feasible_nodes"] = 0
 		res["evaluated_nodes"] = len(last.allNodes)

@@ -84,6 +84,8 @@ class CycleResult:
     # explain only: the feasible nodes the cycle did not score, scored apart for display (not normalized with the
     # scored ones, and never part of the decision)
     unsampled_scores: ScoreResult | None = None
+    # explain only: per node name, fields plugins add to the node's entry (NodeDetailsPlugin)
+    node_details: dict[str, dict[str, object]] = field(default_factory=dict)
     # Set when the scheduler binds asynchronously (live mode): the pod is assumed, reserved and permitted, and
     # its binding cycle is still to run (Scheduler.run_binding_cycle, then Scheduler.finish_binding_cycle).
     binding: BindingCycle | None = None
@@ -590,8 +592,15 @@ class Scheduler(EventHandlers):
         if snap.n == 0:
             result.status = Status(Code.UNSCHEDULABLE, ["no nodes available to schedule pods"])
             return None
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, result, explain)
+        try:
+            feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, result, explain)
+        except PluginError as exc:  # a filter's Error (upstream: the cycle fails with it, no PostFilter)
+            result.status = Status.error(str(exc))
+            result.diagnosis = Diagnosis.all_rejected(snap.n, result.status)
+            return None
         result.diagnosis = diagnosis
+        if explain:
+            result.node_details = fwk.node_details(state)
         if len(feasible) == 0:
             if diagnosis.pre_filter_status is not None and diagnosis.pre_filter_status.code == Code.ERROR:
                 result.status = diagnosis.pre_filter_status

@@ -32,6 +32,7 @@ from packsched.config.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
+from packsched.config.versions import parse_kube_version
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -805,3 +806,12 @@ def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         load_config(str(tmp_path / "nope.yaml"), KNOWN)
     assert exc.value.errors[0].message.startswith("cannot read file")
+
+
+@pytest.mark.parametrize(("version", "weight"), [("1.33", None), ("1.35", 2), ("1.37", 2)])
+def test_dynamic_resources_default_weight(version: str, weight: int | None) -> None:
+    # upstream's applyDynamicResources adds it to multiPoint with weight 2 (recorded: score_plugin_weights of
+    # tests/data/conformance/1.35 and 1.37); before 1.34 it is not a default plugin
+    cfg = default_config(KNOWN | {"DynamicResources"}, parse_kube_version(version))
+    weights = {p.name: p.weight for p in cfg.profiles[0].plugins.multi_point.enabled}
+    assert weights.get("DynamicResources") == weight

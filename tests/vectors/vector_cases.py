@@ -87,21 +87,68 @@ OBJECT_ORDER = (
 
 
 def cluster_documents(d: Decision) -> list[dict[str, Any]]:
-    """The objects and pods as the API server held them just before pod ``d.index`` was created."""
+    """The objects and pods as the API server held them just before pod ``d.index`` was created.
+
+    With DRA (results carrying ``claims``, recorded by ``conformance/``): each bound pod's claims hold the
+    allocation recorded for them and list the pods bound so far in ``status.reservedFor``; a claim made from a
+    template is there as the resourceclaim controller made it (owned by its pod, named in the pod's
+    ``status.resourceClaimStatuses``), for the bound pods and for pod ``d.index`` itself."""
     sc = d.scenario
     objs = sc["objects"]
     docs: list[dict[str, Any]] = []
+    shared = {c["metadata"]["name"]: copy.deepcopy(c) for c in objs.get("resourceclaims", [])}
     for kind in [k for k in OBJECT_ORDER if k in objs] + sorted(k for k in objs if k not in OBJECT_ORDER):
-        docs += objs[kind]
-    for i in range(d.index):
+        docs += [shared[o["metadata"]["name"]] for o in objs[kind]] if kind == "resourceclaims" else objs[kind]
+    # pods preempted by an earlier decision are gone (the recorder saw the scheduler delete them)
+    gone = {v for res in sc["results"][: d.index] for v in (res.get("preemption") or {}).get("victims") or []}
+    for i in range(d.index + 1):
         res = sc["results"][i]
-        if res["outcome"] != "bound":
-            continue  # the recorder deleted unschedulable pods right after their condition was written
+        if i < d.index and (res["outcome"] != "bound" or res["pod"] in gone):
+            continue  # the recorder deleted unschedulable pods (and their claims) right after the decision
         pod = copy.deepcopy(sc["pods"][i])
-        pod["spec"]["nodeName"] = res["node"]
+        if i < d.index:
+            pod["spec"]["nodeName"] = res["node"]
+            # the recorder's binding set status.startTime, in the order of the decisions (a second apart here)
+            pod.setdefault("status", {})["startTime"] = f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z"
         docs.append(pod)
-    docs.append(sc["pods"][d.index])
+        docs += _claim_documents(sc, pod, res.get("claims") or [], shared, bound=i < d.index)
     return docs
+
+
+def _claim_documents(
+    sc: dict[str, Any], pod: dict[str, Any], claims: list[dict[str, Any]], shared: dict[str, Any], bound: bool
+) -> list[dict[str, Any]]:
+    """The recorded ``claims`` of one pod put back: the claims made from templates (returned, and named in the
+    pod's status), and, for a bound pod, every claim's allocation and the pod in its ``reservedFor``."""
+    ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    templates = {t["metadata"]["name"]: t for t in sc["objects"].get("resourceclaimtemplates", [])}
+    entries = {e["name"]: e for e in pod["spec"].get("resourceClaims", [])}
+    made: list[dict[str, Any]] = []
+    for rec in claims:
+        entry = entries[rec["name"]]
+        if "resourceClaimTemplateName" in entry:
+            template = templates[entry["resourceClaimTemplateName"]]
+            claim: dict[str, Any] = {
+                "apiVersion": template["apiVersion"],
+                "kind": "ResourceClaim",
+                "metadata": {
+                    "name": rec["claim"],
+                    "namespace": ns,
+                    "annotations": {"resource.kubernetes.io/pod-claim-name": rec["name"]},
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name, "controller": True}],
+                },
+                "spec": copy.deepcopy(template["spec"]["spec"]),
+            }
+            made.append(claim)
+            status = pod.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
+            status.append({"name": rec["name"], "resourceClaimName": rec["claim"]})
+        else:
+            claim = shared[rec["claim"]]
+        if bound and rec.get("allocation") is not None:
+            st = claim.setdefault("status", {})
+            st["allocation"] = rec["allocation"]
+            st.setdefault("reservedFor", []).append({"resource": "pods", "name": name})
+    return made
 
 
 def explain(d: Decision, workdir: Path, kube_version: str = KUBE_VERSION) -> dict[str, Any]:
@@ -128,6 +175,14 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     if outcome != res["outcome"]:
         diffs.append(f"outcome: recorded {res['outcome']}, packsched {outcome} ({got.get('reason')})")
         return diffs
+    if "preemption" in res:
+        diffs += _preemption_differences(d, got)
+        if got.get("used_nominated_node") and outcome == "bound":
+            # the last attempt took the nominated node without looking at the others (upstream records only that
+            # node; packsched's explain judges every node for its report): the node is what is compared
+            if got["selected"] != res["node"]:
+                diffs.append(f"node: recorded {res['node']}, packsched {got['selected']}")
+            return diffs
     diffs += _filter_differences(d, got)
     if outcome == "unschedulable":
         if got["reason"] != res["message"]:
@@ -135,6 +190,7 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
         return diffs
     if "feasible_nodes" in res and len(feasible) != res["feasible_nodes"]:
         diffs.append(f"feasible nodes: recorded {res['feasible_nodes']}, packsched {len(feasible)}")
+    diffs += _claim_differences(d, got)
     if not res["scored"]:
         names = sorted(n["node"] for n in feasible)
         if names != sorted(res["top_nodes"]):
@@ -144,12 +200,49 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def _preemption_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """A decision that preempted (``preemption``, recorded by ``conformance/``): the nominated node, the victims and
+    the message of the attempt that preempted, against explain's ``preemption``."""
+    rec = d.result["preemption"]
+    ours = got.get("preemption") or {}
+    diffs = []
+    if (rec.get("nominated_node") or None) != ours.get("nominated_node"):
+        diffs.append(f"nominated node: recorded {rec.get('nominated_node')}, packsched {ours.get('nominated_node')}")
+    if sorted(rec.get("victims") or []) != ours.get("victims", []):
+        diffs.append(f"victims: recorded {sorted(rec.get('victims') or [])}, packsched {ours.get('victims', [])}")
+    if rec.get("message") != ours.get("message"):
+        diffs.append(f"preemption message:\n  recorded  {rec.get('message')}\n  packsched {ours.get('message')}")
+    return diffs
+
+
+def _claim_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """With DRA (``claims`` recorded by ``conformance/``): the devices each of the pod's claims got on the node
+    kube-scheduler chose, against the ones packsched's DynamicResources finds for it on that node (explain's
+    ``claims``, whichever node packsched itself would pick among equal scores): request, driver, pool and device
+    of every result, in order."""
+    res = d.result
+    if not res.get("claims"):
+        return []
+    ns = res["pod"].split("/")[0]
+    entry = next((n for n in got["nodes"] if n["node"] == res["node"]), {})
+    ours = {c["claim"]: c["devices"] for c in entry.get("claims", [])}
+    keep = ("request", "driver", "pool", "device", "adminAccess")
+    diffs = []
+    for rec in res["claims"]:
+        key = f"{ns}/{rec['claim']}"
+        alloc = rec.get("allocation") or {}
+        want = [{k: r[k] for k in keep if k in r} for r in (alloc.get("devices") or {}).get("results") or []]
+        if ours.get(key) != want:
+            diffs.append(f"claim {key} on {res['node']}: recorded {want}, packsched {ours.get(key)}")
+    return diffs
+
+
 def _filter_differences(d: Decision, got: dict[str, Any]) -> list[str]:
     """Each node's filter verdict, where the recording has them (``filter_status``, recorded by ``conformance/``):
     the plugin that rejected it and its reasons (joined by ", ", as the framework's Status.Message())."""
     recorded = d.result.get("filter_status")
-    if recorded is None:
-        return []
+    if recorded is None or d.result.get("error"):
+        return []  # after an Error (``error``), the verdicts are those of the nodes that ran before it: a race
     ours = {
         n["node"]: {"plugin": n["rejected_by"] or "", "reason": ", ".join(n["reasons"])}
         for n in got["nodes"]

@@ -12,6 +12,7 @@ from packsched.api.dra import (
     decode_device_class,
     decode_slice,
 )
+from packsched.api.storage import controller_owner
 
 _TEMPLATE_TOP = ("apiVersion", "kind", "metadata", "spec")
 _TEMPLATE_SPEC = ("metadata", "spec")
@@ -30,6 +31,9 @@ def _resource_claim(ctx: DecodeContext) -> None:
     uid = ctx.r.str(ctx.meta.get("uid"), "metadata.uid")
     claim = ResourceClaim(ctx.name, ctx.namespace, spec, uid=uid or f"claim-{ctx.name}", source=ctx.where)
     claim.deleting = ctx.meta.get("deletionTimestamp") is not None
+    owner = controller_owner(ctx.r, ctx.meta.get("ownerReferences"), "metadata.ownerReferences")
+    if owner is not None and owner.kind == "Pod":  # made from a template by the resourceclaim controller
+        claim.owner_pod = f"{ctx.namespace}/{owner.name}"
     decode_claim_status(ctx.r, ctx.data.get("status"), claim)
     ctx.cluster.dra.claims[claim.key] = claim
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -158,9 +159,25 @@ def _pod(ctx: DecodeContext) -> None:
         if isinstance(rcs.get("name"), str) and isinstance(rcs.get("resourceClaimName"), str):
             pod.resource_claim_statuses[rcs["name"]] = rcs["resourceClaimName"]
     pod.preempted_by_scheduler = _preempted_by_scheduler(r, status.get("conditions"))
+    pod.started_at = _timestamp(r, status.get("startTime"), "status.startTime")
     if phase in ("Pending", "Running", "Unknown"):
         pod.phase = str(phase)
     ctx.add_pod(pod)
+
+
+def _timestamp(r: Reader, raw: object, path: str) -> float | None:
+    """An RFC 3339 time (``2024-05-01T10:00:00Z``) as seconds since the epoch; None when absent."""
+    text = r.str(raw, path)
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        r.errors.add(path, f"Invalid value: {json.dumps(text)}: not an RFC 3339 time")
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t.timestamp()
 
 
 def _owner_refs(r: Reader, raw: object, path: str) -> tuple[OwnerRef, ...]:

@@ -274,6 +274,9 @@ class Pod:
     terminating: bool = False  # metadata.deletionTimestamp is set: the pod is on its way out
     # status.conditions has DisruptionTarget=True with reason PreemptionByScheduler: a scheduler preempted it
     preempted_by_scheduler: bool = False
+    # status.startTime (seconds since the epoch) of a pod read from a cluster: which of two bound pods of one
+    # priority started first, for preemption (upstream MoreImportantPod)
+    started_at: float | None = None
     scheduling_gates: list[str] = field(default_factory=list)
     volumes: list[PodVolume] = field(default_factory=list)
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims

@@ -453,6 +453,9 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
+    preempting = report.preemption_json(key, cycles, result.events)
+    if preempting is not None:
+        data["preemption"] = preempting
     gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records), basic=True)
     group = gang_report.group_detail(gangs, result, key, cfg.kube_version)
     if group is not None:

@@ -89,7 +89,8 @@ SCORE_PLUGINS: Final = frozenset(
 Entry = tuple[str, int]  # (plugin name, weight; 0 = not set)
 
 # v1 (v1.34 with default feature gates: the non-CSI volume-limit plugins left the defaults in v1.31
-# (PR #124500), DynamicResources joins before DefaultPreemption since DRA is on by default).
+# (PR #124500), DynamicResources joins before DefaultPreemption since DRA is on by default, with weight 2 as
+# upstream's applyDynamicResources gives it: 1.35.4-1.37.2's source, and their recorded score_plugin_weights).
 V1_DEFAULT_MULTIPOINT: Final[tuple[Entry, ...]] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -105,7 +106,7 @@ V1_DEFAULT_MULTIPOINT: Final[tuple[Entry, ...]] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", 0),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

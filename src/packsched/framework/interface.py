@@ -309,6 +309,17 @@ class PostBindPlugin(Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None: ...
 
 
+@runtime_checkable
+class NodeDetailsPlugin(Protocol):
+    """A plugin with more to show per node than its verdict and score (``explain`` only; decides nothing):
+    ``node_details`` gives, per node name, fields for that node's entry of explain's JSON (DynamicResources:
+    ``claims``, the devices each claim would get there)."""
+
+    name: str
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]: ...
+
+
 POINT_PROTOCOLS: dict[str, type] = {
     "preEnqueue": PreEnqueuePlugin,
     "queueSort": QueueSortPlugin,

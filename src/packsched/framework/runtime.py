@@ -24,6 +24,7 @@ from packsched.framework.interface import (
     ClusterEventPlugin,
     FilterPlugin,
     Handle,
+    NodeDetailsPlugin,
     NodeSel,
     PermitPlugin,
     Plugin,
@@ -204,6 +205,7 @@ class Framework:
         self.post_binds = [p for p, _ in pts["postBind"] if isinstance(p, PostBindPlugin)]
         self.event_handlers = [p for p in instances.values() if isinstance(p, ClusterEventPlugin)]
         self.equivalence = EquivalenceCache(self.filters, [s.plugin for s in self.scores])
+        self.detailers = [p for p in instances.values() if isinstance(p, NodeDetailsPlugin)]
         # Opportunistic batching (1.35+): only when every PreFilter, Filter, PreScore and Score plugin signs pods
         # (upstream computeBatchablePlugins; packsched has no extenders, which would also rule it out)
         self.signers, self.batch = _batching(handle, pts)
@@ -226,6 +228,14 @@ class Framework:
 
     def weights(self) -> dict[str, int]:
         return {s.plugin.name: s.weight for s in self.scores}
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]:
+        """explain's extra fields per node name, from every plugin that has some (:class:`NodeDetailsPlugin`)."""
+        out: dict[str, dict[str, object]] = {}
+        for p in self.detailers:
+            for node, fields in p.node_details(state).items():
+                out.setdefault(node, {}).update(fields)
+        return out
 
     def dispatch(self, event: ClusterEvent) -> None:
         """Deliver a cluster event to every plugin of this profile that keeps a view of the cluster."""

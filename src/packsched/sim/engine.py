@@ -195,6 +195,9 @@ class Simulation:
         # binding order: the tie-break between pods the simulator started at the same virtual time (pods bound
         # by their manifests all count as started together, before any other)
         self._start_seq = 0
+        # the newest status.startTime of the pods read from a cluster: a bound pod that gives one started that
+        # long before the simulation's start (the newest at its start), so preemption orders them as upstream
+        self._newest_start = max((p.started_at for p in cluster.pods if p.started_at is not None), default=0.0)
         self.capture = capture or set()
         self.captured: dict[str, list[CycleResult]] = {}
         self.on_cycle = on_cycle
@@ -320,6 +323,8 @@ class Simulation:
             # Already bound: it holds its node's resources, whatever the scheduler would have said.
             rec.phase, rec.node, rec.started = RUNNING, pod.node_name, self.now
             info.start_time = self.now
+            if pod.started_at is not None:
+                info.start_time -= self._newest_start - pod.started_at
             pod.phase = RUNNING
             self.scheduler.pod_assigned(info, pod.node_name)
             self.schedule_completion(rec)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -190,6 +191,7 @@ def explain_json(
             "weighted": {},
             "total": None,
         }
+        entry.update(cycle.node_details.get(node.name, {}))
         if col in score_at:
             sr, i = score_at[col]
             for name, arr in sr.per_plugin.items():
@@ -199,6 +201,17 @@ def explain_json(
         nodes.append(entry)
     out["nodes"] = nodes
     return out
+
+
+def preemption_json(pod_key: str, cycles: Sequence[CycleResult], events: Sequence[Event]) -> dict[str, Any] | None:
+    """The pod's first attempt that nominated a node (preemption): which attempt, the node, the pods it evicted
+    (``preempted`` events naming it), and that attempt's message; None when no attempt nominated one."""
+    for i, cycle in enumerate(cycles):
+        if cycle.nominated_node is None:
+            continue
+        victims = sorted({e.pod for e in events if e.kind == "preempted" and e.by == pod_key})
+        return {"attempt": i + 1, "nominated_node": cycle.nominated_node, "victims": victims, "message": cycle.message}
+    return None
 
 
 # -- tables --------------------------------------------------------------------------------------------------

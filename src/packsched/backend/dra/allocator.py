@@ -49,6 +49,11 @@ class AllocationError(Exception):
     """Something is wrong with a claim, a class or a selector (upstream returns an error, not "unschedulable")."""
 
 
+class NodeAllocationError(AllocationError):
+    """The node cannot be judged (an invalid pool): upstream wraps it in ErrFailedAllocationOnNode, and the node,
+    not the scheduling cycle, fails with its text."""
+
+
 @dataclass(frozen=True)
 class Features:
     """The DRA feature gates the allocator follows (``KubeVersion.dra_features``)."""
@@ -57,6 +62,7 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = False
     device_taints: bool = False
+    cel_error_names_device: bool = True  # 1.37 wording of a selector's runtime error (KubeVersion)
 
 
 def node_matches_terms(node: Node, terms: Sequence[NodeSelectorTerm]) -> bool:
@@ -355,7 +361,7 @@ class _Run:
             done = False
         if not done:
             if any(p.invalid for p in self.pools):
-                raise AllocationError("invalid resource pools were encountered")
+                raise NodeAllocationError("invalid resource pools were encountered")
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
 
@@ -430,10 +436,13 @@ class _Run:
                 if not compiled.matches(dev.cel):
                     return False
             except CelRuntimeError as exc:
+                if not self.features.cel_error_names_device:  # up to 1.36
+                    raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {exc}") from None
                 message = str(exc)
-                if message.startswith("no such key:"):
+                if "no such key:" in message:
                     message += (
-                        ". Consider using CEL optional chaining (?), has() macro, or orValue() for optional fields"
+                        ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+                        "with has() for optional fields"
                     )
                 raise AllocationError(
                     f"{where}: selector #{i} on device {'/'.join(did)}: CEL runtime error: {message}"

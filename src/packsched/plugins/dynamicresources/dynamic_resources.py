@@ -8,11 +8,14 @@
 - PreFilter: the same checks; an allocated claim reserved for the maximum of pods is "resourceclaim in use"; an
   unallocated claim whose allocation is in flight waits; each request's DeviceClass must exist ("request r: device
   class c does not exist"). A pod without claims skips the plugin.
-- Filter: an allocated claim's node selector must admit the node ("resourceclaim not available on the node");
-  the unallocated claims must get devices there from the node's ResourceSlices ("cannot allocate all claims"; the
-  allocator is :mod:`packsched.backend.dra.allocator`). A claim, class or selector the allocator reports as an
-  error (a CEL runtime error, a missing class) rejects the node with that error's text.
-  Every rejection is UnschedulableAndUnresolvable (preemption does not free devices, as upstream 1.34).
+- Filter: the unallocated claims must get devices there from the node's ResourceSlices ("cannot allocate all
+  claims"; the allocator is :mod:`packsched.backend.dra.allocator`), and then an allocated claim's node selector
+  must admit the node ("resourceclaim not available on the node": the allocation is tried first, as upstream).
+  A claim, class or selector the allocator reports as an error (a CEL runtime error, a missing class) ends the
+  scheduling cycle with an Error, its text the pod's message (``running "DynamicResources" filter plugin: ...``;
+  upstream evaluates nodes in parallel and stops at the first error, packsched takes the nodes in order); an
+  invalid pool only rejects the node. Every rejection is UnschedulableAndUnresolvable (preemption does not free
+  devices, as upstream 1.34).
 - Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
   Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
   ``status.reservedFor``.
@@ -23,7 +26,8 @@ and the garbage collector's jobs, done here in the simulator).
 
 - PostFilter: "no new claims to deallocate" for a pod without claims (it joins DefaultPreemption's message, as
   upstream's does); else an allocated claim that kept the pod off a node and that no other pod uses is deallocated
-  ("deallocation of ResourceClaim completed"), or "still not schedulable".
+  ("deallocation of ResourceClaim completed"), or "still not schedulable". From 1.37 the first and the last are
+  said without words (``KubeVersion.dra_post_filter_message``).
 
 DRA-backed extended resources (DRAExtendedResource, 1.36+): a pod asking for an extended resource that a
 DeviceClass serves (``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets, on each
@@ -53,7 +57,13 @@ from packsched.api.dra import (
     ResourceClaim,
 )
 from packsched.api.objects import Pod
-from packsched.backend.dra.allocator import AllocationError, Allocator, Features, node_matches_terms
+from packsched.backend.dra.allocator import (
+    AllocationError,
+    Allocator,
+    Features,
+    NodeAllocationError,
+    node_matches_terms,
+)
 from packsched.backend.dra.extended import backed_resources, claim_requests, extended_claim_name, is_dra_extended_name
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
@@ -71,7 +81,7 @@ from packsched.framework.interface import (
 )
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
-from packsched.framework.status import Code, Status
+from packsched.framework.status import Code, PluginError, Status
 from packsched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -160,6 +170,7 @@ class DynamicResources:
             prioritized_list=v.dra_prioritized_list,
             partitionable_devices=v.dra_partitionable_devices,
             device_taints=v.dra_device_taints,
+            cel_error_names_device=v.dra_cel_error_names_device,
         )
         self.extended_resources = v.dra_extended_resource
 
@@ -287,19 +298,23 @@ class DynamicResources:
             if ext_claim is None and not data.claims:
                 data.verdicts[col] = ("", "")  # every extended resource comes from a device plugin here
                 return ""
+        # As upstream: the allocated claims whose node selector leaves the node out are noted, the claims to
+        # allocate are tried all the same, and "cannot allocate all claims" (or the allocator's error) is the
+        # node's verdict when they fail; only when they succeed do the noted claims count (PostFilter may then
+        # deallocate one) and make the verdict "resourceclaim not available on the node".
+        unavailable = [
+            index
+            for index, claim in enumerate(data.claims)
+            if claim.allocation is not None
+            and claim.allocation.node_selector is not None
+            and not node_matches_terms(node, claim.allocation.node_selector)
+        ]
         reason = ""
-        for index, claim in enumerate(data.claims):
-            alloc = claim.allocation
-            if (
-                alloc is not None
-                and alloc.node_selector is not None
-                and not node_matches_terms(node, alloc.node_selector)
-            ):
-                data.unavailable.add(index)
-                reason = ERR_NOT_AVAILABLE
-                break
-        if not reason and data.allocator is not None:
+        if data.allocator is not None:
             reason = self._allocate(data, snap, col, ext_claim)
+        if not reason and unavailable:
+            data.unavailable.update(unavailable)
+            reason = ERR_NOT_AVAILABLE
         data.verdicts[col] = (reason, "")
         return reason
 
@@ -345,8 +360,10 @@ class DynamicResources:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
             found = allocator.allocate(node, claims)
-        except AllocationError as exc:
+        except NodeAllocationError as exc:
             return str(exc)
+        except AllocationError as exc:  # upstream: an Error status, the scheduling cycle ends with it
+            raise PluginError(f'running "{NAME}" filter plugin: {exc}') from None
         if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
         data.allocations[node.name] = found[: len(data.to_allocate)]
@@ -368,6 +385,29 @@ class DynamicResources:
             )
         return free
 
+    # -- explain -------------------------------------------------------------------------------------------
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]:
+        """For explain, per node that passed this plugin's filter: ``claims``, each of the pod's claims (in
+        spec.resourceClaims order) with the devices it holds there: its allocation when it had one, else the one
+        Filter found on that node (what Reserve would hold if the node were chosen)."""
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State) or not data.claims:
+            return {}
+        snap = self.handle.snapshot
+        out: dict[str, dict[str, object]] = {}
+        for col, (reason, _kind) in sorted(data.verdicts.items()):
+            if reason:
+                continue
+            node = snap.nodes[col].name
+            found = dict(zip((c.key for c in data.to_allocate), data.allocations.get(node, []), strict=False))
+            claims: list[dict[str, object]] = []
+            for claim in data.claims:
+                alloc = claim.allocation if claim.allocation is not None else found.get(claim.key)
+                claims.append({"claim": claim.key, "devices": _devices_json(alloc)})
+            out[node] = {"claims": claims}
+        return out
+
     # -- PostFilter --------------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
@@ -377,9 +417,9 @@ class DynamicResources:
         ...")."""
         data = state.read(STATE_KEY)
         dra = self.handle.dra()
+        worded = self.handle.kube_version.dra_post_filter_message  # 1.34-1.36; 1.37 says nothing
         if not isinstance(data, _State) or not data.claims or dra is None:
-            said = [MSG_NO_CLAIMS] if self.handle.kube_version.dra_post_filter_message else []
-            return PostFilterResult(None, Status(Code.UNSCHEDULABLE, said))
+            return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_NO_CLAIMS] if worded else []))
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             if not claim.reserved_for or claim.reserved_for == [pod.key]:
@@ -387,7 +427,7 @@ class DynamicResources:
                 claim.reserved_for.clear()
                 dra.generation += 1
                 return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
-        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE]))
+        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else []))
 
     # -- Score ---------------------------------------------------------------------------------------------
 
@@ -494,6 +534,17 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
+
+
+def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
+    """An allocation's devices as resource.k8s.io/v1 writes them (``status.allocation.devices.results``)."""
+    out: list[dict[str, object]] = []
+    for r in alloc.results if alloc is not None else ():
+        item: dict[str, object] = {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
+        if r.admin_access is not None:
+            item["adminAccess"] = r.admin_access
+        out.append(item)
+    return out
 
 
 def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicResources:
