@@ -120,6 +120,7 @@ class Stats:
     times: list[float] = field(default_factory=list)  # monotonic arrival time of each request, as log
     lists: list[tuple[str, float]] = field(default_factory=list)  # (plural, monotonic time answered) of each list
     dropped_in_outage: int = 0
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (method, path) of each request dropped so
     gone: int = 0
     faults_fired: int = 0
 
@@ -555,6 +556,7 @@ class _Handler(BaseHTTPRequestHandler):
             api.stats.times.append(time.monotonic())
             if api.is_down():
                 api.stats.dropped_in_outage += 1
+                api.stats.dropped.append((method, url.path))
                 self.close_connection = True
                 return  # no answer at all: the client sees the connection close
         if self.headers.get("Authorization") != f"Bearer {api.token}":
