@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 
@@ -44,11 +43,12 @@ from packsched.framework.interface import (
     WaitingPodView,
 )
 from packsched.framework.podinfo import PodInfo
-from packsched.framework.preemption import fit_error_message
+from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
 from packsched.framework.waiting import WaitingPod, WaitingPods
+from packsched.podgroup_cycle import PodGroupCycle
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -246,6 +246,7 @@ class Scheduler(EventHandlers):
         self._groups = {}
         self._gangs = PodGroupStates()
         self._activated_at = {}
+        self._pod_group_cycle = PodGroupCycle(self)
         self._use_config(config, registry)
 
     def set_config(self, config: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory]) -> None:
@@ -405,17 +406,13 @@ class Scheduler(EventHandlers):
             return result
         return self._reserve_and_bind(fwk, state, pod, chosen, result, queued)
 
-    # -- pod-group scheduling cycles (kube-scheduler 1.36+ with GenericWorkload) ---------------------------------
+    # -- pod-group scheduling cycles (kube-scheduler 1.36+ with GenericWorkload: podgroup_cycle.py) ----------------
 
     def in_pod_group_cycle(self, pod: PodInfo) -> bool:
         """Whether the pod is scheduled with its group in one pod-group scheduling cycle (kube-scheduler 1.36+
         with GenericWorkload, a pod with ``spec.schedulingGroup``: upstream ScheduleOne's branch to
         scheduleOnePodGroup)."""
-        return (
-            pod.pod_group is not None
-            and self.config.kube_version.pod_group_scheduling_cycle
-            and self._gangs.get(pod.pod_group.key) is not None
-        )
+        return self._pod_group_cycle.applies_to(pod)
 
     def schedule_pod_group(
         self, first: QueuedPod, *, explain: frozenset[str] = frozenset()
@@ -430,6 +427,14 @@ class Scheduler(EventHandlers):
         preemption counts as placed on its nominated node; when the group would fit that way, every pod goes back
         and waits for the victims to leave. Failures are handled here (back through backoff); answers each pod's
         queue entry and result, in the cycle's order. ``explain``: the pods whose nodes' scores to keep."""
+        members = self._pop_pod_group(first)
+        results = [CycleResult(q.info, q.info.pod.scheduler_name) for q in members]
+        self._pod_group_cycle.run(members, results, explain)
+        return list(zip(members, results, strict=True))
+
+    def _pop_pod_group(self, first: QueuedPod) -> list[QueuedPod]:
+        """``first`` and every other unscheduled pod of its group that waits in the queue, taken out of it, in the
+        pod-group cycle's order (higher priority first, then the one that entered the queue first)."""
         ref = first.info.pod_group
         assert ref is not None
         members = [first]
@@ -440,148 +445,7 @@ class Scheduler(EventHandlers):
                 if qp is not None:
                     members.append(qp)
         members.sort(key=lambda q: (-q.info.priority, _first_queued(q.info), q.info.arrival))
-        results = [CycleResult(q.info, q.info.pod.scheduler_name) for q in members]
-        names = {q.info.pod.scheduler_name for q in members}
-        fwk = self.frameworks.get(first.info.pod.scheduler_name)
-        if fwk is None or len(names) > 1:
-            shown = sorted(names)
-            why = (
-                f'all pods in a single pod group should have the same .spec.schedulerName set, got: "{shown[1]}" '
-                f'and "{shown[0]}"'
-                if len(names) > 1
-                else f"profile not found for scheduler name {first.info.pod.scheduler_name!r}"
-            )
-            for q, r in zip(members, results, strict=True):
-                r.status = Status.error(why)
-                self.handle_failure(q, r)
-            return list(zip(members, results, strict=True))
-        copies = self._gangs.copy()
-        self.scheduling_cycle += 1  # the group's pods share one cycle
-        outcome = self._pod_group_algorithm(fwk, members, results, copies, explain)
-        self._submit_pod_group(fwk, members, results, outcome)
-        return list(zip(members, results, strict=True))
-
-    def _pod_group_algorithm(
-        self,
-        fwk: Framework,
-        members: list[QueuedPod],
-        results: list[CycleResult],
-        copies: PodGroupStates,
-        explain: frozenset[str],
-    ) -> _GroupOutcome:
-        """Upstream podGroupSchedulingDefaultAlgorithm over ``members``: each pod's algorithm, its placement kept
-        for the next ones, then every placement taken back. Fills ``results`` (node, status) and answers the
-        group's status with each pod's Permit status and cycle state."""
-        out = _GroupOutcome(Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE]))
-        undo: list[Callable[[], None]] = []
-        preempting = False
-        try:
-            for q, result in zip(members, results, strict=True):
-                pod = q.info
-                state = CycleState()
-                state.write(POD_GROUP_CYCLE, copies)
-                out.states.append(state)
-                chosen = self._schedule_pod(fwk, state, pod, result, pod.key in explain)
-                needs_preemption = False
-                if chosen is None:
-                    if result.nominated_node and result.status.code != Code.ERROR:
-                        # the subsequent pods see this one on its nominated node, its victims going away
-                        chosen = self._snapshot.index[result.nominated_node]
-                        needs_preemption = True
-                    else:
-                        if out.not_placed(result.status, result.message):
-                            break
-                        continue
-                node = self._snapshot.nodes[chosen].name
-                nominated = pod.pod.nominated_node_name
-                self._assume(pod, node, state)
-                st = fwk.run_reserve(state, pod, node)
-                if not st.ok:
-                    self._group_forget(pod, state, nominated)
-                    self._refused(result, _chosen_node_fit_error(st))
-                    if out.not_placed(st, st.message):
-                        break
-                    continue
-                permit, _waits = fwk.run_permit(state, pod, node)
-                if not permit.ok and permit.code != Code.WAIT:
-                    fwk.run_unreserve(state, pod, node)
-                    self._group_forget(pod, state, nominated)
-                    self._refused(result, _chosen_node_fit_error(permit))
-                    if out.not_placed(permit, permit.message):
-                        break
-                    continue
-                result.node = node
-
-                undo.append(partial(self._group_unplace, fwk, pod, state, node, nominated))
-                out.permits.append(permit)
-                out.preemption.append(needs_preemption)
-                preempting = preempting or needs_preemption
-                if permit.ok:  # the group fits (a gang: minCount pods placed)
-                    if preempting:
-                        out.status = Status(Code.UNSCHEDULABLE, ["pod group is waiting for preemption to complete"])
-                        out.waiting_on_preemption = True
-                    else:
-                        out.status = Status()
-        finally:
-            for unplace in reversed(undo):
-                unplace()
-        return out
-
-    def _group_unplace(self, fwk: Framework, pod: PodInfo, state: CycleState, node: str, nominated: str) -> None:
-        """A pod-group cycle's placement taken back (upstream's revert: Unreserve, then forget)."""
-        fwk.run_unreserve(state, pod, node)
-        self._group_forget(pod, state, nominated)
-
-    def _group_forget(self, pod: PodInfo, state: CycleState, nominated: str) -> None:
-        """A placement of a pod-group cycle taken back: the room freed, the pod unassumed in the cycle's copy of
-        its group, its nomination (which assuming it cleared) back."""
-        self.forget_assumed(pod, state)
-        if nominated and nominated in self._snapshot.index:
-            self.nominator.nominate(pod, self._snapshot.index[nominated])
-
-    def _submit_pod_group(
-        self, fwk: Framework, members: list[QueuedPod], results: list[CycleResult], out: _GroupOutcome
-    ) -> None:
-        """Upstream submitPodGroupAlgorithmResult: the pods of a group that fits go to their binding cycles (assumed,
-        reserved and permitted for real, on the node the cycle found); the others go back to the queue."""
-        for i, (q, result) in enumerate(zip(members, results, strict=True)):
-            pod = q.info
-            placed = i < len(out.permits) and out.permits[i] is not None
-            needs_preemption = placed and out.preemption[i]
-            if out.status.code == Code.ERROR:
-                if result.status.code != Code.ERROR:
-                    result.status = Status(Code.ERROR, list(out.status.reasons))
-                result.node = None
-                self.handle_failure(q, result)
-                continue
-            if placed and not needs_preemption:
-                node = result.node
-                assert node is not None
-                if out.status.ok:
-                    state = out.states[i]
-                    state.write(POD_GROUP_CYCLE, None)
-                    self._reserve_and_bind(fwk, state, pod, self._snapshot.index[node], result, q)
-                    if not result.scheduled and not result.waiting:
-                        self.handle_failure(q, result)
-                    continue
-                if out.waiting_on_preemption:  # back to wait, nominated where the cycle placed it
-                    result.nominated_node = node
-                    self._refused(result, Status(Code.UNSCHEDULABLE, list(out.status.reasons)))
-                else:
-                    permit = out.permits[i]
-                    assert permit is not None
-                    self._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
-                    result.nominated_node = ""
-                self.handle_failure(q, result)
-                continue
-            if needs_preemption and not out.waiting_on_preemption:
-                permit = out.permits[i]
-                assert permit is not None
-                self._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
-                result.nominated_node = ""
-            else:
-                result.node = None
-            self.handle_failure(q, result)
+        return members
 
     def _schedule_pod(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, explain: bool
@@ -806,7 +670,7 @@ class Scheduler(EventHandlers):
         self._assume(pod, node, state)
         st = fwk.run_reserve(state, pod, node)  # unreserves by itself on failure
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, _chosen_node_fit_error(st), reserved=False)
+            return self._undo(fwk, state, pod, node, result, chosen_node_fit_error(st), reserved=False)
         st, waits = fwk.run_permit(state, pod, node)
         job = BindingCycle(fwk, state, pod, node, result, queued)
         if st.code == Code.WAIT:
@@ -817,7 +681,7 @@ class Scheduler(EventHandlers):
             result.status = st
             return result
         if not st.ok:
-            return self._undo(fwk, state, pod, node, result, _chosen_node_fit_error(st), reserved=True)
+            return self._undo(fwk, state, pod, node, result, chosen_node_fit_error(st), reserved=True)
         if self.async_binding:
             result.binding = job
             return result
@@ -883,7 +747,7 @@ class Scheduler(EventHandlers):
         fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
         fwk.run_unreserve(state, pod, node)
         self.forget_assumed(pod, state)
-        self._refused(result, _chosen_node_fit_error(st))
+        self._refused(result, chosen_node_fit_error(st))
         if wp.gone:  # deleted while it waited: its room was freed then, nothing goes back
             return result
         if st.code == Code.ERROR:  # preempted while waiting (1.36+): an error, back to backoff
@@ -945,34 +809,6 @@ class Scheduler(EventHandlers):
         return result
 
 
-# The status of a pod group none of whose pods' Permit passed (upstream errPodGroupUnschedulable).
-POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
-
-
-@dataclass
-class _GroupOutcome:
-    """What a pod-group scheduling cycle's algorithm found: the group's status (Success: it fits), whether it
-    waits for preemption, and per pod in the cycle's order its Permit status (None: not placed), whether it
-    needed preemption, and its cycle state."""
-
-    status: Status
-    waiting_on_preemption: bool = False
-    permits: list[Status | None] = field(default_factory=list)
-    preemption: list[bool] = field(default_factory=list)
-    states: list[CycleState] = field(default_factory=list)
-
-    def not_placed(self, st: Status, message: str) -> bool:
-        """A pod of the cycle found no place (its algorithm, Reserve or Permit refused): recorded so; after an
-        error the whole group fails with it, and the cycle stops (answers True)."""
-        self.permits.append(None)
-        self.preemption.append(False)
-        if st.code != Code.ERROR:
-            return False
-        self.status = Status.error(f"failed to schedule other pod from a pod group: {message}")
-        self.waiting_on_preemption = False
-        return True
-
-
 def _first_queued(pod: PodInfo) -> float:
     return pod.queued_at if pod.queued_at is not None else 0.0
 
@@ -981,11 +817,3 @@ def _one_hot(n: int, col: int) -> BoolArray:
     out = np.zeros(n, dtype=bool)
     out[col] = True
     return out
-
-
-def _chosen_node_fit_error(st: Status) -> Status:
-    """A Reserve or Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one
-    chosen node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
-    if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-        return st
-    return Status(st.code, [fit_error_message(1, [st], [])], st.plugin)

@@ -220,6 +220,14 @@ def fit_error_message(n_all: int, statuses: Sequence[Status], absent_reasons: Se
     return msg
 
 
+def chosen_node_fit_error(st: Status) -> Status:
+    """A Reserve or Permit rejection as the pod's condition says it (upstream wraps it in a FitError over the one
+    chosen node: ``0/1 nodes are available: 1 <reason>.``); an error stays as it is."""
+    if st.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        return st
+    return Status(st.code, [fit_error_message(1, [st], [])], st.plugin)
+
+
 def aggregate_errors(messages: Sequence[str]) -> str:
     """utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated inside brackets."""
     unique = list(dict.fromkeys(messages))
