@@ -516,14 +516,7 @@ class Framework:
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
             raw[plugin.name] = scores
-            if entry.normalizer is not None:
-                scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-                raise PluginError(
-                    f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
-                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
+            scores = _normalized(entry, state, pod, scores)
             per_plugin[plugin.name] = scores
             weights[plugin.name] = entry.weight
             totals += scores * entry.weight
@@ -553,15 +546,7 @@ class Framework:
             if name in state.skip_score:
                 continue
             scores = np.asarray(raw.get(name, np.zeros(len(cols), dtype=np.int64)), dtype=np.int64).copy()
-            if entry.normalizer is not None:
-                scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-                raise PluginError(
-                    f"plugin {name!r} returns an invalid score {bad}, it should in the "
-                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
-            totals += scores * entry.weight
+            totals += _normalized(entry, state, pod, scores) * entry.weight
         return totals
 
     # -- reserve, permit, bind ----------------------------------------------------------------------------
@@ -627,6 +612,20 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
         for p in self.post_binds:
             p.post_bind(state, pod, node)
+
+
+def _normalized(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+    """One plugin's scores after its NormalizeScore (if it has one), checked to lie in [0, 100] as upstream checks
+    them (a PluginError naming the plugin otherwise)."""
+    if entry.normalizer is not None:
+        scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
+    if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+        bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+        raise PluginError(
+            f"plugin {entry.plugin.name!r} returns an invalid score {bad}, it should in the "
+            f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+        )
+    return scores
 
 
 def _signers(points: Mapping[str, list[tuple[Plugin, int]]]) -> list[SignPlugin] | None:
