@@ -221,3 +221,21 @@ def test_a_pod_of_another_shape_is_another_class() -> None:
     state = CycleState()
     fwk.run_pre_filter(state, big)
     assert np.array_equal(fwk.run_filters_cached(state, big), [False, True])
+
+
+def test_a_new_snapshot_starts_every_class_again() -> None:
+    # a node removed: the cache makes a new snapshot with the columns renumbered
+    cluster = Cluster(nodes=[node("a", cpu=1000), node("b", cpu=4000), node("c", cpu=1000)], pods=[])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry(), 0)
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+    from packsched.framework.podinfo import make_pod_info
+
+    info = make_pod_info(pod("big", cpu=2000), 0, sched.config.kube_version)
+    state = CycleState()
+    fwk.run_pre_filter(state, info)
+    assert np.array_equal(fwk.run_filters_cached(state, info), [False, True, False])
+    sched.node_removed("a")
+    state = CycleState()
+    fwk.run_pre_filter(state, info)
+    assert np.array_equal(fwk.run_filters_cached(state, info), [True, False])

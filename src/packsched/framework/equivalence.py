@@ -19,6 +19,7 @@ again in full for its FitError.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,9 @@ class PodClass:
     pod_filters: list[FilterPlugin]  # the other node-local filters (not skipped): they read the node's pods
     other_filters: list[FilterPlugin]  # the cycle's other filters (not skipped), run in every cycle
     cached_scores: frozenset[str]  # the score plugins whose scores are kept here
-    snap: Snapshot | None = None
+    # the snapshot it was computed for, weakly (live mode makes a new snapshot when a node goes: a class not used
+    # since must not keep the old one alive)
+    snap: weakref.ref[Snapshot] | None = None
     node_generation: int = -1
     pos: int = 0
     static_alive: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # the static filters' verdicts
@@ -149,11 +152,11 @@ class EquivalenceCache:
 
     def _sync(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> None:
         changed = None
-        if cls.snap is snap and cls.node_generation == snap.node_generation:
+        if cls.snap is not None and cls.snap() is snap and cls.node_generation == snap.node_generation:
             changed = snap.touched_since(cls.pos)
         if changed is None or len(changed) * 4 > snap.n:
             before = cls.nbytes()
-            cls.snap = snap
+            cls.snap = weakref.ref(snap)
             cls.node_generation = snap.node_generation
             cls.static_alive = _verdicts(cls.static_filters, state, pod, snap, slice(None))
             cls.alive = cls.static_alive.copy()
