@@ -615,7 +615,9 @@ class Scheduler(EventHandlers):
         same draws from the generator)."""
         if fwk.batch is None or result.signature is None:
             return self._select_host(scores, candidates), None
-        return sort_scored(self._node_names(), scores.cols, scores.totals, scores.raw, self._ties())
+        return sort_scored(
+            self._node_names(), scores.cols, scores.totals, scores.raw, self._ties(), self._snapshot.index
+        )
 
     def _store_schedule_results(
         self, fwk: Framework, result: CycleResult, chosen: int, rest: SortedNodes | None

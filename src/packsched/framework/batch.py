@@ -97,11 +97,26 @@ class SortedNodes:
     pos: int = 0  # the nodes before it were popped (or taken by the cycle itself)
     cols: IntArray | None = None  # not sorted yet: the columns the other arrays follow, ``names`` by column
     head: int = 0  # not sorted yet: the position of the node the cycle chose, which the sorted list starts with
+    # once sorted: each node's column in the snapshot whose name index is ``index`` (valid while that index is the
+    # scheduler's: a node added keeps the columns, a node removed makes a new snapshot and index)
+    node_cols: IntArray | None = None
+    index: Mapping[str, int] | None = None
 
     @classmethod
-    def build(cls, names: NameArray, totals: IntArray, ties: FloatArray, raw: Mapping[str, IntArray]) -> SortedNodes:
+    def build(
+        cls,
+        names: NameArray,
+        totals: IntArray,
+        ties: FloatArray,
+        raw: Mapping[str, IntArray],
+        node_cols: IntArray | None = None,
+        index: Mapping[str, int] | None = None,
+    ) -> SortedNodes:
         order = np.lexsort((ties, -totals))
-        return cls(names[order], totals[order], ties[order], {k: v[order] for k, v in raw.items()})
+        by_col = node_cols[order] if node_cols is not None else None
+        return cls(
+            names[order], totals[order], ties[order], {k: v[order] for k, v in raw.items()}, 0, None, 0, by_col, index
+        )
 
     def _sorted(self) -> None:
         cols = self.cols
@@ -110,7 +125,8 @@ class SortedNodes:
         order = np.lexsort((self.ties, -self.totals))
         if int(order[0]) != self.head:  # only where another node has the same total and key
             order = np.concatenate([[self.head], order[order != self.head]])
-        self.names = self.names[cols[order]]
+        self.node_cols = cols[order]
+        self.names = self.names[self.node_cols]
         self.totals = self.totals[order]
         self.ties = self.ties[order]
         self.raw = {k: v[order] for k, v in self.raw.items()}
@@ -128,11 +144,18 @@ class SortedNodes:
     def remaining(self) -> SortedNodes:
         self._sorted()
         p = self.pos
-        return SortedNodes(self.names[p:], self.totals[p:], self.ties[p:], {k: v[p:] for k, v in self.raw.items()})
+        by_col = self.node_cols[p:] if self.node_cols is not None else None
+        raw = {k: v[p:] for k, v in self.raw.items()}
+        return SortedNodes(self.names[p:], self.totals[p:], self.ties[p:], raw, 0, None, 0, by_col, self.index)
 
 
 def sort_scored(
-    names: NameArray, cols: IntArray, totals: IntArray, raw: Mapping[str, IntArray], ties: TieOrder
+    names: NameArray,
+    cols: IntArray,
+    totals: IntArray,
+    raw: Mapping[str, IntArray],
+    ties: TieOrder,
+    index: Mapping[str, int] | None = None,
 ) -> tuple[int, SortedNodes]:
     """A scored cycle's choice and the rest, best first (upstream sorts its scores in a heap and pops the head):
     the node with the highest total, equal totals ordered by tie key (uniformly at random when the keys are
@@ -140,7 +163,7 @@ def sort_scored(
     keys = ties.keys(cols)
     tied = np.flatnonzero(totals == totals.max())
     head = int(tied[int(np.argmin(keys[tied]))]) if len(tied) > 1 else int(tied[0])
-    return int(cols[head]), SortedNodes(names, totals, keys, dict(raw), pos=1, cols=cols, head=head)
+    return int(cols[head]), SortedNodes(names, totals, keys, dict(raw), pos=1, cols=cols, head=head, index=index)
 
 
 @dataclass
@@ -263,14 +286,18 @@ class OpportunisticBatch:
         """1.37: the last chosen node still fits; score it again and rebuild the list with it (upstream
         rescoreHintedNode). False (and the batch not used) when a cached node is gone or a step fails."""
         cached = batch.nodes.remaining()
-        cols: list[int] = []
-        for name in cached.names.tolist():
-            c = index.get(name)
-            if c is None:
-                self._give_up(NODE_MISSING)
-                return False
-            cols.append(c)
-        cand = np.array([*cols, col], dtype=np.int64)
+        if cached.node_cols is not None and cached.index is index:
+            # the same snapshot's names: every cached node is still there, at the same column
+            cand = np.append(cached.node_cols, col).astype(np.int64)
+        else:
+            cols: list[int] = []
+            for name in cached.names.tolist():
+                c = index.get(name)
+                if c is None:
+                    self._give_up(NODE_MISSING)
+                    return False
+                cols.append(c)
+            cand = np.array([*cols, col], dtype=np.int64)
         side = state.clone()  # what the re-scoring writes stays out of the cycle's state
         try:
             if not profile.run_pre_score(side, pod, cand).ok:
@@ -297,5 +324,5 @@ class OpportunisticBatch:
         else:
             keys = np.concatenate([cached.ties, ties.keys(np.array([col], dtype=np.int64))])
         names = np.append(cached.names, np.array([self.last.chosen], dtype=object))
-        batch.nodes = SortedNodes.build(names, totals, keys, raw)
+        batch.nodes = SortedNodes.build(names, totals, keys, raw, cand, index)
         return True
