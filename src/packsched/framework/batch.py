@@ -101,6 +101,8 @@ class SortedNodes:
     # scheduler's: a node added keeps the columns, a node removed makes a new snapshot and index)
     node_cols: IntArray | None = None
     index: Mapping[str, int] | None = None
+    # not sorted yet: how to draw every node's tie key (drawn when first read: most lists are never read)
+    tie_keys: Callable[[IntArray], FloatArray] | None = None
 
     @classmethod
     def build(
@@ -122,6 +124,9 @@ class SortedNodes:
         cols = self.cols
         if cols is None:
             return
+        if self.tie_keys is not None:
+            self.ties = self.tie_keys(cols)
+            self.tie_keys = None
         order = np.lexsort((self.ties, -self.totals))
         if int(order[0]) != self.head:  # only where another node has the same total and key
             order = np.concatenate([[self.head], order[order != self.head]])
@@ -160,10 +165,12 @@ def sort_scored(
     """A scored cycle's choice and the rest, best first (upstream sorts its scores in a heap and pops the head):
     the node with the highest total, equal totals ordered by tie key (uniformly at random when the keys are
     random draws). ``names``: every node's name, by column (the rest is sorted when first read)."""
-    keys = ties.keys(cols)
     tied = np.flatnonzero(totals == totals.max())
-    head = int(tied[int(np.argmin(keys[tied]))]) if len(tied) > 1 else int(tied[0])
-    return int(cols[head]), SortedNodes(names, totals, keys, dict(raw), pos=1, cols=cols, head=head, index=index)
+    head = int(tied[int(np.argmin(ties.keys(cols[tied])))]) if len(tied) > 1 else int(tied[0])
+    rest = SortedNodes(
+        names, totals, np.zeros(0), dict(raw), pos=1, cols=cols, head=head, index=index, tie_keys=ties.keys
+    )
+    return int(cols[head]), rest
 
 
 @dataclass
