@@ -53,8 +53,9 @@ CONFLICT_WAIT_S = 30.0
 UNSCHEDULABLE_FLUSH_S = 300.0
 # How long a stopping scheduler waits for the bindings it has in flight.
 BIND_DRAIN_S = 5.0
-# After a bind got no answer: how many times to ask whether the pod was bound, and the pause between the tries.
-BOUND_CHECK_TRIES = 3
+# After a bind got no answer: how many times to ask whether the pod was bound, and the first pause between the
+# tries (doubled after each: 0.2 s, 0.4 s, ... about 6 s in all, so a loaded server has time to answer once).
+BOUND_CHECK_TRIES = 6
 BOUND_CHECK_PAUSE_S = 0.2
 
 
@@ -88,7 +89,7 @@ class _Actions:
                 if exc.status != 0 and exc.status < 500:
                     return False  # an answer: the pod is gone (404), or we may not read it
                 if attempt + 1 < BOUND_CHECK_TRIES:
-                    time.sleep(BOUND_CHECK_PAUSE_S)  # on a binding worker, off the scheduling thread
+                    time.sleep(BOUND_CHECK_PAUSE_S * 2**attempt)  # on a binding worker, off the scheduling thread
                 continue
             meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
             return spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid)
