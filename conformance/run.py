@@ -28,8 +28,8 @@ import compare  # noqa: E402
 import generate  # noqa: E402
 
 # kube-scheduler minor -> (go.mod file, build tags); each file pins k8s.io/kubernetes and its staging modules.
-RELEASES = {"1.35": ("go.mod", ""), "1.37": ("go.1.37.mod", "kube1_37")}
-GO_VERSION = "1.26"  # the go directive of go.1.37.mod (go.mod needs 1.25)
+RELEASES = {"1.35": ("go.mod", ""), "1.36": ("go.1.36.mod", "kube1_36"), "1.37": ("go.1.37.mod", "kube1_37")}
+GO_VERSION = "1.26"  # the go directive of go.1.36.mod and go.1.37.mod (go.mod needs 1.25)
 
 
 def go_env() -> dict[str, str]:

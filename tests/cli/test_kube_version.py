@@ -475,7 +475,7 @@ def test_preemption_message_for_a_pod_larger_than_every_node(tmp_path: Path) -> 
         "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
         "available: 2 Preemption is not helpful for scheduling."
     )
-    # 1.36.3's PostFilter still words it (not recorded: from the source)
+    # 1.36.3's PostFilter still words it (recorded: tests/data/conformance/1.36)
     assert explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.36")["reason"] == new["reason"]
     newest = explain(tmp_path, TOO_BIG, "huge", "--kube-version", "1.37")
     assert newest["reason"] == (

@@ -808,10 +808,10 @@ def test_missing_file(tmp_path: Path) -> None:
     assert exc.value.errors[0].message.startswith("cannot read file")
 
 
-@pytest.mark.parametrize(("version", "weight"), [("1.33", None), ("1.35", 2), ("1.37", 2)])
+@pytest.mark.parametrize(("version", "weight"), [("1.33", None), ("1.35", 2), ("1.36", 2), ("1.37", 2)])
 def test_dynamic_resources_default_weight(version: str, weight: int | None) -> None:
     # upstream's applyDynamicResources adds it to multiPoint with weight 2 (recorded: score_plugin_weights of
-    # tests/data/conformance/1.35 and 1.37); before 1.34 it is not a default plugin
+    # tests/data/conformance/1.35, 1.36 and 1.37); before 1.34 it is not a default plugin
     cfg = default_config(KNOWN | {"DynamicResources"}, parse_kube_version(version))
     weights = {p.name: p.weight for p in cfg.profiles[0].plugins.multi_point.enabled}
     assert weights.get("DynamicResources") == weight

@@ -1,4 +1,4 @@
-"""kube-scheduler 1.35 and 1.37's own decisions, recorded by ``conformance/`` (the real scheduler on upstream's
+"""kube-scheduler 1.35, 1.36 and 1.37's own decisions, recorded by ``conformance/`` (the real scheduler on upstream's
 fake clientset, ``make conformance``) into ``tests/data/conformance/<version>/``, replayed through ``packsched
 explain`` one decision at a time, as ``test_kube_scheduler_vectors.py`` replays the v1.31 vectors: outcome,
 best-scored nodes, every plugin's weighted score, feasible count, every rejected node's plugin and reasons
@@ -66,11 +66,12 @@ def test_every_known_difference_is_a_recorded_decision() -> None:
     assert set(KNOWN) <= ids
 
 
-def test_recordings_cover_both_versions_and_areas() -> None:
-    # a few dozen decisions per area and version: both generators, both pinned releases
+def test_recordings_cover_every_version_and_area() -> None:
+    # a few dozen decisions per area and version: every generator, every pinned release
     per: dict[tuple[str, str], int] = {}
     for version, scenario, _ in (p.values for p in PARAMS):
         area = str(scenario["family"]).split("-")[0]
         per[(version, area)] = per.get((version, area), 0) + 1
-    assert {v for v, _ in per} == {"1.35", "1.37"}
+    assert {v for v, _ in per} == {"1.35", "1.36", "1.37"}
+    assert {a for _, a in per} == {"resources", "spread", "dra", "preemption"}
     assert all(n >= 24 for n in per.values()), per

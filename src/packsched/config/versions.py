@@ -275,9 +275,8 @@ class KubeVersion:
         """1.34-1.36: DynamicResources' PostFilter answers "no new claims to deallocate" for a pod without claims
         and "still not schedulable" when it deallocated nothing, and the pod's condition carries it before
         DefaultPreemption's part ("... no new claims to deallocate, preemption: ..."; recorded from kube-scheduler
-        1.35.4, tests/data/conformance/1.35). kube-scheduler 1.37.2 returns Unschedulable without a word in both
-        cases (tests/data/conformance/1.37). 1.36 is not recorded: its PostFilter (1.36.3's source) still words
-        both, and the framework still joins them into the message."""
+        1.35.4 and 1.36.3, tests/data/conformance/1.35 and 1.36). kube-scheduler 1.37.2 returns Unschedulable
+        without a word in both cases (tests/data/conformance/1.37)."""
         return 34 <= self.minor <= 36
 
     # -- DynamicResources: DRA feature gates (pkg/features/kube_features.go), overridable from 1.34 --------------
@@ -286,7 +285,8 @@ class KubeVersion:
     def dra_cel_error_names_device(self) -> bool:
         """1.37+: the allocator's CEL runtime error names the device ("selector #0 on device driver/pool/name:
         CEL runtime error: ...") and adds a hint to "no such key" (dynamic-resource-allocation v0.37.2;
-        v0.35.4 and v0.36.3 say "selector #0: CEL runtime error: ..."; recorded at 1.35.4 and 1.37.2)."""
+        v0.35.4 and v0.36.3 say "selector #0: CEL runtime error: ..."; recorded at 1.35.4 and 1.37.2, the
+        generator no longer makes such selectors)."""
         return self.minor >= 37
 
     @property

@@ -1,25 +1,18 @@
-//go:build kube1_37
+//go:build kube1_36 || kube1_37
 
 package main
 
 import (
 	"context"
 
-	"k8s.io/client-go/informers"
-	clientset "k8s.io/client-go/kubernetes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// What differs between the scheduler APIs of the pinned releases; this file: 1.37 (go.1.37.mod, -tags kube1_37).
+// The scheduler's SchedulePod hook from 1.36 on (-tags kube1_36, kube1_37): it takes the queued pod info.
 
-func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
-	return scheduler.NewInformerFactory(cs, 0, nil) // no informer name, as upstream's scheduler tests
-}
-
-// wrapSchedulePod puts the recorder around the scheduler's SchedulePod (one scheduling cycle's algorithm); from
-// 1.36 it takes the queued pod info.
+// wrapSchedulePod puts the recorder around the scheduler's SchedulePod (one scheduling cycle's algorithm).
 func (r *recorder) wrapSchedulePod(sched *scheduler.Scheduler) {
 	orig := sched.SchedulePod
 	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {

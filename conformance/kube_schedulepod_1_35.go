@@ -1,4 +1,4 @@
-//go:build !kube1_37
+//go:build !kube1_36 && !kube1_37
 
 package main
 
@@ -6,18 +6,12 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
-	clientset "k8s.io/client-go/kubernetes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// What differs between the scheduler APIs of the pinned releases; this file: 1.35 (go.mod).
-
-func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
-	return scheduler.NewInformerFactory(cs, 0)
-}
+// The scheduler's SchedulePod hook as 1.35 has it (go.mod): it takes the pod.
 
 // wrapSchedulePod puts the recorder around the scheduler's SchedulePod (one scheduling cycle's algorithm).
 func (r *recorder) wrapSchedulePod(sched *scheduler.Scheduler) {
