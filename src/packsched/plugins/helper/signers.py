@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from packsched.api.objects import Pod
-from packsched.backend.dra.extended import class_for
+from packsched.backend.dra.extended import backed_resources
 from packsched.framework.interface import (
     SIGN_HOST_PORTS,
     SIGN_IMAGE_NAMES,
@@ -28,9 +28,7 @@ def resources(pod: PodInfo, handle: Handle, dra_extended: bool) -> SignFragments
     shouldDelegateResourceToDRA with no node: such a pod is never signed)."""
     if dra_extended:
         dra = handle.dra()
-        if dra is not None and any(
-            amount and class_for(dra, name) is not None for name, amount in pod.requests.items()
-        ):
+        if dra is not None and backed_resources(dra, pod.requests):
             return None
     return {SIGN_RESOURCES: sorted(pod.requests.items())}
 
