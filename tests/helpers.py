@@ -113,3 +113,20 @@ def write_small_trace(folder: Path, nodes: int = 6, pods: int = 100, published_f
         ]
         (expected / "analysis_allo_discrete.csv").write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
     return folder
+
+
+def simulate_placements(tmp_path: Path, text: str, *args: str) -> dict[str, tuple[str | None, str | None]]:
+    """``packsched simulate -o json`` on manifest ``text`` (written to a file under ``tmp_path``): each pod's key ->
+    (node, reason)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from packsched.cli.main import app
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(app, ["simulate", str(path), "-o", "json", *args])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    return {p["pod"]: (p["node"], p["reason"]) for p in data["placements"]}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
+from helpers import simulate_placements
 from packsched.api.dra import DeviceClass, DraObjects
 from packsched.api.manifests import load_manifests
 from packsched.api.objects import Container, Pod
@@ -94,15 +94,6 @@ profiles:
 """
 
 
-def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, Any]:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(text)
-    result = runner.invoke(app, ["simulate", str(path), "-o", "json", *args])
-    assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads(result.stdout)
-    return {p["pod"]: (p["node"], p["reason"]) for p in data["placements"]}
-
-
 def test_pods_get_distinct_devices_and_free_them_when_done(tmp_path: Path) -> None:
     text = CLASS + node("gpu-1") + slice_of("gpu-1", 8) + node("gpu-2") + slice_of("gpu-2", 8)
     text += pod("short", annotations='{"packsched.io/run-duration": "60"}') + "".join(pod(f"p{i}") for i in range(8))
@@ -150,25 +141,25 @@ def test_bin_packing_prefers_the_node_with_fewer_free_devices(tmp_path: Path) ->
     text += pod("a") + pod("b") + pod("c")
     config = tmp_path / "config.yaml"
     config.write_text(BINPACK)
-    got = simulate(tmp_path, text, "--config", str(config))
+    got = simulate_placements(tmp_path, text, "--config", str(config))
     assert got == {"default/a": ("small", None), "default/b": ("small", None), "default/c": ("big", None)}
 
 
 def test_a_node_advertising_the_resource_keeps_the_device_plugin_check(tmp_path: Path) -> None:
     # dp advertises nvidia.com/gpu: 1 (a device plugin), so its slices are not used for the resource
     text = CLASS + node("dp", gpus=1) + slice_of("dp", 8) + pod("p")
-    node_, reason = simulate(tmp_path, text)["default/p"]
+    node_, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node_ is None
     assert reason.startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
     # where a node without the resource has devices, the pod goes there
-    got = simulate(tmp_path, text + node("dra") + slice_of("dra", 8))
+    got = simulate_placements(tmp_path, text + node("dra") + slice_of("dra", 8))
     assert got["default/p"] == ("dra", None)
 
 
 def test_a_resource_no_class_serves_cannot_fit(tmp_path: Path) -> None:
     text = CLASS + node("gpu-1") + slice_of("gpu-1", 8)
     text += pod("p").replace('nvidia.com/gpu: "2"}, limits', 'nvidia.com/gpu: "2", example.com/foo: "1"}, limits')
-    node_, reason = simulate(tmp_path, text)["default/p"]
+    node_, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node_ is None
     assert "Insufficient example.com/foo" in reason
 
@@ -176,10 +167,10 @@ def test_a_resource_no_class_serves_cannot_fit(tmp_path: Path) -> None:
 def test_before_1_36_the_gate_is_off_and_the_resource_is_insufficient(tmp_path: Path) -> None:
     text = CLASS + node("gpu-1") + slice_of("gpu-1", 8) + node("gpu-2") + slice_of("gpu-2", 8) + pod("p")
     for version in ("1.35", "1.34"):
-        node_, reason = simulate(tmp_path, text, "--kube-version", version)["default/p"]
+        node_, reason = simulate_placements(tmp_path, text, "--kube-version", version)["default/p"]
         assert node_ is None
         assert reason.startswith("0/2 nodes are available: 2 Insufficient nvidia.com/gpu."), reason
-    assert simulate(tmp_path, text, "--kube-version", "1.36")["default/p"][0] in ("gpu-1", "gpu-2")
+    assert simulate_placements(tmp_path, text, "--kube-version", "1.36")["default/p"][0] in ("gpu-1", "gpu-2")
 
 
 def test_preemption_frees_cpu_on_a_node_giving_devices(tmp_path: Path) -> None:
@@ -190,7 +181,7 @@ def test_preemption_frees_cpu_on_a_node_giving_devices(tmp_path: Path) -> None:
     filler += '    resources: {requests: {cpu: "30"}}\n'
     gpu_pod = pod("p").replace("spec:\n", "spec:\n  priorityClassName: high\n")
     gpu_pod = gpu_pod.replace('{requests: {nvidia.com/gpu: "2"}', '{requests: {cpu: "8", nvidia.com/gpu: "2"}')
-    got = simulate(tmp_path, CLASS + node("gpu-1") + slice_of("gpu-1", 8) + priority + filler + gpu_pod)
+    got = simulate_placements(tmp_path, CLASS + node("gpu-1") + slice_of("gpu-1", 8) + priority + filler + gpu_pod)
     assert got["default/p"] == ("gpu-1", None)
     assert got["default/filler"][0] is None
 

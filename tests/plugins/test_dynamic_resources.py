@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
+from helpers import simulate_placements
 from packsched.api.manifests import load_manifests
 from packsched.cli.main import app
 from packsched.config.loader import default_config
@@ -80,29 +80,20 @@ spec:
 """
 
 
-def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, Any]:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(text)
-    result = runner.invoke(app, ["simulate", str(path), "-o", "json", *args])
-    assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads(result.stdout)
-    return {p["pod"]: (p["node"], p["reason"]) for p in data["placements"]}
-
-
 def test_a_missing_template_keeps_the_pod_waiting(tmp_path: Path) -> None:
-    got = simulate(tmp_path, NODES + pod("p", template="nope"))
+    got = simulate_placements(tmp_path, NODES + pod("p", template="nope"))
     node, reason = got["default/p"]
     assert node is None
     assert 'pod "default/p": ResourceClaim not created yet' in reason
 
 
 def test_a_missing_claim_keeps_the_pod_waiting(tmp_path: Path) -> None:
-    got = simulate(tmp_path, NODES + pod("p", claim="nope"))
+    got = simulate_placements(tmp_path, NODES + pod("p", claim="nope"))
     assert 'could not find ResourceClaim "default/nope"' in got["default/p"][1]
 
 
 def test_the_only_device_goes_to_one_pod(tmp_path: Path) -> None:
-    got = simulate(tmp_path, NODES + TEMPLATE % "" + pod("a", template="one") + pod("b", template="one"))
+    got = simulate_placements(tmp_path, NODES + TEMPLATE % "" + pod("a", template="one") + pod("b", template="one"))
     assert got["default/a"] == ("n1", None)
     node, reason = got["default/b"]
     assert node is None
@@ -121,7 +112,7 @@ spec:
     - name: g
       exactly: {deviceClassName: gpu}
 """
-    got = simulate(tmp_path, NODES + claim + pod("a", claim="shared") + pod("b", claim="shared"))
+    got = simulate_placements(tmp_path, NODES + claim + pod("a", claim="shared") + pod("b", claim="shared"))
     assert got["default/a"] == ("n1", None)
     assert got["default/b"] == ("n1", None)
 
@@ -151,14 +142,14 @@ def test_a_cel_runtime_error_ends_the_cycle_with_an_error(tmp_path: Path) -> Non
     # (recorded once from a scenario of an early gen_dra that put a selector on a GPU attribute on a NIC request)
     template = TEMPLATE % (", selectors: [{cel: {expression: 'device.attributes[\"gpu.example.com\"].nope == 1'}}]")
     text = NODES + template + pod("p", template="one")
-    node, reason = simulate(tmp_path, text, "--kube-version", "1.37")["default/p"]
+    node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.37")["default/p"]
     assert node is None
     assert reason.startswith('running "DynamicResources" filter plugin: claim default/p-g-')
     assert reason.endswith(
         ": selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: nope. consider using CEL "
         "optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
     )
-    node, reason = simulate(tmp_path, text, "--kube-version", "1.35")["default/p"]
+    node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.35")["default/p"]
     assert reason.startswith('running "DynamicResources" filter plugin: claim default/p-g-')
     assert reason.endswith(": selector #0: CEL runtime error: no such key: nope")
 
@@ -176,13 +167,13 @@ def test_explain_shows_the_error_on_every_node(tmp_path: Path) -> None:
 
 
 def test_a_missing_class_is_prefilters_reason(tmp_path: Path) -> None:
-    got = simulate(tmp_path, NODES + TEMPLATE % "-x" + pod("p", template="one"))
+    got = simulate_placements(tmp_path, NODES + TEMPLATE % "-x" + pod("p", template="one"))
     assert "0/2 nodes are available: request g: device class gpu-x does not exist." in got["default/p"][1]
 
 
 def test_before_1_34_the_default_profile_has_no_dynamic_resources(tmp_path: Path) -> None:
     text = NODES + TEMPLATE % "" + pod("a", template="one") + pod("b", template="one")
-    got = simulate(tmp_path, text, "--kube-version", "1.33")
+    got = simulate_placements(tmp_path, text, "--kube-version", "1.33")
     assert got["default/a"][0] is not None and got["default/b"][0] is not None  # claims ignored
 
 
@@ -227,7 +218,7 @@ spec:
       - name: g
         resourceClaimTemplateName: one
 """
-    got = simulate(tmp_path, NODES + TEMPLATE % "" + deployment)
+    got = simulate_placements(tmp_path, NODES + TEMPLATE % "" + deployment)
     nodes = sorted(str(node) for node, _reason in got.values())
     assert nodes == ["None", "n1"]  # one GPU: the second replica's own claim cannot be allocated
 
@@ -248,7 +239,7 @@ spec:
 
 def test_a_claim_being_deleted_keeps_the_pod_waiting(tmp_path: Path) -> None:
     text = NODES + claim_yaml("gone", meta=', deletionTimestamp: "2024-01-01T00:00:00Z"') + pod("p", claim="gone")
-    node, reason = simulate(tmp_path, text)["default/p"]
+    node, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node is None
     assert 'resourceclaim "gone" is being deleted' in reason
 
@@ -263,7 +254,8 @@ def test_postfilter_deallocates_a_claim_allocated_for_an_unreachable_node(tmp_pa
     nodeSelector:
       nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
 """
-    node, reason = simulate(tmp_path, NODES + claim_yaml("stale", status) + pod("p", claim="stale"))["default/p"]
+    text = NODES + claim_yaml("stale", status) + pod("p", claim="stale")
+    node, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node is None
     assert "2 resourceclaim not available on the node. deallocation of ResourceClaim completed, preemption:" in reason
 
@@ -277,7 +269,8 @@ def test_a_claim_reserved_for_another_pod_on_an_unreachable_node_is_kept(tmp_pat
       nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
   reservedFor: [{resource: pods, name: other, uid: x}]
 """
-    node, reason = simulate(tmp_path, NODES + claim_yaml("held", status) + pod("p", claim="held"))["default/p"]
+    text = NODES + claim_yaml("held", status) + pod("p", claim="held")
+    node, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node is None
     assert "resourceclaim not available on the node" in reason
 
@@ -315,7 +308,7 @@ spec:
         - {name: big, deviceClassName: big}
         - {name: small, deviceClassName: gpu}
 """
-    got = simulate(tmp_path, NODES + big + pod("a", template="pick") + pod("b", template="pick"))
+    got = simulate_placements(tmp_path, NODES + big + pod("a", template="pick") + pod("b", template="pick"))
     assert got["default/a"] == ("n2", None)  # the first choice
     assert got["default/b"] == ("n1", None)  # the first choice is taken: the second
 
@@ -350,11 +343,11 @@ def test_cannot_allocate_comes_before_a_claim_allocated_elsewhere(tmp_path: Path
     # the template's claim can be allocated nowhere: both nodes say "cannot allocate all claims", n2 included
     # although "held" is not available there (recorded by conformance/: tests/data/conformance/*/dra-dra0102 #8).
     text = NODES + TEMPLATE % "" + claim_yaml("held", HELD_ON_N1) + two_claim_pod("p")
-    node, reason = simulate(tmp_path, text, "--kube-version", "1.35")["default/p"]
+    node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.35")["default/p"]
     assert node is None
     assert reason.startswith("0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, ")
     # 1.37: PostFilter deallocates nothing and says nothing (recorded: tests/data/conformance/1.37/dra-dra0102 #9)
-    node, reason = simulate(tmp_path, text, "--kube-version", "1.37")["default/p"]
+    node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.37")["default/p"]
     assert reason.startswith("0/2 nodes are available: 2 cannot allocate all claims. preemption: ")
 
 
@@ -373,7 +366,7 @@ spec:
   - name: gpu-0
 """
     text = NODES + slice_n2 + TEMPLATE % "" + claim_yaml("held", HELD_ON_N1) + two_claim_pod("p")
-    node, reason = simulate(tmp_path, text)["default/p"]
+    node, reason = simulate_placements(tmp_path, text)["default/p"]
     assert node is None
     assert "1 cannot allocate all claims, 1 resourceclaim not available on the node." in reason
 
@@ -395,9 +388,9 @@ spec:
     - {name: g, exactly: {deviceClassName: gpu}}
 """
     owned = pod("p", template="one") + "status: {resourceClaimStatuses: [{name: g, resourceClaimName: p-g-x7k2q}]}\n"
-    assert simulate(tmp_path, NODES + TEMPLATE % "" + made + owned)["default/p"] == ("n1", None)
+    assert simulate_placements(tmp_path, NODES + TEMPLATE % "" + made + owned)["default/p"] == ("n1", None)
     stolen = owned.replace("name: p}", "name: q}")  # pod q names p's claim: not made for it
-    node, reason = simulate(tmp_path, NODES + TEMPLATE % "" + made + stolen)["default/q"]
+    node, reason = simulate_placements(tmp_path, NODES + TEMPLATE % "" + made + stolen)["default/q"]
     assert node is None
     assert "ResourceClaim default/p-g-x7k2q was not created for pod default/q (pod is not owner)" in reason
 
