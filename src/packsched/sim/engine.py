@@ -10,6 +10,8 @@ choices, so the same input and seed give the same history.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Callable, Iterator, Mapping
@@ -181,7 +183,11 @@ class Simulation:
     ) -> None:
         """``horizon``: the simulated span's end as the caller knows it (a scenario's last step); the latest
         arrival time of the manifests' pods extends it. CronJobs create Jobs at their scheduled times up to it
-        (and always their first)."""
+        (and always their first).
+
+        The simulation changes its pods as it goes (phase, nominated node, ...): it works on copies of the
+        cluster's Pods, so the ``cluster`` given is left as it was and can be simulated again."""
+        cluster = dataclasses.replace(cluster, pods=[copy.copy(p) for p in cluster.pods])
         self.cluster = cluster
         self.config = config
         self.now = 0.0
