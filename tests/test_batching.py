@@ -306,3 +306,29 @@ def test_a_failed_cycle_in_between_leaves_the_batch_unused(minor: int) -> None:
         assert batch is not None
         assert batch.batched_pods == want, between
         assert (batch.unusable[POD_SKIPPED] > 0) is between
+
+
+@pytest.mark.parametrize("minor", [35, 37])
+def test_an_attempt_decided_without_a_cycle_counts_as_one(minor: int) -> None:
+    """The simulator parking a pod tried while nothing changed, and live mode answering for a preemptor whose
+    victims still terminate, run no cycle where upstream runs a failing one: ``cycle_not_run`` moves the counter,
+    so the next pod does not take the batch stored before it."""
+    for skipped, want in ((False, 1), (True, 0)):
+        nodes = [node(f"n{i}", cpu=1000) for i in range(4)]
+        pods = [pod("p0", cpu=1000), pod("p1", cpu=1000)]
+        cfg = make_config()
+        cfg.kube_version = KubeVersion(minor)
+        sim = Simulation(Cluster(nodes=nodes, pods=pods), cfg, REGISTRY, seed=0)
+        if skipped:
+            scheduler = sim.scheduler
+
+            def after(result: Any, scheduler: Any = scheduler) -> None:
+                if result.pod.key == "default/p0":
+                    scheduler.cycle_not_run()
+
+            sim.on_cycle = after
+        sim.run()
+        batch = sim.scheduler.frameworks["default-scheduler"].batch
+        assert batch is not None
+        assert batch.batched_pods == want, skipped
+        assert (batch.unusable[POD_SKIPPED] > 0) is skipped

@@ -385,6 +385,13 @@ class Scheduler(EventHandlers):
 
     # -- the cycle ----------------------------------------------------------------------------------------
 
+    def cycle_not_run(self) -> None:
+        """An attempt decided without running its cycle (the simulator parking a pod tried again and again while
+        nothing changed, live mode answering for a preemptor whose victims still terminate): upstream would have
+        run a failing cycle, so the cycle counter moves as it would, and opportunistic batching does not reuse
+        the batch of the cycle before across it."""
+        self.scheduling_cycle += 1
+
     def node_order(self) -> IntArray:
         if self._order is None or self._order_gen != self._snapshot.node_generation:
             self._order = zone_interleaved_order(self._snapshot)

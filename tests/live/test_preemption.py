@@ -215,7 +215,9 @@ def test_a_preemptor_waiting_for_its_victims_says_so(tmp_path: Path) -> None:
     assert ctl.pods["default/hi"].info.pod.nominated_node_name == "n0" and ctl.stats.evictions == 2
     ctl.handle(NODES, MODIFIED, _obj(node("n0", cpu="2"), "n0", 11))  # a change: the preemptor is tried again
     now[0] += 11  # past any backoff
+    cycles = ctl.scheduler.scheduling_cycle
     assert ctl.step() and ctl.stats.attempts == 1  # popped, but no attempt: its victims are still there
+    assert ctl.scheduler.scheduling_cycle == cycles + 1  # counted as the failing cycle upstream runs
     conds = [w[1]["status"]["conditions"][0] for w in port.writes if w[0] == "patch" and "conditions" in w[1]["status"]]
     last = [c for c in conds if c["type"] == "PodScheduled"][-1]
     assert last["message"] == (

@@ -308,6 +308,7 @@ class Controller:
             # as upstream's PodEligibleToPreemptOthers answers while the victims terminate
             message = f"{tr.fit_message} preemption: {NOT_ELIGIBLE_TERMINATING}".lstrip()
             waiting = CycleResult(info, info.pod.scheduler_name, status=Status(Code.UNSCHEDULABLE, [message]))
+            self.scheduler.cycle_not_run()
             self.scheduler.handle_failure(qp, waiting)
             self.statuses.failed(info.pod, "Unschedulable", message)
             return None

@@ -542,6 +542,7 @@ class Simulation:
         if rec.changes_seen == self._changes:
             rec.tries_unchanged += 1
             if rec.tries_unchanged > MAX_TRIES_UNCHANGED:
+                self.scheduler.cycle_not_run()
                 self.scheduler.park(qp)
                 return
         else:
@@ -551,6 +552,7 @@ class Simulation:
                 f"gave up after {MAX_ATTEMPTS_PER_POD} attempts that preempted (the simulation kept preempting)"
             )
             self.warnings.append(f"pod {info.key}: {rec.reason}")
+            self.scheduler.cycle_not_run()
             return
         if self.scheduler.in_pod_group_cycle(info):
             for member, result in self.scheduler.schedule_pod_group(qp, explain=frozenset(self.capture)):
