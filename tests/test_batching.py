@@ -15,10 +15,14 @@ from packsched.api.objects import (
     Container,
     LabelSelector,
     Node,
+    NodeAffinity,
+    NodeSelectorTerm,
     Pod,
     PodAffinity,
     PodAffinityTerm,
     PodResourceClaim,
+    PreferredTerm,
+    Requirement,
     TopologySpreadConstraint,
 )
 from packsched.config.loader import default_config, load_config_data
@@ -332,3 +336,46 @@ def test_an_attempt_decided_without_a_cycle_counts_as_one(minor: int) -> None:
         assert batch is not None
         assert batch.batched_pods == want, skipped
         assert (batch.unusable[POD_SKIPPED] > 0) is skipped
+
+
+def test_node_affinity_signs_in_upstream_canonical_form() -> None:
+    """Values, requirements and terms are sorted before signing (upstream NodeAffinitySigner): the same affinity
+    written in another order signs alike; another value, weight or operator does not; no affinity differs from an
+    empty one."""
+    fwk = framework_of(load_config_data(default_with(["PodTopologySpread"], 37), "c.yaml", set(REGISTRY)), 37)
+
+    def with_affinity(name: str, aff: NodeAffinity | None) -> Pod:
+        p = pod(name, cpu=100)
+        p.node_affinity = aff
+        return p
+
+    zone = Requirement("zone", "In", ("a", "b"))
+    gpu = Requirement("gpu", "Exists")
+    one = NodeAffinity(
+        required=(
+            NodeSelectorTerm((zone, gpu)),
+            NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", ("n1",)),)),
+        ),
+        preferred=(PreferredTerm(5, NodeSelectorTerm((gpu,))), PreferredTerm(1, NodeSelectorTerm((zone,)))),
+    )
+    reordered = NodeAffinity(
+        required=(
+            NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", ("n1",)),)),
+            NodeSelectorTerm((gpu, Requirement("zone", "In", ("b", "a")))),
+        ),
+        preferred=(PreferredTerm(1, NodeSelectorTerm((zone,))), PreferredTerm(5, NodeSelectorTerm((gpu,)))),
+    )
+    base = signature(fwk, with_affinity("a", one))
+    assert base is not None and signature(fwk, with_affinity("b", reordered)) == base
+    other_value = NodeAffinity(required=(NodeSelectorTerm((Requirement("zone", "In", ("a", "c")), gpu)),))
+    assert signature(fwk, with_affinity("c", other_value)) != signature(
+        fwk, with_affinity("d", NodeAffinity(required=(NodeSelectorTerm((zone, gpu)),)))
+    )
+    other_weight = NodeAffinity(preferred=(PreferredTerm(2, NodeSelectorTerm((gpu,))),))
+    assert signature(fwk, with_affinity("e", other_weight)) != signature(
+        fwk, with_affinity("f", NodeAffinity(preferred=(PreferredTerm(5, NodeSelectorTerm((gpu,))),)))
+    )
+    assert signature(fwk, with_affinity("g", NodeAffinity())) != signature(fwk, with_affinity("h", None))
+    assert signature(fwk, with_affinity("i", NodeAffinity(required=()))) == signature(
+        fwk, with_affinity("j", NodeAffinity())
+    )

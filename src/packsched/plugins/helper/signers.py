@@ -5,8 +5,9 @@ Plugins that read the same part use the same key, so their fragments agree."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from packsched.api.objects import Pod
+from packsched.api.objects import NodeSelectorTerm, Pod, Requirement
 from packsched.backend.dra.extended import backed_resources
 from packsched.framework.interface import (
     SIGN_HOST_PORTS,
@@ -45,12 +46,26 @@ def host_ports(pod: Pod) -> SignFragments:
     return {SIGN_HOST_PORTS: sorted(ports)}
 
 
+def _requirements(reqs: tuple[Requirement, ...]) -> list[list[Any]]:
+    return sorted([r.key, r.operator, sorted(r.values)] for r in reqs)
+
+
+def _term(term: NodeSelectorTerm) -> list[Any]:
+    return [_requirements(term.match_expressions), _requirements(term.match_fields)]
+
+
 def node_affinity(pod: Pod) -> SignFragments:
-    """The required and preferred node affinity, and the nodeSelector."""
-    return {
-        SIGN_NODE_AFFINITY: repr(pod.node_affinity) if pod.node_affinity is not None else None,
-        SIGN_NODE_SELECTOR: sorted(pod.node_selector.items()),
-    }
+    """The required and preferred node affinity, and the nodeSelector. The affinity in upstream's canonical form:
+    each requirement's values sorted, the requirements of a term sorted, the terms sorted (an absent required
+    affinity signs as one without terms), so affinities written in another order sign alike."""
+    aff = pod.node_affinity
+    signed = None
+    if aff is not None:
+        signed = {
+            "required": sorted(_term(t) for t in aff.required or ()),
+            "preferred": sorted([p.weight, _term(p.preference)] for p in aff.preferred),
+        }
+    return {SIGN_NODE_AFFINITY: signed, SIGN_NODE_SELECTOR: sorted(pod.node_selector.items())}
 
 
 def volumes(pod: Pod) -> SignFragments:
