@@ -37,6 +37,7 @@ from packsched.framework.interface import (
     NODE_CHANGE,
     POD,
     POD_GROUP,
+    RESOURCE_CLAIM,
     SCHEDULING_POD_GROUP,
     SCHEDULING_WORKLOAD,
     STORAGE_CHANGE,
@@ -53,9 +54,10 @@ from packsched.framework.status import Code, Status
 from packsched.framework.waiting import WaitingPods
 
 # Objects whose changes may let waiting pods fit: every unschedulable pod is tried again after one (a quota that
-# grew lets its namespace's pods in). Changes of other kinds (Services, workload controllers) only update the
-# plugins' views, as upstream's default plugins register no event for them.
-MOVING_KINDS = frozenset({ELASTIC_QUOTA, POD_GROUP})
+# grew lets its namespace's pods in; a claim PostFilter deallocated can be allocated elsewhere). Changes of other
+# kinds (Services, workload controllers) only update the plugins' views, as upstream's default plugins register no
+# event for them.
+MOVING_KINDS = frozenset({ELASTIC_QUOTA, POD_GROUP, RESOURCE_CLAIM})
 # Objects whose creation moves only the pods a plugin that registers it rejected (and its queueing hint lets
 # through): kube-scheduler's own Workloads and PodGroups, registered by GangScheduling alone.
 REGISTERED_KINDS = frozenset({SCHEDULING_WORKLOAD, SCHEDULING_POD_GROUP})

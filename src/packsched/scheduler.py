@@ -39,6 +39,7 @@ from packsched.framework.interface import (
     POD_GROUP_CYCLE,
     AssignedPodAddPlugin,
     ClusterActions,
+    ClusterEvent,
     QueueingHintPlugin,
     WaitingPodView,
 )
@@ -333,6 +334,9 @@ class Scheduler(EventHandlers):
 
     def dra(self) -> DraObjects | None:
         return self._dra
+
+    def object_written(self, event: ClusterEvent) -> None:
+        self.object_changed(event)
 
     def _new_queue(self) -> SchedulingQueue:
         """The scheduling queue, ordered by the first profile's QueueSort plugin (kube-scheduler requires every

@@ -245,8 +245,8 @@ def test_a_claim_being_deleted_keeps_the_pod_waiting(tmp_path: Path) -> None:
 
 
 def test_postfilter_deallocates_a_claim_allocated_for_an_unreachable_node(tmp_path: Path) -> None:
-    # allocated to a device of a node that is gone, reserved for no pod: PostFilter deallocates it (the pod is
-    # not retried within the run: no claim event requeues it, see the report)
+    """Allocated to a device of a node that is gone, reserved for no pod: PostFilter deallocates it, and the claim's
+    status write requeues the pod (upstream's claim-change hint), which after its backoff gets n1's device."""
     status = """status:
   allocation:
     devices:
@@ -255,9 +255,19 @@ def test_postfilter_deallocates_a_claim_allocated_for_an_unreachable_node(tmp_pa
       nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
 """
     text = NODES + claim_yaml("stale", status) + pod("p", claim="stale")
-    node, reason = simulate_placements(tmp_path, text)["default/p"]
-    assert node is None
-    assert "2 resourceclaim not available on the node. deallocation of ResourceClaim completed, preemption:" in reason
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["simulate", str(path), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (placement,) = data["placements"]
+    assert placement["node"] == "n1"
+    failed = [e for e in data["events"] if e["pod"] == "default/p" and e["kind"] == "unschedulable"]
+    assert len(failed) == 1
+    assert (
+        "2 resourceclaim not available on the node. deallocation of ResourceClaim completed, preemption:"
+        in (failed[0]["reason"])
+    )
 
 
 def test_a_claim_reserved_for_another_pod_on_an_unreachable_node_is_kept(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ POD_GROUP = "PodGroup"  # api.gangs.PodGroup (scheduler-plugins' Coscheduling)
 SCHEDULING_WORKLOAD = "Workload.scheduling.k8s.io"
 SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
 SERVICE = "Service"  # api.objects.Service
+RESOURCE_CLAIM = "ResourceClaim"  # api.dra.ResourceClaim whose status a plugin wrote (DynamicResources' PostFilter)
 WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
 ADD, UPDATE, DELETE = "Add", "Update", "Delete"
 
@@ -455,6 +456,12 @@ class Handle(Protocol):
 
     def get_waiting_pod(self, key: str) -> WaitingPodView | None:
         """The pod ``key`` ("namespace/name") if it waits at Permit."""
+        ...
+
+    def object_written(self, event: ClusterEvent) -> None:
+        """A plugin wrote an object's change to the API server during a cycle (upstream: an API call whose watch
+        event then reaches the scheduler's handlers): handled as that event, so pods it may help move, the pod in
+        flight included (it goes to backoff when its cycle fails)."""
         ...
 
     def activate(self, keys: Iterable[str]) -> None:

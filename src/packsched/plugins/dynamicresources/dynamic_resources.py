@@ -26,7 +26,8 @@ and the garbage collector's jobs, done here in the simulator).
 
 - PostFilter: "no new claims to deallocate" for a pod without claims (it joins DefaultPreemption's message, as
   upstream's does); else an allocated claim that kept the pod off a node and that no other pod uses is deallocated
-  ("deallocation of ResourceClaim completed"), or "still not schedulable". From 1.37 the first and the last are
+  ("deallocation of ResourceClaim completed"; the status write's event sends the pod back to be tried after its
+  backoff), or "still not schedulable". From 1.37 the first and the last are
   said without words (``KubeVersion.dra_post_filter_message``).
 
 DRA-backed extended resources (DRAExtendedResource, 1.36+): a pod asking for an extended resource that a
@@ -71,6 +72,7 @@ from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
     DELETE,
     POD,
+    RESOURCE_CLAIM,
     UPDATE,
     ClusterEvent,
     Handle,
@@ -426,6 +428,9 @@ class DynamicResources:
                 claim.allocation = None
                 claim.reserved_for.clear()
                 dra.generation += 1
+                # the status write's event requeues the pod (upstream's claim-change hint): it is tried again
+                # after its backoff, when the claim can be allocated on another node
+                self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
                 return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
         return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else []))
 
