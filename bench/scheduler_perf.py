@@ -6,8 +6,10 @@ the scheduler place them, then make the measured pods and time them. Every case 
 (so that its peak RSS is its own) under the embedded simulator with the default profile of packsched:
 
 * the objects are written as Kubernetes manifests (nodes, namespaces, pods, and for SchedulingCSIPVs the CSINodes,
-  PersistentVolumes and PersistentVolumeClaims) and read by packsched's manifest reader; kinds this build of
-  packsched does not read are left out and named in the output;
+  PersistentVolumes and PersistentVolumeClaims; for the DRA workloads a ResourceSlice per node, the DeviceClass,
+  ResourceClaims (those upstream's allocResourceClaims allocates come allocated, to nodes drawn with the seed) and
+  the ResourceClaimTemplate) and read by packsched's manifest reader; kinds this build of packsched does not read
+  are left out and named in the output;
 * init pods arrive at virtual time 0 and the measured pods at 1 s, so the scheduler sees them after the init pods
   (pods that never fit, Unschedulable's, stay in the queue and are retried as the scheduler decides);
 * throughput, as upstream's SchedulingThroughput counts it: measured pods scheduled / wall time from the start of
@@ -30,6 +32,8 @@ import json
 import os
 import platform
 import pstats
+import random
+import re
 import resource
 import statistics
 import subprocess
@@ -49,6 +53,8 @@ CSI_DRIVER = "ebs.csi.aws.com"
 CSI_LIMIT_RESOURCE = f"attachable-volumes-csi-{CSI_DRIVER}"
 ARRIVAL = "packsched.io/arrival-time"
 MEASURED_ARRIVAL = "1s"
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DIVIDE_INT = re.compile(r"\{\{\s*DivideInt\s+\.Index\s+(\d+)\s*\}\}")
 
 
 def load_workloads(path: str = WORKLOADS_FILE) -> dict[str, Any]:
@@ -152,49 +158,162 @@ def _volume_docs(ns: str, i: int) -> tuple[list[dict[str, Any]], dict[str, Any]]
     return [pv, pvc], {"name": "vol", "persistentVolumeClaim": {"claimName": claim}}
 
 
-def build_documents(data: dict[str, Any], workload: str, size_name: str) -> tuple[list[dict[str, Any]], set[str]]:
-    """Every manifest of one case, and the keys (namespace/name) of the measured pods."""
-    w = data["workloads"][workload]
-    size = next(s for s in w["sizes"] if s["name"] == size_name)
-    docs: list[dict[str, Any]] = []
-    measured: set[str] = set()
-    namespaces: list[str] = []
-    node_index = 0
-    pod_index: dict[str, int] = {}
-    for step_no, step in enumerate(w["steps"]):
-        if "nodes" in step:
-            template = data["nodes"][step.get("template", "plain")]
-            zones = step.get("zones") or []
-            csi = int(step.get("csiVolumes", 0))
-            for k in range(int(size[step["nodes"]])):
-                name = f"node-{node_index:05d}"
-                node_index += 1
-                labels = {ZONE: zones[k % len(zones)]} if zones else {}
-                docs.append(_node_doc(name, template, labels, csi))
-                if csi:
-                    docs.append(_csi_node_doc(name, csi))
-            continue
-        template = data["pods"][step["template"]]
+def _slice_doc(node: str, devices: int, pci_roots: int = 2) -> dict[str, Any]:
+    """dra/templates/resourceslice-basic-devices.yaml for one node: ``devices`` devices of test-driver.cdi.k8s.io
+    with upstream's attributes (an Intel GPU's) and capacity, the pool and slice named after the node."""
+    out = []
+    for d in range(devices):
+        root = d % pci_roots
+        attributes = {
+            "driver": {"string": "xe"},
+            "driverVersion": {"version": "1.2.3"},
+            "resource.k8s.io/pciRoot": {"string": str(root)},
+            "family": {"string": "Arc Pro B-Series"},
+            "health": {"string": "Healthy"},
+            "model": {"string": "B60"},
+            "pciAddress": {"string": f"0000:0{d}:00.0"},
+            "pciId": {"string": "0xe211"},
+            "pciRoot": {"string": f"0{root}"},
+            "resource.kubernetes.io/pciBusID": {"string": f"0000:0{d}:00.0"},
+            "resource.kubernetes.io/pciRoot": {"string": f"pci0000:0{root}"},
+            "sriov": {"bool": True},
+            "type": {"string": "gpu"},
+        }
+        capacity = {"memory": {"value": "24480Mi"}, "millicores": {"value": "1k"}}
+        out.append({"name": f"basic-device-{d}", "attributes": attributes, "capacity": capacity})
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"resourceslice-{node}"},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": out,
+        },
+    }
+
+
+def _allocation(node: str, device: str) -> dict[str, Any]:
+    """A claim's ``status.allocation`` of one device of ``node``'s slice (the first request), as the structured
+    allocator writes it for a node-local device."""
+    return {
+        "devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER, "pool": node, "device": device}]},
+        "nodeSelector": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+        },
+    }
+
+
+def _templated(value: Any, index: int) -> Any:
+    """``{{DivideInt .Index N}}`` in the strings of a pod template, with the pod's index, as upstream's templates."""
+    if isinstance(value, str):
+        return DIVIDE_INT.sub(lambda m: str(index // int(m.group(1))), value)
+    if isinstance(value, list):
+        return [_templated(v, index) for v in value]
+    if isinstance(value, dict):
+        return {k: _templated(v, index) for k, v in value.items()}
+    return value
+
+
+class _Documents:
+    """The manifests of one case, step by step (one method per kind of step: STEP_KINDS)."""
+
+    def __init__(self, data: dict[str, Any], size: dict[str, Any], seed: int) -> None:
+        self.data, self.size = data, size
+        self.docs: list[dict[str, Any]] = []
+        self.measured: set[str] = set()
+        self.namespaces: list[str] = []
+        self.node_index = 0
+        self.pod_index: dict[str, int] = {}
+        self.free_devices: dict[str, list[str]] = {}  # DRA nodes -> their devices not allocated yet, in slice order
+        self.rng = random.Random(seed)
+
+    def namespace(self, ns: str) -> None:
+        if ns != "default" and ns not in self.namespaces:
+            self.namespaces.append(ns)
+            self.docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    def nodes(self, step_no: int, step: dict[str, Any]) -> None:
+        template = self.data["nodes"][step.get("template", "plain")]
+        zones = step.get("zones") or []
+        csi = int(step.get("csiVolumes", 0))
+        devices = int(step.get("draDevices", 0))
+        for k in range(int(self.size[step["nodes"]])):
+            name = f"node-{self.node_index:05d}"
+            self.node_index += 1
+            labels = {ZONE: zones[k % len(zones)]} if zones else {}
+            if devices:
+                labels["node-with-dra"] = "true"
+            self.docs.append(_node_doc(name, template, labels, csi))
+            if csi:
+                self.docs.append(_csi_node_doc(name, csi))
+            if devices:
+                self.docs.append(_slice_doc(name, devices))
+                self.free_devices[name] = [f"basic-device-{d}" for d in range(devices)]
+
+    def objects(self, step_no: int, step: dict[str, Any]) -> None:
+        for obj in step["objects"]:
+            doc = json.loads(json.dumps(self.data["objects"][obj]))
+            self.namespace(doc["metadata"].get("namespace", "default"))
+            self.docs.append(doc)
+
+    def claims(self, step_no: int, step: dict[str, Any]) -> None:
         ns = step.get("namespace", "default")
-        if ns != "default" and ns not in namespaces:
-            namespaces.append(ns)
-            docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        self.namespace(ns)
+        spec = self.data["claims"][step["template"]]["spec"]
+        for i in range(int(self.size[step["claims"]])):
+            claim: dict[str, Any] = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"{step['template']}-{i}", "namespace": ns},
+                "spec": json.loads(json.dumps(spec)),
+            }
+            if step.get("allocate"):
+                with_room = [n for n, free in self.free_devices.items() if free]
+                if not with_room:
+                    raise SystemExit(f"no free device left for claim {i} of step {step_no}")
+                node = self.rng.choice(with_room)
+                claim["status"] = {"allocation": _allocation(node, self.free_devices[node].pop(0))}
+            self.docs.append(claim)
+
+    def pods(self, step_no: int, step: dict[str, Any]) -> None:
+        template = self.data["pods"][step["template"]]
+        ns = step.get("namespace", "default")
+        self.namespace(ns)
         is_measured = bool(step.get("measured"))
-        for _ in range(int(size[step["pods"]])):
-            i = pod_index.get(ns, 0)
-            pod_index[ns] = i + 1
+        for _ in range(int(self.size[step["pods"]])):
+            i = self.pod_index.get(ns, 0)
+            self.pod_index[ns] = i + 1
             name = f"pod-{step_no}-{i:05d}"
             meta: dict[str, Any] = {"name": name, "namespace": ns, "labels": dict(template.get("labels") or {})}
             if is_measured:
                 meta["annotations"] = {ARRIVAL: MEASURED_ARRIVAL}
-                measured.add(f"{ns}/{name}")
-            spec = json.loads(json.dumps(template["spec"]))  # a deep copy
+                self.measured.add(f"{ns}/{name}")
+            spec = _templated(template["spec"], i)  # a deep copy
             if step.get("volume") == "csi":
                 storage, volume = _volume_docs(ns, i)
-                docs.extend(storage)
+                self.docs.extend(storage)
                 spec["volumes"] = [volume]
-            docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
-    return docs, measured
+            self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+# A step's kind is the first of these keys it has.
+STEP_KINDS = ("nodes", "objects", "claims", "pods")
+
+
+def build_documents(
+    data: dict[str, Any], workload: str, size_name: str, seed: int = 1
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """Every manifest of one case, and the keys (namespace/name) of the measured pods. ``seed`` draws the nodes
+    of the claims allocated before the run."""
+    w = data["workloads"][workload]
+    size = next(s for s in w["sizes"] if s["name"] == size_name)
+    out = _Documents(data, size, seed)
+    for step_no, step in enumerate(w["steps"]):
+        kind = next(k for k in STEP_KINDS if k in step)
+        getattr(out, kind)(step_no, step)
+    return out.docs, out.measured
 
 
 def readable_kinds(kinds: Iterable[str]) -> tuple[set[str], set[str]]:
@@ -283,7 +402,7 @@ def run_case(
 
     data = load_workloads(path)
     t0 = time.perf_counter()
-    docs, measured = build_documents(data, workload, size_name)
+    docs, measured = build_documents(data, workload, size_name, seed)
     cluster, notes = load_cluster(docs)
     del docs
     registry = in_tree_registry()

@@ -86,6 +86,34 @@ def test_documents_of_a_case() -> None:
     assert len(pods) == 1000 and all("topologySpreadConstraints" in p["spec"] for p in pods)
 
 
+def test_documents_of_the_dra_cases() -> None:
+    """Upstream's dra/ workloads: a ResourceSlice of N devices per DRA node, the class, init claims allocated
+    before the run (each device at most once, the same nodes for the same seed), pods sharing claims by name five
+    to a claim, or one claim from the template each."""
+    data = perf.load_workloads()
+    docs, measured = perf.build_documents(data, "SchedulingWithResourceClaimTemplate", "2000pods_200nodes", seed=3)
+    slices = [d for d in docs if d["kind"] == "ResourceSlice"]
+    assert len(slices) == 200 and all(len(s["spec"]["devices"]) == 10 for s in slices)
+    assert slices[0]["spec"]["nodeName"] == slices[0]["spec"]["pool"]["name"] == "node-00000"
+    claims = [d for d in docs if d["kind"] == "ResourceClaim"]
+    assert len(claims) == 1000
+    taken = [(r["pool"], r["device"]) for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    assert len(set(taken)) == 1000  # no device twice
+    again, _ = perf.build_documents(data, "SchedulingWithResourceClaimTemplate", "2000pods_200nodes", seed=3)
+    assert [d for d in again if d["kind"] == "ResourceClaim"] == claims
+    pods = [d for d in docs if d["kind"] == "Pod"]
+    assert len(pods) == len(measured) == 1000
+    assert pods[0]["spec"]["resourceClaims"] == [
+        {"name": "resource", "resourceClaimTemplateName": "test-claim-template"}
+    ]
+    assert {d["kind"] for d in docs} >= {"DeviceClass", "ResourceClaimTemplate", "Namespace"}
+    docs, measured = perf.build_documents(data, "SchedulingWithResourceClaim", "fast")
+    names = [p["spec"]["resourceClaims"][0]["resourceClaimName"] for p in docs if p["kind"] == "Pod"]
+    assert names == ["test-claim-0"] * 5 + ["test-claim-1"] * 5
+    assert [c["metadata"]["name"] for c in docs if c["kind"] == "ResourceClaim"] == ["test-claim-0", "test-claim-1"]
+    assert all("status" not in c for c in docs if c["kind"] == "ResourceClaim")
+
+
 def test_every_workload_runs_at_a_tiny_size(tmp_path: Path) -> None:
     path = _tiny(tmp_path)
     data = perf.load_workloads(path)
