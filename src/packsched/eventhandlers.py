@@ -33,6 +33,7 @@ from packsched.framework.interface import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     DELETE,
+    DRA_CHANGE,
     ELASTIC_QUOTA,
     NODE_CHANGE,
     POD,
@@ -77,6 +78,8 @@ class EventHandlers:
     _waiting: WaitingPods
     _declared_events: dict[str, frozenset[str]]  # plugin -> the queueing events it registers (those that declare)
     _hints: dict[str, QueueingHintPlugin]  # plugins with queueing hints for their events
+    # plugin -> the events on which the pods its PreEnqueue holds back run PreEnqueue again (``pre_enqueue_events``)
+    _gate_events: dict[str, frozenset[str]]
     _activated_at: dict[str, float]  # when each pod was last activated (see activate)
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
@@ -248,11 +251,14 @@ class EventHandlers:
         """Pods held back at PreEnqueue by a plugin with queueing hints that registers ``event`` (every such pod
         for a move of everything): PreEnqueue runs again, and a pod it lets in goes to the active heap (upstream
         moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""
-        if not self._hints:
+        if not self._hints and not self._gate_events:
             return
         for qp in self._queue.gated_pods():
             plugin = qp.gate_plugin
-            if plugin not in self._hints or (event is not None and not self._hears(plugin, event, qp.info, obj)):
+            gate_events = self._gate_events.get(plugin)
+            if gate_events is not None and event in gate_events:
+                pass  # the plugin waits on these objects: PreEnqueue again
+            elif plugin not in self._hints or (event is not None and not self._hears(plugin, event, qp.info, obj)):
                 continue
             fwk = self.framework_for(qp.info)
             if fwk is None:
@@ -419,6 +425,13 @@ class EventHandlers:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage
         catalog the volume plugins read (VolumeBinding, VolumeZone, ... register these events upstream)."""
         self.move_all(STORAGE_CHANGE)
+
+    def dra_changed(self) -> None:
+        """A DeviceClass or ResourceSlice was added or changed, or a ResourceClaim created, allocated or
+        deallocated, or a pending pod's claims were made (live mode's DRA informers): unschedulable pods are tried
+        again, and the pods a PreEnqueue plugin holds back until such objects exist (DynamicResources: a claim
+        not created yet) run it again."""
+        self.move_all(DRA_CHANGE)
 
     def replay_to_plugins(self, events: Iterable[ClusterEvent]) -> None:
         """The cluster as new plugins' informers list it after a configuration change: each object an ``Add``

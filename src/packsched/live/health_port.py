@@ -170,6 +170,10 @@ class MonitoredPort:
         out: Obj = self._call(lambda: self.port.update(res, namespace, name, body))
         return out
 
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        out: Obj = self._call(lambda: self.port.update_status(res, namespace, name, body))
+        return out
+
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
         out: Obj = self._call(lambda: self.port.patch_status(res, namespace, name, patch))
         return out

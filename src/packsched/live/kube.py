@@ -40,7 +40,16 @@ DEFAULT_TIMEOUT_S = 30.0  # read timeout of a request (a watch has its own)
 AUTH_REFRESH_S = 30.0
 _Items = list[Obj]  # (inside KubernetesPort, ``list`` names its method)
 BUILTIN_GROUPS = frozenset(
-    {"", "apps", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io", "storage.k8s.io"}
+    {
+        "",
+        "apps",
+        "policy",
+        "coordination.k8s.io",
+        "scheduling.k8s.io",
+        "events.k8s.io",
+        "storage.k8s.io",
+        "resource.k8s.io",
+    }
 )
 
 
@@ -330,6 +339,9 @@ class KubernetesPort:
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         return self._request("PUT", res.item(namespace, name), body=body)
+
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        return self._request("PUT", res.item(namespace, name, "status"), body=body)
 
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
         # Built-in kinds take a strategic merge patch (conditions merge by type); custom resources a merge patch.

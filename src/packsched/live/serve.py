@@ -12,12 +12,13 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from packsched.api.files import STDIN, STDIN_LABEL, read_text
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import (
+    DRA,
     ELASTIC_QUOTA,
     NAMESPACES,
     POD_GROUP,
@@ -36,17 +37,22 @@ from packsched.live.informer import DEFAULT_WATCH_TIMEOUT_S, Informer
 from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
 from packsched.live.port import (
+    DRA_RESOURCES,
     ELASTIC_QUOTAS,
     NODES,
     PDBS,
     POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
+    RESOURCE_CLAIMS,
     SERVICES,
     STORAGE_RESOURCES,
     WORKLOADS,
     ApiPort,
     Resource,
+    older_versions,
+    optional,
+    same_kind,
 )
 from packsched.live.port import NAMESPACES as NAMESPACES_RES
 from packsched.live.record import RecordError, RecordWriter, header
@@ -58,7 +64,8 @@ LOG = logging.getLogger("packsched.live")
 # without the ElasticQuota or PodGroup CRD, or RBAC without storage, needs it only for such a configuration):
 # ElasticQuotas, PodGroups, Services and controllers for the plugins that keep a view of them (CapacityScheduling;
 # Coscheduling; PodTopologySpread's default constraints), namespaces and the storage catalog for the plugins that
-# read them (InterPodAffinity; the volume plugins).
+# read them (InterPodAffinity; the volume plugins), and the DRA objects for DynamicResources (at the newest version of
+# resource.k8s.io the cluster serves; none when it serves none).
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -85,6 +92,11 @@ class ServeOptions:
     pod_group_status: bool = False  # write PodGroup status (scheduler-plugins' PodGroup controller's job)
     allow_concurrent: bool = False  # leader election off: start even when another instance holds the lease
     record: str = ""  # write every decision, with the cluster events before it, to this file (JSON lines)
+
+
+def _served(inf: Informer) -> Callable[[], Resource]:
+    """The resource at the version the informer found served."""
+    return lambda: inf.res
 
 
 def default_identity() -> str:
@@ -242,7 +254,11 @@ class Server:
                 self.options.watch_timeout_s,
                 on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
                 log=self.api_health.log,
+                fallbacks=older_versions(res),
+                optional=optional(res),
             )
+            if same_kind(res, RESOURCE_CLAIMS):  # claims are written at the version their informer found served
+                self.controller.claim_writer.resource = _served(inf)
             self.informers.append(inf)
             inf.start()
         code = EXIT_OK
@@ -280,6 +296,8 @@ class Server:
             out += WORKLOADS
         if any(reads(p, STORAGE) for p in plugins):
             out += STORAGE_RESOURCES
+        if any(reads(p, DRA) for p in plugins):
+            out += DRA_RESOURCES
         return out
 
     def _stop_when(self, event: threading.Event) -> None:

@@ -72,6 +72,9 @@ class OfflinePort:
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         return body
 
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        return body
+
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
         return patch
 
