@@ -259,3 +259,40 @@ def test_a_cluster_without_dra_is_not_watched_for_it(api: FakeApiServer, tmp_pat
         run.stop()
     asked = [p for _, p in requests(api) if "/resource.k8s.io/" in p]
     assert len(asked) == 3 * len(DRA_RESOURCES)  # v1, v1beta2, v1beta1: each listed once, none watched
+
+
+def test_post_filter_deallocates_a_claim_no_pod_uses_on_the_server(api: FakeApiServer, tmp_path: Path) -> None:
+    """The claim is allocated on a node the pod does not fit (too little cpu) and reserved for no pod: PostFilter
+    clears its allocation on the API server, the claim's watch moves the pod, and it is allocated and bound
+    elsewhere."""
+    api.serve_dra()
+    api.create("deviceclasses", device_class())
+    api.create("nodes", node("n0", cpu="200m"))
+    api.create("nodes", node("n1"))
+    for name in ("n0", "n1"):
+        api.create("resourceslices", resource_slice(name, 1))
+    stale = claim("c")
+    stale["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n0", "device": "gpu-0"}]},
+            "nodeSelector": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]
+            },
+        }
+    }
+    api.create("resourceclaims", stale)
+    run = serve(api, tmp_path)
+    try:
+        p = claim_pod("p", claim_name="c")
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+        api.create("pods", p)
+        assert api.wait_for(all_bound(["p"]), 20)
+    finally:
+        run.stop()
+    assert api.get("pods", "default", "p")["spec"]["nodeName"] == "n1"  # type: ignore[index]
+    got = api.get("resourceclaims", "default", "c")
+    assert got is not None
+    assert got["status"]["allocation"]["devices"]["results"][0]["pool"] == "n1"
+    assert reserved(api, "c") == ["p"]
+    writes = [p for m, p in requests(api) if m == "PUT" and p.endswith("/resourceclaims/c/status")]
+    assert len(writes) == 2  # deallocated, then allocated on n1 with the pod reserved

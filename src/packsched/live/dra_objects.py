@@ -80,6 +80,7 @@ class DraHandlers:
             self.writer.observe(etype, key, obj)
         old = dra.claims.get(key)
         if etype == DELETED:
+            dra.in_flight.pop(key, None)
             if old is not None:
                 del dra.claims[key]
                 if old.extended and dra.extended_claims.get(old.owner_pod) == key:

@@ -86,11 +86,11 @@ class Informer:
             except ApiError as exc:
                 if self.stop.is_set():
                     return  # shutting down: the watch was cut on purpose
-                if exc.not_found and not self.resource_version and not self.synced.is_set():
-                    if self.fallbacks:
-                        self.res = self.fallbacks.pop(0)
-                        continue
-                if exc.not_found and self.optional and not self.resource_version and not self.synced.is_set():
+                first_list = exc.not_found and not self.resource_version and not self.synced.is_set()
+                if first_list and self.fallbacks:  # not served at this version: try the next
+                    self.res = self.fallbacks.pop(0)
+                    continue
+                if first_list and self.optional:
                     LOG.info("not served by the cluster; not watched", extra={"resource": self.res.plural})
                     self.unserved = True
                     self.synced.set()

@@ -110,7 +110,7 @@ MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
-ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
+ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -131,8 +131,10 @@ class _State:
     ext_requests: dict[str, int] = field(default_factory=dict)  # every extended resource the pod requests
     ext_allocations: dict[str, tuple[ResourceClaim, Allocation]] = field(default_factory=dict)  # by node name
     pod: Pod | None = None
-    # live mode: the claims PreBind reserved for the pod on the API server, and the extended-resource claim it made
+    # live mode: the claims PreBind reserved for the pod on the API server (with the keys of those it wrote an
+    # allocation into), and the extended-resource claim it made
     written: list[ResourceClaim] = field(default_factory=list)
+    allocated: set[str] = field(default_factory=set)
     created: ResourceClaim | None = None
 
     def clone(self) -> _State:
@@ -201,7 +203,7 @@ class DynamicResources:
         dra = self.handle.dra()
         if not pod.pod.resource_claims:
             return Status()
-        if dra is None:  # live mode does not watch DRA objects yet: better wait than bind without devices
+        if dra is None:  # a scheduler without a DRA catalog: better wait than bind without devices
             return Status.unschedulable(ERR_NOT_TRACKED, plugin=NAME, unresolvable=True)
         _claims, why = pod_claims(pod.pod, dra)
         if why:
@@ -530,11 +532,13 @@ class DynamicResources:
 
     @staticmethod
     def _unreserve_live(data: _State, dra: DraObjects, api: ClaimApi, pod: PodInfo) -> None:
-        """Live mode: the devices held in flight go back; the pod leaves the claims PreBind reserved it in, and the
-        extended-resource claim PreBind created is deleted (upstream Unreserve). A write that fails is left to the
-        next attempt (the pod is retried) and to the resourceclaim controller."""
+        """Live mode: the devices held in flight go back, but for the allocations PreBind wrote (those stay taken
+        until the claim's watch shows them, and then as the claim says); the pod leaves the claims PreBind reserved
+        it in, and the extended-resource claim PreBind created is deleted (upstream Unreserve). A write that fails
+        is left to the next attempt (the pod is retried) and to the resourceclaim controller."""
         for key in data.reserved:
-            dra.in_flight.pop(key, None)
+            if key not in data.allocated:
+                dra.in_flight.pop(key, None)
             made = dra.claims.get(key)
             if made is not None and made.extended and made.owner_pod == pod.key and not made.uid:
                 del dra.claims[key]  # the extended-resource claim as made in memory, never seen on the server
@@ -549,6 +553,7 @@ class DynamicResources:
             with contextlib.suppress(ClaimWriteError):
                 api.unreserve(claim, pod.pod)
         data.written.clear()
+        data.allocated.clear()
         if created is not None:
             data.created = None
             with contextlib.suppress(ClaimWriteError):
@@ -570,6 +575,8 @@ class DynamicResources:
             for claim, alloc in todo:
                 api.reserve(claim, alloc, pod.pod)
                 data.written.append(claim)
+                if alloc is not None:
+                    data.allocated.add(claim.key)
             if ext is not None:
                 made, alloc = ext
                 created = data.created = api.create_extended(made, pod.pod)
