@@ -257,8 +257,9 @@ def test_a_cluster_without_dra_is_not_watched_for_it(api: FakeApiServer, tmp_pat
         assert api.wait_for(all_bound(["plain"]), 15)
     finally:
         run.stop()
-    asked = [p for _, p in requests(api) if "/resource.k8s.io/" in p]
-    assert len(asked) == 3 * len(DRA_RESOURCES)  # v1, v1beta2, v1beta1: each listed once, none watched
+    asked = [(p, watch) for _, p, watch in api.stats.log if "/resource.k8s.io/" in p]
+    assert not any(watch for _, watch in asked)  # listed (v1, v1beta2, v1beta1: each answered 404), never watched
+    assert len({p for p, _ in asked}) == 3 * len(DRA_RESOURCES)
 
 
 def test_post_filter_deallocates_a_claim_no_pod_uses_on_the_server(api: FakeApiServer, tmp_path: Path) -> None:
@@ -296,3 +297,29 @@ def test_post_filter_deallocates_a_claim_no_pod_uses_on_the_server(api: FakeApiS
     assert reserved(api, "c") == ["p"]
     writes = [p for m, p in requests(api) if m == "PUT" and p.endswith("/resourceclaims/c/status")]
     assert len(writes) == 2  # deallocated, then allocated on n1 with the pod reserved
+
+
+def test_a_batch_of_dra_events_moves_the_waiting_pods_once(tmp_path: Path) -> None:
+    """Claims listed after the pods that wait for them: the batch runs the held-back pods' PreEnqueue once, not once
+    per claim; each pod then leaves the gate."""
+    from live.harness import load, write_config
+    from live.test_cache import StubPort
+    from packsched.live.controller import Controller
+    from packsched.live.port import ADDED, PODS, RESOURCE_CLAIMS
+    from packsched.plugins.registry import in_tree_registry
+
+    ctl = Controller(StubPort(), load(write_config(tmp_path)), in_tree_registry())  # type: ignore[arg-type]
+    moves: list[int] = []
+    real = ctl.scheduler.dra_changed
+    ctl.informers.dra.changed = lambda: (moves.append(1), real())[-1]
+    for i in range(5):
+        p = claim_pod(f"p{i}", claim_name=f"c{i}")
+        p["metadata"]["uid"] = f"uid-{i}"
+        ctl.sink(PODS, ADDED, p)
+    ctl.drain(0)
+    assert moves == [] and all(ctl.queue.is_gated(f"default/p{i}") for i in range(5))
+    for i in range(5):
+        ctl.sink(RESOURCE_CLAIMS, ADDED, claim(f"c{i}"))
+    ctl.drain(0)
+    assert moves == [1]
+    assert not any(ctl.queue.is_gated(f"default/p{i}") for i in range(5))

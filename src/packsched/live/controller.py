@@ -226,6 +226,7 @@ class Controller:
             try:
                 item = self.inbox.get_nowait()
             except queue_mod.Empty:
+                self.informers.flush()
                 return handled
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
@@ -275,6 +276,7 @@ class Controller:
         now = self.clock()
         if now - self._last_housekeeping >= 0.5:
             self._housekeeping(now)
+        self.informers.flush()  # (events applied through handle rather than drain)
         qp = self.scheduler.next_pod()
         if qp is None:
             return False

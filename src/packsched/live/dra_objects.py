@@ -5,7 +5,9 @@ reader (any served version: v1, v1beta2, v1beta1).
 Waiting pods go back to the queue on the changes upstream's DynamicResources registers: a DeviceClass or
 ResourceSlice added or changed; a ResourceClaim created, allocated or deallocated, or one whose ``reservedFor``
 shrank (a pod left a shared claim). Pods held back at PreEnqueue (a claim not created yet) run it again then.
-Deletions move nothing (a claim is deallocated before it goes).
+Deletions move nothing (a claim is deallocated before it goes). The changes of one batch of events move the pods
+once (:meth:`DraHandlers.flush`, after the batch): a cluster's claims listed after its pods would otherwise run
+every held-back pod's PreEnqueue once per claim.
 
 An allocation PreBind wrote stays in flight (its devices taken for the next pods) until the claim's watch shows it;
 the claim made in memory for a pod's DRA-backed extended resources gives way to the one created on the server
@@ -28,9 +30,11 @@ class DraHandlers:
     def __init__(
         self, dra: DraObjects, changed: Callable[[], None], stats: Stats, writer: ClaimWriter | None = None
     ) -> None:
-        """``changed``: called after a change that may let waiting pods in (the scheduler's ``dra_changed``)."""
+        """``changed``: called by :meth:`flush` after changes that may let waiting pods in (the scheduler's
+        ``dra_changed``)."""
         self.dra = dra
         self.changed = changed
+        self.pending = False  # a change since the last flush may let waiting pods in
         self.stats = stats
         self.writer = writer
         self._slices: dict[str, ResourceSlice] = {}
@@ -44,9 +48,14 @@ class DraHandlers:
         return res.group == DRA_GROUP and res.plural in self._handlers
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
-        moves = self._handlers[res.plural](res, etype, obj)
+        if self._handlers[res.plural](res, etype, obj):
+            self.pending = True
         self.dra.generation += 1
-        if moves:
+
+    def flush(self) -> None:
+        """Move the waiting pods once for the changes handled since the last call."""
+        if self.pending:
+            self.pending = False
             self.changed()
 
     def _on_class(self, res: Resource, etype: str, obj: Obj) -> bool:

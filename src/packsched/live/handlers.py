@@ -121,6 +121,10 @@ class InformerHandlers:
         elif self.dra.handles(res):
             self.dra.handle(res, etype, obj)
 
+    def flush(self) -> None:
+        """After a batch of events: the moves they call for that are made once per batch (DRA's)."""
+        self.dra.flush()
+
     def budgets(self) -> list[BudgetStatus]:
         alive = (tr for tr in self.pods.values() if not tr.terminating)
         return budgets(self.pdbs.values(), ((tr.info.pod, tr.info.key in self.cache) for tr in alive))
@@ -270,7 +274,7 @@ class InformerHandlers:
                 self.forget(key)
                 self._enqueue(pod, uid)
             elif claims_made:  # the resourceclaim controller made its claims (upstream UpdatePodGeneratedResourceClaim)
-                self.scheduler.dra_changed()
+                self.dra.pending = True
             return
         if terminating:
             return  # on its way out
