@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Protocol
 
+from packsched.api.dra import pod_claim_keys
 from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
 from packsched.backend.cache import Cache
@@ -247,13 +248,17 @@ class EventHandlers:
 
         return stays
 
-    def _retry_gated(self, event: str | None, obj: object) -> None:
+    def _retry_gated(
+        self, event: str | None, obj: object, only: Callable[[QueuedPod], bool] | None = None
+    ) -> None:
         """Pods held back at PreEnqueue by a plugin with queueing hints that registers ``event`` (every such pod
         for a move of everything): PreEnqueue runs again, and a pod it lets in goes to the active heap (upstream
         moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""
         if not self._hints and not self._gate_events:
             return
         for qp in self._queue.gated_pods():
+            if only is not None and not only(qp):
+                continue
             plugin = qp.gate_plugin
             gate_events = self._gate_events.get(plugin)
             if gate_events is not None and event in gate_events:
@@ -426,12 +431,21 @@ class EventHandlers:
         catalog the volume plugins read (VolumeBinding, VolumeZone, ... register these events upstream)."""
         self.move_all(STORAGE_CHANGE)
 
-    def dra_changed(self) -> None:
-        """A DeviceClass or ResourceSlice was added or changed, or a ResourceClaim created, allocated or
-        deallocated, or a pending pod's claims were made (live mode's DRA informers): unschedulable pods are tried
-        again, and the pods a PreEnqueue plugin holds back until such objects exist (DynamicResources: a claim
-        not created yet) run it again."""
-        self.move_all(DRA_CHANGE)
+    def dra_changed(self, claims: frozenset[str] | None = None) -> None:
+        """DRA objects changed (live mode's DRA informers): unschedulable pods are tried again, and the pods a
+        PreEnqueue plugin holds back until such objects exist (DynamicResources: a claim not created yet) run it
+        again. ``claims``: only the pods using one of these claims (namespace/name) move (upstream's queueing hint
+        for a claim created or whose status changed); None: every pod (a class or slice added or changed, a
+        claim deallocated or deleted while allocated)."""
+        if claims is None:
+            self.move_all(DRA_CHANGE)
+            return
+
+        def uses(qp: QueuedPod) -> bool:
+            return not claims.isdisjoint(pod_claim_keys(qp.info.pod))
+
+        self._queue.move_all(self.clock(), stay=lambda qp: not uses(qp))
+        self._retry_gated(DRA_CHANGE, None, only=uses)
 
     def replay_to_plugins(self, events: Iterable[ClusterEvent]) -> None:
         """The cluster as new plugins' informers list it after a configuration change: each object an ``Add``

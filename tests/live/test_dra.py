@@ -301,28 +301,37 @@ def test_post_filter_deallocates_a_claim_no_pod_uses_on_the_server(api: FakeApiS
 
 def test_a_batch_of_dra_events_moves_the_waiting_pods_once(tmp_path: Path) -> None:
     """Claims listed after the pods that wait for them: the batch runs the held-back pods' PreEnqueue once, not once
-    per claim; each pod then leaves the gate."""
+    per claim, and only for the pods using those claims (upstream's queueing hint); a new slice moves every pod."""
     from live.harness import load, write_config
     from live.test_cache import StubPort
     from packsched.live.controller import Controller
-    from packsched.live.port import ADDED, PODS, RESOURCE_CLAIMS
+    from packsched.live.port import ADDED, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
     from packsched.plugins.registry import in_tree_registry
 
     ctl = Controller(StubPort(), load(write_config(tmp_path)), in_tree_registry())  # type: ignore[arg-type]
-    moves: list[int] = []
+    moves: list[frozenset[str] | None] = []
     real = ctl.scheduler.dra_changed
-    ctl.informers.dra.changed = lambda: (moves.append(1), real())[-1]
-    for i in range(5):
+
+    def changed(claims: frozenset[str] | None) -> None:
+        moves.append(claims)
+        real(claims)
+
+    ctl.informers.dra.changed = changed
+    for i in range(6):
         p = claim_pod(f"p{i}", claim_name=f"c{i}")
         p["metadata"]["uid"] = f"uid-{i}"
         ctl.sink(PODS, ADDED, p)
     ctl.drain(0)
-    assert moves == [] and all(ctl.queue.is_gated(f"default/p{i}") for i in range(5))
+    assert moves == [] and all(ctl.queue.is_gated(f"default/p{i}") for i in range(6))
     for i in range(5):
         ctl.sink(RESOURCE_CLAIMS, ADDED, claim(f"c{i}"))
     ctl.drain(0)
-    assert moves == [1]
+    assert moves == [frozenset(f"default/c{i}" for i in range(5))]
     assert not any(ctl.queue.is_gated(f"default/p{i}") for i in range(5))
+    assert ctl.queue.is_gated("default/p5")  # (its claim is not there)
+    ctl.sink(RESOURCE_SLICES, ADDED, resource_slice("n0", 1))
+    ctl.drain(0)
+    assert moves[-1] is None  # a slice: every pod
 
 
 def test_a_record_of_serve_with_claims_verifies(api: FakeApiServer, tmp_path: Path) -> None:

@@ -278,6 +278,17 @@ class ClaimApi(Protocol):
         ...
 
 
+def pod_claim_keys(pod: Pod) -> set[str]:
+    """The keys (namespace/name) of the pod's claims known by name: named in its spec, or (made from a template)
+    in its ``status.resourceClaimStatuses``."""
+    out: set[str] = set()
+    for pc in pod.resource_claims:
+        name = pc.claim_name or pod.resource_claim_statuses.get(pc.name)
+        if name:
+            out.add(f"{pod.namespace}/{name}")
+    return out
+
+
 @dataclass
 class DraObjects:
     """Every DRA object of the cluster, and the allocated devices (those of claims with an allocation, and of

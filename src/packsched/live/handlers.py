@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from packsched.api.dra import DraObjects
+from packsched.api.dra import DraObjects, pod_claim_keys
 from packsched.api.errors import FieldError
 from packsched.api.gangs import PodGroup
 from packsched.api.objects import (
@@ -274,7 +274,7 @@ class InformerHandlers:
                 self.forget(key)
                 self._enqueue(pod, uid)
             elif claims_made:  # the resourceclaim controller made its claims (upstream UpdatePodGeneratedResourceClaim)
-                self.dra.pending = True
+                self.dra.claims_named(pod_claim_keys(pod))
             return
         if terminating:
             return  # on its way out
