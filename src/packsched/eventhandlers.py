@@ -248,9 +248,7 @@ class EventHandlers:
 
         return stays
 
-    def _retry_gated(
-        self, event: str | None, obj: object, only: Callable[[QueuedPod], bool] | None = None
-    ) -> None:
+    def _retry_gated(self, event: str | None, obj: object, only: Callable[[QueuedPod], bool] | None = None) -> None:
         """Pods held back at PreEnqueue by a plugin with queueing hints that registers ``event`` (every such pod
         for a move of everything): PreEnqueue runs again, and a pod it lets in goes to the active heap (upstream
         moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""

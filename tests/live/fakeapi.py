@@ -15,7 +15,8 @@ uses.
 - PUT of a status subresource replaces the status only; PUT of a kind with a status subresource (ResourceClaims)
   keeps the status.
 - DRA (resource.k8s.io): not served until :meth:`FakeApiServer.serve_dra` (at one version, as a cluster serves
-  its newest); other versions' paths answer 404.
+  its newest); other versions' paths answer 404, and so does the group's discovery document (``/apis/<group>``)
+  while it is not served.
 - latency: every write (POST, PUT, PATCH, DELETE) takes ``write_latency_s`` (default 4 ms, about what a real
   API server on loopback with etcd takes), reads ``read_latency_s`` (default 0); requests are served
   concurrently, so the latency hides nothing but a synchronous client.
@@ -73,6 +74,7 @@ KINDS: dict[str, tuple[str, str, bool]] = {
 DRA_PLURALS = frozenset({"deviceclasses", "resourceslices", "resourceclaims"})
 WITH_STATUS = frozenset({"resourceclaims"})  # kinds whose main PUT leaves status alone (a status subresource)
 
+_GROUP = re.compile(r"^/apis/(?P<group>[^/]+)$")
 _PATH = re.compile(
     r"^/(?:api/v1|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
     r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[a-z]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[a-z]+))?$"
@@ -623,6 +625,12 @@ class _Handler(BaseHTTPRequestHandler):
         fault = api._take_fault(method, url.path)
         if fault is not None and fault.hang_s <= 0:
             self._send(fault.status, ApiFailure(fault.status, "InternalError", "injected fault").status())
+            return
+        g = _GROUP.match(url.path)
+        if method == "GET" and g is not None and g.group("group") == "resource.k8s.io" and api.dra_version:
+            gv = {"groupVersion": f"resource.k8s.io/{api.dra_version}", "version": api.dra_version}
+            group = {"kind": "APIGroup", "apiVersion": "v1", "name": "resource.k8s.io"}
+            self._send(200, {**group, "versions": [gv], "preferredVersion": gv})
             return
         m = _PATH.match(url.path)
         if m is None or not api._served(m.group("plural"), m.group("group"), m.group("version")):

@@ -233,9 +233,14 @@ def test_extended_resource_served_by_dra(api: FakeApiServer, tmp_path: Path) -> 
     assert create < status < pod_status < first(log, "POST", "/pods/p/binding")
 
 
-def test_older_dra_version_is_watched_and_written(api: FakeApiServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("discovery", [True, False], ids=["discovered", "discovery-failed"])
+def test_older_dra_version_is_watched_and_written(api: FakeApiServer, tmp_path: Path, discovery: bool) -> None:
+    """A cluster serving resource.k8s.io/v1beta2 only: its discovery document says so (or, when it cannot be read,
+    each informer tries v1, then v1beta2), and claims are written at that version."""
     cluster(api, version="v1beta2")
     api.create("resourceclaims", claim("c"))
+    if not discovery:
+        api.inject("GET", r"^/apis/resource.k8s.io$", status=503)
     run = serve(api, tmp_path)
     try:
         api.create("pods", claim_pod("p", claim_name="c"))
@@ -245,21 +250,21 @@ def test_older_dra_version_is_watched_and_written(api: FakeApiServer, tmp_path: 
     log = requests(api)
     assert ("PUT", "/apis/resource.k8s.io/v1beta2/namespaces/default/resourceclaims/c/status") in log
     assert reserved(api, "c") == ["p"]
+    v1 = [p for _, p in log if p.startswith("/apis/resource.k8s.io/v1/")]
+    assert len(v1) == (0 if discovery else len(DRA_RESOURCES))  # v1 asked only when discovery did not answer
 
 
 def test_a_cluster_without_dra_is_not_watched_for_it(api: FakeApiServer, tmp_path: Path) -> None:
+    """Its discovery document is not found: no DRA informer starts (one request in all), and pods are scheduled."""
     run = serve(api, tmp_path)
     try:
-        dra = [i for i in run.server.informers if i.res.group == "resource.k8s.io"]
-        assert len(dra) == len(DRA_RESOURCES) and all(i.unserved for i in dra)
+        assert not [i for i in run.server.informers if i.res.group == "resource.k8s.io"]
         api.create("nodes", node("n0"))
         api.create("pods", pod("plain", cpu="100m"))
         assert api.wait_for(all_bound(["plain"]), 15)
     finally:
         run.stop()
-    asked = [(p, watch) for _, p, watch in api.stats.log if "/resource.k8s.io/" in p]
-    assert not any(watch for _, watch in asked)  # listed (v1, v1beta2, v1beta1: each answered 404), never watched
-    assert len({p for p, _ in asked}) == 3 * len(DRA_RESOURCES)
+    assert [(m, p) for m, p in requests(api) if "resource.k8s.io" in p] == [("GET", "/apis/resource.k8s.io")]
 
 
 def test_post_filter_deallocates_a_claim_no_pod_uses_on_the_server(api: FakeApiServer, tmp_path: Path) -> None:

@@ -162,6 +162,10 @@ class MonitoredPort:
         out: Obj = self._call(lambda: self.port.get(res, namespace, name))
         return out
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        out: tuple[str, ...] = self._call(lambda: self.port.group_versions(group))
+        return out
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj:
         out: Obj = self._call(lambda: self.port.create(res, namespace, body))
         return out

@@ -334,6 +334,17 @@ class KubernetesPort:
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
         return self._request("GET", res.item(namespace, name))
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        try:
+            data = self._request("GET", f"/apis/{group}")
+        except ApiError as exc:
+            if exc.not_found:
+                return ()
+            raise
+        preferred = str((data.get("preferredVersion") or {}).get("version", ""))
+        versions = [str(v.get("version", "")) for v in data.get("versions") or [] if isinstance(v, dict)]
+        return tuple(sorted((v for v in versions if v), key=lambda v: v != preferred))
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj:
         return self._request("POST", res.collection(namespace), body=body)
 

@@ -164,6 +164,11 @@ class ApiPort(Protocol):
 
     def get(self, res: Resource, namespace: str, name: str) -> Obj: ...
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        """The versions the server serves of an API group (its discovery document), the preferred one first; empty
+        when it serves none (404)."""
+        ...
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj: ...
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:

@@ -48,6 +48,7 @@ from packsched.live.port import (
     SERVICES,
     STORAGE_RESOURCES,
     WORKLOADS,
+    ApiError,
     ApiPort,
     Resource,
     older_versions,
@@ -245,22 +246,20 @@ class Server:
             self.health.start()
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
-        for res in self.watched():
-            inf = Informer(
-                self.port,
-                res,
-                self.controller.sink,
-                self.stop,
-                self.options.watch_timeout_s,
-                on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
-                log=self.api_health.log,
-                fallbacks=older_versions(res),
-                optional=optional(res),
-            )
-            if same_kind(res, RESOURCE_CLAIMS):  # claims are written at the version their informer found served
-                self.controller.claim_writer.resource = _served(inf)
-            self.informers.append(inf)
-            inf.start()
+        watched = self.watched()
+        for res in [r for r in watched if not optional(r)]:
+            self._start_informer(res)
+        # the kinds a cluster need not serve: asked for only at a version it serves (the others list meanwhile)
+        served: dict[str, tuple[str, ...] | None] = {}
+        for res in [r for r in watched if optional(r)]:
+            if res.group not in served:
+                served[res.group] = self._served_versions(res.group)
+            versions = served[res.group]
+            candidates = [res, *older_versions(res)]
+            if versions is not None:  # else discovery failed: each version is tried in turn
+                candidates = [c for c in candidates if c.version in versions]
+            if candidates:
+                self._start_informer(candidates[0], tuple(candidates[1:]))
         code = EXIT_OK
         try:
             if self.elector is not None:
@@ -277,6 +276,34 @@ class Server:
         finally:
             self.shutdown()
         return code
+
+    def _start_informer(self, res: Resource, fallbacks: tuple[Resource, ...] = ()) -> None:
+        inf = Informer(
+            self.port,
+            res,
+            self.controller.sink,
+            self.stop,
+            self.options.watch_timeout_s,
+            on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+            log=self.api_health.log,
+            fallbacks=fallbacks,
+            optional=optional(res),
+        )
+        if same_kind(res, RESOURCE_CLAIMS):  # claims are written at the version their informer found served
+            self.controller.claim_writer.resource = _served(inf)
+        self.informers.append(inf)
+        inf.start()
+
+    def _served_versions(self, group: str) -> tuple[str, ...] | None:
+        """The versions the cluster serves of ``group`` (its discovery document); None when it did not say."""
+        try:
+            versions = self.port.group_versions(group)
+        except ApiError as exc:
+            LOG.warning("API discovery failed; trying each version", extra={"group": group, "error": str(exc)})
+            return None
+        if not versions:
+            LOG.info("API group not served by the cluster; not watched", extra={"group": group})
+        return versions
 
     def watched(self) -> list[Resource]:
         """The resources serve watches for this configuration's profiles."""
