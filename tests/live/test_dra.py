@@ -190,15 +190,21 @@ def test_a_failed_bind_takes_the_pod_out_of_the_claim_and_retries(api: FakeApiSe
 
 
 def test_extended_resource_served_by_dra(api: FakeApiServer, tmp_path: Path) -> None:
+    """example.com/gpu comes through DRA (the node does not advertise it); example.com/nic, which a class serves too,
+    through the node's device plugin (advertised): the claim and the pod's request mappings are for the gpus only."""
     api.serve_dra()
     api.create("deviceclasses", device_class(extended="example.com/gpu"))
-    api.create("nodes", node("n0"))  # advertises no example.com/gpu: its devices come through DRA
+    api.create("deviceclasses", device_class("nic", extended="example.com/nic"))
+    n0 = node("n0")
+    for field in ("capacity", "allocatable"):
+        n0["status"][field]["example.com/nic"] = "1"
+    api.create("nodes", n0)
     api.create("resourceslices", resource_slice("n0", 2))
     run = serve(api, tmp_path)
     try:
         p = pod("p", cpu="100m")
-        p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
-        p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "2"}
+        p["spec"]["containers"][0]["resources"]["requests"].update({"example.com/gpu": "2", "example.com/nic": "1"})
+        p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "2", "example.com/nic": "1"}
         created = api.create("pods", p)
         assert api.wait_for(all_bound(["p"]), 15)
     finally:
@@ -216,7 +222,7 @@ def test_extended_resource_served_by_dra(api: FakeApiServer, tmp_path: Path) -> 
         created["metadata"]["uid"],
         True,
     )
-    request = made["spec"]["devices"]["requests"][0]
+    (request,) = made["spec"]["devices"]["requests"]
     assert request["exactly"] == {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}
     assert sorted(r["device"] for r in made["status"]["allocation"]["devices"]["results"]) == ["gpu-0", "gpu-1"]
     assert reserved(api, meta["name"]) == ["p"]

@@ -130,6 +130,8 @@ class _State:
     extended: dict[str, DeviceClass] = field(default_factory=dict)
     ext_requests: dict[str, int] = field(default_factory=dict)  # every extended resource the pod requests
     ext_allocations: dict[str, tuple[ResourceClaim, Allocation]] = field(default_factory=dict)  # by node name
+    # by node name: the extended resources that node gives through DRA (what the claim made for it requests)
+    ext_needed: dict[str, dict[str, DeviceClass]] = field(default_factory=dict)
     pod: Pod | None = None
     # live mode: the claims PreBind reserved for the pod on the API server (with the keys of those it wrote an
     # allocation into), and the extended-resource claim it made
@@ -356,6 +358,7 @@ class DynamicResources:
                 return ERR_CANNOT_FIT, None
         if not needed:
             return "", None
+        data.ext_needed[node.name] = needed
         pod = data.pod
         assert pod is not None
         claim = ResourceClaim(
@@ -582,7 +585,7 @@ class DynamicResources:
                 created = data.created = api.create_extended(made, pod.pod)
                 api.reserve(created, alloc, pod.pod)
                 data.written.append(created)
-                api.record_extended(pod.pod, created, request_mappings(pod.pod, data.extended))
+                api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
         except ClaimWriteError as exc:
             return Status.error(str(exc), plugin=NAME)
         return Status()
