@@ -127,13 +127,15 @@ class ClaimWriter:
                 obj = self._get(claim)
             try:
                 self._reserve_once(res, claim, obj, allocation, pod)
-                self.writes += 1
+                with self._lock:
+                    self.writes += 1
                 return
             except ApiError as exc:
                 if not exc.conflict:
                     what = "add allocation and reservation to" if allocation is not None else "add reservation to"
                     raise ClaimWriteError(f"{what} claim {claim.key}: {exc}") from None
-                self.conflicts += 1
+                with self._lock:
+                    self.conflicts += 1
                 LOG.debug("claim write conflict; reading it again", extra={"claim": claim.key, "try": attempt + 1})
                 time.sleep(CONFLICT_PAUSE_S)
         raise ClaimWriteError(f"claim {claim.key}: still in conflict after {CONFLICT_TRIES} tries")
