@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Protocol
 
+from packsched.api.dra import pod_claim_keys
 from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
 from packsched.backend.cache import Cache
@@ -33,6 +34,7 @@ from packsched.framework.interface import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     DELETE,
+    DRA_CHANGE,
     ELASTIC_QUOTA,
     NODE_CHANGE,
     POD,
@@ -79,6 +81,8 @@ class EventHandlers:
     _waiting: WaitingPods
     _declared_events: dict[str, frozenset[str]]  # plugin -> the queueing events it registers (those that declare)
     _hints: dict[str, QueueingHintPlugin]  # plugins with queueing hints for their events
+    # plugin -> the events on which the pods its PreEnqueue holds back run PreEnqueue again (``pre_enqueue_events``)
+    _gate_events: dict[str, frozenset[str]]
     _activated_at: dict[str, float]  # when each pod was last activated (see activate)
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
@@ -246,15 +250,20 @@ class EventHandlers:
 
         return stays
 
-    def _retry_gated(self, event: str | None, obj: object) -> None:
+    def _retry_gated(self, event: str | None, obj: object, only: Callable[[QueuedPod], bool] | None = None) -> None:
         """Pods held back at PreEnqueue by a plugin with queueing hints that registers ``event`` (every such pod
         for a move of everything): PreEnqueue runs again, and a pod it lets in goes to the active heap (upstream
         moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""
-        if not self._hints:
+        if not self._hints and not self._gate_events:
             return
         for qp in self._queue.gated_pods():
+            if only is not None and not only(qp):
+                continue
             plugin = qp.gate_plugin
-            if plugin not in self._hints or (event is not None and not self._hears(plugin, event, qp.info, obj)):
+            gate_events = self._gate_events.get(plugin)
+            if gate_events is not None and event in gate_events:
+                pass  # the plugin waits on these objects: PreEnqueue again
+            elif plugin not in self._hints or (event is not None and not self._hears(plugin, event, qp.info, obj)):
                 continue
             fwk = self.framework_for(qp.info)
             if fwk is None:
@@ -421,6 +430,22 @@ class EventHandlers:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage
         catalog the volume plugins read (VolumeBinding, VolumeZone, ... register these events upstream)."""
         self.move_all(STORAGE_CHANGE)
+
+    def dra_changed(self, claims: frozenset[str] | None = None) -> None:
+        """DRA objects changed (live mode's DRA informers): unschedulable pods are tried again, and the pods a
+        PreEnqueue plugin holds back until such objects exist (DynamicResources: a claim not created yet) run it
+        again. ``claims``: only the pods using one of these claims (namespace/name) move (upstream's queueing hint
+        for a claim created or whose status changed); None: every pod (a class or slice added or changed, a
+        claim deallocated or deleted while allocated)."""
+        if claims is None:
+            self.move_all(DRA_CHANGE)
+            return
+
+        def uses(qp: QueuedPod) -> bool:
+            return not claims.isdisjoint(pod_claim_keys(qp.info.pod))
+
+        self._queue.move_all(self.clock(), stay=lambda qp: not uses(qp))
+        self._retry_gated(DRA_CHANGE, None, only=uses)
 
     def replay_to_plugins(self, events: Iterable[ClusterEvent]) -> None:
         """The cluster as new plugins' informers list it after a configuration change: each object an ``Add``

@@ -286,6 +286,12 @@ class Scheduler(EventHandlers):
             for p in fwk.plugins.values()
             if (events := getattr(p, "queueing_events", None)) is not None
         }
+        self._gate_events = {
+            p.name: frozenset(events)
+            for fwk in self.frameworks.values()
+            for p in fwk.plugins.values()
+            if (events := getattr(p, "pre_enqueue_events", None)) is not None
+        }
         self._hints = {
             p.name: p
             for fwk in self.frameworks.values()

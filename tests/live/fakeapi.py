@@ -10,7 +10,13 @@ uses.
 - pods/eviction: 429 when a PodDisruptionBudget of the pod forbids it (computed as the disruption controller
   does), else the pod is deleted.
 - PUT checks resourceVersion (409 on a stale one): leases rely on it. POST of an existing name is 409.
-- PATCH of pods/status merges conditions by type (strategic merge) and deletes ``null`` fields.
+- PATCH of pods/status merges conditions by type (strategic merge) and deletes ``null`` fields; a strategic
+  patch of a claim's ``reservedFor`` deletes the entries ``{"$patch": "delete", "uid": ...}`` names.
+- PUT of a status subresource replaces the status only; PUT of a kind with a status subresource (ResourceClaims)
+  keeps the status.
+- DRA (resource.k8s.io): not served until :meth:`FakeApiServer.serve_dra` (at one version, as a cluster serves
+  its newest); other versions' paths answer 404, and so does the group's discovery document (``/apis/<group>``)
+  while it is not served.
 - latency: every write (POST, PUT, PATCH, DELETE) takes ``write_latency_s`` (default 4 ms, about what a real
   API server on loopback with etcd takes), reads ``read_latency_s`` (default 0); requests are served
   concurrently, so the latency hides nothing but a synchronous client.
@@ -61,8 +67,14 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "jobs": ("batch/v1", "Job", True),
     "configmaps": ("v1", "ConfigMap", True),
     "secrets": ("v1", "Secret", True),  # never asked for by packsched: tests assert so
+    "deviceclasses": ("resource.k8s.io/v1", "DeviceClass", False),
+    "resourceslices": ("resource.k8s.io/v1", "ResourceSlice", False),
+    "resourceclaims": ("resource.k8s.io/v1", "ResourceClaim", True),
 }
+DRA_PLURALS = frozenset({"deviceclasses", "resourceslices", "resourceclaims"})
+WITH_STATUS = frozenset({"resourceclaims"})  # kinds whose main PUT leaves status alone (a status subresource)
 
+_GROUP = re.compile(r"^/apis/(?P<group>[^/]+)$")
 _PATH = re.compile(
     r"^/(?:api/v1|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
     r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[a-z]+)(?:/(?P<name>[^/]+))?(?:/(?P<sub>[a-z]+))?$"
@@ -185,8 +197,10 @@ class FakeApiServer:
         self.max_watch_s = max_watch_s
         self.lock = threading.Condition()
         self.rv = 1000  # never "0", which a watch reads as "from any version"
+        self.kinds = dict(KINDS)  # this server's: serve_dra sets the DRA kinds' version
         self.store: dict[str, dict[tuple[str, str], Obj]] = {p: {} for p in KINDS}
         self.unserved: set[str] = set()  # plurals answered 404, as kinds a cluster does not serve (CRDs not installed)
+        self.dra_version = ""  # the resource.k8s.io version served ("": none)
         self.history: list[_Event] = []
         self.history_rvs: list[int] = []
         self.compacted_rv = 0
@@ -243,6 +257,21 @@ class FakeApiServer:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         return path
+
+    def serve_dra(self, version: str = "v1") -> None:
+        """Serve resource.k8s.io at ``version`` only (objects carry that apiVersion)."""
+        with self.lock:
+            self.dra_version = version
+            for plural in DRA_PLURALS:
+                _, kind, namespaced = self.kinds[plural]
+                self.kinds[plural] = (f"resource.k8s.io/{version}", kind, namespaced)
+
+    def _served(self, plural: str, group: str | None, version: str | None) -> bool:
+        if plural not in KINDS or plural in self.unserved:
+            return False
+        if plural in DRA_PLURALS:
+            return bool(self.dra_version) and group == "resource.k8s.io" and version == self.dra_version
+        return True
 
     # -- faults ----------------------------------------------------------------------------------------------
 
@@ -310,10 +339,10 @@ class FakeApiServer:
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
     def _key(self, plural: str, ns: str, name: str) -> tuple[str, str]:
-        return (ns if KINDS[plural][2] else "", name)
+        return (ns if self.kinds[plural][2] else "", name)
 
     def _create(self, plural: str, ns: str, obj: Obj) -> Obj:
-        gv, kind, namespaced = KINDS[plural]
+        gv, kind, namespaced = self.kinds[plural]
         obj = copy.deepcopy(obj)
         obj["apiVersion"], obj["kind"] = gv, kind
         meta = obj.setdefault("metadata", {})
@@ -371,9 +400,11 @@ class FakeApiServer:
                 "please apply your changes to the latest version and try again",
             )
         new = copy.deepcopy(body)
-        new["apiVersion"], new["kind"] = KINDS[plural][0], KINDS[plural][1]
-        mutable = {k: v for k, v in new.get("metadata", {}).items() if k in ("labels", "annotations")}
+        new["apiVersion"], new["kind"] = self.kinds[plural][0], self.kinds[plural][1]
+        mutable = {k: v for k, v in new.get("metadata", {}).items() if k in ("labels", "annotations", "finalizers")}
         new["metadata"] = {**cur["metadata"], **mutable}
+        if plural in WITH_STATUS:
+            new["status"] = copy.deepcopy(cur.get("status") or {})
         self._bump(new)
         self.store[plural][self._key(plural, ns, name)] = new
         self._record(plural, "MODIFIED", new)
@@ -429,12 +460,36 @@ class FakeApiServer:
         self.stats.evictions += 1
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
+    def _update_status(self, plural: str, ns: str, name: str, body: Obj) -> Obj:
+        cur = self._get(plural, ns, name)
+        want = body.get("metadata", {}).get("resourceVersion")
+        if want and want != cur["metadata"]["resourceVersion"]:
+            raise ApiFailure(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {plural} "{name}": the object has been modified; '
+                "please apply your changes to the latest version and try again",
+            )
+        new = copy.deepcopy(cur)
+        new["status"] = copy.deepcopy(body.get("status") or {})
+        self._bump(new)
+        self.store[plural][self._key(plural, ns, name)] = new
+        self._record(plural, "MODIFIED", new)
+        return new
+
     def _patch_status(self, plural: str, ns: str, name: str, patch: Obj, strategic: bool) -> Obj:
         cur = copy.deepcopy(self._get(plural, ns, name))
+        uid = (patch.get("metadata") or {}).get("uid")
+        if uid and uid != cur["metadata"].get("uid"):
+            raise ApiFailure(409, "Conflict", "Precondition failed: UID in precondition does not match")
         status = cur.setdefault("status", {})
         for k, v in (patch.get("status") or {}).items():
             if v is None:
                 status.pop(k, None)
+            elif k == "reservedFor" and strategic:
+                gone = {e.get("uid") for e in v if e.get("$patch") == "delete"}
+                kept = [e for e in status.get(k) or [] if e.get("uid") not in gone]
+                status[k] = kept + [e for e in v if e.get("$patch") != "delete"]
             elif k == "conditions" and strategic:
                 by_type = {c.get("type"): c for c in status.get("conditions") or []}
                 for c in v:
@@ -465,6 +520,11 @@ class FakeApiServer:
         meta = obj.get("metadata", {})
         with self.lock:
             return copy.deepcopy(self._update(plural, meta.get("namespace", ""), meta["name"], obj))
+
+    def patch_status(self, plural: str, ns: str, name: str, patch: Obj) -> Obj:
+        """A strategic-merge patch of the status (as a controller writes it)."""
+        with self.lock:
+            return copy.deepcopy(self._patch_status(plural, ns, name, patch, strategic=True))
 
     def delete(self, plural: str, ns: str, name: str) -> None:
         with self.lock:
@@ -566,8 +626,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.hang_s <= 0:
             self._send(fault.status, ApiFailure(fault.status, "InternalError", "injected fault").status())
             return
+        g = _GROUP.match(url.path)
+        if method == "GET" and g is not None and g.group("group") == "resource.k8s.io" and api.dra_version:
+            gv = {"groupVersion": f"resource.k8s.io/{api.dra_version}", "version": api.dra_version}
+            group = {"kind": "APIGroup", "apiVersion": "v1", "name": "resource.k8s.io"}
+            self._send(200, {**group, "versions": [gv], "preferredVersion": gv})
+            return
         m = _PATH.match(url.path)
-        if m is None or m.group("plural") not in KINDS or m.group("plural") in api.unserved:
+        if m is None or not api._served(m.group("plural"), m.group("group"), m.group("version")):
             self._send(404, ApiFailure(404, "NotFound", f"the server could not find {url.path}").status())
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -605,7 +671,7 @@ class _Handler(BaseHTTPRequestHandler):
         with api.lock:
             if name is None:
                 if method == "GET":
-                    gv, kind, _ = KINDS[plural]
+                    gv, kind, _ = api.kinds[plural]
                     keys = [k for k in api.store[plural] if not ns or k[0] == ns]
                     # pagination as the API server does it: at most `limit` items, and a token for the rest
                     start = int(query.get("continue") or 0)
@@ -630,6 +696,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return 201, api._bind(ns, name, body)
             elif plural == "pods" and sub == "eviction" and method == "POST":
                 return 201, api._evict(ns, name, body)
+            elif sub == "status" and method == "PUT":
+                return 200, copy.deepcopy(api._update_status(plural, ns, name, body))
             elif sub == "status" and method == "PATCH":
                 return 200, copy.deepcopy(api._patch_status(plural, ns, name, body, strategic))
         raise ApiFailure(405, "MethodNotAllowed", f"{method} is not supported on {self.path}")
@@ -694,7 +762,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self._end()
                     return
                 if bookmarks and not events and now - last_bookmark >= api.bookmark_interval_s:
-                    gv, kind, _ = KINDS[plural]
+                    gv, kind, _ = api.kinds[plural]
                     self._chunk(
                         {
                             "type": "BOOKMARK",

@@ -38,6 +38,10 @@ class StubPort:
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         return body
 
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        self.writes.append(("update_status", body))
+        return body
+
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
         self.writes.append(("patch", patch))
         return patch

@@ -12,6 +12,7 @@ import yaml
 
 from live.fakeapi import FakeApiServer
 from live.harness import DEPLOY, ROOT, all_bound, deploy_config_text, load, node, pod, start, wait
+from live.test_dra import claim, claim_pod, device_class, resource_slice
 from packsched.api.manifests import load_manifests
 from packsched.config.loader import load_config_data
 from packsched.plugins.registry import in_tree_registry
@@ -211,6 +212,9 @@ def test_podgroup_crd() -> None:
 # -- RBAC against what the code does --------------------------------------------------------------------------
 
 
+DISCOVERY = re.compile(r"^/apis/[^/]+/?$")
+
+
 def _rbac_request(method: str, path: str, watch: bool) -> tuple[str, str, str, str, str]:
     """(apiGroup, resource[/subresource], verb, namespace, name) of one API request, as the authorizer sees it."""
     parts = path.strip("/").split("/")
@@ -275,8 +279,10 @@ def test_custom_resources_are_granted_only_by_their_own_files() -> None:
 
 def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path) -> None:
     """Run serve through binding, a failure (repeated: an event series), preemption by eviction and by deletion,
-    leader election and an outage, then with Coscheduling and --write-podgroup-status through a gang; every request
-    must be allowed by the shipped RBAC (with its namespace for the Lease), and every grant used."""
+    leader election and an outage, then with Coscheduling and --write-podgroup-status through a gang, then on a
+    cluster serving DRA through a claim written after a conflict and an extended-resource claim made, each bound
+    after a failed bind; every request must be allowed by the shipped RBAC (with its namespace for the Lease), and
+    every grant used."""
     api.create("priorityclasses", {"metadata": {"name": "low"}, "value": 10})
     api.create("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
     api.create("nodes", node("n0", cpu="1", memory="4Gi"))
@@ -314,7 +320,28 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
         assert wait(lambda: "phase" in (api.get("podgroups", "default", "gang") or {}).get("status", {}), 15)
     finally:
         run.stop()
-    used = {_rbac_request(m, p, w) for m, p, w in api.stats.log}
+    # DRA: classes, slices and claims watched; claims written (one read again after a conflict), the claim for
+    # extended resources created, and after a failed bind the pod taken out of reservedFor, that claim deleted
+    api.serve_dra()
+    api.create("deviceclasses", device_class(extended="example.com/gpu"))
+    api.create("nodes", node("d0", cpu="4", memory="8Gi"))
+    api.create("resourceslices", resource_slice("d0", 4))
+    api.create("resourceclaims", claim("c"))
+    api.inject("PUT", r"/resourceclaims/c/status$", status=409, count=1)
+    for name in ("dra", "ext"):
+        api.inject("POST", rf"/pods/{name}/binding$", status=500, count=1)
+    run = start(api, tmp_path)
+    try:
+        run.wait_ready()
+        api.create("pods", claim_pod("dra", claim_name="c"))
+        ext = pod("ext", cpu="100m")
+        ext["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+        api.create("pods", ext)
+        assert api.wait_for(all_bound(["dra", "ext"]), 20)
+    finally:
+        run.stop()
+    # (discovery documents, /apis/<group>, are non-resource URLs every authenticated user may read: system:discovery)
+    used = {_rbac_request(m, p, w) for m, p, w in api.stats.log if not DISCOVERY.match(p)}
     # the Lease is in kube-system in the tests (resourceNamespace); the shipped Role is in packsched-system
     used = {(g, r, v, "packsched-system" if r == "leases" else ns, n) for g, r, v, ns, n in used}
     denied = sorted(u for u in used if not _allowed(u))

@@ -18,6 +18,7 @@ from live.fakeapi import FakeApiServer
 from live.harness import all_bound, check_cluster, load, node, pod, start, wait, write_config
 from packsched.live.kube import KubernetesPort
 from packsched.live.port import (
+    DRA_RESOURCES,
     ELASTIC_QUOTAS,
     NAMESPACES,
     NODES,
@@ -260,11 +261,12 @@ def test_serve_watches_only_what_its_profiles_read(api: FakeApiServer, tmp_path:
             port.close()
 
     base = {NODES, PODS, PDBS, PRIORITY_CLASSES}
-    volumes = ["VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"]
+    volumes = ["VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits", "DynamicResources"]
     # the default profile reads them all (ElasticQuotas are for CapacityScheduling)
-    assert watched([]) == base | {NAMESPACES, SERVICES, *WORKLOADS, *STORAGE_RESOURCES}
+    assert watched([]) == base | {NAMESPACES, SERVICES, *WORKLOADS, *STORAGE_RESOURCES, *DRA_RESOURCES}
     assert watched(["InterPodAffinity", "PodTopologySpread", *volumes]) == base
     assert watched(["InterPodAffinity", "PodTopologySpread", *volumes[1:]]) == base | set(STORAGE_RESOURCES)
+    assert watched(["InterPodAffinity", "PodTopologySpread", *volumes[:-1]]) == base | set(DRA_RESOURCES)
     assert watched(["PodTopologySpread", *volumes]) == base | {NAMESPACES}
     assert watched(["InterPodAffinity", *volumes]) == base | {SERVICES, *WORKLOADS}
     # the live adapter's other handlers are told apart from these

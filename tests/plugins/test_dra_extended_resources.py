@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from helpers import simulate_placements
 from packsched.api.dra import DeviceClass, DraObjects
 from packsched.api.manifests import load_manifests
 from packsched.api.objects import Container, Pod
-from packsched.backend.dra.extended import claim_requests, class_for
+from packsched.backend.dra.extended import claim_requests, class_for, request_mappings
 from packsched.cli.main import app
 from packsched.config.loader import default_config
 from packsched.plugins.registry import in_tree_registry
@@ -254,3 +255,49 @@ def test_the_claim_has_one_request_per_container() -> None:
     # init container first reuses the devices of the containers that start after it (1 + 2)
     assert requests(3) == [("container-1-request-0", 1), ("container-2-request-1", 2)]
     assert requests(4) == [("container-0-request-0", 1), ("container-1-request-0", 1), ("container-2-request-1", 2)]
+
+
+# -- which request serves which container (status.extendedResourceClaimStatus.requestMappings, live mode) --------
+
+GPU, GPU1, GPU_INIT = "example.com/gpu", "example.com/gpu1", "example.com/gpuinit"
+MAPPING_CLASSES = {GPU: DeviceClass("class"), GPU1: DeviceClass("class1"), GPU_INIT: DeviceClass("classInit")}
+
+
+def _c(name: str, resource: str, amount: int, sidecar: bool = False) -> Container:
+    return Container(name, requests={resource: amount}, restart_policy="Always" if sidecar else "")
+
+
+@pytest.mark.parametrize(
+    ("containers", "init", "want"),
+    [
+        # upstream Test_createRequestsAndMappings_mappings: "two containers, two requests"
+        ([_c("con0", GPU, 1), _c("con1", GPU1, 2)], [], [("con0", GPU, 0), ("con1", GPU1, 1)]),
+        # "one init container, one regular container, one request"
+        ([_c("con0", GPU, 1)], [_c("init-con0", GPU_INIT, 2)], [("init-con0", GPU_INIT, 0), ("con0", GPU, 1)]),
+        # "three containers (two are init container), two requests": the smaller init request gives way to the
+        # larger (plain init containers run one at a time)
+        (
+            [_c("con0", GPU, 1)],
+            [_c("init-con0", GPU_INIT, 1), _c("init-con1", GPU_INIT, 2)],
+            [("init-con0", GPU_INIT, 1), ("init-con1", GPU_INIT, 1), ("con0", GPU, 2)],
+        ),
+        # "four containers (two are init container, one sidecar), three requests": the first init container reuses
+        # the sidecar's device
+        (
+            [_c("con0", GPU, 1)],
+            [_c("init-con0", GPU_INIT, 1), _c("sidecar-con1", GPU_INIT, 1, sidecar=True), _c("init-con2", GPU_INIT, 2)],
+            [("init-con0", GPU_INIT, 1), ("sidecar-con1", GPU_INIT, 1), ("init-con2", GPU_INIT, 2), ("con0", GPU, 3)],
+        ),
+    ],
+)
+def test_request_mappings_as_upstream(
+    containers: list[Container], init: list[Container], want: list[tuple[str, str, int]]
+) -> None:
+    pod = Pod("p", containers=containers, init_containers=init)
+    needed = {name: cls for name, cls in MAPPING_CLASSES.items() if any(name in c.requests for c in containers + init)}
+    got = request_mappings(pod, needed)
+    expected = [(c, r, f"container-{i}-request-0") for c, r, i in want]
+    assert sorted(got, key=lambda m: (m[2], m[0])) == sorted(expected, key=lambda m: (m[2], m[0]))
+    # every request named is one of the claim's
+    names = {r.name for r in claim_requests(pod, needed)}
+    assert {q for _c, _r, q in got} <= names

@@ -72,6 +72,9 @@ ASSIGNED_POD_DELETE = "AssignedPodDelete"
 UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
 NODE_CHANGE = "Node"
 STORAGE_CHANGE = "Storage"
+# a DeviceClass or ResourceSlice added or changed, a ResourceClaim created, allocated or deallocated (live mode's
+# DRA informers; upstream's DynamicResources registers these)
+DRA_CHANGE = "DRA"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class ClusterEventPlugin(Protocol):
 # (``Handle.storage()``: claims, volumes, classes, CSINodes).
 NAMESPACES = "Namespaces"
 STORAGE = "Storage"
+DRA = "DRA"  # DeviceClasses, ResourceSlices, ResourceClaims (``Handle.dra()``)
 
 
 def reads(plugin: object, what: str) -> bool:

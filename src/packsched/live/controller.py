@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
+from packsched.api.dra import DraObjects
 from packsched.api.storage import StorageObjects
 from packsched.backend.disruption import BudgetStatus
 from packsched.config.types import KubeSchedulerConfiguration
@@ -31,12 +32,13 @@ from packsched.framework.runtime import PluginFactory
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.binding import BindingDone, BindingPool
+from packsched.live.claims import ClaimWriter
 from packsched.live.handlers import InformerHandlers, Tracked
 from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.podgroup_status import PodGroupStatusController
-from packsched.live.port import PODS, ApiError, ApiPort, Obj, Resource
+from packsched.live.port import PODS, RESOURCE_CLAIMS, ApiError, ApiPort, Obj, Resource
 from packsched.live.quota_status import QuotaStatusController
 from packsched.live.record import RecordWriter
 from packsched.live.recorder import Recorder
@@ -144,6 +146,10 @@ class Controller:
         self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
         # the claims, volumes, classes and CSINodes the volume plugins read, as the storage informers report them
         self.storage = StorageObjects(mirror=True)
+        # the DRA objects DynamicResources reads, as the DRA informers report them; its PreBind writes claims
+        # through the writer (``claim_writer.resource``: the ResourceClaim version the cluster serves)
+        self.claim_writer = ClaimWriter(port, lambda: RESOURCE_CLAIMS)
+        self.dra = DraObjects(api=self.claim_writer)
         self.scheduler = Scheduler(
             config,
             registry,
@@ -155,13 +161,21 @@ class Controller:
             on_clear_nomination=lambda info: self.statuses.nomination_cleared(info.pod),
             async_binding=True,
             storage=self.storage,
+            dra=self.dra,
         )
         self.binding = BindingPool(
             binding_workers, self.scheduler.run_binding_cycle, self.inbox.put, lambda: self.health.down
         )
         self.cache = self.scheduler.cache
         self.informers = InformerHandlers(
-            self.scheduler, self.statuses, self.victims, self.recorder, self.stats, self.storage
+            self.scheduler,
+            self.statuses,
+            self.victims,
+            self.recorder,
+            self.stats,
+            self.storage,
+            dra=self.dra,
+            claim_writer=self.claim_writer,
         )
         self.pods = self.informers.pods
         # write status.used as scheduler-plugins' controller does (with quota_status)
@@ -212,6 +226,7 @@ class Controller:
             try:
                 item = self.inbox.get_nowait()
             except queue_mod.Empty:
+                self.informers.flush()
                 return handled
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
@@ -261,6 +276,7 @@ class Controller:
         now = self.clock()
         if now - self._last_housekeeping >= 0.5:
             self._housekeeping(now)
+        self.informers.flush()  # (events applied through handle rather than drain)
         qp = self.scheduler.next_pod()
         if qp is None:
             return False

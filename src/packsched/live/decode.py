@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from packsched.api import manifests
+from packsched.api.dra import DraObjects
 from packsched.api.errors import ErrorList, FieldError
 from packsched.api.gangs import PodGroup
 from packsched.api.manifests import Workload
@@ -39,6 +40,7 @@ class Decoded:
     services: list[Service] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     storage: StorageObjects = field(default_factory=StorageObjects)
+    dra: DraObjects = field(default_factory=DraObjects)
     problems: list[FieldError] = field(default_factory=list)
 
 
@@ -64,6 +66,7 @@ def decode(res: Resource, raw: Obj) -> Decoded:
         cluster.services,
         cluster.workloads,
         cluster.storage,
+        cluster.dra,
     )
     phase = (raw.get("status") or {}).get("phase")
     for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from packsched.api.dra import DraObjects, pod_claim_keys
 from packsched.api.errors import FieldError
 from packsched.api.gangs import PodGroup
 from packsched.api.objects import (
@@ -30,8 +31,10 @@ from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.framework import interface as ev
 from packsched.framework.interface import ClusterEvent
 from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.live.claims import ClaimWriter
 from packsched.live.cluster_objects import ClusterObjects
 from packsched.live.decode import decode, decode_or_log, resolve_pod_priority
+from packsched.live.dra_objects import DraHandlers
 from packsched.live.leader import parse_micro_time
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.port import (
@@ -75,9 +78,13 @@ class InformerHandlers:
         stats: Stats,
         storage: StorageObjects | None = None,
         wall: Callable[[], float] = time.time,
+        dra: DraObjects | None = None,
+        claim_writer: ClaimWriter | None = None,
     ) -> None:
         """``storage``: the catalog the scheduler's volume plugins read, kept by the storage informers. ``wall``:
-        the wall clock (seconds since the epoch), against which objects' creation timestamps are read."""
+        the wall clock (seconds since the epoch), against which objects' creation timestamps are read. ``dra``:
+        the DRA catalog DynamicResources reads, kept by the DRA informers (``claim_writer`` sees each claim as
+        delivered)."""
         self.scheduler = scheduler
         self.cache = scheduler.cache
         self.statuses = statuses
@@ -94,6 +101,7 @@ class InformerHandlers:
         self._arrival = 0
         # namespaces, Services, controllers, the storage catalog
         self.objects = ClusterObjects(scheduler, storage if storage is not None else StorageObjects(), stats)
+        self.dra = DraHandlers(dra if dra is not None else DraObjects(), scheduler.dra_changed, stats, claim_writer)
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
         if res == PODS:
@@ -110,6 +118,12 @@ class InformerHandlers:
             self._on_pod_group(etype, obj)
         elif self.objects.handles(res):
             self.objects.handle(res, etype, obj)
+        elif self.dra.handles(res):
+            self.dra.handle(res, etype, obj)
+
+    def flush(self) -> None:
+        """After a batch of events: the moves they call for that are made once per batch (DRA's)."""
+        self.dra.flush()
 
     def budgets(self) -> list[BudgetStatus]:
         alive = (tr for tr in self.pods.values() if not tr.terminating)
@@ -252,11 +266,15 @@ class InformerHandlers:
         if tr is not None:
             tr.terminating = terminating
             tr.info.pod.labels = pod.labels
+            claims_made = pod.resource_claim_statuses != tr.info.pod.resource_claim_statuses
+            tr.info.pod.resource_claim_statuses = pod.resource_claim_statuses
             if terminating:
                 self.forget(key)
             elif self.scheduler.queue.is_gated(key) and not pod.scheduling_gates:
                 self.forget(key)
                 self._enqueue(pod, uid)
+            elif claims_made:  # the resourceclaim controller made its claims (upstream UpdatePodGeneratedResourceClaim)
+                self.dra.claims_named(pod_claim_keys(pod))
             return
         if terminating:
             return  # on its way out

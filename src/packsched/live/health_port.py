@@ -162,12 +162,20 @@ class MonitoredPort:
         out: Obj = self._call(lambda: self.port.get(res, namespace, name))
         return out
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        out: tuple[str, ...] = self._call(lambda: self.port.group_versions(group))
+        return out
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj:
         out: Obj = self._call(lambda: self.port.create(res, namespace, body))
         return out
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         out: Obj = self._call(lambda: self.port.update(res, namespace, name, body))
+        return out
+
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        out: Obj = self._call(lambda: self.port.update_status(res, namespace, name, body))
         return out
 
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:

@@ -5,7 +5,11 @@ moves the resume point; a watch that ends (server timeout, dropped connection, 5
 bounded backoff for errors; 410 Gone means the point is too old: list again, and report objects that vanished
 meanwhile as deleted.
 
-Any kind (a custom resource such as ElasticQuota too) is watched by giving its :class:`Resource`.
+Any kind (a custom resource such as ElasticQuota too) is watched by giving its :class:`Resource`. A kind the
+cluster may serve at older versions only (DRA's resource.k8s.io) is given with those (``fallbacks``): a first list
+answered 404 tries the next. A kind the cluster need not serve (``optional``: DRA's) counts as synced, with
+nothing, when no version is served, and is not watched (:attr:`Informer.unserved`); any other kind (a CRD not
+installed yet) is listed again until it is served.
 """
 
 from __future__ import annotations
@@ -34,9 +38,14 @@ class Informer:
         max_backoff_s: float = 10.0,
         on_relist: Callable[[Resource], None] | None = None,
         log: ThrottledLog | None = None,
+        fallbacks: tuple[Resource, ...] = (),
+        optional: bool = False,
     ) -> None:
         self.port = port
         self.res = res
+        self.fallbacks = list(fallbacks)
+        self.optional = optional
+        self.unserved = False  # no version of the kind is served: synced with nothing, stopped
         self.sink = sink
         self.stop = stop
         self.watch_timeout_s = watch_timeout_s
@@ -77,6 +86,15 @@ class Informer:
             except ApiError as exc:
                 if self.stop.is_set():
                     return  # shutting down: the watch was cut on purpose
+                first_list = exc.not_found and not self.resource_version and not self.synced.is_set()
+                if first_list and self.fallbacks:  # not served at this version: try the next
+                    self.res = self.fallbacks.pop(0)
+                    continue
+                if first_list and self.optional:
+                    LOG.info("not served by the cluster; not watched", extra={"resource": self.res.plural})
+                    self.unserved = True
+                    self.synced.set()
+                    return
                 if exc.gone:
                     LOG.info(
                         "watch expired, relisting",

@@ -40,7 +40,16 @@ DEFAULT_TIMEOUT_S = 30.0  # read timeout of a request (a watch has its own)
 AUTH_REFRESH_S = 30.0
 _Items = list[Obj]  # (inside KubernetesPort, ``list`` names its method)
 BUILTIN_GROUPS = frozenset(
-    {"", "apps", "policy", "coordination.k8s.io", "scheduling.k8s.io", "events.k8s.io", "storage.k8s.io"}
+    {
+        "",
+        "apps",
+        "policy",
+        "coordination.k8s.io",
+        "scheduling.k8s.io",
+        "events.k8s.io",
+        "storage.k8s.io",
+        "resource.k8s.io",
+    }
 )
 
 
@@ -325,11 +334,25 @@ class KubernetesPort:
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
         return self._request("GET", res.item(namespace, name))
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        try:
+            data = self._request("GET", f"/apis/{group}")
+        except ApiError as exc:
+            if exc.not_found:
+                return ()
+            raise
+        preferred = str((data.get("preferredVersion") or {}).get("version", ""))
+        versions = [str(v.get("version", "")) for v in data.get("versions") or [] if isinstance(v, dict)]
+        return tuple(sorted((v for v in versions if v), key=lambda v: v != preferred))
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj:
         return self._request("POST", res.collection(namespace), body=body)
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         return self._request("PUT", res.item(namespace, name), body=body)
+
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        return self._request("PUT", res.item(namespace, name, "status"), body=body)
 
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:
         # Built-in kinds take a strategic merge patch (conditions merge by type); custom resources a merge patch.

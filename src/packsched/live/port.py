@@ -8,7 +8,7 @@ dictionaries the API server sends, and are decoded by packsched's own decoder (:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 Obj = dict[str, Any]
@@ -78,6 +78,33 @@ PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", False)
 STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
 CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False)
 STORAGE_RESOURCES = (PVCS, PVS, STORAGE_CLASSES, CSI_NODES)
+# Dynamic Resource Allocation, watched when a profile has DynamicResources and the cluster serves resource.k8s.io:
+# v1 (Kubernetes 1.34+), else the newest older version it serves (DRA_OLDER_VERSIONS, in the order tried).
+DRA_GROUP = "resource.k8s.io"
+DEVICE_CLASSES = Resource(DRA_GROUP, "v1", "deviceclasses", "DeviceClass", False)
+RESOURCE_SLICES = Resource(DRA_GROUP, "v1", "resourceslices", "ResourceSlice", False)
+RESOURCE_CLAIMS = Resource(DRA_GROUP, "v1", "resourceclaims", "ResourceClaim", True)
+DRA_RESOURCES = (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS)
+DRA_OLDER_VERSIONS = ("v1beta2", "v1beta1")
+
+
+def older_versions(res: Resource) -> tuple[Resource, ...]:
+    """The same kind at the older versions a cluster may serve instead (what an informer falls back to when the
+    version it asks for is not served): DRA's beta versions."""
+    if res.group != DRA_GROUP:
+        return ()
+    return tuple(replace(res, version=v) for v in DRA_OLDER_VERSIONS)
+
+
+def optional(res: Resource) -> bool:
+    """Whether a cluster may not serve the kind at all (DRA's, before Kubernetes 1.32 or with the API off): then
+    it is not watched, and what reads it sees none."""
+    return res.group == DRA_GROUP
+
+
+def same_kind(a: Resource, b: Resource) -> bool:
+    """Whether two resources name one kind (at any version)."""
+    return a.group == b.group and a.plural == b.plural
 
 
 class ApiError(Exception):
@@ -137,10 +164,19 @@ class ApiPort(Protocol):
 
     def get(self, res: Resource, namespace: str, name: str) -> Obj: ...
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        """The versions the server serves of an API group (its discovery document), the preferred one first; empty
+        when it serves none (404)."""
+        ...
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj: ...
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         """PUT: fails with 409 when ``body``'s resourceVersion is not the current one."""
+        ...
+
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        """PUT of the status subresource (only ``body``'s status is taken); 409 as :meth:`update`."""
         ...
 
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:

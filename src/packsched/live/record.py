@@ -48,6 +48,7 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, Status
 from packsched.live.port import (
+    DRA_RESOURCES,
     ELASTIC_QUOTAS,
     NAMESPACES,
     NODES,
@@ -71,10 +72,22 @@ UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
 OUTCOMES = (SCHEDULED, UNSCHEDULABLE, ERROR)
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED")
-# Every kind serve may watch, by plural (the name a record gives it).
+# Every kind serve may watch, by plural (the name a record gives it; DRA's objects carry the version they were
+# served at in their apiVersion).
 RESOURCES: dict[str, Resource] = {
     r.plural: r
-    for r in (NODES, PODS, PDBS, PRIORITY_CLASSES, ELASTIC_QUOTAS, NAMESPACES, SERVICES, *WORKLOADS, *STORAGE_RESOURCES)
+    for r in (
+        NODES,
+        PODS,
+        PDBS,
+        PRIORITY_CLASSES,
+        ELASTIC_QUOTAS,
+        NAMESPACES,
+        SERVICES,
+        *WORKLOADS,
+        *STORAGE_RESOURCES,
+        *DRA_RESOURCES,
+    )
 }
 QUEUE_CAPACITY = 100_000  # lines waiting for the writer before the scheduler waits for it
 BUFFER_BYTES = 1 << 20

@@ -12,12 +12,13 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from packsched.api.files import STDIN, STDIN_LABEL, read_text
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.interface import (
+    DRA,
     ELASTIC_QUOTA,
     NAMESPACES,
     POD_GROUP,
@@ -36,17 +37,23 @@ from packsched.live.informer import DEFAULT_WATCH_TIMEOUT_S, Informer
 from packsched.live.leader import LeaderElector, active_holder
 from packsched.live.metrics import Metrics
 from packsched.live.port import (
+    DRA_RESOURCES,
     ELASTIC_QUOTAS,
     NODES,
     PDBS,
     POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
+    RESOURCE_CLAIMS,
     SERVICES,
     STORAGE_RESOURCES,
     WORKLOADS,
+    ApiError,
     ApiPort,
     Resource,
+    older_versions,
+    optional,
+    same_kind,
 )
 from packsched.live.port import NAMESPACES as NAMESPACES_RES
 from packsched.live.record import RecordError, RecordWriter, header
@@ -58,7 +65,8 @@ LOG = logging.getLogger("packsched.live")
 # without the ElasticQuota or PodGroup CRD, or RBAC without storage, needs it only for such a configuration):
 # ElasticQuotas, PodGroups, Services and controllers for the plugins that keep a view of them (CapacityScheduling;
 # Coscheduling; PodTopologySpread's default constraints), namespaces and the storage catalog for the plugins that
-# read them (InterPodAffinity; the volume plugins).
+# read them (InterPodAffinity; the volume plugins), and the DRA objects for DynamicResources (at the newest version of
+# resource.k8s.io the cluster serves; none when it serves none).
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -85,6 +93,11 @@ class ServeOptions:
     pod_group_status: bool = False  # write PodGroup status (scheduler-plugins' PodGroup controller's job)
     allow_concurrent: bool = False  # leader election off: start even when another instance holds the lease
     record: str = ""  # write every decision, with the cluster events before it, to this file (JSON lines)
+
+
+def _served(inf: Informer) -> Callable[[], Resource]:
+    """The resource at the version the informer found served."""
+    return lambda: inf.res
 
 
 def default_identity() -> str:
@@ -233,18 +246,20 @@ class Server:
             self.health.start()
             LOG.info("serving health and metrics", extra={"port": self.health.port})
         self.recorder.start()
-        for res in self.watched():
-            inf = Informer(
-                self.port,
-                res,
-                self.controller.sink,
-                self.stop,
-                self.options.watch_timeout_s,
-                on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
-                log=self.api_health.log,
-            )
-            self.informers.append(inf)
-            inf.start()
+        watched = self.watched()
+        for res in [r for r in watched if not optional(r)]:
+            self._start_informer(res)
+        # the kinds a cluster need not serve: asked for only at a version it serves (the others list meanwhile)
+        served: dict[str, tuple[str, ...] | None] = {}
+        for res in [r for r in watched if optional(r)]:
+            if res.group not in served:
+                served[res.group] = self._served_versions(res.group)
+            versions = served[res.group]
+            candidates = [res, *older_versions(res)]
+            if versions is not None:  # else discovery failed: each version is tried in turn
+                candidates = [c for c in candidates if c.version in versions]
+            if candidates:
+                self._start_informer(candidates[0], tuple(candidates[1:]))
         code = EXIT_OK
         try:
             if self.elector is not None:
@@ -261,6 +276,34 @@ class Server:
         finally:
             self.shutdown()
         return code
+
+    def _start_informer(self, res: Resource, fallbacks: tuple[Resource, ...] = ()) -> None:
+        inf = Informer(
+            self.port,
+            res,
+            self.controller.sink,
+            self.stop,
+            self.options.watch_timeout_s,
+            on_relist=lambda r: self.metrics.relists.labels(r.plural).inc(),
+            log=self.api_health.log,
+            fallbacks=fallbacks,
+            optional=optional(res),
+        )
+        if same_kind(res, RESOURCE_CLAIMS):  # claims are written at the version their informer found served
+            self.controller.claim_writer.resource = _served(inf)
+        self.informers.append(inf)
+        inf.start()
+
+    def _served_versions(self, group: str) -> tuple[str, ...] | None:
+        """The versions the cluster serves of ``group`` (its discovery document); None when it did not say."""
+        try:
+            versions = self.port.group_versions(group)
+        except ApiError as exc:
+            LOG.warning("API discovery failed; trying each version", extra={"group": group, "error": str(exc)})
+            return None
+        if not versions:
+            LOG.info("API group not served by the cluster; not watched", extra={"group": group})
+        return versions
 
     def watched(self) -> list[Resource]:
         """The resources serve watches for this configuration's profiles."""
@@ -280,6 +323,8 @@ class Server:
             out += WORKLOADS
         if any(reads(p, STORAGE) for p in plugins):
             out += STORAGE_RESOURCES
+        if any(reads(p, DRA) for p in plugins):
+            out += DRA_RESOURCES
         return out
 
     def _stop_when(self, event: threading.Event) -> None:

@@ -66,10 +66,16 @@ class OfflinePort:
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
         raise ApiError(404, "NotFound", f"{res.plural} {name!r}: replaying a record, no API server")
 
+    def group_versions(self, group: str) -> tuple[str, ...]:
+        return ()
+
     def create(self, res: Resource, namespace: str, body: Obj) -> Obj:
         return body
 
     def update(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
+        return body
+
+    def update_status(self, res: Resource, namespace: str, name: str, body: Obj) -> Obj:
         return body
 
     def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> Obj:

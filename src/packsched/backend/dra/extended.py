@@ -177,3 +177,51 @@ def device_totals(
         capacity[k] = total
         used[k] = taken
     return capacity, used
+
+
+def request_mappings(pod: Pod, needed: dict[str, DeviceClass]) -> list[tuple[str, str, str]]:
+    """Which request of the special claim (:func:`claim_requests`) serves each container's extended resource:
+    (container, resource, request) as upstream writes ``status.extendedResourceClaimStatus.requestMappings``. A
+    plain init container is mapped to the requests of the long-lived containers after it that it reuses, then to
+    the largest request of the plain init containers (they run one at a time and share it)."""
+    containers = [*pod.init_containers, *pod.containers]
+    n_init = len(pod.init_containers)
+    long_lived = [i for i, c in enumerate(containers) if i >= n_init or c.restart_policy == "Always"]
+    short_lived = [i for i, c in enumerate(containers) if i < n_init and c.restart_policy != "Always"]
+    out: list[tuple[str, str, str]] = []
+    for name in sorted(needed):
+        class_name = needed[name].name
+        per_container: list[DeviceRequest | None] = [None] * len(containers)
+        long_maps: list[tuple[str, str, str]] = []
+        for i in long_lived:
+            request = per_container[i] = _container_request(i, containers[i], name, class_name, ())
+            if request is not None:
+                long_maps.append((containers[i].name, name, request.name))
+        short_maps: list[tuple[str, str, str]] = []
+        short_names: set[str] = set()
+        largest: DeviceRequest | None = None
+        for i in short_lived:
+            container = containers[i]
+            amount = container.requests.get(name, 0)
+            if amount <= 0:
+                continue
+            have = 0
+            for reused in per_container[i:]:
+                if reused is None or reused.exactly is None:
+                    continue
+                have += reused.exactly.count
+                short_maps.append((container.name, name, reused.name))
+                if have >= amount:
+                    break
+            request = _container_request(i, container, name, class_name, per_container[i:])
+            if request is None or request.exactly is None:
+                continue
+            short_maps.append((container.name, name, request.name))
+            short_names.add(request.name)
+            if largest is None or (largest.exactly is not None and largest.exactly.count < request.exactly.count):
+                largest = request
+        if largest is not None and len(short_names) > 1:
+            short_names.discard(largest.name)
+            short_maps = [(c, r, largest.name if q in short_names else q) for c, r, q in short_maps]
+        out += long_maps + short_maps
+    return out

@@ -18,7 +18,10 @@
   devices, as upstream 1.34).
 - Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
   Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
-  ``status.reservedFor``.
+  ``status.reservedFor``. In live mode (``DraObjects.api``) PreBind writes them to the API server, claim by claim,
+  before the pod is bound (a claim the pod already holds is left alone); the allocation stays in flight until the
+  claim's watch shows it. A write that fails fails the binding cycle: Unreserve takes the pod out of the claims it
+  was written into and deletes the claim it created, the devices go back and the pod is retried.
 
 When a pod that holds claims is deleted or completes, it leaves their ``reservedFor``; a claim reserved for no pod
 is deallocated, and a deleted pod's claims made from templates are deleted with it (the resourceclaim controller's
@@ -35,15 +38,17 @@ DeviceClass serves (``spec.extendedResourceName``, or ``deviceclass.resource.kub
 node that does not advertise the resource, a claim made by the scheduler for it (one device request of the class
 per container asking, count = its amount; :mod:`packsched.backend.dra.extended`), allocated with the pod's own
 claims; a node lacking a requested resource that no class serves is "cannot fit resource". Reserve holds that
-claim's devices in flight, PreBind records it (kept internal: ``DraObjects.extended_claims``, not written to the
-pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the pod ends and deleted with the pod.
+claim's devices in flight, PreBind records it (the simulator keeps it internal: ``DraObjects.extended_claims``;
+live mode creates it on the API server, named ``<pod>-extended-resources-<5 characters>`` and owned by the pod,
+writes its allocation, and writes the pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the
+pod ends and deleted with the pod.
 
-Not simulated yet: consumable capacity, device binding conditions, live mode (where a pod with claims waits, with a
-message saying so, rather than being bound without its devices).
+Not simulated yet: consumable capacity, device binding conditions.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,7 +57,9 @@ from packsched.api.dra import (
     ALL,
     RESERVED_FOR_MAX,
     Allocation,
+    ClaimApi,
     ClaimSpec,
+    ClaimWriteError,
     DeviceClass,
     DraObjects,
     ResourceClaim,
@@ -65,12 +72,20 @@ from packsched.backend.dra.allocator import (
     NodeAllocationError,
     node_matches_terms,
 )
-from packsched.backend.dra.extended import backed_resources, claim_requests, extended_claim_name, is_dra_extended_name
+from packsched.backend.dra.extended import (
+    backed_resources,
+    claim_requests,
+    extended_claim_name,
+    is_dra_extended_name,
+    request_mappings,
+)
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
     DELETE,
+    DRA,
+    DRA_CHANGE,
     POD,
     RESOURCE_CLAIM,
     UPDATE,
@@ -97,7 +112,7 @@ MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
-ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
+ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -117,7 +132,14 @@ class _State:
     extended: dict[str, DeviceClass] = field(default_factory=dict)
     ext_requests: dict[str, int] = field(default_factory=dict)  # every extended resource the pod requests
     ext_allocations: dict[str, tuple[ResourceClaim, Allocation]] = field(default_factory=dict)  # by node name
+    # by node name: the extended resources that node gives through DRA (what the claim made for it requests)
+    ext_needed: dict[str, dict[str, DeviceClass]] = field(default_factory=dict)
     pod: Pod | None = None
+    # live mode: the claims PreBind reserved for the pod on the API server (with the keys of those it wrote an
+    # allocation into), and the extended-resource claim it made
+    written: list[ResourceClaim] = field(default_factory=list)
+    allocated: set[str] = field(default_factory=set)
+    created: ResourceClaim | None = None
 
     def clone(self) -> _State:
         return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
@@ -158,6 +180,9 @@ def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
 class DynamicResources:
     name = NAME
     cluster_events = (POD,)
+    cluster_reads = (DRA,)  # live mode watches the DRA objects for it
+    # a pod held back at PreEnqueue (its claims not created yet) runs it again when claims appear (live mode)
+    pre_enqueue_events = frozenset({DRA_CHANGE})
 
     def sign_pod(self, pod: PodInfo) -> SignFragments | None:
         """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod): None for a pod
@@ -182,7 +207,7 @@ class DynamicResources:
         dra = self.handle.dra()
         if not pod.pod.resource_claims:
             return Status()
-        if dra is None:  # live mode does not watch DRA objects yet: better wait than bind without devices
+        if dra is None:  # a scheduler without a DRA catalog: better wait than bind without devices
             return Status.unschedulable(ERR_NOT_TRACKED, plugin=NAME, unresolvable=True)
         _claims, why = pod_claims(pod.pod, dra)
         if why:
@@ -335,6 +360,7 @@ class DynamicResources:
                 return ERR_CANNOT_FIT, None
         if not needed:
             return "", None
+        data.ext_needed[node.name] = needed
         pod = data.pod
         assert pod is not None
         claim = ResourceClaim(
@@ -425,6 +451,12 @@ class DynamicResources:
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             if not claim.reserved_for or claim.reserved_for == [pod.key]:
+                if dra.api is not None:  # live mode: on the API server (the watch brings it here)
+                    try:
+                        dra.api.deallocate(claim)
+                    except ClaimWriteError as exc:
+                        return PostFilterResult(None, Status.error(str(exc), plugin=NAME))
+                    return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
                 claim.allocation = None
                 claim.reserved_for.clear()
                 dra.generation += 1
@@ -489,6 +521,9 @@ class DynamicResources:
         dra = self.handle.dra()
         if not isinstance(data, _State) or dra is None:
             return
+        if dra.api is not None:
+            self._unreserve_live(data, dra, dra.api, pod)
+            return
         for key in data.reserved:
             dra.in_flight.pop(key, None)
             made = dra.claims.get(key)
@@ -503,11 +538,70 @@ class DynamicResources:
                     claim.allocation = None  # the resourceclaim controller deallocates an unused claim
         dra.generation += 1
 
+    @staticmethod
+    def _unreserve_live(data: _State, dra: DraObjects, api: ClaimApi, pod: PodInfo) -> None:
+        """Live mode: the devices held in flight go back, but for the allocations PreBind wrote (those stay taken
+        until the claim's watch shows them, and then as the claim says); the pod leaves the claims PreBind reserved
+        it in, and the extended-resource claim PreBind created is deleted (upstream Unreserve). A write that fails
+        is left to the next attempt (the pod is retried) and to the resourceclaim controller."""
+        for key in data.reserved:
+            if key not in data.allocated:
+                dra.in_flight.pop(key, None)
+            made = dra.claims.get(key)
+            if made is not None and made.extended and made.owner_pod == pod.key and not made.uid:
+                del dra.claims[key]  # the extended-resource claim as made in memory, never seen on the server
+                if dra.extended_claims.get(pod.key) == key:
+                    del dra.extended_claims[pod.key]
+        data.reserved.clear()
+        created = data.created
+        for claim in data.written:
+            if created is not None and claim.key == created.key:
+                continue
+            # a failure is logged by the writer; the next attempt finds the pod reserved and keeps the claim
+            with contextlib.suppress(ClaimWriteError):
+                api.unreserve(claim, pod.pod)
+        data.written.clear()
+        data.allocated.clear()
+        if created is not None:
+            data.created = None
+            with contextlib.suppress(ClaimWriteError):
+                api.delete(created)
+        dra.generation += 1
+
+    @staticmethod
+    def _pre_bind_live(data: _State, api: ClaimApi, pod: PodInfo, node: str) -> Status:
+        """Live mode, on a binding worker: each claim not reserved for the pod yet gets its allocation from Reserve
+        (if it had none) and the pod in ``reservedFor`` on the API server; the extended-resource claim is created
+        first, and the pod's ``status.extendedResourceClaimStatus`` written after it. The catalog is not touched
+        here (the informers bring the claims as written)."""
+        found = dict(zip((c.key for c in data.to_allocate), data.allocations.get(node, []), strict=False))
+        todo: list[tuple[ResourceClaim, Allocation | None]] = [
+            (claim, found.get(claim.key)) for claim in data.claims if pod.key not in claim.reserved_for
+        ]
+        ext = data.ext_allocations.get(node)
+        try:
+            for claim, alloc in todo:
+                api.reserve(claim, alloc, pod.pod)
+                data.written.append(claim)
+                if alloc is not None:
+                    data.allocated.add(claim.key)
+            if ext is not None:
+                made, alloc = ext
+                created = data.created = api.create_extended(made, pod.pod)
+                api.reserve(created, alloc, pod.pod)
+                data.written.append(created)
+                api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
+        except ClaimWriteError as exc:
+            return Status.error(str(exc), plugin=NAME)
+        return Status()
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         data = state.read(STATE_KEY)
         dra = self.handle.dra()
         if not isinstance(data, _State) or dra is None:
             return Status()
+        if dra.api is not None:
+            return self._pre_bind_live(data, dra.api, pod, node)
         ext = data.ext_allocations.get(node)
         made = [] if ext is None else [ext[0]]
         for claim in [*data.claims, *made]:
@@ -524,7 +618,7 @@ class DynamicResources:
 
     def on_cluster_event(self, event: ClusterEvent) -> None:
         dra = self.handle.dra()
-        if dra is None or event.resource != POD:
+        if dra is None or event.resource != POD or dra.api is not None:
             return
         if (
             event.action == DELETE
