@@ -119,7 +119,23 @@ class EventHandlers:
             # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
             # plugins that register the event hear it: the others' hints skip a pod that is not bound)
             self.move_all(UNSCHEDULED_POD_ADD, pod, registered_only=True)
+        elif self.config.kube_version.pod_group_placement_cycle and pod.pod_group is not None:
+            self._retry_gated_group(pod.pod_group.key)
         return gate
+
+    def _retry_gated_group(self, key: str) -> None:
+        """kube-scheduler 1.37: the queue holds a pod group's pods as one entity, and a pod joining it runs
+        PreEnqueue again for every pod of the entity: the group's pods held back at PreEnqueue are tried again."""
+        for qp in self._queue.gated_pods():
+            ref = qp.info.pod_group
+            fwk = self.framework_for(qp.info)
+            if ref is None or ref.key != key or fwk is None:
+                continue
+            gate = fwk.run_pre_enqueue(qp.info)
+            if gate.ok:
+                self._queue.ungate(qp.info.key)
+            else:
+                qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
 
     def dequeue(self, pod: PodInfo) -> None:
         """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination.
