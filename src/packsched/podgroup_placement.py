@@ -26,7 +26,7 @@ a rejected group with the group's message, a pod that found no node with its own
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -107,8 +107,6 @@ class PlacementCycle:
         fwk = sched.frameworks.get(first.pod.scheduler_name)
         group = self._group_object(ref)
         why = self._validate(members, group)
-        if why is None and fwk is None:
-            why = f'profile not found for scheduler name "{first.pod.scheduler_name}"'
         if why is not None or fwk is None:
             for q, r in zip(members, results, strict=True):
                 r.status = Status.error(why or "")
@@ -133,43 +131,13 @@ class PlacementCycle:
         return None
 
     def _validate(self, members: list[QueuedPod], group: SchedulingPodGroup | None) -> str | None:
-        """Upstream validatePodGroup: the first problem, or None."""
-        priority = (group.priority or 0) if group is not None else 0
-        name = members[0].info.pod.scheduler_name
-        policy = ""
-
-        def check(pod: PodInfo) -> str | None:
-            nonlocal policy
-            if pod.pod.scheduler_name != name:
-                return (
-                    "all pods in a single pod group should have the same .spec.schedulerName set, got: "
-                    f'"{pod.pod.scheduler_name}" and "{name}"'
-                )
-            if pod.priority != priority:
-                return (
-                    "all pods in a single pod group should have the same priority as the pod group's priority, got "
-                    f"{pod.priority} and {priority}"
-                )
-            own = pod.pod.preemption_policy or PREEMPT_LOWER_PRIORITY
-            if not policy:
-                policy = own
-            elif own != policy:
-                return f"all pods in a single pod group should have the same preemption policy, got {own} and {policy}"
-            return None
-
-        for q in members:
-            why = check(q.info)
-            if why is not None:
-                return why
         ref = members[0].info.pod_group
         state = self._sched._gangs.get(ref.key) if ref is not None else None
         if state is None:
             return "failed to get pod group state: pod group state not found"
-        for key in sorted(set(state.assumed) | state.assigned):
-            why = check(state.pods[key])
-            if why is not None:
-                return why
-        return None
+        placed = [state.pods[k] for k in sorted(set(state.assumed) | state.assigned)]
+        priority = (group.priority or 0) if group is not None else 0
+        return validate_pod_group([q.info for q in members], placed, priority, self._sched.frameworks.keys())
 
     def _algorithm(
         self,
@@ -191,44 +159,24 @@ class PlacementCycle:
                 f"failed to get podGroup state for podGroup {ref.key} to compute gang feasibility: not found"
             )
             return out
-        remaining, scheduled = len(members), state_of_group.scheduled_count
         undo: list[Callable[[], None]] = []
+
+        def place(i: int) -> Status:
+            st, node, state = self._place_one(fwk, members[i].info, results[i], copies, explain, undo)
+            out.states.append(state)
+            out.nodes.append(node)
+            out.pre_filtered = True
+            return st
+
         try:
-            out.status = self._feasible(fwk, group, scheduled, remaining)
-            if out.status.code == Code.ERROR:
-                out.status = Status.error(f"failed to evaluate placement feasibility: {out.status.message}")
-                return out
-            if out.status.code == Code.UNSCHEDULABLE:
-                return out
-            for q, result in zip(members, results, strict=True):
-                st, node, state = self._place_one(fwk, q.info, result, copies, explain, undo)
-                out.pods.append(st)
-                out.states.append(state)
-                out.nodes.append(node)
-                out.pre_filtered = True
-                if st.code == Code.ERROR:
-                    out.status = Status.error(f"failed to schedule other pod from a pod group: {st.message}")
-                    break
-                remaining -= 1
-                scheduled += st.ok
-                pf = self._feasible(fwk, group, scheduled, remaining)
-                if pf.code == Code.ERROR:
-                    out.status = Status.error(f"failed to evaluate placement feasibility: {pf.message}")
-                    break
-                out.status = pf
-                if pf.code == Code.UNSCHEDULABLE:
-                    break
-                out.any_scheduled = out.any_scheduled or st.ok
-            if out.status.code == Code.WAIT:
-                out.status = Status(Code.UNSCHEDULABLE, list(out.status.reasons))
-            if not out.status.ok:
-                out.any_scheduled = False
-            elif not out.any_scheduled:  # the framework wants one pod placed to call it a success
-                out.status = Status(Code.UNSCHEDULABLE)
-            return out
+            found = default_algorithm(
+                len(members), state_of_group.scheduled_count, place, partial(self._feasible, fwk, group)
+            )
         finally:
             for unplace in reversed(undo):
                 unplace()
+        out.status, out.pods, out.any_scheduled = found.status, found.pods, found.any_scheduled
+        return out
 
     def _feasible(self, fwk: Framework, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status:
         """Upstream RunPlacementFeasiblePlugins: the first Unschedulable or Error ends it, the last Wait stands."""
@@ -467,6 +415,96 @@ _POST_FILTERS: dict[
     "DynamicResources": PlacementCycle._dra_post_filter,
     "DefaultPreemption": PlacementCycle._preemption_post_filter,
 }
+
+
+@dataclass
+class AlgorithmResult:
+    """What :func:`default_algorithm` found: the group's status, each pod's status (the pods tried, in order),
+    whether any pod was placed."""
+
+    status: Status
+    pods: list[Status]
+    any_scheduled: bool
+
+
+def default_algorithm(
+    pods: int,
+    scheduled: int,
+    place: Callable[[int], Status],
+    feasible: Callable[[int, int], Status],
+) -> AlgorithmResult:
+    """Upstream podGroupSchedulingDefaultAlgorithm and runRootSchedulingAlgorithm's rule for a group that fits with
+    nothing placed, over ``pods`` queued pods of a group with ``scheduled`` pods placed already: ``place(i)`` tries
+    pod ``i`` (Success: placed), ``feasible(scheduled, remaining)`` is PlacementFeasible. PlacementFeasible runs
+    before any pod and after each; its Unschedulable ends the loop, a pod's Error ends it with an error; a Wait
+    left at the end is Unschedulable with its reasons."""
+    out = AlgorithmResult(feasible(scheduled, pods), [], False)
+    if out.status.code == Code.ERROR:
+        out.status = Status.error(f"failed to evaluate placement feasibility: {out.status.message}")
+        return out
+    if out.status.code == Code.UNSCHEDULABLE:
+        return out
+    remaining = pods
+    for i in range(pods):
+        st = place(i)
+        out.pods.append(st)
+        if st.code == Code.ERROR:
+            out.status = Status.error(f"failed to schedule other pod from a pod group: {st.message}")
+            break
+        remaining -= 1
+        scheduled += st.ok
+        pf = feasible(scheduled, remaining)
+        if pf.code == Code.ERROR:
+            out.status = Status.error(f"failed to evaluate placement feasibility: {pf.message}")
+            break
+        out.status = pf
+        if pf.code == Code.UNSCHEDULABLE:
+            break
+        out.any_scheduled = out.any_scheduled or st.ok
+    if out.status.code == Code.WAIT:
+        out.status = Status(Code.UNSCHEDULABLE, list(out.status.reasons))
+    if not out.status.ok:
+        out.any_scheduled = False
+    elif not out.any_scheduled:  # the framework wants one pod placed to call a group schedulable
+        out.status = Status(Code.UNSCHEDULABLE)
+    return out
+
+
+def validate_pod_group(
+    queued: list[PodInfo], placed: list[PodInfo], priority: int, profiles: Collection[str]
+) -> str | None:
+    """Upstream validatePodGroup (PodGroupPreemptionPolicy off): the queued pods, then the group's pods placed
+    already, must share the first queued pod's scheduler name and preemption policy, and have the PodGroup's
+    ``priority``; the scheduler name must be a profile's. The first problem, or None."""
+    name = queued[0].pod.scheduler_name
+    policy = ""
+
+    def check(pod: PodInfo) -> str | None:
+        nonlocal policy
+        if pod.pod.scheduler_name != name:
+            return (
+                "all pods in a single pod group should have the same .spec.schedulerName set, got: "
+                f'"{pod.pod.scheduler_name}" and "{name}"'
+            )
+        if pod.priority != priority:
+            return (
+                "all pods in a single pod group should have the same priority as the pod group's priority, got "
+                f"{pod.priority} and {priority}"
+            )
+        own = pod.pod.preemption_policy or PREEMPT_LOWER_PRIORITY
+        if not policy:
+            policy = own
+        elif own != policy:
+            return f"all pods in a single pod group should have the same preemption policy, got {own} and {policy}"
+        return None
+
+    for pod in [*queued, *placed]:
+        why = check(pod)
+        if why is not None:
+            return why
+    if name not in profiles:
+        return f'profile not found for scheduler name "{name}"'
+    return None
 
 
 def _member_key(q: QueuedPod) -> tuple[int, int, float, str]:
