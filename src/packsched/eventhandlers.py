@@ -38,6 +38,7 @@ from packsched.framework.interface import (
     POD,
     POD_GROUP,
     SCHEDULING_POD_GROUP,
+    SCHEDULING_POD_GROUP_UPDATE,
     SCHEDULING_WORKLOAD,
     STORAGE_CHANGE,
     UNSCHEDULED_POD_ADD,
@@ -430,6 +431,9 @@ class EventHandlers:
             self.move_all(event.resource)
         elif event.resource in REGISTERED_KINDS and event.action == ADD:
             self.move_all(event.resource, event.new, registered_only=True)
+        elif event.resource == SCHEDULING_POD_GROUP and event.action == UPDATE:
+            # kube-scheduler 1.37: a PodGroup's minCount changed (GangScheduling hears it when it went down)
+            self.move_all(SCHEDULING_POD_GROUP_UPDATE, (event.old, event.new), registered_only=True)
 
     def storage_changed(self) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage

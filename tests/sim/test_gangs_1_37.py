@@ -243,3 +243,63 @@ def test_a_v1beta1_pod_group_is_checked_as_the_api_server_checks_it(tmp_path: Pa
     assert "spec.priority: Invalid value: 2000000000: must be less than or equal to 1000000000" in err
     assert "spec.disruptionMode: Invalid value" in err
     assert "Traceback" not in result.output
+
+
+def test_a_lowered_min_count_lets_a_gang_held_at_pre_enqueue_in(tmp_path: Path) -> None:
+    """The scenario step setMinCount changes a 1.37 PodGroup's minCount: 3 workers of a gang of minCount 4 wait at
+    PreEnqueue; at 30s minCount becomes 3, GangScheduling's hint for the PodGroup update (minCount went down) lets
+    them in, and they are bound together then."""
+    from packsched.plugins.registry import in_tree_registry
+    from packsched.sim.scenario import load_scenario, run_scenario
+
+    (tmp_path / "base.yaml").write_text(NODES + gang(min_count=4))
+    (tmp_path / "config.yaml").write_text(Path(CONFIG).read_text())
+    (tmp_path / "s.yaml").write_text(
+        """apiVersion: packsched.io/v1alpha1
+kind: Scenario
+metadata: {name: lower}
+spec:
+  base: base.yaml
+  config: config.yaml
+  steps:
+  - {at: 30s, setMinCount: {namespace: default, name: train, minCount: 3}}
+  - {at: 31s, cordon: {nodes: [gpu-0]}}
+"""
+    )
+    base, lowered, later = run_scenario(load_scenario(str(tmp_path / "s.yaml")), in_tree_registry())
+    assert (base.running, base.pending) == (0, 3)
+    assert set(base.pending_reasons) == {"waiting for minCount pods from a gang to appear in scheduling queue"}
+    assert (lowered.running, lowered.pending, lowered.until) == (3, 0, 31.0)
+    assert later.gangs is not None
+
+
+def test_set_min_count_is_checked(tmp_path: Path) -> None:
+    from packsched.api.errors import InputError
+    from packsched.plugins.registry import in_tree_registry
+    from packsched.sim.scenario import load_scenario, run_scenario
+
+    (tmp_path / "base.yaml").write_text(NODES + gang())
+    (tmp_path / "config.yaml").write_text(Path(CONFIG).read_text())
+    text = """apiVersion: packsched.io/v1alpha1
+kind: Scenario
+metadata: {name: lower}
+spec:
+  base: base.yaml
+  config: config.yaml
+  steps:
+  - {at: 30s, setMinCount: {namespace: default, name: NAME, minCount: COUNT}}
+"""
+    (tmp_path / "s.yaml").write_text(text.replace("NAME", "train").replace("COUNT", "0"))
+    try:
+        load_scenario(str(tmp_path / "s.yaml"))
+    except InputError as exc:
+        assert "spec.steps[0].setMinCount.minCount: Invalid value: 0: must be greater than or equal to 1" in str(exc)
+    else:
+        raise AssertionError("minCount 0 accepted")
+    (tmp_path / "s.yaml").write_text(text.replace("NAME", "nowhere").replace("COUNT", "2"))
+    try:
+        run_scenario(load_scenario(str(tmp_path / "s.yaml")), in_tree_registry())
+    except InputError as exc:
+        assert "spec.steps[0].setMinCount.name: Not found: no PodGroup default/nowhere" in str(exc)
+    else:
+        raise AssertionError("an unknown PodGroup accepted")
