@@ -22,6 +22,7 @@ from typing import Protocol
 
 from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
+from packsched.api.podgroups import SchedulingPodGroup
 from packsched.backend.cache import Cache
 from packsched.backend.nominator import Nominator
 from packsched.backend.podgroups import PodGroupState, PodGroupStates
@@ -83,6 +84,7 @@ class EventHandlers:
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
     # kube-scheduler's own pod groups (GenericWorkload): every pod with a group, and where it stands
     _gangs: PodGroupStates
+    _pod_group_objects: dict[str, SchedulingPodGroup]  # their PodGroup objects (1.36+), by namespace/name
 
     @property
     def queue(self) -> QueueView:
@@ -95,8 +97,25 @@ class EventHandlers:
     def dispatch(self, event: ClusterEvent) -> None:
         """Tell every profile's plugins of a change (their informer handlers), and nothing else: the scheduler's
         own reactions below call it; a restarted configuration's plugins are told of the cluster through it."""
+        if event.resource == SCHEDULING_POD_GROUP:
+            self._remember_pod_group(event)
         for fwk in self.frameworks.values():
             fwk.dispatch(event)
+
+    def _remember_pod_group(self, event: ClusterEvent) -> None:
+        """kube-scheduler's own PodGroups of the versions the release serves, as its snapshot lists them (the
+        1.37 pod-group cycle reads the group's priority there, whatever plugins run)."""
+        group = event.new if event.new is not None else event.old
+        if not isinstance(group, SchedulingPodGroup) or not group.served_in(self.config.kube_version.minor):
+            return
+        if event.action == DELETE:
+            self._pod_group_objects.pop(group.key, None)
+        else:
+            self._pod_group_objects[group.key] = group
+
+    def pod_group_object(self, key: str) -> SchedulingPodGroup | None:
+        """The PodGroup (scheduling.k8s.io, served by the release) of ``namespace/name``, or None."""
+        return self._pod_group_objects.get(key)
 
     # -- unscheduled pods -------------------------------------------------------------------------------------
 

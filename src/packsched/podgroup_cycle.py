@@ -39,7 +39,7 @@ class PodGroupCycle:
     def __init__(self, sched: Scheduler) -> None:
         self._sched = sched
         # kube-scheduler 1.37+: placements and PlacementFeasible (podgroup_placement.py) instead of Permit
-        self._placement = PlacementCycle(sched) if sched.config.kube_version.pod_group_placement_cycle else None
+        self._placement = PlacementCycle(sched)
 
     def applies_to(self, pod: PodInfo) -> bool:
         """Whether the pod is scheduled with its group in one pod-group scheduling cycle (kube-scheduler 1.36+
@@ -56,7 +56,7 @@ class PodGroupCycle:
         """One pod-group scheduling cycle over ``members`` (the group's pods the scheduler took out of its queue, in
         the cycle's order), filling ``results`` (one per member, same order); see
         :meth:`Scheduler.schedule_pod_group`."""
-        if self._placement is not None:
+        if self._sched.config.kube_version.pod_group_placement_cycle:
             self._placement.run(members, results, explain)
             return
         sched = self._sched

@@ -64,8 +64,6 @@ class PlacementFeasiblePlugin(Protocol):
 
     def placement_feasible(self, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status: ...
 
-    def pod_group(self, ref: object) -> SchedulingPodGroup | None: ...
-
 
 def _placement_plugins(fwk: Framework) -> list[PlacementFeasiblePlugin]:
     return [p for p in fwk.plugins.values() if isinstance(p, PlacementFeasiblePlugin)]
@@ -105,7 +103,13 @@ class PlacementCycle:
         ref = first.pod_group
         assert ref is not None
         fwk = sched.frameworks.get(first.pod.scheduler_name)
-        group = self._group_object(ref)
+        group = sched.pod_group_object(ref.key)
+        if group is None:
+            # upstream keeps such pods out of its queue until their PodGroup is observed (GangScheduling's
+            # PreEnqueue does here, when it runs): they wait, untried
+            for q in members:
+                sched.park(q)
+            return
         why = self._validate(members, group)
         if why is not None or fwk is None:
             for q, r in zip(members, results, strict=True):
@@ -113,7 +117,6 @@ class PlacementCycle:
                 r.nominated_node = ""
                 sched.handle_failure(q, r)
             return
-        assert group is not None
         sched.scheduling_cycle += 1
         copies = sched._gangs.copy()
         out = self._algorithm(fwk, group, members, results, copies, explain)
@@ -122,21 +125,13 @@ class PlacementCycle:
             self._pod_group_post_filter(fwk, group, members, out)
         self._submit(fwk, members, results, out)
 
-    def _group_object(self, ref: object) -> SchedulingPodGroup | None:
-        for fwk in self._sched.frameworks.values():
-            for plugin in _placement_plugins(fwk):
-                found = plugin.pod_group(ref)
-                if found is not None:
-                    return found
-        return None
-
-    def _validate(self, members: list[QueuedPod], group: SchedulingPodGroup | None) -> str | None:
+    def _validate(self, members: list[QueuedPod], group: SchedulingPodGroup) -> str | None:
         ref = members[0].info.pod_group
         state = self._sched._gangs.get(ref.key) if ref is not None else None
         if state is None:
             return "failed to get pod group state: pod group state not found"
         placed = [state.pods[k] for k in sorted(set(state.assumed) | state.assigned)]
-        priority = (group.priority or 0) if group is not None else 0
+        priority = group.priority or 0
         return validate_pod_group([q.info for q in members], placed, priority, self._sched.frameworks.keys())
 
     def _algorithm(

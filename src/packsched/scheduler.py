@@ -245,6 +245,7 @@ class Scheduler(EventHandlers):
         self._waiting = WaitingPods()
         self._groups = {}
         self._gangs = PodGroupStates()
+        self._pod_group_objects = {}
         self._activated_at = {}
         self._pod_group_cycle = PodGroupCycle(self)
         self._use_config(config, registry)

@@ -303,3 +303,26 @@ spec:
         assert "spec.steps[0].setMinCount.name: Not found: no PodGroup default/nowhere" in str(exc)
     else:
         raise AssertionError("an unknown PodGroup accepted")
+
+
+def test_without_gang_scheduling_a_group_fits_once_one_pod_is_placed(tmp_path: Path) -> None:
+    """GangScheduling disabled: no PlacementFeasible plugin, so the group fits as soon as one pod is placed; the two
+    that fit are bound at once and the third keeps its FitError, without preemption (no PostFilter per pod, and no
+    PodGroupPostFilter for a group that fits)."""
+    config = tmp_path / "no-gang.yaml"
+    config.write_text(
+        Path(CONFIG)
+        .read_text()
+        .replace(
+            "kind: KubeSchedulerConfiguration\n",
+            "kind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+            "    multiPoint:\n      disabled: [{name: GangScheduling}]\n",
+            1,
+        )
+    )
+    sim = simulate(tmp_path, NODES + blocker(True) + gang(), "--config", str(config))
+    assert events(sim) == [
+        (0.0, "scheduled", "default/train-0", "gpu-1"),
+        (0.0, "scheduled", "default/train-1", "gpu-1"),
+        (0.0, "unschedulable", "default/train-2", NO_FIT),
+    ]

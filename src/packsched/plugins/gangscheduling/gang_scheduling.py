@@ -303,9 +303,6 @@ class GangScheduling137(GangScheduling136):
     def placement_feasible(self, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status:
         return placement_feasible(group.policy.min_count or 1, scheduled, remaining)
 
-    def pod_group(self, ref: PodGroupRef) -> SchedulingPodGroup | None:
-        return self.pod_groups.get(ref.key)
-
     def queueing_hint(self, event: str, waiting: PodInfo, obj: object) -> bool:
         if event == SCHEDULING_POD_GROUP_UPDATE:
             return self._min_count_decreased(waiting.pod_group, obj)
