@@ -326,3 +326,21 @@ def test_without_gang_scheduling_a_group_fits_once_one_pod_is_placed(tmp_path: P
         (0.0, "scheduled", "default/train-1", "gpu-1"),
         (0.0, "unschedulable", "default/train-2", NO_FIT),
     ]
+
+
+def test_the_pod_group_post_filter_point_cannot_be_configured(tmp_path: Path) -> None:
+    config = tmp_path / "pgpf.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    podGroupPostFilter:\n"
+        "      disabled: [{name: DefaultPreemption}]\n"
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(NODES + gang())
+    flags = ["--kube-version", "1.37", "--feature-gates", "GenericWorkload=true"]
+    result = runner.invoke(app, ["simulate", str(path), "--config", str(config), *flags])
+    assert result.exit_code == 2
+    assert (
+        "profiles[0].plugins.podGroupPostFilter: disabling plugins at podGroupPostFilter is not supported by packsched"
+        in " ".join(result.stderr.split())
+    )
