@@ -143,6 +143,11 @@ class EventHandlers:
             self._retry_gated_group(pod.pod_group.key)
         return gate
 
+    def group_gated(self, key: str) -> bool:
+        """kube-scheduler 1.37: whether a pod of the group is held back at PreEnqueue (upstream's queue then holds
+        the group's whole entity back)."""
+        return any(qp.info.pod_group is not None and qp.info.pod_group.key == key for qp in self._queue.gated_pods())
+
     def _retry_gated_group(self, key: str) -> None:
         """kube-scheduler 1.37: the queue holds a pod group's pods as one entity, and a pod joining it runs
         PreEnqueue again for every pod of the entity: the group's pods held back at PreEnqueue are tried again."""

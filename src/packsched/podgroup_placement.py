@@ -104,9 +104,10 @@ class PlacementCycle:
         assert ref is not None
         fwk = sched.frameworks.get(first.pod.scheduler_name)
         group = sched.pod_group_object(ref.key)
-        if group is None:
+        if group is None or sched.group_gated(ref.key):
             # upstream keeps such pods out of its queue until their PodGroup is observed (GangScheduling's
-            # PreEnqueue does here, when it runs): they wait, untried
+            # PreEnqueue does here, when it runs), and holds a group back whole while one of its pods is gated at
+            # PreEnqueue: they wait, untried
             for q in members:
                 sched.park(q)
             return

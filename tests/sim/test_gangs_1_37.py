@@ -344,3 +344,23 @@ def test_the_pod_group_post_filter_point_cannot_be_configured(tmp_path: Path) ->
         "profiles[0].plugins.podGroupPostFilter: disabling plugins at podGroupPostFilter is not supported by packsched"
         in " ".join(result.stderr.split())
     )
+
+
+def test_a_group_with_a_gated_pod_is_held_back_whole(tmp_path: Path) -> None:
+    """A basic group of two pods, one of them with a scheduling gate: 1.37's queue holds the group's entity back
+    while any of its pods is gated, so neither pod is tried."""
+    text = NODES + gang().replace("{gang: {minCount: 3}}", "{basic: {}}")
+    text += """---
+apiVersion: v1
+kind: Pod
+metadata: {name: gated, namespace: default}
+spec:
+  schedulingGates: [{name: example.com/hold}]
+  schedulingGroup: {podGroupName: train}
+  containers:
+  - {name: c, image: x}
+"""
+    sim = simulate(tmp_path, text)
+    assert not [e for e in sim["events"] if e["kind"] == "scheduled"]
+    placed = {p["pod"]: p["reason"] for p in sim["placements"]}
+    assert placed["default/gated"].startswith("waiting for scheduling gates")
