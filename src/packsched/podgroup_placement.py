@@ -286,6 +286,7 @@ class PlacementCycle:
         victims = [(p, col) for col in range(snap.n) for p in list(snap.pods_on[col].values()) if p.priority < priority]
         if not victims:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [NO_VICTIMS])
+        orders = {col: list(snap.pods_on[col]) for col in sorted({c for _, c in victims})}
         snap.remove_pods([p for p, _ in victims])
         removed = list(victims)
         try:
@@ -306,6 +307,8 @@ class PlacementCycle:
                     preempt.append(victim)
         finally:
             snap.add_pods(removed)
+            for col, order in orders.items():  # taking a pod out and back moved it last on its node
+                snap.reorder_pods(col, order)
         preempt.sort(key=importance_key)
         for victim in preempt:
             waiting = sched.get_waiting_pod(victim.key)

@@ -364,3 +364,24 @@ spec:
     assert not [e for e in sim["events"] if e["kind"] == "scheduled"]
     placed = {p["pod"]: p["reason"] for p in sim["placements"]}
     assert placed["default/gated"].startswith("waiting for scheduling gates")
+
+
+def test_pod_group_preemption_reprieves_the_victims_the_gang_does_not_need(tmp_path: Path) -> None:
+    """Two lower-priority pods: the blocker (8 GPUs on gpu-0) and a small one (2 GPUs on gpu-1); a gang of two
+    workers (minCount 2, 8 GPUs in all). With both removed the gang is placed (GPUs are not scored: where the
+    scores tie); put back one by one, the pod whose node the gang did not fill stays: one victim, not two."""
+    small = blocker(True).replace("name: blocker", "name: small").replace("gpu-0", "gpu-1").replace('"8"', '"2"')
+    two = gang("\n  priorityClassName: high", "\n      priorityClassName: high", min_count=2)
+    two = two.replace("parallelism: 3\n  completions: 3", "parallelism: 2\n  completions: 2")
+    sim = simulate(tmp_path, NODES + blocker(True) + small + two)
+    preempted = [e[2] for e in events(sim) if e[1] == "preempted"]
+    assert len(preempted) == 1
+    assert "preempting 1 victims" in [e for e in events(sim) if e[1] == "unschedulable"][0][3]
+    placed = {e["pod"]: e["node"] for e in sim["events"] if e["kind"] == "scheduled"}
+    assert set(placed) == {"default/train-0", "default/train-1"}
+    # the pod kept still fits beside the workers placed on its node; the victim would not have
+    gpus = {"default/blocker": ("gpu-0", 8), "default/small": ("gpu-1", 2)}
+    (kept,) = set(gpus) - set(preempted)
+    for pod, fits in ((kept, True), (preempted[0], False)):
+        node, own = gpus[pod]
+        assert (own + 4 * list(placed.values()).count(node) <= 8) is fits
