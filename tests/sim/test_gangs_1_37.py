@@ -376,7 +376,7 @@ def test_pod_group_preemption_reprieves_the_victims_the_gang_does_not_need(tmp_p
     sim = simulate(tmp_path, NODES + blocker(True) + small + two)
     preempted = [e[2] for e in events(sim) if e[1] == "preempted"]
     assert len(preempted) == 1
-    assert "preempting 1 victims" in [e for e in events(sim) if e[1] == "unschedulable"][0][3]
+    assert "preempting 1 victims" in next(e for e in events(sim) if e[1] == "unschedulable")[3]
     placed = {e["pod"]: e["node"] for e in sim["events"] if e["kind"] == "scheduled"}
     assert set(placed) == {"default/train-0", "default/train-1"}
     # the pod kept still fits beside the workers placed on its node; the victim would not have
