@@ -217,11 +217,15 @@ class EventHandlers:
         if info.key not in self._queue:
             self._queue.add(info)
 
-    def handle_failure(self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True) -> None:
+    def handle_failure(
+        self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True, backoff: bool = True, group_size: int = 0
+    ) -> None:
         """After an attempt that did not place the pod (upstream ``handleSchedulingFailure``): record the
         nomination preemption made (or cleared), then send the pod back: after an error to backoff at once, when
         unschedulable to wait for a cluster change. ``requeue=False``: the pod is not sent back (the cluster says
-        it is gone or bound)."""
+        it is gone or bound); ``backoff=False``: it is tried again at once (kube-scheduler 1.37: a pod left over
+        by a pod group that fitted goes back to the active queue); ``group_size``: the pods of its 1.37 pod-group
+        cycle, whose square root scales the cap on its backoff (0: not one)."""
         pod = qp.info
         if result.nominated_node:
             pod.pod.nominated_node_name = result.nominated_node
@@ -231,8 +235,9 @@ class EventHandlers:
             self.nominator.clear(pod)
         if not requeue:
             return
+        cap = self._queue.group_max_backoff(group_size) if group_size else None
         if result.status.code == Code.ERROR:
-            self._queue.requeue_now(qp, self.clock())
+            self._queue.requeue_now(qp, self.clock(), cap)
         else:
             diagnosis = result.diagnosis
             plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
@@ -240,7 +245,9 @@ class EventHandlers:
                 plugins = frozenset({result.status.plugin} - {""})
             if pod.pod_group is not None and self.config.kube_version.pod_group_scheduling_cycle:
                 # kube-scheduler 1.36+: a pod of a pod group is retried after its backoff, whatever happens
-                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins)
+                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins, cap)
+                if not backoff:
+                    self._queue.activate([pod.key], self.clock())
             else:
                 self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
 

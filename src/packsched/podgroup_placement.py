@@ -116,7 +116,7 @@ class PlacementCycle:
             for q, r in zip(members, results, strict=True):
                 r.status = Status.error(why or "")
                 r.nominated_node = ""
-                sched.handle_failure(q, r)
+                sched.handle_failure(q, r, group_size=len(members))
             return
         sched.scheduling_cycle += 1
         copies = sched._gangs.copy()
@@ -368,9 +368,13 @@ class PlacementCycle:
 
     def _submit(self, fwk: Framework, members: list[QueuedPod], results: list[CycleResult], out: _Outcome) -> None:
         """Upstream submitPodGroupAlgorithmResult (with completePodGroupAlgorithmResult: the pods not tried take
-        the group's status as it was before PodGroupPostFilter)."""
+        the group's status as it was before PodGroupPostFilter). The pods left over by a group that fits go back to
+        the active queue at once, as 1.37's queue requeues such a group without backoff."""
         sched = self._sched
         untried = out.untried if out.untried is not None else out.status
+        # the pods that go back make the group's queue entity, whose size scales the cap on its backoff
+        fits = out.status.ok
+        back = len(members) - (sum(1 for st in out.pods if st.ok) if fits else 0)
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
             tried = i < len(out.pods)
@@ -382,7 +386,7 @@ class PlacementCycle:
                     result.refused_after_filters = result.status
                 result.node = None
                 result.nominated_node = ""
-                sched.handle_failure(q, result)
+                sched.handle_failure(q, result, group_size=back)
                 continue
             if tried and st.ok:
                 node = out.nodes[i]
@@ -393,18 +397,19 @@ class PlacementCycle:
                     result.node = node
                     sched._reserve_and_bind(fwk, state, pod, sched.snapshot.index[node], result, q)
                     if not result.scheduled and not result.waiting:
-                        sched.handle_failure(q, result)
+                        sched.handle_failure(q, result, backoff=False, group_size=back)
                     continue
                 sched._refused(result, Status(Code.UNSCHEDULABLE, [out.status.message]))
                 result.nominated_node = nominated if out.waiting_on_preemption else ""
-                sched.handle_failure(q, result)
+                sched.handle_failure(q, result, group_size=back)
                 continue
             result.node = None
             if not tried:
                 result.status = untried
                 result.refused_after_filters = untried
             result.nominated_node = nominated
-            sched.handle_failure(q, result)
+            # the queue takes a group that fitted back without backoff (AddAttemptedPodGroupIfNeeded)
+            sched.handle_failure(q, result, backoff=not fits, group_size=back)
 
 
 # PodGroupPostFilter of the plugins that have it, by name (run in the profile's PostFilter order).

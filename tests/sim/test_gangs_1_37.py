@@ -121,7 +121,9 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
         (0.0, "unschedulable", "default/train-1", group),
         (0.0, "unschedulable", "default/train-2", NO_FIT),
     ]
-    assert [e[0] for e in events(sim, 7.0) if e[2] == "default/train-0"] == [0.0, 1.0, 3.0, 7.0]  # backoff
+    # backoff doubles from 1s; a pod group's cap is 10s times the square root of its pods (17.320508075s)
+    times = [e[0] for e in events(sim, 100.0) if e[2] == "default/train-0"]
+    assert times[:7] == [0.0, 1.0, 3.0, 7.0, 15.0, 31.0, 48.320508075]
     assert not [e for e in sim["events"] if e["kind"] == "waiting" and e["time"] < 600]
     bound = {e["pod"]: e["time"] for e in sim["events"] if e["kind"] == "scheduled" and e["pod"] != "default/blocker"}
     assert min(bound.values()) >= 600.0 and len(bound) == 3
@@ -223,10 +225,15 @@ spec:
       limits: {nvidia.com/gpu: "4"}
 """
     sim = simulate(tmp_path, text)
+    # the pod left over by a group that fitted is tried again at once (1.37's queue takes such a group back without
+    # backoff); its group is then unschedulable (nothing placed), and it goes through backoff
     assert events(sim) == [
         (0.0, "scheduled", "default/train-0", "gpu-1"),
         (0.0, "unschedulable", "default/train-1", NO_FIT),
+        (0.0, "unschedulable", "default/train-1", NO_FIT),
     ]
+    retries = [e[0] for e in events(sim, 10.0) if e[2] == "default/train-1"]
+    assert retries[:2] == [0.0, 0.0] and retries[2] > 0.0
 
 
 def test_a_v1beta1_pod_group_is_checked_as_the_api_server_checks_it(tmp_path: Path) -> None:
@@ -325,6 +332,7 @@ def test_without_gang_scheduling_a_group_fits_once_one_pod_is_placed(tmp_path: P
         (0.0, "scheduled", "default/train-0", "gpu-1"),
         (0.0, "scheduled", "default/train-1", "gpu-1"),
         (0.0, "unschedulable", "default/train-2", NO_FIT),
+        (0.0, "unschedulable", "default/train-2", NO_FIT),  # left over by a group that fitted: tried again at once
     ]
 
 
