@@ -76,7 +76,28 @@ def test_pod_group_scheduling_algorithm(filters: str, feasible: str, group: str,
 def test_a_group_that_fits_with_nothing_placed_is_unschedulable() -> None:
     """runRootSchedulingAlgorithm: minCount met by pods placed before, every queued pod failing: no success."""
     out = default_algorithm(2, 3, lambda i: Status(Code.UNSCHEDULABLE), lambda s, r: Status())
-    assert (out.status.code, out.status.reasons, out.any_scheduled) == (Code.UNSCHEDULABLE, [], False)
+    assert (out.status.code, out.status.message, out.any_scheduled) == (
+        Code.UNSCHEDULABLE,
+        "pod group is unschedulable",
+        False,
+    )
+
+
+def test_statuses_made_with_upstreams_error_begin_with_it() -> None:
+    """A Go Status lists its error first among its reasons: the group's status begins "pod group is
+    unschedulable" where upstream wraps errPodGroupUnschedulable (PlacementFeasible's first answer, a Wait left
+    at the end), not where PlacementFeasible's Unschedulable ends the loop."""
+
+    def wait(s: int, r: int) -> Status:
+        return Status(Code.WAIT, ["w"])
+
+    def no(s: int, r: int) -> Status:
+        return Status(Code.UNSCHEDULABLE, ["no"])
+
+    assert default_algorithm(1, 0, lambda i: Status(), wait).status.message == "pod group is unschedulable, w"
+    assert default_algorithm(1, 0, lambda i: Status(), no).status.message == "pod group is unschedulable, no"
+    answers = iter([Status(Code.WAIT, ["w"]), Status(Code.UNSCHEDULABLE, ["late"])])
+    assert default_algorithm(2, 0, lambda i: Status(), lambda s, r: next(answers)).status.message == "late"
 
 
 def test_errors_carry_upstreams_words() -> None:

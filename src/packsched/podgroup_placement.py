@@ -399,7 +399,9 @@ class PlacementCycle:
                     if not result.scheduled and not result.waiting:
                         sched.handle_failure(q, result, backoff=False, group_size=back)
                     continue
-                sched._refused(result, Status(Code.UNSCHEDULABLE, [out.status.message]))
+                # waiting for preemption: the group's status; else the pod's own, made from the group's message
+                why = out.status if out.waiting_on_preemption else _unschedulable([out.status.message])
+                sched._refused(result, Status(Code.UNSCHEDULABLE, list(why.reasons)))
                 result.nominated_node = nominated if out.waiting_on_preemption else ""
                 sched.handle_failure(q, result, group_size=back)
                 continue
@@ -447,6 +449,7 @@ def default_algorithm(
         out.status = Status.error(f"failed to evaluate placement feasibility: {out.status.message}")
         return out
     if out.status.code == Code.UNSCHEDULABLE:
+        out.status = _unschedulable(out.status.reasons)
         return out
     remaining = pods
     for i in range(pods):
@@ -466,12 +469,18 @@ def default_algorithm(
             break
         out.any_scheduled = out.any_scheduled or st.ok
     if out.status.code == Code.WAIT:
-        out.status = Status(Code.UNSCHEDULABLE, list(out.status.reasons))
+        out.status = _unschedulable(out.status.reasons)
     if not out.status.ok:
         out.any_scheduled = False
     elif not out.any_scheduled:  # the framework wants one pod placed to call a group schedulable
-        out.status = Status(Code.UNSCHEDULABLE)
+        out.status = _unschedulable([])
     return out
+
+
+def _unschedulable(reasons: list[str]) -> Status:
+    """Upstream's ``NewStatus(Unschedulable, reasons...).WithError(errPodGroupUnschedulable)``: a Go Status lists
+    its error first among its reasons, so its message begins "pod group is unschedulable"."""
+    return Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE, *reasons])
 
 
 def validate_pod_group(

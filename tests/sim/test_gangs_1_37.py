@@ -114,7 +114,11 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
     message (no PostFilter per pod). They come back after their backoff, and the gang starts when the blocker
     ends."""
     sim = simulate(tmp_path, NODES + blocker(False) + gang())
-    group = f"{CANNOT}, pod group preemption: No preemption victims found for incoming preemptor"
+    # a placed pod's own status is made from the group's message, with upstream's error first
+    group = (
+        f"pod group is unschedulable, {CANNOT}, pod group preemption: No preemption victims found for incoming "
+        "preemptor"
+    )
     assert events(sim) == [
         (0.0, "scheduled", "default/blocker", "gpu-1"),
         (0.0, "unschedulable", "default/train-0", group),
@@ -135,6 +139,7 @@ def test_pod_group_preemption_evicts_the_lower_priority_pod_and_nominates_the_ga
     each worker where the gang fits; the workers wait for the next cycle, after their backoff."""
     text = NODES + blocker(True) + gang("\n  priorityClassName: high", "\n      priorityClassName: high")
     sim = simulate(tmp_path, text)
+    # waiting for preemption, the placed pods carry the group's status itself (no error first)
     group = f"{CANNOT}, pod group preemption: found a placement for podgroup, preempting 1 victims"
     first = events(sim)
     assert first[0][:3] == (0.0, "preempted", "default/blocker")
@@ -163,8 +168,8 @@ def test_a_gang_that_never_preempts_says_so_after_dynamic_resources(tmp_path: Pa
         0.0,
         "unschedulable",
         "default/train-0",
-        f"{CANNOT}, deallocation and deletion of ResourceClaims completed, pod group preemption: not eligible due "
-        "to preemptionPolicy=Never.",
+        f"pod group is unschedulable, {CANNOT}, deallocation and deletion of ResourceClaims completed, pod group "
+        "preemption: not eligible due to preemptionPolicy=Never.",
     )
     assert "preempted" not in sim["summary"]
 
@@ -182,7 +187,9 @@ def test_without_default_preemption_only_dynamic_resources_answers(tmp_path: Pat
         )
     )
     sim = simulate(tmp_path, NODES + blocker(False) + gang(), "--config", str(config))
-    assert events(sim)[1][3] == f"{CANNOT}, deallocation and deletion of ResourceClaims completed"
+    assert events(sim)[1][3] == (
+        f"pod group is unschedulable, {CANNOT}, deallocation and deletion of ResourceClaims completed"
+    )
 
 
 def test_pods_whose_priority_differs_from_their_pod_groups_fail_with_an_error(tmp_path: Path) -> None:
