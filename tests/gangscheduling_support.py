@@ -8,16 +8,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from packsched.api.objects import Container, Pod, WorkloadReference
-from packsched.api.podgroups import GroupPolicy, SchedulingPodGroup, SchedulingWorkload
+from packsched.api.podgroups import POD_GROUP_API_VERSION_1_37, GroupPolicy, SchedulingPodGroup, SchedulingWorkload
 from packsched.backend.podgroups import PodGroupState, PodGroupStates
 from packsched.config.versions import KubeVersion
 from packsched.framework.interface import ADD, SCHEDULING_POD_GROUP, SCHEDULING_WORKLOAD, ClusterEvent
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.waiting import WaitingPod, WaitingPods
-from packsched.plugins.gangscheduling.gang_scheduling import GangScheduling135, GangScheduling136
+from packsched.plugins.gangscheduling.gang_scheduling import GangScheduling135, GangScheduling136, GangScheduling137
 
 V135 = KubeVersion(35).with_gates({"GenericWorkload": True, "GangScheduling": True})
 V136 = KubeVersion(36).with_gates({"GenericWorkload": True, "GangScheduling": True})
+V137 = KubeVersion(37).with_gates({"GenericWorkload": True})
 
 
 def pod135(name: str, workload: str = "", group: str = "", replica: str = "", ns: str = "ns1", node: str = "") -> Pod:
@@ -38,6 +39,13 @@ def workload(name: str, ns: str = "ns1", **groups: int | None) -> SchedulingWork
 
 def pod_group(name: str, min_count: int | None, ns: str = "ns1") -> SchedulingPodGroup:
     return SchedulingPodGroup(name, ns, GroupPolicy(min_count), ("w", "t"))
+
+
+def pod_group_137(name: str, min_count: int | None, ns: str = "ns1", priority: int = 0) -> SchedulingPodGroup:
+    """A kube-scheduler 1.37 PodGroup (scheduling.k8s.io/v1beta1)."""
+    group = SchedulingPodGroup(name, ns, GroupPolicy(min_count), ("w", "t"), api_version=POD_GROUP_API_VERSION_1_37)
+    group.priority = priority
+    return group
 
 
 @dataclass
@@ -98,6 +106,13 @@ def plugin135(handle: FakeHandle, workloads: Iterable[SchedulingWorkload] = ()) 
 
 def plugin136(handle: FakeHandle, groups: Iterable[SchedulingPodGroup] = ()) -> GangScheduling136:
     pl = GangScheduling136(handle)  # type: ignore[arg-type]
+    for g in groups:
+        pl.on_cluster_event(ClusterEvent(SCHEDULING_POD_GROUP, ADD, None, g))
+    return pl
+
+
+def plugin137(handle: FakeHandle, groups: Iterable[SchedulingPodGroup] = ()) -> GangScheduling137:
+    pl = GangScheduling137(handle)  # type: ignore[arg-type]
     for g in groups:
         pl.on_cluster_event(ClusterEvent(SCHEDULING_POD_GROUP, ADD, None, g))
     return pl

@@ -123,12 +123,14 @@ def simulate_upstream(release: str, *args: str) -> dict[str, Any]:
 
 
 def test_upstream_gangs_are_bound_together_and_wait_for_their_group_object() -> None:
-    for release in ("1.35", "1.36"):
+    gates = {"1.35": "GenericWorkload=true,GangScheduling=true", "1.36": "GenericWorkload=true,GangScheduling=true"}
+    gates["1.37"] = "GenericWorkload=true"  # 1.37 has no GangScheduling gate
+    for release in ("1.35", "1.36", "1.37"):
         sim = simulate_upstream(release, "--config", str(EX / f"config-upstream-{release}.yaml"))
         assert [(t, k, p) for t, k, p in events_of(sim, "default/") if k != "completed"] == UPSTREAM_EVENTS
         assert sim["summary"] == {"pods": 5, "succeeded": 5} and not sim["warnings"]
         # the same with the gates on the command line instead of the config file
-        flags = ["--kube-version", release, "--feature-gates", "GenericWorkload=true,GangScheduling=true"]
+        flags = ["--kube-version", release, "--feature-gates", gates[release]]
         assert simulate_upstream(release, *flags)["events"] == sim["events"]
 
 
@@ -152,9 +154,10 @@ def gangs_upstream(release: str, *args: str) -> dict[str, Any]:
 def test_gangs_reports_kube_schedulers_own_gangs() -> None:
     """`packsched gangs` on the upstream examples: the 1.35 Workload's pod groups and the 1.36 PodGroups, the
     training gang bound at 0s, the evaluation gang at 1m0s when its object appears (its wait starts there)."""
-    names = {"1.35": ("llm-train/workers", "eval/shards"), "1.36": ("llm-train", "eval")}
+    names = {"1.35": ("llm-train/workers", "eval/shards"), "1.36": ("llm-train", "eval"), "1.37": ("llm-train", "eval")}
     apis = {"1.35": ("Workload", "scheduling.k8s.io/v1alpha1"), "1.36": ("PodGroup", "scheduling.k8s.io/v1alpha2")}
-    for release in ("1.35", "1.36"):
+    apis["1.37"] = ("PodGroup", "scheduling.k8s.io/v1beta1")
+    for release in ("1.35", "1.36", "1.37"):
         data = gangs_upstream(release, "--config", str(EX / f"config-upstream-{release}.yaml"))
         kind, api = apis[release]
         common = {"namespace": "default", "kind": kind, "api_version": api, "phase": None, "occupied_by": None}
@@ -190,6 +193,14 @@ def test_gangs_with_the_gates_off_warn_and_wait_no_less_than_zero() -> None:
     )
     evals = data["gangs"][1]
     assert (evals["name"], evals["submitted"], evals["started"], evals["wait"]) == ("eval", 0.0, 0.0, 0.0)
+
+
+def test_1_37_gangs_with_the_gate_off_name_the_one_gate_1_37_has() -> None:
+    data = gangs_upstream("1.37", "--kube-version", "1.37")
+    assert data["warnings"][0] == (
+        "kube-scheduler 1.37 runs no GangScheduling (it needs the feature gate GenericWorkload): the PodGroups "
+        "(scheduling.k8s.io/v1beta1) have no effect (pods are scheduled one by one)"
+    )
 
 
 def test_explain_of_an_upstream_gang_member_shows_its_group() -> None:

@@ -23,6 +23,7 @@ from typing import Protocol
 from packsched.api.dra import pod_claim_keys
 from packsched.api.gangs import pod_group_name
 from packsched.api.objects import Node
+from packsched.api.podgroups import SchedulingPodGroup
 from packsched.backend.cache import Cache
 from packsched.backend.nominator import Nominator
 from packsched.backend.podgroups import PodGroupState, PodGroupStates
@@ -41,6 +42,7 @@ from packsched.framework.interface import (
     POD_GROUP,
     RESOURCE_CLAIM,
     SCHEDULING_POD_GROUP,
+    SCHEDULING_POD_GROUP_UPDATE,
     SCHEDULING_WORKLOAD,
     STORAGE_CHANGE,
     UNSCHEDULED_POD_ADD,
@@ -88,6 +90,7 @@ class EventHandlers:
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
     # kube-scheduler's own pod groups (GenericWorkload): every pod with a group, and where it stands
     _gangs: PodGroupStates
+    _pod_group_objects: dict[str, SchedulingPodGroup]  # their PodGroup objects (1.36+), by namespace/name
 
     @property
     def queue(self) -> QueueView:
@@ -100,8 +103,25 @@ class EventHandlers:
     def dispatch(self, event: ClusterEvent) -> None:
         """Tell every profile's plugins of a change (their informer handlers), and nothing else: the scheduler's
         own reactions below call it; a restarted configuration's plugins are told of the cluster through it."""
+        if event.resource == SCHEDULING_POD_GROUP:
+            self._remember_pod_group(event)
         for fwk in self.frameworks.values():
             fwk.dispatch(event)
+
+    def _remember_pod_group(self, event: ClusterEvent) -> None:
+        """kube-scheduler's own PodGroups of the versions the release serves, as its snapshot lists them (the
+        1.37 pod-group cycle reads the group's priority there, whatever plugins run)."""
+        group = event.new if event.new is not None else event.old
+        if not isinstance(group, SchedulingPodGroup) or not group.served_in(self.config.kube_version.minor):
+            return
+        if event.action == DELETE:
+            self._pod_group_objects.pop(group.key, None)
+        else:
+            self._pod_group_objects[group.key] = group
+
+    def pod_group_object(self, key: str) -> SchedulingPodGroup | None:
+        """The PodGroup (scheduling.k8s.io, served by the release) of ``namespace/name``, or None."""
+        return self._pod_group_objects.get(key)
 
     # -- unscheduled pods -------------------------------------------------------------------------------------
 
@@ -125,7 +145,28 @@ class EventHandlers:
             # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
             # plugins that register the event hear it: the others' hints skip a pod that is not bound)
             self.move_all(UNSCHEDULED_POD_ADD, pod, registered_only=True)
+        elif self.config.kube_version.pod_group_placement_cycle and pod.pod_group is not None:
+            self._retry_gated_group(pod.pod_group.key)
         return gate
+
+    def group_gated(self, key: str) -> bool:
+        """kube-scheduler 1.37: whether a pod of the group is held back at PreEnqueue (upstream's queue then holds
+        the group's whole entity back)."""
+        return any(qp.info.pod_group is not None and qp.info.pod_group.key == key for qp in self._queue.gated_pods())
+
+    def _retry_gated_group(self, key: str) -> None:
+        """kube-scheduler 1.37: the queue holds a pod group's pods as one entity, and a pod joining it runs
+        PreEnqueue again for every pod of the entity: the group's pods held back at PreEnqueue are tried again."""
+        for qp in self._queue.gated_pods():
+            ref = qp.info.pod_group
+            fwk = self.framework_for(qp.info)
+            if ref is None or ref.key != key or fwk is None:
+                continue
+            gate = fwk.run_pre_enqueue(qp.info)
+            if gate.ok:
+                self._queue.ungate(qp.info.key)
+            else:
+                qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
 
     def dequeue(self, pod: PodInfo) -> None:
         """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination.
@@ -182,11 +223,15 @@ class EventHandlers:
         if info.key not in self._queue:
             self._queue.add(info)
 
-    def handle_failure(self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True) -> None:
+    def handle_failure(
+        self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True, backoff: bool = True, group_size: int = 0
+    ) -> None:
         """After an attempt that did not place the pod (upstream ``handleSchedulingFailure``): record the
         nomination preemption made (or cleared), then send the pod back: after an error to backoff at once, when
         unschedulable to wait for a cluster change. ``requeue=False``: the pod is not sent back (the cluster says
-        it is gone or bound)."""
+        it is gone or bound); ``backoff=False``: it is tried again at once (kube-scheduler 1.37: a pod left over
+        by a pod group that fitted goes back to the active queue); ``group_size``: the pods of its 1.37 pod-group
+        cycle, whose square root scales the cap on its backoff (0: not one)."""
         pod = qp.info
         if result.nominated_node:
             pod.pod.nominated_node_name = result.nominated_node
@@ -196,8 +241,9 @@ class EventHandlers:
             self.nominator.clear(pod)
         if not requeue:
             return
+        cap = self._queue.group_max_backoff(group_size) if group_size else None
         if result.status.code == Code.ERROR:
-            self._queue.requeue_now(qp, self.clock())
+            self._queue.requeue_now(qp, self.clock(), cap)
         else:
             diagnosis = result.diagnosis
             plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
@@ -205,7 +251,9 @@ class EventHandlers:
                 plugins = frozenset({result.status.plugin} - {""})
             if pod.pod_group is not None and self.config.kube_version.pod_group_scheduling_cycle:
                 # kube-scheduler 1.36+: a pod of a pod group is retried after its backoff, whatever happens
-                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins)
+                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins, cap)
+                if not backoff:
+                    self._queue.activate([pod.key], self.clock())
             else:
                 self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
 
@@ -425,6 +473,9 @@ class EventHandlers:
             self.move_all(event.resource)
         elif event.resource in REGISTERED_KINDS and event.action == ADD:
             self.move_all(event.resource, event.new, registered_only=True)
+        elif event.resource == SCHEDULING_POD_GROUP and event.action == UPDATE:
+            # kube-scheduler 1.37: a PodGroup's minCount changed (GangScheduling hears it when it went down)
+            self.move_all(SCHEDULING_POD_GROUP_UPDATE, (event.old, event.new), registered_only=True)
 
     def storage_changed(self) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was added or changed in the storage

@@ -1,4 +1,5 @@
-"""kube-scheduler 1.36's pod-group scheduling cycle (GenericWorkload): the pods of one group tried together, as
+"""kube-scheduler 1.36's pod-group scheduling cycle (GenericWorkload; 1.37's is podgroup_placement.py, which this
+hands the groups over to): the pods of one group tried together, as
 upstream's ``schedule_one_podgroup.go`` beside ``schedule_one.go``.
 
 :class:`PodGroupCycle` belongs to one :class:`~packsched.scheduler.Scheduler`, which hands it the group it popped
@@ -22,6 +23,7 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework
 from packsched.framework.status import Code, Status
+from packsched.podgroup_placement import PlacementCycle
 
 if TYPE_CHECKING:
     from packsched.scheduler import CycleResult, QueuedPod, Scheduler
@@ -36,6 +38,8 @@ class PodGroupCycle:
 
     def __init__(self, sched: Scheduler) -> None:
         self._sched = sched
+        # kube-scheduler 1.37+: placements and PlacementFeasible (podgroup_placement.py) instead of Permit
+        self._placement = PlacementCycle(sched)
 
     def applies_to(self, pod: PodInfo) -> bool:
         """Whether the pod is scheduled with its group in one pod-group scheduling cycle (kube-scheduler 1.36+
@@ -52,6 +56,9 @@ class PodGroupCycle:
         """One pod-group scheduling cycle over ``members`` (the group's pods the scheduler took out of its queue, in
         the cycle's order), filling ``results`` (one per member, same order); see
         :meth:`Scheduler.schedule_pod_group`."""
+        if self._sched.config.kube_version.pod_group_placement_cycle:
+            self._placement.run(members, results, explain)
+            return
         sched = self._sched
         # the pod the cycle began with or not (members are sorted): its name is every member's unless refused below
         first = members[0]

@@ -246,6 +246,7 @@ class Scheduler(EventHandlers):
         self._waiting = WaitingPods()
         self._groups = {}
         self._gangs = PodGroupStates()
+        self._pod_group_objects = {}
         self._activated_at = {}
         self._pod_group_cycle = PodGroupCycle(self)
         self._use_config(config, registry)
@@ -486,9 +487,10 @@ class Scheduler(EventHandlers):
             if diagnosis.pre_filter_status is not None and diagnosis.pre_filter_status.code == Code.ERROR:
                 result.status = diagnosis.pre_filter_status
                 return None
-            post = fwk.run_post_filter(state, pod, diagnosis)
-            diagnosis.post_filter_msg = post.status.message
-            result.nominated_node = post.nominated_node
+            if not self._pod_group_post_filter_instead(state):
+                post = fwk.run_post_filter(state, pod, diagnosis)
+                diagnosis.post_filter_msg = post.status.message
+                result.nominated_node = post.nominated_node
             result.status = Status(Code.UNSCHEDULABLE, [diagnosis.message()])
             return None
         result.sampled = feasible
@@ -512,6 +514,11 @@ class Scheduler(EventHandlers):
             self._explain_scores(fwk, state, pod, result, diagnosis)
         result.node = snap.nodes[chosen].name
         return chosen
+
+    def _pod_group_post_filter_instead(self, state: CycleState) -> bool:
+        """kube-scheduler 1.37+: a pod of a pod-group cycle runs no PostFilter (the group's PodGroupPostFilter runs
+        once, podgroup_placement.py)."""
+        return self.config.kube_version.pod_group_placement_cycle and state.read(POD_GROUP_CYCLE) is not None
 
     def _find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: PodInfo, result: CycleResult, explain: bool

@@ -134,14 +134,25 @@ def test_a_locked_gate_may_be_set_to_its_default_and_1_34_checks_no_dependencies
     assert v.dra_admin_access and not v.dynamic_resources_default
 
 
-def test_1_37_with_generic_workload_is_refused_naming_what_is_missing() -> None:
-    with pytest.raises(FeatureGateError) as exc:
-        KubeVersion(37).with_gates({"GenericWorkload": True})
-    ((gate, message),) = exc.value.problems
-    assert gate == "GenericWorkload"
-    assert "does not model kube-scheduler 1.37 with GenericWorkload on" in message
-    assert "CompositePodGroup" in message and "PlacementFeasible" in message
+def test_1_37_with_generic_workload_is_modelled_and_its_unmodelled_gates_are_refused_by_name() -> None:
+    v = KubeVersion(37).with_gates({"GenericWorkload": True})
+    assert v.pod_group_placement_cycle and v.pod_group_scheduling_cycle and v.gang_scheduling_default
+    assert not KubeVersion(36).with_gates({"GenericWorkload": True}).pod_group_placement_cycle
     assert KubeVersion(37).with_gates({"GenericWorkload": False}).gates == (("GenericWorkload", False),)
+    for gate, part in (
+        ("TopologyAwareWorkloadScheduling", "placements"),
+        ("PodGroupPreemptionPolicy", "spec.preemptionPolicy"),
+    ):
+        with pytest.raises(FeatureGateError) as exc:
+            KubeVersion(37).with_gates({"GenericWorkload": True, gate: True})
+        ((name, message),) = exc.value.problems
+        assert name == gate and f"does not model feature gate {gate} on" in message and part in message
+        # off, as by default, it is accepted
+        assert KubeVersion(37).with_gates({"GenericWorkload": True, gate: False}).feature(gate) is False
+    with pytest.raises(FeatureGateError) as exc:
+        KubeVersion(37).with_gates({"GenericWorkload": True, "CompositePodGroup": True})
+    assert [n for n, _ in exc.value.problems] == ["CompositePodGroup"]
+    assert "CompositePodGroup hierarchies" in exc.value.problems[0][1]
 
 
 @pytest.mark.parametrize(

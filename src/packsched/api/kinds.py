@@ -49,6 +49,7 @@ from packsched.api.objects import (
 )
 from packsched.api.podgroups import (
     POD_GROUP_API_VERSION,
+    POD_GROUP_API_VERSION_1_37,
     WORKLOAD_API_VERSION,
     WORKLOAD_API_VERSIONS,
     WORKLOAD_MAX_POD_GROUPS,
@@ -419,7 +420,8 @@ def _scheduling_workload_template(ctx: DecodeContext) -> None:
     spec = ctx.r.fields(ctx.data.get("spec"), "spec", ("controllerRef", "podGroupTemplates"))
     ctx.r.list(spec.get("podGroupTemplates"), "spec.podGroupTemplates")
     ctx.note(
-        "a scheduling.k8s.io/v1alpha2 Workload only templates PodGroups; kube-scheduler reads the PodGroups (ignored)"
+        f"a {ctx.data.get('apiVersion')} Workload only templates PodGroups; kube-scheduler reads the PodGroups "
+        "(ignored)"
     )
 
 
@@ -458,6 +460,85 @@ def _scheduling_pod_group(ctx: DecodeContext) -> None:
         if spec.get(field_name) is not None:
             ctx.note(f"spec.{field_name} dropped: the API server drops it with the feature gate {gate} off")
     group = SchedulingPodGroup(ctx.name, ctx.namespace, policy, template, _created(ctx), ctx.where)
+    ctx.cluster.scheduling_pod_groups.append(group)
+
+
+# PodGroup (scheduling.k8s.io/v1beta1, kube-scheduler 1.37) fields the API server drops while their feature gates
+# are off (as by default in 1.37); packsched refuses those gates on (config/features.py).
+_GATED_POD_GROUP_FIELDS_1_37 = {
+    "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+    "resourceClaims": "DRAWorkloadResourceClaims",
+    "preemptionPolicy": "PodGroupPreemptionPolicy",
+}
+_POD_GROUP_SPEC_1_37 = (
+    "parentCompositePodGroupName",
+    "workloadRef",
+    "schedulingPolicy",
+    "disruptionMode",
+    "priorityClassName",
+    "priority",
+    *_GATED_POD_GROUP_FIELDS_1_37,
+)
+# HighestUserDefinablePriority: a PodGroup's spec.priority may not exceed it (declarative validation's maximum)
+_HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def _scheduling_pod_group_1_37(ctx: DecodeContext) -> None:
+    """kube-scheduler 1.37's PodGroup (scheduling.k8s.io/v1beta1): ``spec.schedulingPolicy`` as in 1.36,
+    ``spec.workloadRef`` (informational), ``spec.disruptionMode`` (one of ``single`` / ``all``; read by pod-group
+    preemption only, which packsched does not model: checked and left out), ``spec.priorityClassName`` and
+    ``spec.priority`` (resolved as the Priority admission plugin does once the PriorityClasses are known). A
+    ``parentCompositePodGroupName`` (a CompositePodGroup hierarchy) is refused: the API server forbids it with the
+    feature gate CompositePodGroup off, and packsched does not model it on."""
+    r = ctx.r
+    spec = r.fields(ctx.data.get("spec"), "spec", _POD_GROUP_SPEC_1_37)
+    r.fields(ctx.data.get("status"), "status", ("conditions", "resourceClaimStatuses"))
+    for message in dns1123_label(ctx.name) if ctx.name else []:
+        r.errors.add("metadata.name", f"Invalid value: {json.dumps(ctx.name)}: {message}")
+    if spec.get("parentCompositePodGroupName") is not None:
+        r.errors.add(
+            "spec.parentCompositePodGroupName",
+            "Forbidden: a CompositePodGroup hierarchy needs the feature gate CompositePodGroup, which packsched does "
+            "not model (the API server forbids the field with it off, as by default in 1.37)",
+        )
+    template = None
+    ref = r.fields(spec.get("workloadRef"), "spec.workloadRef", ("workloadName", "templateName"))
+    if spec.get("workloadRef") is not None:
+        template = (
+            r.str(ref.get("workloadName"), "spec.workloadRef.workloadName"),
+            r.str(ref.get("templateName"), "spec.workloadRef.templateName"),
+        )
+    if spec.get("schedulingPolicy") is None:
+        r.errors.add("spec.schedulingPolicy", "Required value")
+    policy = _group_policy(r, spec.get("schedulingPolicy"), "spec.schedulingPolicy", declarative=True)
+    mode = r.fields(spec.get("disruptionMode"), "spec.disruptionMode", ("single", "all"))
+    if spec.get("disruptionMode") is not None and sum(mode.get(k) is not None for k in ("single", "all")) != 1:
+        r.errors.add("spec.disruptionMode", 'Invalid value: "": must specify exactly one of: `single`, `all`')
+    class_name = r.str(spec.get("priorityClassName"), "spec.priorityClassName") if spec.get("priorityClassName") else ""
+    priority = None
+    if spec.get("priority") is not None:
+        priority = r.int(spec.get("priority"), "spec.priority", 0) or 0
+        if priority > _HIGHEST_USER_PRIORITY:
+            r.errors.add(
+                "spec.priority", f"Invalid value: {priority}: must be less than or equal to {_HIGHEST_USER_PRIORITY}"
+            )
+    for field_name, gate in _GATED_POD_GROUP_FIELDS_1_37.items():
+        if spec.get(field_name) is not None:
+            ctx.note(f"spec.{field_name} dropped: the API server drops it with the feature gate {gate} off")
+    group = SchedulingPodGroup(
+        ctx.name,
+        ctx.namespace,
+        policy,
+        template,
+        _created(ctx),
+        ctx.where,
+        api_version=POD_GROUP_API_VERSION_1_37,
+        priority_class_name=class_name,
+        priority=priority,
+        priority_set=priority is not None,
+        file=r.errors.file,
+        label=ctx.label,
+    )
     ctx.cluster.scheduling_pod_groups.append(group)
 
 
@@ -577,10 +658,11 @@ KINDS: dict[str, Decoder] = {
     "PodGroup": Decoder.by_api_version(
         Decoder(_pod_group, POD_GROUP_API_VERSIONS),  # scheduler-plugins (Coscheduling)
         Decoder(_scheduling_pod_group, (POD_GROUP_API_VERSION,)),  # kube-scheduler 1.36 (GangScheduling)
+        Decoder(_scheduling_pod_group_1_37, (POD_GROUP_API_VERSION_1_37,)),  # kube-scheduler 1.37
     ),
     "Workload": Decoder.by_api_version(
         Decoder(_scheduling_workload, (WORKLOAD_API_VERSION,)),  # kube-scheduler 1.35 (GangScheduling)
-        Decoder(_scheduling_workload_template, WORKLOAD_API_VERSIONS[1:]),  # 1.36: PodGroup templates, not read
+        Decoder(_scheduling_workload_template, WORKLOAD_API_VERSIONS[1:]),  # 1.36-1.37: templates, not read
     ),
     "PersistentVolumeClaim": Decoder(_persistent_volume_claim, ("v1",)),
     "PersistentVolume": Decoder(_persistent_volume, ("v1",), cluster_scoped=True),

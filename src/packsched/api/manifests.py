@@ -18,6 +18,7 @@ from packsched.api.files import STDIN, display_name
 from packsched.api.kinds import KINDS, NAMESPACE_NAME_LABEL, decode_object
 from packsched.api.nesting import TOO_DEEP
 from packsched.api.objects import PREEMPT_LOWER_PRIORITY, SYSTEM_PRIORITY_CLASSES, Pod, PriorityClass
+from packsched.api.podgroups import POD_GROUP_API_VERSION_1_37, SchedulingPodGroup
 from packsched.api.storage import ANN_BETA_STORAGE_CLASS, PersistentVolumeClaim, StorageObjects
 from packsched.api.strict import parse_documents, read_file
 from packsched.api.workloads import (
@@ -184,6 +185,11 @@ class _Builder:
             late = ErrorList(file=p.file)
             resolve_priority(p.pod, classes, default, late, in_document(p.label, p.spec))
             self.all_errors.extend(late.items)
+        for group in cluster.scheduling_pod_groups:
+            if group.api_version == POD_GROUP_API_VERSION_1_37:
+                late = ErrorList(file=group.file)
+                resolve_pod_group_priority(group, classes, default, late, group.label)
+                self.all_errors.extend(late.items)
         keys: dict[str, str] = {}
         for p in pending:
             if p.pod.key in keys:
@@ -249,6 +255,33 @@ def resolve_priority(
         pc = None
     if not pod.preemption_policy:
         pod.preemption_policy = pc.preemption_policy if pc is not None else PREEMPT_LOWER_PRIORITY
+
+
+def resolve_pod_group_priority(
+    group: SchedulingPodGroup,
+    classes: dict[str, PriorityClass],
+    default: PriorityClass | None,
+    errors: ErrorList,
+    label: str,
+) -> None:
+    """What the Priority admission plugin does to a kube-scheduler 1.37 PodGroup: its class's value (or the global
+    default class's, or 0), refused when ``spec.priority`` was written and differs."""
+    if group.priority_class_name:
+        pc = classes.get(group.priority_class_name)
+        if pc is None:
+            message = f"no PriorityClass with name {group.priority_class_name} was found"
+            errors.add(in_document(label, "spec.priorityClassName"), message)
+            return
+        value = pc.value
+    else:
+        value = default.value if default is not None else 0
+    if group.priority_set and group.priority != value:
+        errors.add(
+            in_document(label, "spec.priority"),
+            f"priority set in the pod group ({group.priority}) must match the priority computed ({value}) based on "
+            "the priority class set in the spec",
+        )
+    group.priority = value
 
 
 def decode_document(doc: Any, where: str, errors: ErrorList) -> Cluster:

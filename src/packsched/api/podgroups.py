@@ -5,10 +5,13 @@ objects that give a group its policy.
   (``scheduling.k8s.io/v1alpha1``) of that name lists its ``podGroups``, each with a policy, ``basic`` (no
   constraint) or ``gang: {minCount}``. The group is (namespace, workload, podGroup, replica key): every replica key
   is a gang of its own under the same policy.
-- **1.36**: a pod names ``spec.schedulingGroup: {podGroupName}``; the ``PodGroup`` (``scheduling.k8s.io/v1alpha2``,
+- **1.36** (and 1.37): a pod names ``spec.schedulingGroup: {podGroupName}``; the ``PodGroup``
+  (``scheduling.k8s.io/v1alpha2``,
   not scheduler-plugins' ``scheduling.x-k8s.io`` one) of that name has ``spec.schedulingPolicy``, ``basic`` or
   ``gang: {minCount}``. The group is (namespace, podGroupName). A v1alpha2 ``Workload`` only templates PodGroups
-  for controllers; the scheduler does not read it.
+  for controllers; the scheduler does not read it. **1.37** serves the PodGroup as ``scheduling.k8s.io/v1beta1``
+  (v1alpha2 is no longer served): the same policy (``minCount`` may now change), plus a priority
+  (``priorityClassName`` / ``priority``, resolved as a pod's) every pod of the group must share.
 
 Without GenericWorkload the API server drops the pod's field; in a release that does not define it, the field is
 not there either (:func:`pod_group_ref` answers None and :func:`dropped_reference` says why).
@@ -23,8 +26,12 @@ from packsched.api.objects import Pod, WorkloadReference
 __all__ = ["WorkloadReference"]
 
 WORKLOAD_API_VERSION = "scheduling.k8s.io/v1alpha1"  # 1.35's Workload
-WORKLOAD_API_VERSIONS = (WORKLOAD_API_VERSION, "scheduling.k8s.io/v1alpha2")  # v1alpha2: 1.36's (not read)
+# v1alpha2: 1.36's, v1beta1: 1.37's (PodGroup templates for controllers, not read by the scheduler)
+WORKLOAD_API_VERSIONS = (WORKLOAD_API_VERSION, "scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1")
 POD_GROUP_API_VERSION = "scheduling.k8s.io/v1alpha2"  # 1.36's PodGroup
+POD_GROUP_API_VERSION_1_37 = "scheduling.k8s.io/v1beta1"  # 1.37's PodGroup
+# The PodGroup API version each release's API server serves (and its scheduler reads); the others are not served.
+POD_GROUP_API_BY_MINOR = {36: POD_GROUP_API_VERSION, 37: POD_GROUP_API_VERSION_1_37}
 WORKLOAD_MAX_POD_GROUPS = 8
 
 # Pod fields, per release
@@ -85,8 +92,10 @@ class SchedulingWorkload:
 
 @dataclass
 class SchedulingPodGroup:
-    """A 1.36 ``PodGroup`` (scheduling.k8s.io/v1alpha2). ``template``: its ``podGroupTemplateRef.workload``
-    (workload name, template name), informational."""
+    """A 1.36 ``PodGroup`` (scheduling.k8s.io/v1alpha2) or 1.37 one (v1beta1: ``api_version``). ``template``: its
+    ``podGroupTemplateRef.workload`` (1.36) / ``workloadRef`` (1.37) (workload name, template name), informational.
+    ``priority``: 1.37's ``spec.priority`` as the Priority admission plugin resolves it from ``priority_class_name``
+    (None: not resolved yet, or a 1.36 group, which has none)."""
 
     name: str
     namespace: str
@@ -94,6 +103,16 @@ class SchedulingPodGroup:
     template: tuple[str, str] | None = None
     created: float = 0.0
     source: str = ""
+    api_version: str = POD_GROUP_API_VERSION
+    priority_class_name: str = ""
+    priority: int | None = None
+    priority_set: bool = False  # spec.priority was written in the manifest
+    file: str = ""  # the file it was read from (for the errors found once the PriorityClasses are known)
+    label: str = ""  # the document's label in that file
+
+    def served_in(self, minor: int) -> bool:
+        """Whether kube-scheduler ``1.<minor>``'s API server serves this PodGroup's version."""
+        return POD_GROUP_API_BY_MINOR.get(min(minor, max(POD_GROUP_API_BY_MINOR))) == self.api_version
 
     @property
     def key(self) -> str:

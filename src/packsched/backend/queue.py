@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -118,21 +119,30 @@ class SchedulingQueue:
         qp.moves_seen = self.move_requests
         return qp
 
-    def requeue_after_backoff(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str]) -> None:
+    def requeue_after_backoff(
+        self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str], max_backoff: float | None = None
+    ) -> None:
         """After a failed attempt, back through backoff without waiting for a cluster event (kube-scheduler 1.36+:
-        a pod of a pod group, whose retries follow the backoff alone)."""
+        a pod of a pod group, whose retries follow the backoff alone). ``max_backoff``: the cap, when not the
+        configured one (1.37: a pod group's)."""
         qp.last_reason = reason
         qp.unschedulable_plugins = plugins
         qp.unschedulable_since = now
-        self.requeue_now(qp, now)
+        self.requeue_now(qp, now, max_backoff)
 
-    def backoff_duration(self, attempts: int) -> float:
+    def backoff_duration(self, attempts: int, max_backoff: float | None = None) -> float:
+        top = self.max_backoff if max_backoff is None else max_backoff
         duration = self.initial_backoff
         for _ in range(1, attempts):
             duration *= 2
-            if duration >= self.max_backoff:
-                return self.max_backoff
-        return min(duration, self.max_backoff)
+            if duration >= top:
+                return top
+        return min(duration, top)
+
+    def group_max_backoff(self, size: int) -> float:
+        """kube-scheduler 1.37's cap on a pod group's backoff: the configured one times the square root of the
+        group's queued pods (Go's float64 product, truncated to nanoseconds)."""
+        return int(self.max_backoff * 1e9 * math.sqrt(size)) / 1e9 if size > 1 else self.max_backoff
 
     def pop(self, now: float) -> QueuedPod | None:
         self._flush_backoff(now)
@@ -182,9 +192,11 @@ class SchedulingQueue:
         qp.moves_seen = self.move_requests
         self.add_unschedulable(qp, now, qp.last_reason, qp.unschedulable_plugins)
 
-    def requeue_now(self, qp: QueuedPod, now: float) -> None:
+    def requeue_now(self, qp: QueuedPod, now: float, max_backoff: float | None = None) -> None:
         """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
-        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+        qp.backoff_until = now + self.backoff_duration(qp.attempts, max_backoff)
+        if max_backoff is not None:  # a cap to the nanosecond: kept on the simulator's nanosecond clock
+            qp.backoff_until = round(qp.backoff_until, 9)
         self._queued[qp.info.key] = qp
         self._to_backoff_or_active(qp, now)
 

@@ -94,7 +94,8 @@ PLUGIN_POINTS: dict[str, tuple[str, ...]] = {
     catalog.V1BETA2: EXTENSION_POINTS,
     catalog.V1BETA1: _POINTS_V1BETA1,
 }
-# Pod-group extension points of the newest v1 API (TopologyAwareWorkloadScheduling): accepted, unsupported.
+# Pod-group extension points of the newest v1 API (1.37): a plugin enabled there is refused (placementGenerate and
+# placementScore need TopologyAwareWorkloadScheduling; podGroupPostFilter follows the profile's postFilter plugins).
 _PLACEMENT_POINTS = ("placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter")
 
 LEADER_ELECTION_FIELDS = (
@@ -399,6 +400,9 @@ def _user_plugins(ctx: _Context, raw: object, pp: str) -> tuple[dict[str, _UserS
         if point in _PLACEMENT_POINTS:
             if uset.enabled:
                 ctx.add(sp, f"extension point {point} (pod-group scheduling) is not supported by packsched")
+            elif uset.disabled and point == "podGroupPostFilter":
+                # packsched runs the pod-group hook of the profile's PostFilter plugins (podgroup_placement.py)
+                ctx.add(sp, "disabling plugins at podGroupPostFilter is not supported by packsched")
             continue
         user[point] = uset
         for k, ref in enumerate(uset.enabled):

@@ -51,6 +51,7 @@ class Gate:
     modelled_from: int = 0  # packsched models the gate's effects from this release on
     depends: tuple[str, ...] = ()  # gates that must be on when this one is (checked from 1.35)
     effect: str = ""  # what it changes in packsched (docs, error messages)
+    unmodelled: str = ""  # what packsched does not model with the gate on ("": it models it); refused then
 
     def exists(self, minor: int) -> bool:
         return self.steps[0].minor <= minor and (self.removed is None or minor < self.removed)
@@ -71,8 +72,9 @@ def _gate(
     modelled_from: int = 0,
     depends: tuple[str, ...] = (),
     effect: str = "",
+    unmodelled: str = "",
 ) -> Gate:
-    return Gate(name, tuple(Step(*s) for s in steps), removed, modelled_from, depends, effect)
+    return Gate(name, tuple(Step(*s) for s in steps), removed, modelled_from, depends, effect, unmodelled)
 
 
 _DRA = ("DynamicResourceAllocation",)
@@ -94,6 +96,26 @@ GATES: Final[dict[str, Gate]] = {
             removed=37,
             depends=("GenericWorkload",),
             effect="adds GangScheduling to the default profile (1.35-1.36)",
+        ),
+        _gate(
+            "TopologyAwareWorkloadScheduling",
+            (36, False, ALPHA),
+            depends=("GenericWorkload",),
+            unmodelled="the pod-group cycle's placements (TopologyPlacementGenerator, PodGroupPodsCount, placement "
+            "scoring) and PodGroups' spec.schedulingConstraints",
+        ),
+        _gate(
+            "CompositePodGroup",
+            (37, False, ALPHA),
+            depends=("GenericWorkload", "TopologyAwareWorkloadScheduling"),
+            unmodelled="CompositePodGroup hierarchies (scheduling.k8s.io/v1alpha3) and PodGroups' "
+            "spec.parentCompositePodGroupName",
+        ),
+        _gate(
+            "PodGroupPreemptionPolicy",
+            (37, False, ALPHA),
+            depends=("GenericWorkload",),
+            unmodelled="PodGroups' spec.preemptionPolicy",
         ),
         _gate(
             "OpportunisticBatching",
@@ -226,6 +248,15 @@ def check_overrides(minor: int, overrides: Mapping[str, bool]) -> list[tuple[str
                     name,
                     f"cannot set feature gate {name} to {_go_bool(value)}, feature is locked to "
                     f"{_go_bool(step.default)}",
+                )
+            )
+            continue
+        if gate.unmodelled and value:
+            problems.append(
+                (
+                    name,
+                    f"packsched does not model feature gate {name} on (kube-scheduler 1.{minor}): "
+                    f"{gate.unmodelled}; leave it off",
                 )
             )
             continue

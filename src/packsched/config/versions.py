@@ -75,8 +75,6 @@ class KubeVersion:
         dependencies are off (1.35+), and what packsched does not model."""
         merged = dict(self.gates) | dict(overrides)
         problems = features.check_overrides(self.minor, merged)
-        if not problems and self.minor >= 37 and features.enabled("GenericWorkload", self.minor, merged):
-            problems.append(("GenericWorkload", GENERIC_WORKLOAD_1_37_UNMODELLED))
         if problems:
             raise FeatureGateError(problems)
         return KubeVersion(self.minor, tuple(sorted(merged.items())))
@@ -114,6 +112,14 @@ class KubeVersion:
         pods of its group in one pod-group scheduling cycle (schedule_one_podgroup.go), and after a failure goes
         back to the queue's backoff rather than waiting for a cluster event."""
         return self.minor >= 36 and self.generic_workload
+
+    @property
+    def pod_group_placement_cycle(self) -> bool:
+        """1.37+ with GenericWorkload: the pod-group cycle decides with PlacementFeasible plugins (GangScheduling's
+        minCount) instead of Permit, runs no PostFilter per pod but PodGroupPostFilter (pod-group preemption) for
+        the group, and checks the group's pods agree on scheduler name, priority and preemption policy
+        (podgroup_placement.py)."""
+        return self.minor >= 37 and self.generic_workload
 
     @property
     def opportunistic_batching(self) -> bool:
@@ -364,14 +370,6 @@ class KubeVersion:
         """v1.27+ (MinDomainsInPodTopologySpread beta and on by default from 1.27; GA 1.30; beta but off in
         1.25-1.26): ``minDomains`` counts. To be honoured by PodTopologySpread."""
         return self.minor >= 27
-
-
-# What 1.37's gang scheduling needs that packsched does not model; with_gates refuses GenericWorkload=true there.
-GENERIC_WORKLOAD_1_37_UNMODELLED: Final = (
-    "packsched does not model kube-scheduler 1.37 with GenericWorkload on: its pod-group scheduling cycle places a "
-    "group through placements (PlacementFeasible plugins, CompositePodGroup hierarchies, scheduling.k8s.io/v1beta1 "
-    "PodGroups with updatable minCount) that packsched does not implement; use --kube-version 1.35 or 1.36"
-)
 
 
 def format_gates(gates: Mapping[str, bool]) -> str:

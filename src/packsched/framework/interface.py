@@ -56,6 +56,8 @@ POD_GROUP = "PodGroup"  # api.gangs.PodGroup (scheduler-plugins' Coscheduling)
 # kube-scheduler's own gangs (GangScheduling): api.podgroups.SchedulingWorkload (1.35), SchedulingPodGroup (1.36)
 SCHEDULING_WORKLOAD = "Workload.scheduling.k8s.io"
 SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
+# a kube-scheduler 1.37 PodGroup changed (its minCount: the only field that may); registered by GangScheduling
+SCHEDULING_POD_GROUP_UPDATE = "PodGroup.scheduling.k8s.io/Update"
 SERVICE = "Service"  # api.objects.Service
 RESOURCE_CLAIM = "ResourceClaim"  # api.dra.ResourceClaim whose status a plugin wrote (DynamicResources' PostFilter)
 WORKLOAD = "Workload"  # api.manifests.Workload: a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job

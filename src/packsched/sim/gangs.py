@@ -9,7 +9,7 @@ A gang is one of (:func:`gangs_of`, in this order):
 - with ``--kube-version 1.35``, a pod group of a ``Workload`` (``scheduling.k8s.io/v1alpha1``) whose policy is
   ``gang``, once per replica key its pods name (``spec.workloadRef``), ``minCount``;
 - with 1.36, a ``PodGroup`` of ``scheduling.k8s.io/v1alpha2`` whose policy is ``gang``: the pods naming it in
-  ``spec.schedulingGroup``, ``minCount``.
+  ``spec.schedulingGroup``, ``minCount``; with 1.37 the same of ``scheduling.k8s.io/v1beta1``.
 
 ``basic`` pod groups are no gangs and are not reported. Below, ``minMember`` stands for ``minCount`` too.
 
@@ -49,7 +49,7 @@ from packsched.api.gangs import (
     pod_group_status,
 )
 from packsched.api.objects import Pod
-from packsched.api.podgroups import POD_GROUP_API_VERSION, WORKLOAD_API_VERSION
+from packsched.api.podgroups import POD_GROUP_API_VERSION, POD_GROUP_API_VERSION_1_37, WORKLOAD_API_VERSION
 from packsched.api.resources import gpu_count
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
@@ -162,21 +162,26 @@ def _workload_gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
     return out
 
 
-def _pod_group_gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
-    """1.36: one per ``scheduling.k8s.io`` PodGroup."""
-    return [
-        Gang(
-            g.namespace,
-            g.name,
-            "PodGroup",
-            POD_GROUP_API_VERSION,
-            g.policy.min_count or 1,
-            g.created,
-            None,
-            not g.policy.gang,
-        )
-        for g in cluster.scheduling_pod_groups
-    ]
+def _pod_group_gangs_of(api_version: str) -> Callable[[Cluster, Iterable[Pod]], list[Gang]]:
+    """1.36 (v1alpha2) / 1.37 (v1beta1): one per ``scheduling.k8s.io`` PodGroup of ``api_version``."""
+
+    def gangs(cluster: Cluster, pods: Iterable[Pod]) -> list[Gang]:
+        return [
+            Gang(
+                g.namespace,
+                g.name,
+                "PodGroup",
+                api_version,
+                g.policy.min_count or 1,
+                g.created,
+                None,
+                not g.policy.gang,
+            )
+            for g in cluster.scheduling_pod_groups
+            if g.api_version == api_version
+        ]
+
+    return gangs
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,12 @@ class _GangSource:
 _SOURCES: dict[str, _GangSource] = {
     COSCHEDULING_API_VERSION: _GangSource("PodGroup", range(0, 1000), _coscheduling_gangs, _coscheduling_name),
     WORKLOAD_API_VERSION: _GangSource("Workload", range(35, 36), _workload_gangs, _workload_name),
-    POD_GROUP_API_VERSION: _GangSource("PodGroup", range(36, 37), _pod_group_gangs, _scheduling_group_name),
+    POD_GROUP_API_VERSION: _GangSource(
+        "PodGroup", range(36, 37), _pod_group_gangs_of(POD_GROUP_API_VERSION), _scheduling_group_name
+    ),
+    POD_GROUP_API_VERSION_1_37: _GangSource(
+        "PodGroup", range(37, 1000), _pod_group_gangs_of(POD_GROUP_API_VERSION_1_37), _scheduling_group_name
+    ),
 }
 
 
@@ -228,9 +238,10 @@ def gang_warnings(gangs: Sequence[Gang], cfg: KubeSchedulerConfiguration) -> lis
         )
     own = sorted({f"{g.kind}s ({g.api_version})" for g in gangs if g.pod_group is None})
     if own and not gang_scheduling_enabled(cfg):
+        gates = "gate GenericWorkload" if cfg.kube_version.minor >= 37 else "gates GenericWorkload and GangScheduling"
         out.append(
-            f"kube-scheduler {cfg.kube_version} runs no GangScheduling (it needs the feature gates GenericWorkload and "
-            f"GangScheduling): the {', '.join(own)} have no effect (pods are scheduled one by one)"
+            f"kube-scheduler {cfg.kube_version} runs no GangScheduling (it needs the feature {gates}): the "
+            f"{', '.join(own)} have no effect (pods are scheduled one by one)"
         )
     return out
 

@@ -22,7 +22,8 @@ replicas, parallelism for a Job), ``addNodes``, ``removeNodes`` (the nodes fail 
 deleted and their controllers re-create them elsewhere), ``cordon``, ``uncordon``, ``drain`` (cordon, then evict
 every pod but DaemonSet pods through the Eviction API's check of PodDisruptionBudgets; a refused eviction is
 retried every ``retryEvery`` until ``timeout``; controllers re-create evicted pods), ``setConfig`` (another
-scheduler configuration from then on, as after a restart) and ``setQuota`` (an ElasticQuota's min and max).
+scheduler configuration from then on, as after a restart), ``setQuota`` (an ElasticQuota's min and max) and
+``setMinCount`` (a kube-scheduler 1.37 PodGroup's gang minCount).
 
 A step's changes happen at its time, before anything else that happens then; the simulator then runs until the
 next step's time (the last one until nothing is left to do), and the step's report is taken: pods running and
@@ -32,6 +33,7 @@ completely free, and quota usage.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections import Counter
@@ -53,13 +55,14 @@ from packsched.api.manifests import (
     resolve_priority,
 )
 from packsched.api.objects import ElasticQuota, LabelSelector, Node, Pod
+from packsched.api.podgroups import POD_GROUP_API_VERSION_1_37, GroupPolicy
 from packsched.api.pods import decode_label_selector
 from packsched.api.quantity import MAX_INT64, format_quantity
 from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spec, quota_used
 from packsched.api.resources import is_gpu
 from packsched.config.loader import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, UPDATE, ClusterEvent
+from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, SCHEDULING_POD_GROUP, UPDATE, ClusterEvent
 from packsched.framework.runtime import PluginFactory
 from packsched.sim.engine import (
     DELETED,
@@ -76,7 +79,18 @@ from packsched.sim.gangs import gang_rows_of, gang_summary, gangs_of
 API_VERSION = "packsched.io/v1alpha1"
 KIND = "Scenario"
 SCHEMA = "packsched.scenario-report/v1"
-ACTIONS = ("createPods", "scale", "addNodes", "removeNodes", "cordon", "uncordon", "drain", "setConfig", "setQuota")
+ACTIONS = (
+    "createPods",
+    "scale",
+    "addNodes",
+    "removeNodes",
+    "cordon",
+    "uncordon",
+    "drain",
+    "setConfig",
+    "setQuota",
+    "setMinCount",
+)
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 DEFAULT_DRAIN_TIMEOUT = 600.0
 DEFAULT_RETRY = 5.0
@@ -196,6 +210,16 @@ def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> di
             args["path"] = os.path.join(here, p)
         else:
             args["path"] = _found(r.errors, here, p, f"{path}.path")
+        return args
+    if action == "setMinCount":
+        args = r.fields(raw, path, ("namespace", "name", "minCount"))
+        for name in ("namespace", "name"):
+            if not r.str(args.get(name), f"{path}.{name}"):
+                r.errors.add(f"{path}.{name}", "Required value")
+        count = r.int(args.get("minCount"), f"{path}.minCount", 0)
+        if count is None or count < 1:
+            r.errors.add(f"{path}.minCount", f"Invalid value: {count}: must be greater than or equal to 1")
+        args["minCount"] = count
         return args
     args = r.fields(raw, path, ("namespace", "name", "min", "max"))  # setQuota
     if not r.str(args.get("namespace"), f"{path}.namespace"):
@@ -550,6 +574,28 @@ class _Runner:
         else:
             quotas.append(new)
         self.sim.scheduler.object_changed(ClusterEvent(ELASTIC_QUOTA, UPDATE if old else ADD, old, new))
+
+    def _setMinCount(self, step: Step) -> None:
+        """kube-scheduler 1.37: a PodGroup's (scheduling.k8s.io/v1beta1) gang minCount changes, the one field of its
+        policy that may (the API server keeps the rest immutable)."""
+        args = step.args
+        ns, name = args["namespace"], args["name"]
+        groups = self.cluster.scheduling_pod_groups
+        old = next(
+            (g for g in groups if (g.namespace, g.name, g.api_version) == (ns, name, POD_GROUP_API_VERSION_1_37)),
+            None,
+        )
+        errors = ErrorList(file=self.scenario.file)
+        where = f"{step.path}.setMinCount"
+        if old is None:
+            errors.add(f"{where}.name", f"Not found: no PodGroup {ns}/{name} of {POD_GROUP_API_VERSION_1_37}")
+        elif old.policy.min_count is None:
+            errors.add(f"{where}.minCount", "Forbidden: the PodGroup's policy is basic; only a gang's minCount changes")
+        errors.raise_if_any()
+        assert old is not None
+        new = dataclasses.replace(old, policy=GroupPolicy(int(args["minCount"])))
+        groups[groups.index(old)] = new
+        self.sim.scheduler.object_changed(ClusterEvent(SCHEDULING_POD_GROUP, UPDATE, old, new))
 
     # -- the report -------------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """GangScheduling: kube-scheduler's own all-or-nothing scheduling (pkg/scheduler/framework/plugins/gangscheduling,
-read in 1.35.4 and 1.36.3; feature gates GangScheduling and GenericWorkload, alpha and off).
+read in 1.35.4, 1.36.3 and 1.37.2; feature gates GangScheduling and GenericWorkload, alpha and off; in 1.37
+GenericWorkload alone, beta and off).
 
 A pod belongs to a group through its group reference (api/podgroups.py: 1.35 ``spec.workloadRef`` and a
 ``Workload``'s ``podGroups``, 1.36 ``spec.schedulingGroup`` and a ``PodGroup``). For a group whose policy is
@@ -19,6 +20,12 @@ A pod belongs to a group through its group reference (api/podgroups.py: 1.35 ``s
 - **Events**: a pod added (bound or not) of the same group, and the Workload / PodGroup of the pod's group
   created, move the pods it rejected (upstream's queueing hints).
 
+- **PlacementFeasible** (1.37): in the pod-group cycle, after each pod is tried, whether the group can still meet
+  ``minCount`` (1 for a ``basic`` group): Unschedulable "minCount (m) cannot be satisfied: s scheduled, r
+  remaining" once too few pods are left, Wait "minCount (m) is not yet satisfied: ..." while fewer are placed,
+  Success once enough are (podgroup_placement.py decides with it; Permit then only holds the pods of the binding
+  cycles for one another). 1.37 also moves the pods it rejected when their PodGroup's ``minCount`` decreases.
+
 A pod without a group, or of a ``basic`` group, passes every point.
 """
 
@@ -34,6 +41,7 @@ from packsched.framework.interface import (
     DELETE,
     POD_GROUP_CYCLE,
     SCHEDULING_POD_GROUP,
+    SCHEDULING_POD_GROUP_UPDATE,
     SCHEDULING_WORKLOAD,
     UNSCHEDULED_POD_ADD,
     UPDATE,
@@ -235,6 +243,9 @@ class GangScheduling136(_GangScheduling):
     def on_cluster_event(self, event: ClusterEvent) -> None:
         if event.resource != SCHEDULING_POD_GROUP:
             return
+        group = event.new if event.new is not None else event.old
+        if isinstance(group, SchedulingPodGroup) and not group.served_in(self.handle.kube_version.minor):
+            return  # a version this release's API server does not serve never reaches the scheduler
         if event.action in (ADD, UPDATE) and isinstance(event.new, SchedulingPodGroup):
             self.pod_groups[event.new.key] = event.new
         elif event.action == DELETE and isinstance(event.old, SchedulingPodGroup):
@@ -268,9 +279,55 @@ class GangScheduling136(_GangScheduling):
         return isinstance(obj, SchedulingPodGroup) and obj.namespace == ref.namespace and obj.name == ref.pod_group
 
 
+def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status:
+    """Upstream PlacementFeasible for a group of ``min_count`` (1 for ``basic``) with ``scheduled`` pods placed
+    (assumed or bound, and those the cycle placed so far) and ``remaining`` still to try."""
+    if remaining + scheduled < min_count:
+        why = f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+        return Status(Code.UNSCHEDULABLE, [why], NAME)
+    if scheduled < min_count:
+        why = f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
+        return Status(Code.WAIT, [why], NAME)
+    return Status()
+
+
+class GangScheduling137(GangScheduling136):
+    """kube-scheduler 1.37: PodGroups of scheduling.k8s.io/v1beta1 (the only version its API server serves), the
+    PlacementFeasible point, and a PodGroup whose ``minCount`` decreased moves the pods it rejected. PreEnqueue,
+    Permit and the other events are 1.36's."""
+
+    queueing_events = frozenset(
+        {ASSIGNED_POD_ADD, UNSCHEDULED_POD_ADD, SCHEDULING_POD_GROUP, SCHEDULING_POD_GROUP_UPDATE}
+    )
+
+    def placement_feasible(self, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status:
+        return placement_feasible(group.policy.min_count or 1, scheduled, remaining)
+
+    def queueing_hint(self, event: str, waiting: PodInfo, obj: object) -> bool:
+        if event == SCHEDULING_POD_GROUP_UPDATE:
+            return self._min_count_decreased(waiting.pod_group, obj)
+        return super().queueing_hint(event, waiting, obj)
+
+    @staticmethod
+    def _min_count_decreased(ref: PodGroupRef | None, obj: object) -> bool:
+        """Upstream isSchedulableAfterPodGroupUpdated: ``obj`` is (old, new) PodGroup; only a gang's ``minCount``
+        that went down may let its pods in."""
+        if ref is None or not isinstance(obj, tuple) or len(obj) != 2:
+            return False
+        old, new = obj
+        if not isinstance(old, SchedulingPodGroup) or not isinstance(new, SchedulingPodGroup):
+            return False
+        if (new.namespace, new.name) != (ref.namespace, ref.pod_group):
+            return False
+        if old.policy.min_count is None or new.policy.min_count is None:
+            return False
+        return new.policy.min_count < old.policy.min_count
+
+
 def new_gang_scheduling(args: PluginArgs | None, handle: Handle) -> _GangScheduling:
     """1.35's plugin for kube-scheduler 1.35 and older (inert there: no pod has a group before 1.35), 1.36's for
-    1.36 and later."""
-    if handle.kube_version.minor >= 36:
-        return GangScheduling136(handle)
-    return GangScheduling135(handle)
+    1.36, 1.37's for 1.37 and later."""
+    return _BY_RELEASE[min(max(handle.kube_version.minor, 35), 37)](handle)
+
+
+_BY_RELEASE: dict[int, type[_GangScheduling]] = {35: GangScheduling135, 36: GangScheduling136, 37: GangScheduling137}
