@@ -64,6 +64,7 @@ from packsched.backend.dra.allocator import (
     NodeAllocationError,
     node_matches_terms,
 )
+from packsched.backend.dra.capacity import quantity_text
 from packsched.backend.dra.extended import backed_resources, claim_requests, extended_claim_name, is_dra_extended_name
 from packsched.config.types import PluginArgs
 from packsched.framework.cycle_state import CycleState
@@ -98,6 +99,7 @@ ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither 
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here (live mode) yet: the pod's claims cannot be allocated"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+_UNBOUNDED = 10**6  # _local_free's count for a device that may be allocated many times
 
 
 @dataclass
@@ -171,6 +173,9 @@ class DynamicResources:
             partitionable_devices=v.dra_partitionable_devices,
             device_taints=v.dra_device_taints,
             cel_error_names_device=v.dra_cel_error_names_device,
+            consumable_capacity=v.dra_consumable_capacity,
+            fractional_capacity_range=v.dra_fractional_capacity_range,
+            capacity_checks_1_37=v.minor >= 37,
         )
         self.extended_resources = v.dra_extended_resource
 
@@ -219,7 +224,8 @@ class DynamicResources:
             min_devices += need
         allocator = None
         if to_allocate or extended:
-            allocator = Allocator(self.features, dra.allocated_devices(), dra.classes, dra.slices)
+            held = dra.allocated_state(self.features.consumable_capacity)
+            allocator = Allocator(self.features, held.dedicated, dra.classes, dra.slices, held.shared, held.capacity)
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
         if extended:
             data.extended = extended
@@ -356,7 +362,7 @@ class DynamicResources:
         if need > 0:
             if data.local_free is None:
                 data.local_free = self._local_free(allocator, snap)
-            if not allocator.shared and data.local_free[col] < need:
+            if not allocator.shared_slices and data.local_free[col] < need:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
             found = allocator.allocate(node, claims)
@@ -374,14 +380,19 @@ class DynamicResources:
     @staticmethod
     def _local_free(allocator: Allocator, snap: Snapshot) -> np.ndarray:
         """Per node column: how many devices not allocated yet the slices naming that node list (an upper
-        bound on what the node can give when no slice is shared between nodes)."""
+        bound on what the node can give when no slice is shared between nodes); a device that allows multiple
+        allocations (DRAConsumableCapacity) may serve every request, and leaves no bound."""
         free = np.zeros(snap.n, dtype=np.int64)
+        multiple = allocator.features.consumable_capacity
         for name, slices in allocator.on_node.items():
             col = snap.index.get(name, -1)
             if col < 0:
                 continue
             free[col] = sum(
-                1 for s in slices for d in s.devices if (s.driver, s.pool, d.name) not in allocator.allocated
+                _UNBOUNDED if multiple and d.allow_multiple else 1
+                for s in slices
+                for d in s.devices
+                if (s.driver, s.pool, d.name) not in allocator.allocated
             )
         return free
 
@@ -543,6 +554,10 @@ def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
         item: dict[str, object] = {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
         if r.admin_access is not None:
             item["adminAccess"] = r.admin_access
+        if r.share_id is not None:
+            item["shareID"] = r.share_id
+        if r.consumed is not None:
+            item["consumedCapacity"] = {name: quantity_text(amount) for name, amount in r.consumed}
         out.append(item)
     return out
 
