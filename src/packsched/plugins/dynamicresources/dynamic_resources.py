@@ -83,6 +83,7 @@ from packsched.framework.interface import (
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
+from packsched.plugins.helper.dra import FOUND_KEY
 from packsched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -227,6 +228,7 @@ class DynamicResources:
             held = dra.allocated_state(self.features.consumable_capacity)
             allocator = Allocator(self.features, held.dedicated, dra.classes, dra.slices, held.shared, held.capacity)
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
+        state.write(FOUND_KEY, data.allocations)  # filled by Filter; read by DevicePacking
         if extended:
             data.extended = extended
             data.pod = pod.pod
