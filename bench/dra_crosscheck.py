@@ -8,11 +8,12 @@
 DRA's allocator takes the first device that fits, so ``dra`` must give exactly the figures (every curve of every
 run) of ``gpushare-ff``; ``gpushare`` differs where a policy's or best fit's GPU choice differs from first fit.
 
-The DRA runs try DRA's allocator node by node for every pod (about 60 us a node here), so the full trace (1,213
-nodes, 10,822 pods) takes tens of minutes a run; ``--step N`` replays every N-th node of the node list (sorted by
-name) and the pods whose GPU models those nodes have, inflated to 1.3 x their GPU capacity as the protocol does.
+The DRA runs try DRA's allocator node by node for every pod; the cost grows with nodes x pods, so the full
+trace (1,213 nodes, 10,822 pods) would take about a hundred times a tenth of it. ``--step N`` replays every N-th
+node of the node list (sorted by name) and the pods whose GPU models those nodes have, inflated to 1.3 x their
+GPU capacity as the protocol does.
 
-    PYTHONPATH=src python bench/dra_crosscheck.py --step 10 --seeds 42-51 --workers 2 \\
+    PYTHONPATH=src python bench/dra_crosscheck.py --step 10 --seeds 42-46 --workers 2 \\
         --policies FGD,BestFit,LeastAllocated,MostAllocated,RequestedToCapacityRatio
 """
 
