@@ -70,6 +70,10 @@ LONG_RUNS: dict[str, str] = {
     "--config examples/tune/best-config-gpuspec33.yaml --seeds 45-54 --workers 2": (
         "long run: 10 replays of a trace variant, about 30 s on two workers"
     ),
+    "packsched replay ../shared/data/alibaba-gpu-v2023 --policy BestFit --seeds 42 --as-dra": (
+        "long run: the full trace with DRA's allocator tried node by node, far longer than the 122-node sample's "
+        "minute (bench/dra_crosscheck.py and tests/sim/test_replay_dra.py check smaller ones)"
+    ),
     "packsched compare /tmp/jobs/workload --config /tmp/jobs/config-coscheduling.yaml "
     "--config /tmp/jobs/config-pod-by-pod.yaml": (
         "long run: two simulations of 200 gangs over 10 hours, about 30 s (tests/sim/test_jobgen.py runs a smaller one)"

@@ -249,7 +249,12 @@ spec:
     - {{name: Bad_Name, exactly: {{deviceClassName: gpu}}}}
     - {{name: dup, exactly: {{deviceClassName: ""}}}}
     - {{name: dup, exactly: {{deviceClassName: Not_A_Name, count: -1}}}}
-    - {{name: all, exactly: {{deviceClassName: gpu, allocationMode: All, count: 2, capacity: {{requests: {{}}}}}}}}
+    - name: all
+      exactly:
+        deviceClassName: gpu
+        allocationMode: All
+        count: 2
+        capacity: {{requests: {{Bad_Name/x: 1, memory: -1}}}}
     - name: both
       exactly: {{deviceClassName: gpu}}
       firstAvailable: [{{name: a, deviceClassName: gpu}}]
@@ -277,7 +282,8 @@ spec:
     assert "Not_A_Name" in errors[f"{p}[3].exactly.deviceClassName"]
     assert errors[f"{p}[3].exactly.count"] == "Invalid value: -1: must be greater than zero"
     assert "must not be specified when allocationMode is 'All'" in errors[f"{p}[4].exactly.count"]
-    assert "not simulated yet" in errors[f"{p}[4].exactly.capacity"]
+    assert "RFC 1123 subdomain" in errors[f"{p}[4].exactly.capacity.requests.Bad_Name/x"]
+    assert "must be greater than or equal to 0" in errors[f"{p}[4].exactly.capacity.requests.memory"]
     assert "not both" in errors[f"{p}[5]"]
     assert errors[f"{p}[6].firstAvailable[0].name"] == "Required value"
     assert errors[f"{p}[6].firstAvailable[2].name"] == 'Duplicate value: "x"'
@@ -470,3 +476,92 @@ def test_a_slice_has_at_most_128_devices() -> None:
     assert [(e.path, e.message) for e in errors.items] == [
         ("spec.devices", "Too many: 129: must have at most 128 items")
     ]
+
+
+def _policy_slice(policy: str, multi: str = "true") -> str:
+    return f"""
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: s}}
+spec:
+  driver: gpu.example.com
+  pool: {{name: p, generation: 1, resourceSliceCount: 1}}
+  nodeName: n1
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: {multi}
+    capacity:
+      memory: {{value: 8Gi, requestPolicy: {policy}}}
+"""
+
+
+def test_request_policies_are_read() -> None:
+    dra = ok(_policy_slice("{default: 1Gi, validValues: [1Gi, 2Gi, 8Gi]}"))
+    [d] = dra.slices[0].devices
+    [(name, policy)] = d.policies
+    assert name == "memory" and d.allow_multiple
+    assert policy.default == 2**30 and policy.valid_values == (2**30, 2 * 2**30, 8 * 2**30)
+    dra = ok(_policy_slice("{default: 1Gi, validRange: {min: 1Gi, step: 1Gi, max: 4Gi}}"))
+    [(_name, policy)] = dra.slices[0].devices[0].policies
+    assert (policy.has_range, policy.range_min, policy.range_step, policy.range_max) == (
+        True,
+        2**30,
+        2**30,
+        4 * 2**30,
+    )
+
+
+def test_bad_request_policies_are_reported_at_their_paths() -> None:
+    p = "spec.devices[0].capacity.memory.requestPolicy"
+    errors = errors_of(_policy_slice("{default: 1Gi}", multi="false"))
+    assert errors[p] == "Forbidden: allowMultipleAllocations must be true"
+    errors = errors_of(_policy_slice("{default: 1Gi, validValues: [1Gi], validRange: {min: 1Gi}}"))
+    assert "cannot specify" in errors[p]
+    errors = errors_of(_policy_slice("{validValues: [2Gi, 1Gi, 16Gi]}"))
+    assert errors[f"{p}.default"] == "Required value: required when validValues is defined"
+    errors = errors_of(_policy_slice("{default: 3Gi, validValues: [2Gi, 1Gi, 16Gi]}"))
+    assert "sorted in ascending order" in errors[f"{p}.validValues[1]"]
+    assert "option is larger than capacity value" in errors[f"{p}.validValues[2]"]
+    assert "default value is not valid" in errors[f"{p}.validValues"]
+    errors = errors_of(_policy_slice("{default: 1Gi, validValues: [1Gi, 1Gi]}"))
+    assert "Duplicate value" in errors[f"{p}.validValues[1]"]
+    errors = errors_of(_policy_slice("{default: 1Gi, validRange: {step: 1Gi}}"))
+    assert errors[f"{p}.validRange.min"] == "Required value: required when validRange is defined"
+    errors = errors_of(_policy_slice("{default: 1, validRange: {min: 2, max: 1, step: 0}}"))
+    assert "default is less than min" in errors[f"{p}.validRange.default"]
+    assert "min is larger than max" in errors[f"{p}.validRange.max"]
+    assert "must be greater than zero" in errors[f"{p}.validRange.step"]
+    errors = errors_of(_policy_slice("{default: 1200m, validRange: {min: 500m, step: 1}}"))
+    assert "not a multiple of a given step (1) from (500m)" in errors[f"{p}.validRange.step"]
+
+
+def test_shares_in_a_claims_status_are_read() -> None:
+    text = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: g
+      exactly: {deviceClassName: gpu, capacity: {requests: {memory: 1Gi}}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: g, driver: d, pool: p, device: gpu-0, shareID: %s, consumedCapacity: {memory: 1Gi}}
+"""
+    dra = ok(text % "0b5b3f0e-5f7c-4d36-9a55-1f6e2f4f8a11")
+    claim = dra.claims["default/c"]
+    assert claim.spec.requests[0].exactly is not None
+    assert claim.spec.requests[0].exactly.capacity == (("memory", Fraction(2**30)),)
+    assert claim.allocation is not None
+    [r] = claim.allocation.results
+    assert r.share_id == "0b5b3f0e-5f7c-4d36-9a55-1f6e2f4f8a11"
+    assert r.consumed == (("memory", Fraction(2**30)),)
+    state = dra.allocated_state(True)
+    assert state.dedicated == set() and state.shared == {("d", "p", "gpu-0")}
+    assert state.capacity == {("d", "p", "gpu-0"): {"memory": Fraction(2**30)}}
+    assert dra.allocated_state(False).dedicated == {("d", "p", "gpu-0")}
+    errors = errors_of(text % "Not-A-UID")
+    assert "UUID" in errors["status.allocation.devices.results[0].shareID"]

@@ -204,3 +204,18 @@ def test_a_metric_out_of_its_range_is_never_printed(trace_dir: Path, monkeypatch
     assert result.exit_code == 1
     assert "frag_rate_pct is 206 at 100 % arrived, outside its range 0-100" in result.output
     assert result.stdout == ""
+
+
+def test_replay_as_dra_equals_gpushare_first_fit(trace_dir: Path) -> None:
+    def runs(*extra: str) -> list[dict[str, object]]:
+        args = ["replay", str(trace_dir), "--policy", "BestFit", "--seeds", "42-43", "--workers", "1", "-o", "json"]
+        result = runner.invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert data["as_dra"] == ("--as-dra" in extra)
+        return _no_time(data["runs"])
+
+    assert runs("--as-dra") == runs("--gpu-choice", "FirstFit")
+    bad = runner.invoke(app, ["replay", str(trace_dir), "--policy", "FGD", "--as-dra", "--gpu-choice", "FirstFit"])
+    assert bad.exit_code == 2
+    assert "--gpu-choice" in bad.output

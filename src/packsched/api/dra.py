@@ -9,6 +9,7 @@ is compiled when read: a compile error is reported at its field path.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -82,6 +83,11 @@ _ATTRIBUTE = ("int", "bool", "string", "version")
 _TAINT = ("key", "value", "effect", "timeAdded")
 _COUNTER_SET = ("name", "counters")
 _CONSUMPTION = ("counterSet", "counters")
+_CAPACITY = ("value", "requestPolicy")
+_REQUEST_POLICY = ("default", "validValues", "validRange")
+_VALID_RANGE = ("min", "max", "step")
+_CAPACITY_REQUIREMENTS = ("requests",)
+REQUEST_POLICY_MAX_OPTIONS = 10  # resourceapi.CapacityRequestPolicyDiscreteMaxOptions
 _CLAIM_STATUS = ("allocation", "reservedFor", "devices")
 _ALLOCATION = ("devices", "nodeSelector", "allocationTimestamp")
 _DEVICE_ALLOCATION = ("results", "config")
@@ -98,6 +104,7 @@ _RESULT = (
     "consumedCapacity",
 )
 _REFERENCE = ("apiGroup", "resource", "name", "uid")
+_UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 # -- the objects ------------------------------------------------------------------------------------------------
@@ -113,6 +120,7 @@ class ExactRequest:
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple[Toleration, ...] = ()
+    capacity: tuple[tuple[str, Fraction], ...] | None = None  # ``capacity.requests`` (None: no ``capacity``)
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,8 @@ class DeviceResult:
     pool: str
     device: str
     admin_access: bool | None = None
+    share_id: str | None = None  # DRAConsumableCapacity: one share of a device that allows multiple allocations
+    consumed: tuple[tuple[str, Fraction], ...] | None = None  # ``consumedCapacity`` (None: not set)
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -191,6 +201,19 @@ class DeviceClass:
 
 
 @dataclass(frozen=True)
+class CapacityPolicy:
+    """A capacity's ``requestPolicy`` (DRAConsumableCapacity): the amount a share takes when the request names
+    none (``default``), and the amounts a share may take (``validValues``, ascending, or ``validRange``)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    range_min: Fraction | None = None
+    range_max: Fraction | None = None
+    range_step: Fraction | None = None
+    has_range: bool = False
+
+
+@dataclass(frozen=True)
 class Device:
     name: str
     cel: CelDevice
@@ -199,6 +222,11 @@ class Device:
     node_name: str = ""
     all_nodes: bool = False
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    policies: tuple[tuple[str, CapacityPolicy], ...] = ()  # capacity name -> its requestPolicy
+
+    @property
+    def allow_multiple(self) -> bool:
+        return self.cel.allow_multiple_allocations
 
     def attribute(self, qualified: str) -> tuple[str, Any] | None:
         """upstream lookupAttribute: the fully qualified name, or the bare name when the domain is the driver's."""
@@ -290,6 +318,16 @@ def pod_claim_keys(pod: Pod) -> set[str]:
 
 
 @dataclass
+class AllocatedState:
+    """upstream structured.AllocatedState: the devices taken whole, the devices with at least one share, and per
+    device the capacity its shares consume together."""
+
+    dedicated: set[tuple[str, str, str]] = field(default_factory=set)
+    shared: set[tuple[str, str, str]] = field(default_factory=set)
+    capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
+
+
+@dataclass
 class DraObjects:
     """Every DRA object of the cluster, and the allocated devices (those of claims with an allocation, and of
     claims whose allocation is in flight between Reserve and PreBind, or in live mode until the claim's watch shows
@@ -316,14 +354,30 @@ class DraObjects:
 
     def allocated_devices(self) -> set[tuple[str, str, str]]:
         """Devices allocated to a claim (admin-access results do not count, as upstream's
-        ListAllAllocatedDevices)."""
-        out: set[tuple[str, str, str]] = set()
+        ListAllAllocatedDevices); a device's shares (results with a ``shareID``) count as the device."""
+        return self.allocated_state(False).dedicated
+
+    def allocated_state(self, consumable: bool) -> AllocatedState:
+        """upstream GatherAllocatedState: with DRAConsumableCapacity on, a result with a ``shareID`` is one share
+        of its device (its ``consumedCapacity`` summed per device) and the device is not taken whole; off, every
+        result takes its device whole."""
+        state = AllocatedState()
         for claim in self.claims.values():
             alloc = self.in_flight.get(claim.key, claim.allocation)
             if alloc is None:
                 continue
-            out.update(r.device_id for r in alloc.results if not r.admin_access)
-        return out
+            for r in alloc.results:
+                if r.admin_access:
+                    continue
+                if not (consumable and r.share_id is not None):
+                    state.dedicated.add(r.device_id)
+                    continue
+                state.shared.add(r.device_id)
+                if r.consumed is not None:
+                    have = state.capacity.setdefault(r.device_id, {})
+                    for name, amount in r.consumed:
+                        have[name] = have.get(name, Fraction(0)) + amount
+        return state
 
     def pod_claim_name(self, pod: Pod, pod_claim: PodResourceClaim) -> str | None:
         """upstream resourceclaim.Name: the claim's own name, the one in the pod's status, or (the controller
@@ -454,8 +508,9 @@ def _exact(r: Reader, data: dict[str, Any], path: str, admin: bool = True) -> Ex
             r.errors.add(f"{path}.count", f"Invalid value: {count}: must be greater than zero")
     elif count is not None and count != 0:
         r.errors.add(f"{path}.count", f"Invalid value: {count}: must not be specified when allocationMode is 'All'")
+    capacity = None
     if data.get("capacity") is not None:
-        r.errors.add(f"{path}.capacity", "consumable capacity (DRAConsumableCapacity) is not simulated yet")
+        capacity = _capacity_requests(r, data.get("capacity"), f"{path}.capacity")
     admin_access = None
     if admin and data.get("adminAccess") is not None:
         admin_access = r.bool(data.get("adminAccess"), f"{path}.adminAccess")
@@ -466,7 +521,23 @@ def _exact(r: Reader, data: dict[str, Any], path: str, admin: bool = True) -> Ex
         count or 0,
         admin_access,
         _tolerations(r, data.get("tolerations"), f"{path}.tolerations"),
+        capacity,
     )
+
+
+def _capacity_requests(r: Reader, raw: object, path: str) -> tuple[tuple[str, Fraction], ...]:
+    """A request's ``capacity`` (DRAConsumableCapacity): ``requests``, capacity name -> amount a share takes."""
+    data = r.fields(raw, path, _CAPACITY_REQUIREMENTS)
+    out: list[tuple[str, Fraction]] = []
+    for name, item in r.map(data.get("requests"), f"{path}.requests").items():
+        p = f"{path}.requests.{name}"
+        for message in _qualified_name_errors(str(name)):
+            r.errors.add(p, message)
+        amount = _quantity(r, item, p)
+        if amount < 0:
+            r.errors.add(p, f"Invalid value: {item!r}: must be greater than or equal to 0")
+        out.append((str(name), amount))
+    return tuple(sorted(out))
 
 
 def decode_claim_spec(r: Reader, raw: object, path: str, api_version: str) -> ClaimSpec:
@@ -603,7 +674,8 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
                     f"{ap}.version", f"Invalid value: {value!r}: must be a string compatible with semver.org spec 2.0.0"
                 )
         attributes.append((str(key), kind, value))
-    capacity = _counters(r, data.get("capacity"), f"{path}.capacity")
+    allow_multiple = r.bool(data.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations")
+    capacity, policies = _device_capacity(r, data.get("capacity"), f"{path}.capacity", allow_multiple)
     consumes: list[tuple[str, tuple[tuple[str, Fraction], ...]]] = []
     for i, item in enumerate(r.list(data.get("consumesCounters"), f"{path}.consumesCounters")):
         cp = f"{path}.consumesCounters[{i}]"
@@ -633,14 +705,164 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
             driver,
             tuple(attributes),
             capacity,
-            r.bool(data.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"),
+            allow_multiple,
         ),
         tuple(consumes),
         tuple(taints),
         r.str(data.get("nodeName"), f"{path}.nodeName"),
         r.bool(data.get("allNodes"), f"{path}.allNodes"),
         _node_selector(r, data.get("nodeSelector"), f"{path}.nodeSelector"),
+        policies,
     )
+
+
+def _device_capacity(
+    r: Reader, raw: object, path: str, allow_multiple: bool
+) -> tuple[tuple[tuple[str, Fraction], ...], tuple[tuple[str, CapacityPolicy], ...]]:
+    """A device's ``capacity``: name -> value (v1: ``{value, requestPolicy}``; v1beta1: a bare quantity), and the
+    request policies, which only a device with ``allowMultipleAllocations`` may have."""
+    values: list[tuple[str, Fraction]] = []
+    policies: list[tuple[str, CapacityPolicy]] = []
+    for name, item in r.map(raw, path).items():
+        p = f"{path}.{name}"
+        for message in _qualified_name_errors(str(name)):
+            r.errors.add(p, message)
+        if not isinstance(item, dict):
+            values.append((str(name), _quantity(r, item, p)))
+            continue
+        data = r.fields(item, p, _CAPACITY)
+        value = _quantity(r, data.get("value"), f"{p}.value")
+        values.append((str(name), value))
+        if data.get("requestPolicy") is None:
+            continue
+        pp = f"{p}.requestPolicy"
+        if not allow_multiple:
+            r.errors.add(pp, "Forbidden: allowMultipleAllocations must be true")
+            continue
+        policies.append((str(name), _request_policy(r, data.get("requestPolicy"), pp, value)))
+    return tuple(values), tuple(policies)
+
+
+def _optional_quantity(r: Reader, raw: object, path: str) -> Fraction | None:
+    return None if raw is None else _quantity(r, raw, path)
+
+
+def _show(q: Fraction) -> str:
+    if q.denominator == 1:
+        return str(q.numerator)
+    milli = q * 1000
+    return f"{milli.numerator}m" if milli.denominator == 1 else str(float(q))
+
+
+def _request_policy(r: Reader, raw: object, path: str, capacity: Fraction) -> CapacityPolicy:
+    """upstream validateRequestPolicy, with exact arithmetic (a multiple of ``step`` from ``min`` is checked on
+    the values as written; upstream's milli-value and integer paths agree with it for values in whole milli
+    units, which is what the API server accepts with DRAFractionalCapacityRange)."""
+    data = r.fields(raw, path, _REQUEST_POLICY)
+    default = _optional_quantity(r, data.get("default"), f"{path}.default")
+    values_raw = data.get("validValues")
+    range_raw = data.get("validRange")
+    if values_raw and range_raw is not None:
+        r.errors.add(
+            path,
+            'Forbidden: exactly one policy can be specified, cannot specify "validValues" and '
+            '"validRange" at the same time',
+        )
+        return CapacityPolicy(default)
+    if values_raw:
+        return _valid_values(r, values_raw, path, default, capacity)
+    if range_raw is None:
+        return CapacityPolicy(default)
+    return _valid_range(r, range_raw, f"{path}.validRange", path, default, capacity)
+
+
+def _valid_values(r: Reader, raw: object, path: str, default: Fraction | None, capacity: Fraction) -> CapacityPolicy:
+    vp = f"{path}.validValues"
+    values = [_quantity(r, v, f"{vp}[{i}]") for i, v in enumerate(r.list(raw, vp))]
+    if default is None:
+        r.errors.add(f"{path}.default", "Required value: required when validValues is defined")
+        return CapacityPolicy(default, tuple(values))
+    for i in range(len(values) - 1):
+        if values[i] > values[i + 1]:
+            r.errors.add(
+                f"{vp}[{i + 1}]",
+                f"Invalid value: {_show(values[i + 1])!r}: values must be sorted in ascending order",
+            )
+    if len(values) > REQUEST_POLICY_MAX_OPTIONS:
+        r.errors.add(vp, f"Too many: {len(values)}: must have at most {REQUEST_POLICY_MAX_OPTIONS} items")
+    seen: set[Fraction] = set()
+    for i, v in enumerate(values):
+        if v in seen:
+            r.errors.add(f"{vp}[{i}]", f"Duplicate value: {_show(v)!r}")
+        seen.add(v)
+        if v > capacity:
+            r.errors.add(
+                f"{vp}[{i}]",
+                f"Invalid value: {_show(v)!r}: option is larger than capacity value: {_show(capacity)}",
+            )
+    if default not in seen:
+        r.errors.add(
+            vp, f"Invalid value: {_show(default)!r}: default value is not valid according to the requestPolicy"
+        )
+    return CapacityPolicy(default, tuple(values))
+
+
+def _valid_range(
+    r: Reader, raw: object, rp: str, path: str, default: Fraction | None, capacity: Fraction
+) -> CapacityPolicy:
+    rng = r.fields(raw, rp, _VALID_RANGE)
+    low = _optional_quantity(r, rng.get("min"), f"{rp}.min")
+    high = _optional_quantity(r, rng.get("max"), f"{rp}.max")
+    step = _optional_quantity(r, rng.get("step"), f"{rp}.step")
+    policy = CapacityPolicy(default, (), low, high, step, True)
+    if default is None:
+        r.errors.add(f"{path}.default", "Required value: required when validRange is defined")
+        return policy
+    if low is None:
+        r.errors.add(f"{rp}.min", "Required value: required when validRange is defined")
+        return policy
+    if low > capacity:
+        r.errors.add(
+            f"{rp}.min", f"Invalid value: {_show(low)!r}: min is larger than capacity value: {_show(capacity)}"
+        )
+    if default < low:
+        r.errors.add(f"{rp}.default", f"Invalid value: {_show(default)!r}: default is less than min: {_show(low)}")
+    if high is not None:
+        _range_max(r, rp, low, high, default, capacity)
+    for label, q in (("default", default), ("min", low), ("max", high), ("step", step)):
+        if q is not None and (q * 1000).denominator != 1:
+            r.errors.add(f"{rp}.{label}", f"Invalid value: {float(q)!r}: value cannot be represented as a milli value")
+            return policy
+    if step is None:
+        return policy
+    if step <= 0:
+        r.errors.add(f"{rp}.step", f"Invalid value: {_show(step)!r}: must be greater than zero")
+        return policy
+    if low + step > capacity:
+        r.errors.add(
+            f"{rp}.step",
+            f"Invalid value: {_show(step)!r}: one step {_show(low + step)} is larger than "
+            f"capacity value: {_show(capacity)}",
+        )
+    for value in (default, high):
+        if value is not None and ((value - low) / step).denominator != 1:
+            r.errors.add(
+                f"{rp}.step",
+                f"Invalid value: {_show(value)!r}: value is not a multiple of a given step "
+                f"({_show(step)}) from ({_show(low)})",
+            )
+    return policy
+
+
+def _range_max(r: Reader, rp: str, low: Fraction, high: Fraction, default: Fraction, capacity: Fraction) -> None:
+    if low > high:
+        r.errors.add(f"{rp}.max", f"Invalid value: {_show(low)!r}: min is larger than max: {_show(high)}")
+    if high > capacity:
+        r.errors.add(
+            f"{rp}.max", f"Invalid value: {_show(high)!r}: max is larger than capacity value: {_show(capacity)}"
+        )
+    if default > high:
+        r.errors.add(f"{rp}.default", f"Invalid value: {_show(default)!r}: default is more than max: {_show(high)}")
 
 
 def decode_slice(r: Reader, data: dict[str, Any], name: str, api_version: str) -> ResourceSlice:
@@ -721,6 +943,17 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
             p = f"status.allocation.devices.results[{i}]"
             d = r.fields(item, p, _RESULT)
             admin = d.get("adminAccess")
+            share = d.get("shareID")
+            share_id = None
+            if share is not None:
+                share_id = r.str(share, f"{p}.shareID")
+                if not _UID.match(share_id):
+                    r.errors.add(
+                        f"{p}.shareID", f"Invalid value: {share_id!r}: must be a lowercase UUID in 8-4-4-4-12 format"
+                    )
+            consumed = None
+            if d.get("consumedCapacity") is not None:
+                consumed = tuple(sorted(_counters(r, d.get("consumedCapacity"), f"{p}.consumedCapacity")))
             results.append(
                 DeviceResult(
                     r.str(d.get("request"), f"{p}.request"),
@@ -728,6 +961,8 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
                     r.str(d.get("pool"), f"{p}.pool"),
                     r.str(d.get("device"), f"{p}.device"),
                     None if admin is None else r.bool(admin, f"{p}.adminAccess"),
+                    share_id,
+                    consumed,
                 )
             )
         claim.allocation = Allocation(

@@ -258,6 +258,15 @@ def replay(
     output: OutputOpt = "table",
     out_dir: OutDirOpt = None,
     html: HtmlOpt = None,
+    as_dra: Annotated[
+        bool,
+        typer.Option(
+            "--as-dra", help="the GPUs as DRA devices with consumable capacity, allocated by DynamicResources"
+        ),
+    ] = False,
+    gpu_choice: Annotated[
+        str, typer.Option("--gpu-choice", help="GPUShare's GPU inside a node for --policy: BestFit or FirstFit")
+    ] = "BestFit",
 ) -> None:
     """Replay a GPU trace with the published protocol (Weng et al., ATC '23): unallocated GPUs and fragmentation."""
     from packsched.sim.sweep import RunSpec, group_summary, published
@@ -266,12 +275,28 @@ def replay(
     check_html(html)
     if (policy is None) == (config is None):
         raise _fail(["give exactly one of --policy NAME or --config FILE"])
+    if gpu_choice not in ("BestFit", "FirstFit"):
+        raise _fail([f"--gpu-choice must be BestFit or FirstFit, got {gpu_choice!r}"])
+    if gpu_choice != "BestFit" and (as_dra or config is not None):
+        raise _fail(["--gpu-choice sets GPUShare's args of a --policy; it does not go with --as-dra or --config"])
     if policy is not None and policy not in POLICIES:
         raise _fail([f"--policy: unknown policy {policy!r}; one of {', '.join(POLICIES)}"])
     seed_list = _guard(lambda: parse_seeds(seeds))
     label = policy or (config.stem if config else "config")
     specs = [
-        RunSpec(label, s, str(data_dir), pods, nodes, policy, str(config) if config else None, tune, tie_break)
+        RunSpec(
+            label,
+            s,
+            str(data_dir),
+            pods,
+            nodes,
+            policy,
+            str(config) if config else None,
+            tune,
+            tie_break,
+            gpu_choice,
+            as_dra,
+        )
         for s in seed_list
     ]
     sweep = _run(specs, workers, "replay", out_dir)
@@ -285,6 +310,8 @@ def replay(
         "trace": _trace_info(data_dir, pods, nodes, tune, tie_break),
         "policy": policy,
         "config": str(config) if config else None,
+        "as_dra": as_dra,
+        "gpu_choice": gpu_choice,
         "runs": summary_group["runs"],
         "mean": summary_group["mean"],
         "sd": summary_group["sd"],

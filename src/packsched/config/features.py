@@ -170,6 +170,21 @@ GATES: Final[dict[str, Gate]] = {
             effect="extended resources served by a DeviceClass are allocated as its devices (KEP-5004)",
         ),
         _gate(
+            "DRAConsumableCapacity",
+            (34, False, ALPHA),
+            (36, True, BETA),
+            modelled_from=34,
+            depends=_DRA,
+            effect="devices with allowMultipleAllocations shared by several claims within their consumable capacity",
+        ),
+        _gate(
+            "DRAFractionalCapacityRange",
+            (37, True, BETA),
+            modelled_from=37,
+            depends=("DRAConsumableCapacity",),
+            effect="a capacity's validRange rounds in milli units when min, max or step is fractional",
+        ),
+        _gate(
             "DRADeviceTaints",
             (33, False, ALPHA),
             (36, True, BETA),

@@ -314,6 +314,22 @@ class KubeVersion:
         return self.minor >= 34 and self.feature("DRAPartitionableDevices")
 
     @property
+    def dra_consumable_capacity(self) -> bool:
+        """v1.36+ (DRAConsumableCapacity beta, on by default; alpha and off in 1.34-1.35, settable from 1.34): a
+        device with ``allowMultipleAllocations`` is shared by several claims, each share taking part of the
+        device's capacity (``capacity.requests``, rounded to the capacity's ``requestPolicy``); off, the allocator
+        takes every device whole and refuses requests with ``capacity``. Upstream's scheduler uses the
+        "experimental" allocator for it in 1.35 and the "incubating" one from 1.36."""
+        return self.minor >= 34 and self.feature("DRAConsumableCapacity")
+
+    @property
+    def dra_fractional_capacity_range(self) -> bool:
+        """v1.37+ (DRAFractionalCapacityRange beta, on by default): a ``validRange`` with a fractional min, max or
+        step rounds requests in milli units; before (or off), with whole numbers (``Quantity.Value()``, which
+        rounds up)."""
+        return self.minor >= 37 and self.feature("DRAFractionalCapacityRange")
+
+    @property
     def dra_device_taints(self) -> bool:
         """v1.36+ (DRADeviceTaints beta, on by default; alpha and off in 1.33-1.35, settable from 1.34; GA 1.37): a
         device's NoSchedule or NoExecute taint keeps it from requests that do not tolerate it; off, taints are

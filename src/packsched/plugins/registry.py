@@ -8,6 +8,7 @@ from packsched.plugins.capacityscheduling.capacity_scheduling import new_capacit
 from packsched.plugins.coscheduling.coscheduling import new_coscheduling
 from packsched.plugins.defaultbinder.default_binder import new_default_binder
 from packsched.plugins.defaultpreemption.default_preemption import new_default_preemption
+from packsched.plugins.devicepacking.device_packing import new_device_packing
 from packsched.plugins.dotproduct.dot_product import new_dot_product
 from packsched.plugins.dynamicresources.dynamic_resources import new_dynamic_resources
 from packsched.plugins.fgd.fgd import new_fgd
@@ -79,4 +80,6 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         "BestFitScore": new_best_fit,
         "FGDScore": new_fgd,
         "FGDPackScore": new_fgd_pack,  # ours, not the paper's (issue 14)
+        # ours: DRA devices packed as RequestedToCapacityRatio packs resources (issue 19)
+        "DevicePacking": new_device_packing,
     }

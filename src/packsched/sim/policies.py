@@ -3,7 +3,9 @@ NodeResourcesFit strategies, as ordinary KubeSchedulerConfiguration documents.
 
 Every policy runs the default filters plus GPUShare (per-GPU fit, GPU assignment) and exactly one score plugin;
 the default score plugins and preemption are off (a pod that fits nowhere is dropped), and every feasible node
-is scored (percentageOfNodesToScore: 100).
+is scored (percentageOfNodesToScore: 100). ``gpu_choice`` FirstFit gives GPUShare ``gpuChoice: FirstFit``; with
+``as_dra`` GPUShare is left out: DynamicResources (a default plugin from 1.34) allocates the GPUs as devices
+(``sim/dratrace.py``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ FIT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": GPU_MILLI, "weight": 1}]
 RTCR_SHAPE = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
 
 
-def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str, Any]:
+def policy_document(
+    name: str, target: TargetWorkload | None = None, *, gpu_choice: str = "BestFit", as_dra: bool = False
+) -> dict[str, Any]:
     if name not in POLICIES:
         raise InputError.single(
             f"unknown policy {name!r}; one of {', '.join(POLICIES)} (or give --config FILE)", path="--policy"
@@ -63,6 +67,9 @@ def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str
         if name == "RequestedToCapacityRatio":
             strategy["requestedToCapacityRatio"] = {"shape": RTCR_SHAPE}
         plugin_config.append({"name": score, "args": {"scoringStrategy": strategy}})
+    multi_point: dict[str, Any] = {"enabled": [] if as_dra else [{"name": "GPUShare"}]}
+    if gpu_choice != "BestFit" and not as_dra:
+        plugin_config.append({"name": "GPUShare", "args": {"gpuChoice": gpu_choice}})
     return {
         "apiVersion": API,
         "kind": "KubeSchedulerConfiguration",
@@ -71,7 +78,7 @@ def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str
             {
                 "schedulerName": DEFAULT_SCHEDULER_NAME,
                 "plugins": {
-                    "multiPoint": {"enabled": [{"name": "GPUShare"}]},
+                    "multiPoint": multi_point,
                     "score": {"disabled": [{"name": "*"}], "enabled": [{"name": score, "weight": 1}]},
                     "postFilter": {"disabled": [{"name": "*"}]},
                 },
@@ -82,9 +89,15 @@ def policy_document(name: str, target: TargetWorkload | None = None) -> dict[str
 
 
 def policy_config(
-    name: str, known: Collection[str], target: TargetWorkload | None = None
+    name: str,
+    known: Collection[str],
+    target: TargetWorkload | None = None,
+    *,
+    gpu_choice: str = "BestFit",
+    as_dra: bool = False,
 ) -> KubeSchedulerConfiguration:
-    return load_config_data(policy_document(name, target), f"<policy {name}>", known)
+    doc = policy_document(name, target, gpu_choice=gpu_choice, as_dra=as_dra)
+    return load_config_data(doc, f"<policy {name}>", known)
 
 
 def file_config(path: str, known: Collection[str], target: TargetWorkload | None = None) -> KubeSchedulerConfiguration:

@@ -11,6 +11,9 @@
 
 Samples are binned by arrived workload rounded to whole percent (0..130) and averaged per bin; an empty bin takes
 the samples of its neighbours (+-1).
+
+``as_dra``: the GPUs are DRA devices with a consumable capacity and the pods' GPUs claims, allocated by
+DynamicResources instead of GPUShare (``sim/dratrace.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import TIE_NAME, Scheduler
 from packsched.sim.defaults import DEFAULT_TUNE
+from packsched.sim.dratrace import as_dra_pod, mirror_allocation, trace_dra_objects
 from packsched.sim.trace import Trace
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,6 +51,8 @@ Progress = Callable[[int, int], None]
 GPU_SHARE = "GPUShare"
 GPU_SHARE_POINTS = ("preFilter", "filter", "reserve")
 NO_GPU_METRICS = "a replay measures GPU allocation and fragmentation"
+DYNAMIC_RESOURCES = "DynamicResources"
+DRA_POINTS = ("preFilter", "filter", "reserve", "preBind")
 
 
 def target_workload(trace: Trace) -> TargetWorkload:
@@ -195,10 +201,42 @@ def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> Non
         )
 
 
-def check_replay(trace: Trace, config: KubeSchedulerConfiguration) -> None:
+def check_dra(sched: Scheduler, config: KubeSchedulerConfiguration) -> None:
+    """``--as-dra``: DynamicResources must allocate the GPUs, and GPUShare must not take any (the replay writes the
+    devices each pod got into GPUShare's table itself)."""
+    fwk = sched.frameworks.get(DEFAULT_SCHEDULER_NAME)
+    if fwk is None:
+        raise InputError.single(
+            f"no profile has schedulerName {DEFAULT_SCHEDULER_NAME}, which the trace's pods use",
+            file=config.source_file,
+            path="profiles",
+        )
+    index = next(i for i, p in enumerate(config.profiles) if p is fwk.profile)
+    missing = [point for point in DRA_POINTS if DYNAMIC_RESOURCES not in fwk.plugin_names(point)]
+    if missing:
+        raise InputError.single(
+            f"--as-dra: {DYNAMIC_RESOURCES} allocates the GPUs' devices and must run at {', '.join(DRA_POINTS)} "
+            f"(here it does not run at {', '.join(missing)})",
+            file=config.source_file,
+            path=f"profiles[{index}].plugins",
+        )
+    taking = [point for point in ("filter", "reserve") if GPU_SHARE in fwk.plugin_names(point)]
+    if taking:
+        raise InputError.single(
+            f"--as-dra: {GPU_SHARE} must not run at {', '.join(taking)}: DynamicResources allocates the GPUs",
+            file=config.source_file,
+            path=f"profiles[{index}].plugins",
+        )
+
+
+def check_replay(trace: Trace, config: KubeSchedulerConfiguration, *, as_dra: bool = False) -> None:
     """What :func:`replay` would refuse, checked without running it (before any worker starts)."""
     check_trace(trace)
-    check_gpu_share(Scheduler(config, in_tree_registry(), _Actions(), Snapshot()), config)
+    sched = Scheduler(config, in_tree_registry(), _Actions(), Snapshot())
+    if as_dra:
+        check_dra(sched, config)
+    else:
+        check_gpu_share(sched, config)
 
 
 def replay(
@@ -211,6 +249,7 @@ def replay(
     progress: Progress | None = None,
     target: TargetWorkload | None = None,
     tie_break: str = TIE_NAME,
+    as_dra: bool = False,
 ) -> RunResult:
     """One run of the protocol with one seed."""
     start = time.perf_counter()
@@ -220,10 +259,14 @@ def replay(
     seq, copies = pod_order(trace, rng, tune)
     snap = Snapshot()
     snap.add_nodes(nodes)
-    device_table(snap)
+    table = device_table(snap)
     frag = FragState(snap, target or target_workload(trace))
-    sched = Scheduler(config, in_tree_registry(), _Actions(), snap, seed, tie_break=tie_break)
-    check_gpu_share(sched, config)
+    dra = trace_dra_objects(nodes) if as_dra else None
+    sched = Scheduler(config, in_tree_registry(), _Actions(), snap, seed, tie_break=tie_break, dra=dra)
+    if dra is not None:
+        check_dra(sched, config)
+    else:
+        check_gpu_share(sched, config)
     n = len(seq)
     arrived = np.zeros(n, dtype=np.float64)
     used = np.zeros(n, dtype=np.float64)
@@ -239,9 +282,14 @@ def replay(
     for i, idx in enumerate(seq):
         tp = trace.pods[idx]
         name = tp.name if i < n - copies else f"{tp.name}-copy-{i}"
-        info = make_pod_info(tp.to_pod(name), i, sched.config.kube_version)
+        pod = tp.to_pod(name)
+        if dra is not None:
+            pod = as_dra_pod(pod, tp.demand, dra)
+        info = make_pod_info(pod, i, sched.config.kube_version)
         a += tp.total_milli
         result = sched.schedule_one(info)
+        if result.scheduled and dra is not None and tp.demand.wants_gpu:
+            mirror_allocation(dra, table, info, snap.index[result.node or ""], tp.demand)
         if result.scheduled:
             scheduled += 1
             u += tp.total_milli

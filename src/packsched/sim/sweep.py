@@ -78,6 +78,8 @@ class RunSpec:
     config: str | None = None
     tune: float = DEFAULT_TUNE
     tie_break: str = TIE_NAME
+    gpu_choice: str = "BestFit"  # GPUShare's gpuChoice for a named policy
+    as_dra: bool = False  # the GPUs as DRA devices with consumable capacity (sim/dratrace.py)
 
 
 @lru_cache(maxsize=4)
@@ -91,7 +93,7 @@ def build_config(spec: RunSpec, trace: Trace) -> KubeSchedulerConfiguration:
     if spec.config is not None:
         return file_config(spec.config, known, target)
     assert spec.policy is not None
-    return policy_config(spec.policy, known, target)
+    return policy_config(spec.policy, known, target, gpu_choice=spec.gpu_choice, as_dra=spec.as_dra)
 
 
 class MetricOutOfRange(RuntimeError):
@@ -123,6 +125,7 @@ def run_spec(spec: RunSpec, progress: Callable[[int, int], None] | None = None) 
         progress=progress,
         target=target_workload(trace),
         tie_break=spec.tie_break,
+        as_dra=spec.as_dra,
     )
     check_metric_ranges(result)
     return result
@@ -136,7 +139,7 @@ def check_specs(specs: Sequence[RunSpec]) -> None:
         key = (spec.policy, spec.config)
         if key not in seen:
             seen.add(key)
-            check_replay(trace, build_config(spec, trace))
+            check_replay(trace, build_config(spec, trace), as_dra=spec.as_dra)
 
 
 def _in_order(results: dict[int, RunResult]) -> list[RunResult]:

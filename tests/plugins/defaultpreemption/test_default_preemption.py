@@ -399,7 +399,8 @@ def test_no_candidate_clears_the_preemptors_nomination_in_the_simulator() -> Non
     hi.nominated_node_name = "n1"
     sim = simulation(nodes, [pod("h", 1000, VERY_HIGH, on="n1"), hi])
     sim.run()
-    assert hi.nominated_node_name == ""
+    ran = sim.records["default/hi"].pod  # the simulation's own copy of the pod (the input is left alone)
+    assert ran.nominated_node_name == "" and hi.nominated_node_name == "n1"
     assert sim.scheduler.nominator.node_of("default/hi") is None
 
 
@@ -908,9 +909,10 @@ def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     pods = [pod("low", 1000, LOW, on="n1"), pod("hi", 1000, HIGH), mid]
     sim = simulation(nodes, pods)
     assert sim.scheduler.nominator.node_of("default/mid") == 0
+    ran = sim.records["default/mid"].pod  # the simulation's own copy of the pod
     seen: list[tuple[str, int | None, str]] = []
     sim.on_cycle = lambda r: seen.append(
-        (r.pod.pod.name, sim.scheduler.nominator.node_of("default/mid"), mid.nominated_node_name)
+        (r.pod.pod.name, sim.scheduler.nominator.node_of("default/mid"), ran.nominated_node_name)
     )
     sim.run()
     assert seen[0] == ("hi", None, "")  # hi preempted low on n1 and cleared mid's nomination there

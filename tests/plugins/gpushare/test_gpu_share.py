@@ -130,3 +130,37 @@ def test_no_gpu_is_ever_over_allocated(gpus: list[int], pods: list[tuple[int, in
                 used[info.node, int(g)] += pod_gpu_demand(info.pod).milli
     assert (used + table.free == np.where(np.arange(table.width) < table.count[:, None], 1000, 0)).all()
     assert sum(c * m for _, c, m in placed) == int(used.sum())
+
+
+def test_first_fit_takes_the_lowest_indexed_gpu_that_fits() -> None:
+    def run(choice: str) -> list[str]:
+        snap = Snapshot([TraceNode("n", 32000, 65536, 3, "T4").to_node()])
+        cfg = policy_config("BestFit", set(in_tree_registry()), gpu_choice=choice)
+        sched = Scheduler(cfg, in_tree_registry(), _Actions(), snap, 1, tie_break=TIE_NAME)  # type: ignore[arg-type]
+        out = []
+        for i, milli in enumerate((500, 700, 250)):
+            info = make_pod_info(TracePod(f"p{i}", 1000, 1024, 1, milli).to_pod(), i)
+            assert sched.schedule_one(info).node == "n"
+            out.append(info.pod.annotations[GPU_INDEX])
+        return out
+
+    # GPU 0 has 500 free and GPU 1 300 when the 250 share comes: best fit takes GPU 1, first fit GPU 0
+    assert run("BestFit") == ["0", "1", "1"]
+    assert run("FirstFit") == ["0", "1", "0"]
+    snap = Snapshot([TraceNode("n", 32000, 65536, 3, "T4").to_node()])
+    table = device_table(snap)
+    table.free[0, :3] = [100, 600, 300]
+    demand = pod_gpu_demand(TracePod("x", 1000, 1024, 1, 250).to_pod())
+    assert table.best_fit(0, demand) == (2,)
+    assert table.first_fit(0, demand) == (1,)
+
+
+def test_gpu_choice_args_are_checked() -> None:
+    import pytest
+
+    from packsched.plugins.gpushare.gpu_share import GPUShare
+
+    with pytest.raises(ValueError, match="gpuChoice must be one of BestFit, FirstFit"):
+        GPUShare({"gpuChoice": "Worst"}, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="takes only gpuChoice"):
+        GPUShare({"other": 1}, None)  # type: ignore[arg-type]

@@ -20,8 +20,9 @@ as listed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from packsched.api.dra import (
@@ -40,6 +41,7 @@ from packsched.api.dra import (
 )
 from packsched.api.dracel import CelRuntimeError, compile_selector
 from packsched.api.objects import Node, NodeSelectorTerm, Requirement
+from packsched.backend.dra.capacity import CapacityError, consumption, fits
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
 Counters = dict[str, dict[str, Fraction]]  # counter set -> counter -> amount
@@ -63,6 +65,18 @@ class Features:
     partitionable_devices: bool = False
     device_taints: bool = False
     cel_error_names_device: bool = True  # 1.37 wording of a selector's runtime error (KubeVersion)
+    consumable_capacity: bool = False
+    fractional_capacity_range: bool = False
+    # 1.37's capacity checks: "All" compares a device's capacity without its allocations, and a request the
+    # arithmetic cannot represent (or a negative amount) is an error rather than a device that does not fit
+    capacity_checks_1_37: bool = True
+
+
+def share_id(claim: str, index: int, did: DeviceID) -> str:
+    """A share's ID: upstream draws a random UUID; packsched derives one from the claim, the result's position
+    and the device, so that runs repeat (unique among the shares of a device as long as claims' keys are)."""
+    h = hashlib.sha256(f"{claim}#{index}#{'/'.join(did)}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
 
 
 def node_matches_terms(node: Node, terms: Sequence[NodeSelectorTerm]) -> bool:
@@ -261,7 +275,9 @@ class _MaxSizeExceeded(Exception):
 
 class Allocator:
     """Allocation for one pod's claims, set up once per scheduling cycle (upstream NewAllocator) and asked per
-    node (:meth:`allocate`). ``allocated``: devices allocated to claims already (or in flight)."""
+    node (:meth:`allocate`). ``allocated``: devices allocated whole to claims already (or in flight); with
+    DRAConsumableCapacity, ``shared``: devices with at least one share allocated, and ``capacity``: per device,
+    what its allocated shares consume together."""
 
     def __init__(
         self,
@@ -269,24 +285,28 @@ class Allocator:
         allocated: set[DeviceID],
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
+        shared: set[DeviceID] | None = None,
+        capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
+        self.shared = shared or set()
+        self.capacity: Mapping[DeviceID, Mapping[str, Fraction]] = capacity or {}
         self.classes = classes
         self.slices = list(slices)
         self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared: list[ResourceSlice] = []
+        self.shared_slices: list[ResourceSlice] = []
         for s in self.slices:
             if s.node_name:
                 self.on_node.setdefault(s.node_name, []).append(s)
             else:
-                self.shared.append(s)
+                self.shared_slices.append(s)
         self._available: dict[str, Counters] = {}
         self.invocations = 0  # allocateOne calls, as upstream's stats
 
     def reachable(self, node_name: str) -> bool:
         """Whether any slice may reach the node (a node with none cannot get a device)."""
-        return bool(self.shared) or node_name in self.on_node
+        return bool(self.shared_slices) or node_name in self.on_node
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[Allocation] | None:
         """One allocation per claim, in order, or None when the claims cannot all be satisfied on the node;
@@ -301,7 +321,7 @@ class _Run:
         self.node = node
         self.claims = claims
         self.pools = gather_pools(
-            [*owner.on_node.get(node.name, ()), *owner.shared], node, owner.features, owner.slices
+            [*owner.on_node.get(node.name, ()), *owner.shared_slices], node, owner.features, owner.slices
         )
         self.requests: dict[tuple[int, int, int], _Request] = {}
         self.sub_counts: dict[tuple[int, int], int] = {}  # (claim, request) -> number of subrequests (0: none)
@@ -309,6 +329,7 @@ class _Run:
         self.constraints: list[list[_Constraint]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}  # shares of this search, per device
         self.consumed: dict[str, Counters] = {}
         self.results: list[list[tuple[DeviceResult, ResourceSlice, Device]]] = [[] for _ in claims]
 
@@ -322,6 +343,7 @@ class _Run:
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
+                self._check_capacity_gate(ci, request.name, request.exactly, request.first_available)
                 if request.first_available:
                     if not self.features.prioritized_list:
                         raise AllocationError(
@@ -365,6 +387,23 @@ class _Run:
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
 
+    def _check_capacity_gate(
+        self, ci: int, name: str, exact: ExactRequest | None, subs: Sequence[tuple[str, ExactRequest]]
+    ) -> None:
+        if self.features.consumable_capacity:
+            return
+        if exact is not None and exact.capacity is not None:
+            raise AllocationError(
+                f"claim {self._claim_id(ci)}, request {name}: has capacity requests, but the DRAConsumableCapacity "
+                "feature is disabled"
+            )
+        for sub_name, sub in subs:
+            if sub.capacity is not None:
+                raise AllocationError(
+                    f"claim {self._claim_id(ci)}, subrequest {sub_name}: has capacity requests, but the "
+                    "DRAConsumableCapacity feature is disabled"
+                )
+
     def _validate(self, ci: int, ri: int, si: int, data: _Request) -> _Request:
         self.requests[(ci, ri, si)] = data
         exact = data.exact
@@ -400,8 +439,12 @@ class _Run:
                     )
                 for s in pool.slices:
                     for dev in s.devices:
-                        if self._selectable(ci, ri, si, data, s, dev):
-                            data.all_devices.append((dev, (s.driver, s.pool, dev.name), s, pool))
+                        if not self._selectable(ci, ri, si, data, s, dev):
+                            continue
+                        did = (s.driver, s.pool, dev.name)
+                        if self.features.consumable_capacity and not self._fits_static(ci, data, did, dev):
+                            continue
+                        data.all_devices.append((dev, did, s, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"claim {claim_id}, request {data.name}: unsupported count mode {exact.mode}")
@@ -529,6 +572,8 @@ class _Run:
                         continue
                     if not self._selectable(ci, ri, si, data, s, dev):
                         continue
+                    if self.features.consumable_capacity and not self._fits(ci, data, did, dev):
+                        continue
                     undo = self._allocate_device(ci, data, dev, did, s, pool, must=False)
                     if undo is not None and self._then(undo, ci, ri, si, di, in_sub, (pi, sli, dvi + 1)):
                         return True
@@ -537,22 +582,74 @@ class _Run:
     def _allocate_device(
         self, ci: int, data: _Request, dev: Device, did: DeviceID, s: ResourceSlice, pool: Pool, must: bool
     ) -> Callable[[], None] | None:
-        if data.admin:
-            if ci in self.allocating.get(did, ()):
-                return None
-        elif self._in_use(did):
+        multiple = self.features.consumable_capacity and dev.allow_multiple
+        if not self._free(ci, data, did, multiple):
             return None
-        if dev.consumes:
-            if not self.features.partitionable_devices:
-                return None
-            if not self._take_counters(pool, dev):
-                return None
+        # A device that allows multiple allocations pays its counters once, with its first share.
+        counters = bool(dev.consumes) and not (multiple and self._capacity_in_use(did))
+        if dev.consumes and not (
+            self.features.partitionable_devices and (not counters or self._take_counters(pool, dev))
+        ):
+            return None
         base = data.parent or data.name
         sub = data.name if data.parent else ""
         # As upstream, a device refused for a taint or a constraint after its counters were taken keeps them
         # taken for the rest of this node's search.
         if self.features.device_taints and self._tainted(dev, data.exact):
             return None
+        constraints = self.constraints[ci]
+        if not self._add_constraints(ci, data, dev, did, base, sub, must):
+            return None
+        if not multiple:
+            self.allocating.setdefault(did, set()).add(ci)
+
+        def give_back() -> None:
+            if not multiple:
+                self.allocating[did].discard(ci)
+            for c in constraints:
+                c.remove(base, sub, dev, did)
+            if counters:
+                self._give_counters(pool, dev)
+
+        share = self._share(ci, data, did, dev, multiple)
+        if share is None:
+            give_back()
+            return None
+        taken, existed = share
+        result = DeviceResult(
+            data.full_name,
+            did[0],
+            did[1],
+            did[2],
+            True if data.admin else None,
+            "" if taken is not None else None,  # the share's ID is made with the result (_result)
+            tuple(sorted(taken.items())) if taken else None,
+        )
+        self.results[ci].append((result, s, dev))
+        before = len(self.results[ci]) - 1
+
+        def undo() -> None:
+            del self.results[ci][before:]
+            if taken is not None:
+                have = self.allocating_capacity[did]
+                for name, amount in taken.items():
+                    have[name] -= amount
+                if not existed:
+                    del self.allocating_capacity[did]
+            give_back()
+
+        return undo
+
+    def _free(self, ci: int, data: _Request, did: DeviceID, multiple: bool) -> bool:
+        """Not taken already: by another claim (or, for admin access, by this claim); a device that allows
+        multiple allocations is taken only by a claim that holds it whole."""
+        if data.admin:
+            return multiple or ci not in self.allocating.get(did, ())
+        return not self._in_use(did)
+
+    def _add_constraints(
+        self, ci: int, data: _Request, dev: Device, did: DeviceID, base: str, sub: str, must: bool
+    ) -> bool:
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
             if not c.add(base, sub, dev, did):
@@ -563,21 +660,65 @@ class _Run:
                     )
                 for prev in constraints[:i]:
                     prev.remove(base, sub, dev, did)
-                return None
-        self.allocating.setdefault(did, set()).add(ci)
-        result = DeviceResult(data.full_name, did[0], did[1], did[2], True if data.admin else None)
-        self.results[ci].append((result, s, dev))
-        before = len(self.results[ci]) - 1
+                return False
+        return True
 
-        def undo() -> None:
-            for c in constraints:
-                c.remove(base, sub, dev, did)
-            self.allocating[did].discard(ci)
-            if dev.consumes and self.features.partitionable_devices:
-                self._give_counters(pool, dev)
-            del self.results[ci][before:]
+    def _share(
+        self, ci: int, data: _Request, did: DeviceID, dev: Device, multiple: bool
+    ) -> tuple[dict[str, Fraction] | None, bool] | None:
+        """With DRAConsumableCapacity: None when the request no longer fits the device; else what a share of a
+        device that allows multiple allocations takes (None for a device taken whole) and whether the device
+        had a share in this search before."""
+        if not self.features.consumable_capacity:
+            return None, False
+        if not self._fits(ci, data, did, dev):
+            return None
+        if not multiple:
+            return None, False
+        taken = consumption(
+            dev, data.exact.capacity, self.features.fractional_capacity_range, self.features.capacity_checks_1_37
+        )
+        existed = did in self.allocating_capacity
+        have = self.allocating_capacity.setdefault(did, {})
+        for name, amount in taken.items():
+            have[name] = have.get(name, Fraction(0)) + amount
+        return taken, existed
 
-        return undo
+    def _capacity_in_use(self, did: DeviceID) -> bool:
+        """upstream deviceCapacityInUse: some share of the device is allocated or being allocated."""
+        return did in self.a.capacity or did in self.a.shared or did in self.allocating_capacity
+
+    def _fits(self, ci: int, data: _Request, did: DeviceID, dev: Device) -> bool:
+        return self._check_fits(ci, data, dev, self.a.capacity.get(did, {}), self.allocating_capacity.get(did, {}))
+
+    def _fits_static(self, ci: int, data: _Request, did: DeviceID, dev: Device) -> bool:
+        if self.features.capacity_checks_1_37:
+            return self._check_fits(ci, data, dev, {}, {})
+        return self._fits(ci, data, did, dev)
+
+    def _check_fits(
+        self,
+        ci: int,
+        data: _Request,
+        dev: Device,
+        allocated: Mapping[str, Fraction],
+        allocating: Mapping[str, Fraction],
+    ) -> bool:
+        try:
+            return fits(
+                dev,
+                data.exact.capacity,
+                allocated,
+                allocating,
+                self.features.fractional_capacity_range,
+                self.features.capacity_checks_1_37,
+            )
+        except CapacityError as exc:
+            if not self.features.capacity_checks_1_37:
+                return False
+            raise AllocationError(
+                f"claim {self._claim_id(ci)}, request {data.name}: checking capacity for device {dev.name}: {exc}"
+            ) from None
 
     @staticmethod
     def _tainted(dev: Device, request: ExactRequest) -> bool:
@@ -595,8 +736,9 @@ class _Run:
         avail: Counters = {name: dict(counters) for name, counters in (pool.counter_sets or {}).items()}
         for s in [*pool.slices, *pool.others]:
             for d in s.devices:
-                if (s.driver, s.pool, d.name) not in self.a.allocated:
-                    continue
+                did = (s.driver, s.pool, d.name)
+                if did not in self.a.allocated and did not in self.a.shared and did not in self.a.capacity:
+                    continue  # upstream IsDeviceAllocated: taken whole, or with a share
                 for set_name, counters in d.consumes:
                     have = avail.get(set_name, {})
                     for counter, amount in counters:
@@ -631,7 +773,11 @@ class _Run:
 
     def _result(self, ci: int) -> Allocation:
         devices = self.results[ci]
-        return Allocation(tuple(r for r, _s, _d in devices), self._node_selector(devices))
+        results = tuple(
+            replace(r, share_id=share_id(self._claim_id(ci), i, r.device_id)) if r.share_id is not None else r
+            for i, (r, _s, _d) in enumerate(devices)
+        )
+        return Allocation(results, self._node_selector(devices))
 
     def _node_selector(
         self, devices: list[tuple[DeviceResult, ResourceSlice, Device]]

@@ -122,6 +122,16 @@ class DeviceTable:
             return None
         return tuple(int(i) for i in whole[: demand.count])
 
+    def first_fit(self, col: int, demand: GpuDemand) -> tuple[int, ...] | None:
+        """The lowest-indexed GPU that fits a share, or the lowest-indexed free GPUs (DRA's allocator takes
+        devices in this order)."""
+        free = self.free[col, : self.count[col]]
+        need = demand.milli if demand.sharing else MILLI
+        ok = np.flatnonzero(free >= need)
+        if len(ok) < demand.count:
+            return None
+        return tuple(int(i) for i in ok[: demand.count])
+
     def valid_choice(self, col: int, demand: GpuDemand, ids: tuple[int, ...]) -> bool:
         if len(ids) != demand.count or len(set(ids)) != len(ids):
             return False

@@ -43,7 +43,7 @@ live mode creates it on the API server, named ``<pod>-extended-resources-<5 char
 writes its allocation, and writes the pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the
 pod ends and deleted with the pod.
 
-Not simulated yet: consumable capacity, device binding conditions.
+Not simulated yet: device binding conditions (consumable capacity: :mod:`packsched.backend.dra.capacity`).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ from packsched.backend.dra.allocator import (
     NodeAllocationError,
     node_matches_terms,
 )
+from packsched.backend.dra.capacity import quantity_text
 from packsched.backend.dra.extended import (
     backed_resources,
     claim_requests,
@@ -99,6 +100,7 @@ from packsched.framework.interface import (
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
+from packsched.plugins.helper.dra import FOUND_KEY
 from packsched.plugins.helper.normalize import default_normalize_score
 
 NAME = "DynamicResources"
@@ -115,6 +117,7 @@ ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither 
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+_UNBOUNDED = 10**6  # _local_free's count for a device that may be allocated many times
 
 
 @dataclass
@@ -198,6 +201,9 @@ class DynamicResources:
             partitionable_devices=v.dra_partitionable_devices,
             device_taints=v.dra_device_taints,
             cel_error_names_device=v.dra_cel_error_names_device,
+            consumable_capacity=v.dra_consumable_capacity,
+            fractional_capacity_range=v.dra_fractional_capacity_range,
+            capacity_checks_1_37=v.minor >= 37,
         )
         self.extended_resources = v.dra_extended_resource
 
@@ -246,8 +252,10 @@ class DynamicResources:
             min_devices += need
         allocator = None
         if to_allocate or extended:
-            allocator = Allocator(self.features, dra.allocated_devices(), dra.classes, dra.slices)
+            held = dra.allocated_state(self.features.consumable_capacity)
+            allocator = Allocator(self.features, held.dedicated, dra.classes, dra.slices, held.shared, held.capacity)
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
+        state.write(FOUND_KEY, data.allocations)  # filled by Filter; read by DevicePacking
         if extended:
             data.extended = extended
             data.pod = pod.pod
@@ -384,7 +392,7 @@ class DynamicResources:
         if need > 0:
             if data.local_free is None:
                 data.local_free = self._local_free(allocator, snap)
-            if not allocator.shared and data.local_free[col] < need:
+            if not allocator.shared_slices and data.local_free[col] < need:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
             found = allocator.allocate(node, claims)
@@ -402,14 +410,19 @@ class DynamicResources:
     @staticmethod
     def _local_free(allocator: Allocator, snap: Snapshot) -> np.ndarray:
         """Per node column: how many devices not allocated yet the slices naming that node list (an upper
-        bound on what the node can give when no slice is shared between nodes)."""
+        bound on what the node can give when no slice is shared between nodes); a device that allows multiple
+        allocations (DRAConsumableCapacity) may serve every request, and leaves no bound."""
         free = np.zeros(snap.n, dtype=np.int64)
+        multiple = allocator.features.consumable_capacity
         for name, slices in allocator.on_node.items():
             col = snap.index.get(name, -1)
             if col < 0:
                 continue
             free[col] = sum(
-                1 for s in slices for d in s.devices if (s.driver, s.pool, d.name) not in allocator.allocated
+                _UNBOUNDED if multiple and d.allow_multiple else 1
+                for s in slices
+                for d in s.devices
+                if (s.driver, s.pool, d.name) not in allocator.allocated
             )
         return free
 
@@ -642,6 +655,10 @@ def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
         item: dict[str, object] = {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
         if r.admin_access is not None:
             item["adminAccess"] = r.admin_access
+        if r.share_id is not None:
+            item["shareID"] = r.share_id
+        if r.consumed is not None:
+            item["consumedCapacity"] = {name: quantity_text(amount) for name, amount in r.consumed}
         out.append(item)
     return out
 

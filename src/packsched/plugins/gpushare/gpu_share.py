@@ -5,9 +5,14 @@ GPU model the pod does not accept, nodes with too few GPUs, and nodes where no s
 fewer than k GPUs are completely free). Reserve picks the GPU(s): the choice a policy plugin left in the cycle
 state for that node when it has one, otherwise best fit (the fullest GPU that fits a share; the lowest-indexed
 free GPUs for whole GPUs); it records them in the pod's ``alibabacloud.com/gpu-index`` annotation.
+
+Args: ``gpuChoice: FirstFit`` instead takes the lowest-indexed GPU that fits, whatever a policy plugin proposes:
+the choice of DRA's allocator for a device with consumable capacity (``replay --as-dra`` is checked against it).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from packsched.api.gpushare import GPU_INDEX, GpuAnnotationError, format_gpu_index, pod_gpu_demand
 from packsched.backend.gpu.table import DeviceTable, device_table
@@ -20,14 +25,22 @@ from packsched.framework.status import Code, Status
 from packsched.plugins.helper.gpu import CHOICE_KEY, DEMAND_KEY, GPU_SHARE, GpuChoice, read_demand
 
 NAME = GPU_SHARE
+BEST_FIT, FIRST_FIT = "BestFit", "FirstFit"
+GPU_CHOICES = (BEST_FIT, FIRST_FIT)
 
 
 class GPUShare:
     name = NAME
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+        self.first_fit = False
         if args:
-            raise ValueError(f"{NAME} takes no args, got {sorted(args) if isinstance(args, dict) else args}")
+            if not isinstance(args, Mapping) or set(args) - {"gpuChoice"}:
+                raise ValueError(f"{NAME} takes only gpuChoice, got {sorted(args) if isinstance(args, dict) else args}")
+            choice = args.get("gpuChoice", BEST_FIT)
+            if choice not in GPU_CHOICES:
+                raise ValueError(f"gpuChoice must be one of {', '.join(GPU_CHOICES)}, got {choice!r}")
+            self.first_fit = choice == FIRST_FIT
         self.handle = handle
 
     @property
@@ -76,12 +89,14 @@ class GPUShare:
         if pod.key in table.assigned:
             table.release(pod.key)
         ids: tuple[int, ...] | None = None
-        choose: GpuChoice | None = state.read(CHOICE_KEY)
-        if choose is not None:
+        choose: GpuChoice | None = None if self.first_fit else state.read(CHOICE_KEY)
+        if self.first_fit:
+            ids = table.first_fit(col, demand)
+        elif choose is not None:
             ids = choose(col)
             if ids is not None and not table.valid_choice(col, demand, ids):
                 ids = None
-        if ids is None:
+        if ids is None and not self.first_fit:
             ids = table.best_fit(col, demand)
         if ids is None:
             return Status(Code.UNSCHEDULABLE, [f"node {node}: no GPU left for the pod"])
