@@ -92,7 +92,7 @@ func run(in, out, gates string, timeout time.Duration, follow bool) error {
 	if err := json.Unmarshal(data, &scenario); err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if err := setFeatureGates(gates); err != nil {
+	if err := setFeatureGates(scenarioGates(scenario) + "," + gates); err != nil {
 		return err
 	}
 	rec, err := newRecorder(scenario, timeout)
@@ -225,6 +225,7 @@ type recorder struct {
 	classes                          map[string]*schedulingv1.PriorityClass
 	follow                           []any // -follow: the recording whose cluster each decision is taken on
 	lastVersion                      int64
+	later                            map[int][]runtime.Object // objects created just before pod <index> (gangs.go)
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -258,7 +259,7 @@ func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, err
 	return &recorder{
 		scenario: scenario, timeout: timeout, cfg: cfg, schedulerName: name,
 		weights: map[string]map[string]int32{}, cycles: map[types.UID][]*cycle{},
-		classes: map[string]*schedulingv1.PriorityClass{},
+		classes: map[string]*schedulingv1.PriorityClass{}, later: map[int][]runtime.Object{},
 	}, nil
 }
 
@@ -312,6 +313,9 @@ func (r *recorder) run() ([]map[string]any, error) {
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	go sched.Run(ctx)
+	if _, ok := r.scenario["gangs"]; ok {
+		return r.runGangs(ctx, sched)
+	}
 
 	pods, _ := r.scenario["pods"].([]any)
 	results := make([]map[string]any, 0, len(pods))
@@ -481,6 +485,10 @@ func (r *recorder) createObjects(ctx context.Context) error {
 			}
 			if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
 				r.classes[pc.Name] = pc
+			}
+			if at, ok := createBefore(obj); ok {
+				r.later[at] = append(r.later[at], obj)
+				continue
 			}
 			if err := r.create(obj); err != nil {
 				return fmt.Errorf("objects.%s: %w", kind, err)

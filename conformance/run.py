@@ -94,7 +94,7 @@ def main() -> int:
         for area in args.areas.split(","):
             for k in range(args.per_area):
                 path, doc = generate.scenario(area, args.seed, k)
-                (gen_dir / path).write_text(generate.dump(doc))
+                (gen_dir / path).write_text(generate.dump(generate.for_release(doc, args.kube)))
         scenarios = sorted(gen_dir.glob("*.json"))
     rec_dir = work / "recorded"
     shutil.rmtree(rec_dir, ignore_errors=True)

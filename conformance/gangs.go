@@ -1,0 +1,211 @@
+package main
+
+// Gang scheduling (KEP-4671: 1.35's Workload, 1.36's and 1.37's PodGroup). A gang's pods are not decided one at a
+// time: a member waits at PreEnqueue until its group object exists and minCount members do, then at Permit until
+// minCount members are placed, and the member that completes the group decides for the others. So for a scenario
+// with a "gangs" key the recorder keeps every pod it created (nothing is deleted), creates the next pod only once
+// the scheduler has gone quiet, and records every pod's state at the end: bound (and after which pod's creation),
+// waiting at Permit (and on which node), or pending (with its PodScheduled message, none when it was never tried).
+// See docs/reference/conformance.md, "Gangs".
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+)
+
+// createBeforeAnnotation on an object of the scenario: create it just before the pod of that index (a group object
+// that arrives late), not with the cluster.
+const createBeforeAnnotation = "conformance.packsched.io/create-before-pod"
+
+// quietPolls: how many consecutive polls, quietPoll apart, must find the scheduler quiet.
+const (
+	quietPolls = 5
+	quietPoll  = 5 * time.Millisecond
+)
+
+func createBefore(obj runtime.Object) (int, bool) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return 0, false
+	}
+	v, ok := acc.GetAnnotations()[createBeforeAnnotation]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
+
+// scenarioGates: the scenario's "feature_gates" ({name: bool}) as -feature-gates takes them, sorted by name.
+func scenarioGates(scenario map[string]any) string {
+	gates, _ := scenario["feature_gates"].(map[string]any)
+	var out []string
+	for k, v := range gates {
+		if b, ok := v.(bool); ok {
+			out = append(out, fmt.Sprintf("%s=%t", k, b))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+type gangPod struct {
+	pod        *v1.Pod
+	res        map[string]any
+	boundAfter int // the index of the pod whose creation the binding followed (-1: not bound)
+}
+
+func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler) ([]map[string]any, error) {
+	fw, ok := sched.Profiles[r.schedulerName]
+	if !ok {
+		return nil, fmt.Errorf("scheduler_name %q: no such profile", r.schedulerName)
+	}
+	manifests, _ := r.scenario["pods"].([]any)
+	var pods []*gangPod
+	results := make([]map[string]any, 0, len(manifests))
+	var timedOut bool
+	for i, m := range manifests {
+		for _, obj := range r.later[i] {
+			if err := r.create(obj); err != nil {
+				return nil, fmt.Errorf("object before pod %d: %w", i, err)
+			}
+		}
+		obj, err := decode(m)
+		if err != nil {
+			return nil, fmt.Errorf("pod %d: %w", i, err)
+		}
+		pod, ok := obj.(*v1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("pod %d: a %T, not a Pod", i, obj)
+		}
+		res := map[string]any{"index": i, "pod": pod.Namespace + "/" + pod.Name}
+		results = append(results, res)
+		admitted, err := r.admitPod(pod)
+		if err != nil {
+			res["outcome"], res["message"] = "rejected", err.Error()
+			continue
+		}
+		admitted.UID = podUID(admitted)
+		if err := r.create(admitted); err != nil {
+			return nil, fmt.Errorf("pod %d: %w", i, err)
+		}
+		pods = append(pods, &gangPod{pod: admitted, res: res, boundAfter: -1})
+		if !r.quiet(ctx, sched, fw, pods) {
+			timedOut = true
+		}
+		for _, p := range pods {
+			if p.boundAfter < 0 && r.boundNode(p.pod) != "" {
+				p.boundAfter = i
+			}
+		}
+	}
+	waiting := map[types.UID]string{}
+	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) { waiting[wp.GetPod().UID] = wp.GetPod().Spec.NodeName })
+	for _, p := range pods {
+		r.gangResult(p, waiting)
+		if timedOut {
+			p.res["timed_out"] = true
+		}
+	}
+	return results, nil
+}
+
+// quiet waits until the scheduler has nothing left to do: no pod in the active or backoff queue, every pod in
+// flight waiting at Permit, and every pod created so far either bound or known to the queue. False: not within
+// the timeout.
+func (r *recorder) quiet(ctx context.Context, sched *scheduler.Scheduler, fw interface {
+	IterateOverWaitingPods(func(fwk.WaitingPod))
+}, pods []*gangPod) bool {
+	deadline := time.Now().Add(r.timeout)
+	calm := 0
+	for calm < quietPolls {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(quietPoll)
+		if r.settled(sched, fw, pods) {
+			calm++
+		} else {
+			calm = 0
+		}
+	}
+	return true
+}
+
+func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
+	IterateOverWaitingPods(func(fwk.WaitingPod))
+}, pods []*gangPod) bool {
+	q := sched.SchedulingQueue
+	if len(q.PodsInActiveQ()) > 0 || len(q.PodsInBackoffQ()) > 0 {
+		return false
+	}
+	waiting := uidSet{}
+	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) { waiting[wp.GetPod().UID] = struct{}{} })
+	known := uidSet{}
+	for _, p := range q.InFlightPods() {
+		if _, ok := waiting[p.UID]; !ok {
+			return false // being decided, or allowed and being bound
+		}
+		known[p.UID] = struct{}{}
+	}
+	pending, _ := q.PendingPods()
+	for _, p := range pending {
+		known[p.UID] = struct{}{}
+	}
+	for _, p := range pods {
+		if _, ok := known[p.pod.UID]; !ok && r.boundNode(p.pod) == "" {
+			return false // not seen by the scheduler yet
+		}
+	}
+	return true
+}
+
+type uidSet map[types.UID]struct{}
+
+func (r *recorder) boundNode(pod *v1.Pod) string {
+	got, err := r.client.Tracker().Get(podsGVR, pod.Namespace, pod.Name)
+	if err != nil {
+		return ""
+	}
+	return got.(*v1.Pod).Spec.NodeName
+}
+
+// gangResult: the pod's state at the end. The last scheduling cycle's verdicts and scores come with a bound pod
+// (what fill records for any decision), so that a tie between nodes can be told from a difference.
+func (r *recorder) gangResult(p *gangPod, waiting map[types.UID]string) {
+	got, err := r.client.Tracker().Get(podsGVR, p.pod.Namespace, p.pod.Name)
+	if err != nil {
+		p.res["outcome"], p.res["message"] = "unschedulable", err.Error()
+		return
+	}
+	pod := got.(*v1.Pod)
+	if pod.Spec.NodeName != "" {
+		r.fill(p.res, p.pod.UID, "bound", pod.Spec.NodeName, "", "", "")
+		p.res["bound_after"] = p.boundAfter
+		return
+	}
+	if node, ok := waiting[p.pod.UID]; ok {
+		p.res["outcome"], p.res["node"] = "waiting", node
+		return
+	}
+	p.res["outcome"], p.res["node"] = "pending", nil
+	if cond := podScheduled(pod); cond != nil && cond.Status == v1.ConditionFalse {
+		p.res["message"] = cond.Message
+	} else {
+		p.res["message"] = nil // never tried: held at PreEnqueue
+	}
+	r.mu.Lock()
+	p.res["cycles"] = len(r.cycles[p.pod.UID])
+	r.mu.Unlock()
+}
