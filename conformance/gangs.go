@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,7 +31,7 @@ const createBeforeAnnotation = "conformance.packsched.io/create-before-pod"
 
 // quietPolls: how many consecutive polls, quietPoll apart, must find the scheduler quiet.
 const (
-	quietPolls = 5
+	quietPolls = 10
 	quietPoll  = 5 * time.Millisecond
 )
 
@@ -60,13 +61,67 @@ func scenarioGates(scenario map[string]any) string {
 	return strings.Join(out, ",")
 }
 
+// popGate keeps the scheduling loop from taking a pod while the recorder creates one. Creating a pod makes the
+// scheduler's event handler add it to the queue and then let in the pods its queueing hints wake (a gang's
+// siblings held at PreEnqueue); a loop already waiting in Pop would take the new pod before the siblings are in,
+// or after, as the goroutines happen to run. With the gate the loop takes a pod only once both are done, so the
+// queue's order (priority, then the time each pod was first queued) decides, as it does whenever the scheduler
+// is busy.
+type popGate struct {
+	mu sync.Mutex
+}
+
+// wait returns, holding mu, once the recorder does not hold it and the active queue has a pod.
+func (g *popGate) wait(sched *scheduler.Scheduler) {
+	for {
+		g.mu.Lock()
+		if len(sched.SchedulingQueue.PodsInActiveQ()) > 0 {
+			return
+		}
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// handledWithin: how long the scheduler's event handler is given, after the created pod is in the queue, to let in
+// the pods the event wakes (the same handler, right after the pod's own Add).
+const handledWithin = 30 * time.Millisecond
+
+// createHeld creates obj while the scheduling loop is held: for a pod, until the scheduler's queue has it (and
+// handledWithin more); for another object (a late group object), handledWithin.
+func (r *recorder) createHeld(sched *scheduler.Scheduler, gate *popGate, obj runtime.Object) error {
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if err := r.create(obj); err != nil {
+		return err
+	}
+	if pod, ok := obj.(*v1.Pod); ok {
+		deadline := time.Now().Add(r.timeout)
+		for !queued(sched, pod.UID) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(handledWithin)
+	return nil
+}
+
+func queued(sched *scheduler.Scheduler, uid types.UID) bool {
+	pending, _ := sched.SchedulingQueue.PendingPods()
+	for _, p := range pending {
+		if p.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
 type gangPod struct {
 	pod        *v1.Pod
 	res        map[string]any
 	boundAfter int // the index of the pod whose creation the binding followed (-1: not bound)
 }
 
-func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler) ([]map[string]any, error) {
+func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gate *popGate) ([]map[string]any, error) {
 	fw, ok := sched.Profiles[r.schedulerName]
 	if !ok {
 		return nil, fmt.Errorf("scheduler_name %q: no such profile", r.schedulerName)
@@ -77,7 +132,7 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler) ([]
 	var timedOut bool
 	for i, m := range manifests {
 		for _, obj := range r.later[i] {
-			if err := r.create(obj); err != nil {
+			if err := r.createHeld(sched, gate, obj); err != nil {
 				return nil, fmt.Errorf("object before pod %d: %w", i, err)
 			}
 		}
@@ -97,7 +152,7 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler) ([]
 			continue
 		}
 		admitted.UID = podUID(admitted)
-		if err := r.create(admitted); err != nil {
+		if err := r.createHeld(sched, gate, admitted); err != nil {
 			return nil, fmt.Errorf("pod %d: %w", i, err)
 		}
 		pods = append(pods, &gangPod{pod: admitted, res: res, boundAfter: -1})
@@ -150,8 +205,12 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 	if len(q.PodsInActiveQ()) > 0 || len(q.PodsInBackoffQ()) > 0 {
 		return false
 	}
-	waiting := uidSet{}
-	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) { waiting[wp.GetPod().UID] = struct{}{} })
+	waiting := uidSet{} // still waiting: a pod allowed by every Permit plugin is on its way to the binding
+	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if len(wp.GetPendingPlugins()) > 0 {
+			waiting[wp.GetPod().UID] = struct{}{}
+		}
+	})
 	known := uidSet{}
 	for _, p := range q.InFlightPods() {
 		if _, ok := waiting[p.UID]; !ok {
@@ -164,8 +223,24 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 		known[p.UID] = struct{}{}
 	}
 	for _, p := range pods {
-		if _, ok := known[p.pod.UID]; !ok && r.boundNode(p.pod) == "" {
+		got, err := r.client.Tracker().Get(podsGVR, p.pod.Namespace, p.pod.Name)
+		if err != nil {
+			return false
+		}
+		pod := got.(*v1.Pod)
+		if pod.Spec.NodeName != "" {
+			continue
+		}
+		if _, ok := known[p.pod.UID]; !ok {
 			return false // not seen by the scheduler yet
+		}
+		r.mu.Lock()
+		tried := len(r.cycles[p.pod.UID]) > 0
+		r.mu.Unlock()
+		if _, ok := waiting[p.pod.UID]; tried && !ok {
+			if cond := podScheduled(pod); cond == nil || cond.Status != v1.ConditionFalse {
+				return false // its failure's status patch is still on the way
+			}
 		}
 	}
 	return true

@@ -312,9 +312,14 @@ func (r *recorder) run() ([]map[string]any, error) {
 	defer broadcaster.Shutdown()
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
-	go sched.Run(ctx)
+	var gate *popGate // gangs.go
 	if _, ok := r.scenario["gangs"]; ok {
-		return r.runGangs(ctx, sched)
+		gate = &popGate{}
+		gatePop(sched, gate)
+	}
+	go sched.Run(ctx)
+	if gate != nil {
+		return r.runGangs(ctx, sched, gate)
 	}
 
 	pods, _ := r.scenario["pods"].([]any)
