@@ -176,9 +176,9 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gat
 	return results, nil
 }
 
-// quiet waits until the scheduler has nothing left to do: no pod in the active or backoff queue, every pod in
-// flight waiting at Permit, and every pod created so far either bound or known to the queue. False: not within
-// the timeout.
+// quiet waits until the scheduler has nothing left to do: no pod in the active queue, every pod in flight waiting
+// at Permit, every pod created so far bound or known to the queue, and every pod tried and not placed carrying its
+// PodScheduled=False status (backing off or not). False: not within the timeout.
 func (r *recorder) quiet(ctx context.Context, sched *scheduler.Scheduler, fw interface {
 	IterateOverWaitingPods(func(fwk.WaitingPod))
 }, pods []*gangPod) bool {
@@ -202,8 +202,14 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 	IterateOverWaitingPods(func(fwk.WaitingPod))
 }, pods []*gangPod) bool {
 	q := sched.SchedulingQueue
-	if len(q.PodsInActiveQ()) > 0 || len(q.PodsInBackoffQ()) > 0 {
+	if len(q.PodsInActiveQ()) > 0 {
 		return false
+	}
+	// a pod backing off after a failure counts as settled once its status says so (1.37 retries a gang that
+	// cannot complete, an Error, again and again); one moved to the backoff queue before it was ever tried does not
+	backingOff := uidSet{}
+	for _, p := range q.PodsInBackoffQ() {
+		backingOff[p.UID] = struct{}{}
 	}
 	waiting := uidSet{} // still waiting: a pod allowed by every Permit plugin is on its way to the binding
 	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
@@ -235,7 +241,8 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 			return false // not seen by the scheduler yet
 		}
 		r.mu.Lock()
-		tried := len(r.cycles[p.pod.UID]) > 0
+		_, backoff := backingOff[p.pod.UID]
+		tried := backoff || len(r.cycles[p.pod.UID]) > 0 // (1.37's pod-group cycles do not all pass the hook)
 		r.mu.Unlock()
 		if _, ok := waiting[p.pod.UID]; tried && !ok {
 			if cond := podScheduled(pod); cond == nil || cond.Status != v1.ConditionFalse {
