@@ -95,6 +95,7 @@ func (r *recorder) createHeld(sched *scheduler.Scheduler, gate *popGate, obj run
 	if err := r.create(obj); err != nil {
 		return err
 	}
+	r.changed()
 	if pod, ok := obj.(*v1.Pod); ok {
 		deadline := time.Now().Add(r.timeout)
 		for !queued(sched, pod.UID) && time.Now().Before(deadline) {
@@ -177,8 +178,8 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gat
 }
 
 // quiet waits until the scheduler has nothing left to do: no pod in the active queue, every pod in flight waiting
-// at Permit, every pod created so far bound or known to the queue, and every pod tried and not placed carrying its
-// PodScheduled=False status (backing off or not). False: not within the timeout.
+// at Permit, every pod created so far bound or known to the queue, no pod backing off (but after an Error), and
+// every pod tried and not placed carrying its PodScheduled=False status. False: not within the timeout.
 func (r *recorder) quiet(ctx context.Context, sched *scheduler.Scheduler, fw interface {
 	IterateOverWaitingPods(func(fwk.WaitingPod))
 }, pods []*gangPod) bool {
@@ -205,8 +206,10 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 	if len(q.PodsInActiveQ()) > 0 {
 		return false
 	}
-	// a pod backing off after a failure counts as settled once its status says so (1.37 retries a gang that
-	// cannot complete, an Error, again and again); one moved to the backoff queue before it was ever tried does not
+	// a pod backing off is waited for when the cluster changed (a pod created or bound) since its last cycle: its
+	// retry may decide otherwise. One tried since is not (1.36 and 1.37 retry a gang that cannot complete after
+	// every backoff, capped at 10 s, for ever), nor one whose last try ended in an Error (1.37's pod-group
+	// cycles, not all seen by the SchedulePod hook)
 	backingOff := uidSet{}
 	for _, p := range q.PodsInBackoffQ() {
 		backingOff[p.UID] = struct{}{}
@@ -240,10 +243,15 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 		if _, ok := known[p.pod.UID]; !ok {
 			return false // not seen by the scheduler yet
 		}
-		r.mu.Lock()
 		_, backoff := backingOff[p.pod.UID]
-		tried := backoff || len(r.cycles[p.pod.UID]) > 0 // (1.37's pod-group cycles do not all pass the hook)
+		r.mu.Lock()
+		cycles := r.cycles[p.pod.UID]
+		triedSince := len(cycles) > 0 && cycles[len(cycles)-1].seq > r.changeSeq
 		r.mu.Unlock()
+		if cond := podScheduled(pod); backoff && !triedSince && (cond == nil || cond.Reason != v1.PodReasonSchedulerError) {
+			return false // its retry after the backoff is still to come, on a cluster that changed
+		}
+		tried := backoff || len(cycles) > 0 // (1.37's pod-group cycles do not all pass the hook)
 		if _, ok := waiting[p.pod.UID]; tried && !ok {
 			if cond := podScheduled(pod); cond == nil || cond.Status != v1.ConditionFalse {
 				return false // its failure's status patch is still on the way
@@ -272,6 +280,11 @@ func (r *recorder) gangResult(p *gangPod, waiting map[types.UID]string) {
 		return
 	}
 	pod := got.(*v1.Pod)
+	r.mu.Lock()
+	if cycles := r.cycles[p.pod.UID]; len(cycles) > 0 {
+		p.res["last_cycle"] = cycles[len(cycles)-1].seq
+	}
+	r.mu.Unlock()
 	if pod.Spec.NodeName != "" {
 		r.fill(p.res, p.pod.UID, "bound", pod.Spec.NodeName, "", "", "")
 		p.res["bound_after"] = p.boundAfter
@@ -289,5 +302,12 @@ func (r *recorder) gangResult(p *gangPod, waiting map[types.UID]string) {
 	}
 	r.mu.Lock()
 	p.res["cycles"] = len(r.cycles[p.pod.UID])
+	r.mu.Unlock()
+}
+
+// changed: the cluster changed (a pod or object created, a pod bound); cycles from now on see it.
+func (r *recorder) changed() {
+	r.mu.Lock()
+	r.changeSeq = r.cycleSeq
 	r.mu.Unlock()
 }

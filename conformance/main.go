@@ -169,6 +169,7 @@ type cycle struct {
 	result    scheduler.ScheduleResult
 	err       error
 	diagnosis *framework.NodeToStatus
+	seq       int64 // the cycles' order across pods (gangs.go: a pod-group cycle's order of its pods)
 }
 
 // recFramework is the profile's framework with three of its methods seen on the way through: the scheduling
@@ -226,6 +227,7 @@ type recorder struct {
 	follow                           []any // -follow: the recording whose cluster each decision is taken on
 	lastVersion                      int64
 	later                            map[int][]runtime.Object // objects created just before pod <index> (gangs.go)
+	cycleSeq, changeSeq              int64                    // gangs.go: the last cycle's number, and that number at the last change
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -356,6 +358,8 @@ func (r *recorder) cycle(f framework.Framework, pod *v1.Pod,
 		c.diagnosis = fitErr.Diagnosis.NodeToStatus
 	}
 	r.mu.Lock()
+	r.cycleSeq++
+	c.seq = r.cycleSeq
 	r.cycles[pod.UID] = append(r.cycles[pod.UID], c)
 	r.mu.Unlock()
 	return res, err
@@ -383,6 +387,7 @@ func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, erro
 	// by it (without one, each comparison takes time.Now() and the order is the sort's accident)
 	start := metav1.Now()
 	pod.Status.StartTime = &start
+	r.changed()
 	return true, binding, r.client.Tracker().Update(podsGVR, pod, pod.Namespace)
 }
 

@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 
 
+def _group_unschedulable(permit: Status) -> Status:
+    """A placed pod of a group that does not fit: upstream's Unschedulable status with the pod's Permit message,
+    carrying errPodGroupUnschedulable as its error, whose text the status's message puts first ("pod group is
+    unschedulable, waiting for minCount pods from a gang to be scheduled, ...")."""
+    return Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE, permit.message])
+
+
 class PodGroupCycle:
     """The pod-group scheduling cycles of ``sched`` (it owns the queue, the cache and the single-pod steps this
     borrows)."""
@@ -184,14 +191,14 @@ class PodGroupCycle:
                 else:
                     permit = out.permits[i]
                     assert permit is not None
-                    sched._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                    sched._refused(result, _group_unschedulable(permit))
                     result.nominated_node = ""
                 sched.handle_failure(q, result)
                 continue
             if needs_preemption and not out.waiting_on_preemption:
                 permit = out.permits[i]
                 assert permit is not None
-                sched._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                sched._refused(result, _group_unschedulable(permit))
                 result.nominated_node = ""
             else:
                 result.node = None

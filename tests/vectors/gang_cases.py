@@ -6,13 +6,15 @@ A gang's pods are not decided one at a time, so the whole scenario is simulated:
 ``SPACING * (k + 1) - SPACING / 2``), and the simulation stops ``SPACING`` after the last pod. The spacing is longer
 than the longest backoff (10 s), so that each pod meets a scheduler with nothing left to do, as the recorder waits
 for quiescence before the next; and short enough that a wait at Permit (five minutes) does not end within a
-scenario of up to 24 pods (the recorder's run takes seconds). Compared per pod with the recording: the outcome
+scenario of up to 26 pods (the recorder's run takes seconds). Compared per pod with the recording: the outcome
 (``bound``, ``waiting`` at Permit, ``pending``), the node, after which pod's arrival it was bound, and a pending
 pod's message (none: never tried, held at PreEnqueue).
 
 Ties: kube-scheduler picks among the best-scored nodes at random, so where the nodes packsched scores best for a
 pod include the node the recording has it on, packsched takes that node (as ``-follow`` does for the recorder);
-a node with a lower total is never taken that way. OpportunisticBatching is off, as in the recorder.
+a node with a lower total is never taken that way. Likewise the siblings one event lets into the queue are put
+in a pod-group cycle in the recording's order (``_follow_sibling_order``: upstream's order among them is Go's map
+order). OpportunisticBatching is off, as in the recorder.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from packsched.scheduler import Scheduler, best_scored
 from packsched.sim.engine import RUNNING, SCHEDULED, WAITING, Simulation
 
 SPACING = 11  # seconds between two pods' arrivals
-MAX_PODS = 300 // SPACING - 2  # the scenario ends before a wait at Permit that began with its first pod times out
+MAX_PODS = 300 // SPACING - 1  # a wait at Permit that began with the first pod (at SPACING) outlasts the run
 CREATE_BEFORE = "conformance.packsched.io/create-before-pod"
 ARRIVAL = "packsched.io/arrival-time"
 
@@ -75,6 +77,9 @@ def simulate(scenario: dict[str, Any], kube_version: str) -> list[dict[str, Any]
         )
     sim = Simulation(cluster, cfg, registry, seed=0)
     _follow_ties(sim.scheduler, {r["pod"]: r["node"] for r in scenario.get("results", []) if r.get("node")})
+    order = {r["pod"]: r["last_cycle"] for r in scenario.get("results", []) if r.get("last_cycle") is not None}
+    if order:
+        _follow_sibling_order(sim.scheduler, order)
     sim.run_until(float(SPACING * (len(pods) + 1)))
     result = sim.result()
     bound_at: dict[str, float] = {}
@@ -116,6 +121,47 @@ def _follow_ties(scheduler: Scheduler, recorded: dict[str, str]) -> None:
         return choose(fwk, scores, candidates, result)
 
     scheduler._choose = follow  # type: ignore[method-assign]
+
+
+def _follow_sibling_order(scheduler: Scheduler, recorded: dict[str, int]) -> None:
+    """Order the siblings one event let into the queue as the recording's cycles did. Upstream sorts a pod-group
+    cycle's pods by priority, then by when each was first let into the active queue; the siblings that one event
+    lets in (the gang's other pods, when its last pod is created) get their times in the order the queue's map of
+    unschedulable pods hands them out, which Go randomizes. Only within such a batch (same virtual time, let in by
+    an event rather than by their own creation) does packsched take the recording's order (``last_cycle``)."""
+    queue = scheduler._queue
+    batch: dict[str, tuple[float, int]] = {}
+    add, ungate = queue.add, queue.ungate
+
+    def add_seen(info: Any, gate_reason: str = "", gate_plugin: str = "") -> Any:
+        qp = add(info, gate_reason, gate_plugin)
+        if not gate_reason:
+            batch.setdefault(info.key, (scheduler.clock(), 0))
+        return qp
+
+    def ungate_seen(key: str) -> bool:
+        done = ungate(key)
+        if done:
+            batch.setdefault(key, (scheduler.clock(), 1))
+        return done
+
+    queue.add = add_seen  # type: ignore[method-assign]
+    queue.ungate = ungate_seen  # type: ignore[method-assign]
+    pop_group = scheduler._pop_pod_group
+
+    def pop(first: Any) -> Any:
+        members = pop_group(first)
+        keys = {id(q): i for i, q in enumerate(members)}
+
+        def key(q: Any) -> tuple[Any, ...]:
+            when = batch.get(q.info.key)
+            within = recorded.get(q.info.key, 0) if when is not None and when[1] == 1 else keys[id(q)]
+            return (-q.info.priority, when or (-1.0, 0), within)
+
+        members.sort(key=key)
+        return members
+
+    scheduler._pop_pod_group = pop  # type: ignore[method-assign]
 
 
 def differences(recorded: dict[str, Any], got: dict[str, Any]) -> list[str]:
