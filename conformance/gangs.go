@@ -248,10 +248,11 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 		cycles := r.cycles[p.pod.UID]
 		triedSince := len(cycles) > 0 && cycles[len(cycles)-1].seq > r.changeSeq
 		r.mu.Unlock()
-		if cond := podScheduled(pod); backoff && !triedSince && (cond == nil || cond.Reason != v1.PodReasonSchedulerError) {
+		seen := len(cycles) > 0 // 1.37's pod-group cycles do not all pass the SchedulePod hook: those are not waited for
+		if cond := podScheduled(pod); backoff && seen && !triedSince && (cond == nil || cond.Reason != v1.PodReasonSchedulerError) {
 			return false // its retry after the backoff is still to come, on a cluster that changed
 		}
-		tried := backoff || len(cycles) > 0 // (1.37's pod-group cycles do not all pass the hook)
+		tried := backoff || seen
 		if _, ok := waiting[p.pod.UID]; tried && !ok {
 			if cond := podScheduled(pod); cond == nil || cond.Status != v1.ConditionFalse {
 				return false // its failure's status patch is still on the way
