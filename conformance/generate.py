@@ -3,7 +3,8 @@
 
 One generator per area; the same ``--seed`` gives the same files.
 
-    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption] [--per-area 3] [--seed 1]
+    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption,gangs] [--per-area 3] [--seed 1]
+                                      [--kube 1.35]
 
 Areas:
 - ``resources``: NodeResourcesFit's scoring strategies (LeastAllocated, MostAllocated, RequestedToCapacityRatio
@@ -16,6 +17,9 @@ Areas:
   GPUs (and NICs), ResourceClaimTemplates (ExactCount, All, firstAvailable, matchAttribute), a shared claim.
 - ``preemption``: priority classes (a Never policy, a global default), nodes filled by low priorities, then pods
   that preempt, PodDisruptionBudgets with an integer minAvailable.
+- ``gangs``: kube-scheduler's own gang scheduling (GangScheduling, GenericWorkload): groups with a minCount that
+  complete, wait or never complete, a group object created late or never, plain pods in between; written for one
+  release by :func:`for_release` (``--kube``).
 """
 
 from __future__ import annotations
@@ -595,11 +599,121 @@ def gen_preemption(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "preemption", _config(), objects, pods)
 
 
+# -- gangs: kube-scheduler's own gang scheduling (KEP-4671) ----------------------------------------------------
+
+GANG_ANNOTATION = "conformance.packsched.io/gang"  # the pod's group, until for_release names it the release's way
+CREATE_BEFORE = "conformance.packsched.io/create-before-pod"  # the recorder creates the object just before that pod
+# per release: the feature gates, the group object (kind key of ``objects``, apiVersion, kind) and the pod's field
+GANG_RELEASES: dict[str, tuple[Doc, str, str, str]] = {
+    "1.35": ({"GenericWorkload": True, "GangScheduling": True}, "workloads", "scheduling.k8s.io/v1alpha1", "Workload"),
+    "1.36": ({"GenericWorkload": True, "GangScheduling": True}, "podgroups", "scheduling.k8s.io/v1alpha2", "PodGroup"),
+    "1.37": ({"GenericWorkload": True}, "podgroups", "scheduling.k8s.io/v1beta1", "PodGroup"),
+}
+WORKLOAD_POD_GROUP = "members"  # 1.35: the one pod group of each Workload
+
+
+def gen_gangs(seed: int, sid: str) -> Doc:
+    """Gangs contending for 3-6 small nodes of distinct sizes (so that scores rarely tie): 2-4 groups with a
+    minCount of 2-4, members of differing sizes, groups that cannot complete (a member short, or a member larger
+    than any node), a group whose object is created late (before a later pod) or never, a ``basic`` group now and
+    then, and plain pods in between. Release-neutral: the ``gangs`` key describes the groups and each member
+    carries the ``conformance.packsched.io/gang`` annotation; :func:`for_release` writes the release's objects,
+    pod fields and feature gates."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    sizes = rng.sample([3, 4, 5, 6, 7, 8, 10, 12], rng.randint(3, 6))
+    nodes = [_node(f"{ns}-n{i:02d}", cpu, cpu * rng.choice([2, 3, 4]), {}) for i, cpu in enumerate(sizes)]
+    biggest = max(sizes)
+    gangs: list[Doc] = []
+    units: list[list[Doc]] = []  # each group's members (in order), and each plain pod alone
+    n_groups = rng.randint(2, 4)
+    for g in range(n_groups):
+        name = f"g{g}"
+        min_count = rng.randint(2, 4)
+        policy = "basic" if rng.random() < 0.12 else "gang"
+        members = min_count + rng.choice([0, 0, 0, 1, -1])  # -1: a member short, the gang cannot complete
+        gangs.append({"name": name, "policy": policy, "minCount": min_count, "arrival": "start"})
+        big_one = rng.random() < 0.15  # a member larger than any node: the gang cannot complete
+        group = []
+        for m in range(max(members, 1)):
+            cpu = rng.choice([500, 750, 1000, 1500, 2000, 2500, 3000])
+            if big_one and m == members - 1:
+                cpu = (biggest + 1) * 1000
+            req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 1536, 2048])}Mi"}
+            pod = _pod(ns, f"{name}-m{m}", [_container("c", req)], {"group": name})
+            pod["metadata"]["annotations"] = {GANG_ANNOTATION: name}
+            group.append(pod)
+        units.append(group)
+    for j in range(rng.randint(2, 6)):
+        cpu = rng.choice([250, 500, 1000, 2000, 3000, 4000])
+        req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 2048])}Mi"}
+        units.append([_pod(ns, f"plain-{j}", [_container("c", req)], {"app": "plain"})])
+    # interleave: a unit's pods keep their order, units mix
+    pods: list[Doc] = []
+    queues = [list(u) for u in units]
+    while queues:
+        q = rng.choice(queues)
+        pods.append(q.pop(0))
+        if not q:
+            queues.remove(q)
+    # one group's object comes late (just before a later pod) or never
+    late = rng.choice(gangs) if rng.random() < 0.6 else None
+    if late is not None:
+        first = next(
+            i for i, p in enumerate(pods) if p["metadata"].get("annotations", {}).get(GANG_ANNOTATION) == late["name"]
+        )
+        if rng.random() < 0.25 or first + 1 >= len(pods):
+            late["arrival"] = "never"
+        else:
+            late["arrival"] = rng.randint(first + 1, len(pods) - 1)
+    objects: Doc = {"namespaces": [_namespace(ns)], "nodes": nodes}
+    doc = _scenario(sid, seed, "gangs", _config(), objects, pods)
+    doc["gangs"] = gangs
+    return doc
+
+
+def for_release(doc: Doc, kube: str) -> Doc:
+    """A scenario made for kube-scheduler ``kube`` (1.35, 1.36, 1.37): a ``gangs`` scenario gets the release's
+    group objects (1.35: a Workload with one pod group; 1.36: a v1alpha2 PodGroup; 1.37: a v1beta1 PodGroup), the
+    pods' reference (1.35 ``spec.workloadRef``, from 1.36 ``spec.schedulingGroup``) and ``feature_gates``; other
+    scenarios are left as they are."""
+    if "gangs" not in doc:
+        return doc
+    gates, kind_key, api_version, kind = GANG_RELEASES[kube]
+    ns = doc["objects"]["namespaces"][0]["metadata"]["name"]
+    objs = []
+    for g in doc["gangs"]:
+        if g["arrival"] == "never":
+            continue
+        policy: Doc = {"gang": {"minCount": g["minCount"]}} if g["policy"] == "gang" else {"basic": {}}
+        meta: Doc = {"name": g["name"], "namespace": ns}
+        if isinstance(g["arrival"], int):
+            meta["annotations"] = {CREATE_BEFORE: str(g["arrival"])}
+        if kind == "Workload":
+            spec: Doc = {"podGroups": [{"name": WORKLOAD_POD_GROUP, "policy": policy}]}
+        else:
+            spec = {"schedulingPolicy": policy}
+        objs.append({"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec})
+    doc["objects"][kind_key] = objs
+    for pod in doc["pods"]:
+        group = pod["metadata"].get("annotations", {}).get(GANG_ANNOTATION)
+        if group is None:
+            continue
+        if kind == "Workload":
+            pod["spec"]["workloadRef"] = {"name": group, "podGroup": WORKLOAD_POD_GROUP}
+        else:
+            pod["spec"]["schedulingGroup"] = {"podGroupName": group}
+    doc["feature_gates"] = dict(gates)
+    doc["kube"] = kube
+    return doc
+
+
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "resources": gen_resources,
     "spread": gen_spread,
     "dra": gen_dra,
     "preemption": gen_preemption,
+    "gangs": gen_gangs,
 }
 
 
@@ -619,12 +733,13 @@ def main() -> int:
     ap.add_argument("--areas", default=",".join(GENERATORS))
     ap.add_argument("--per-area", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kube", default="1.35", choices=sorted(GANG_RELEASES), help="the release gangs are written for")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for area in args.areas.split(","):
         for k in range(args.per_area):
             name, doc = scenario(area, args.seed, k)
-            (args.out / name).write_text(dump(doc))
+            (args.out / name).write_text(dump(for_release(doc, args.kube)))
     return 0
 
 

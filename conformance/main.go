@@ -92,7 +92,7 @@ func run(in, out, gates string, timeout time.Duration, follow bool) error {
 	if err := json.Unmarshal(data, &scenario); err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if err := setFeatureGates(gates); err != nil {
+	if err := setFeatureGates(scenarioGates(scenario) + "," + gates); err != nil {
 		return err
 	}
 	rec, err := newRecorder(scenario, timeout)
@@ -169,6 +169,7 @@ type cycle struct {
 	result    scheduler.ScheduleResult
 	err       error
 	diagnosis *framework.NodeToStatus
+	seq       int64 // the cycles' order across pods (gangs.go: a pod-group cycle's order of its pods)
 }
 
 // recFramework is the profile's framework with three of its methods seen on the way through: the scheduling
@@ -225,6 +226,8 @@ type recorder struct {
 	classes                          map[string]*schedulingv1.PriorityClass
 	follow                           []any // -follow: the recording whose cluster each decision is taken on
 	lastVersion                      int64
+	later                            map[int][]runtime.Object // objects created just before pod <index> (gangs.go)
+	cycleSeq, changeSeq              int64                    // gangs.go: the last cycle's number, and that number at the last change
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -258,7 +261,7 @@ func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, err
 	return &recorder{
 		scenario: scenario, timeout: timeout, cfg: cfg, schedulerName: name,
 		weights: map[string]map[string]int32{}, cycles: map[types.UID][]*cycle{},
-		classes: map[string]*schedulingv1.PriorityClass{},
+		classes: map[string]*schedulingv1.PriorityClass{}, later: map[int][]runtime.Object{},
 	}, nil
 }
 
@@ -311,7 +314,15 @@ func (r *recorder) run() ([]map[string]any, error) {
 	defer broadcaster.Shutdown()
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
+	var gate *popGate // gangs.go
+	if _, ok := r.scenario["gangs"]; ok {
+		gate = &popGate{}
+		gatePop(sched, gate)
+	}
 	go sched.Run(ctx)
+	if gate != nil {
+		return r.runGangs(ctx, sched, gate)
+	}
 
 	pods, _ := r.scenario["pods"].([]any)
 	results := make([]map[string]any, 0, len(pods))
@@ -347,6 +358,8 @@ func (r *recorder) cycle(f framework.Framework, pod *v1.Pod,
 		c.diagnosis = fitErr.Diagnosis.NodeToStatus
 	}
 	r.mu.Lock()
+	r.cycleSeq++
+	c.seq = r.cycleSeq
 	r.cycles[pod.UID] = append(r.cycles[pod.UID], c)
 	r.mu.Unlock()
 	return res, err
@@ -374,6 +387,7 @@ func (r *recorder) bind(action clienttesting.Action) (bool, runtime.Object, erro
 	// by it (without one, each comparison takes time.Now() and the order is the sort's accident)
 	start := metav1.Now()
 	pod.Status.StartTime = &start
+	r.changed()
 	return true, binding, r.client.Tracker().Update(podsGVR, pod, pod.Namespace)
 }
 
@@ -481,6 +495,10 @@ func (r *recorder) createObjects(ctx context.Context) error {
 			}
 			if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
 				r.classes[pc.Name] = pc
+			}
+			if at, ok := createBefore(obj); ok {
+				r.later[at] = append(r.later[at], obj)
+				continue
 			}
 			if err := r.create(obj); err != nil {
 				return fmt.Errorf("objects.%s: %w", kind, err)

@@ -23,13 +23,16 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework
 from packsched.framework.status import Code, Status
-from packsched.podgroup_placement import PlacementCycle
+from packsched.podgroup_placement import PlacementCycle, group_unschedulable
 
 if TYPE_CHECKING:
     from packsched.scheduler import CycleResult, QueuedPod, Scheduler
 
-# The status of a pod group none of whose pods' Permit passed (upstream errPodGroupUnschedulable).
-POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+
+def _group_unschedulable(permit: Status) -> Status:
+    """A placed pod of a group that does not fit (1.36): the group's status with the pod's Permit message
+    ("pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, ...")."""
+    return group_unschedulable([permit.message])
 
 
 class PodGroupCycle:
@@ -93,7 +96,7 @@ class PodGroupCycle:
         for the next ones, then every placement taken back. Fills ``results`` (node, status) and answers the
         group's status with each pod's Permit status and cycle state."""
         sched = self._sched
-        out = _GroupOutcome(Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE]))
+        out = _GroupOutcome(group_unschedulable([]))
         undo: list[Callable[[], None]] = []
         preempting = False
         try:
@@ -191,14 +194,14 @@ class PodGroupCycle:
                 else:
                     permit = out.permits[i]
                     assert permit is not None
-                    sched._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                    sched._refused(result, _group_unschedulable(permit))
                     result.nominated_node = ""
                 sched.handle_failure(q, result)
                 continue
             if needs_preemption and not out.waiting_on_preemption:
                 permit = out.permits[i]
                 assert permit is not None
-                sched._refused(result, Status(Code.UNSCHEDULABLE, [permit.message]))
+                sched._refused(result, _group_unschedulable(permit))
                 result.nominated_node = ""
             else:
                 result.node = None

@@ -400,7 +400,7 @@ class PlacementCycle:
                         sched.handle_failure(q, result, backoff=False, group_size=back)
                     continue
                 # waiting for preemption: the group's status; else the pod's own, made from the group's message
-                why = out.status if out.waiting_on_preemption else _unschedulable([out.status.message])
+                why = out.status if out.waiting_on_preemption else group_unschedulable([out.status.message])
                 sched._refused(result, Status(Code.UNSCHEDULABLE, list(why.reasons)))
                 result.nominated_node = nominated if out.waiting_on_preemption else ""
                 sched.handle_failure(q, result, group_size=back)
@@ -449,7 +449,7 @@ def default_algorithm(
         out.status = Status.error(f"failed to evaluate placement feasibility: {out.status.message}")
         return out
     if out.status.code == Code.UNSCHEDULABLE:
-        out.status = _unschedulable(out.status.reasons)
+        out.status = group_unschedulable(out.status.reasons)
         return out
     remaining = pods
     for i in range(pods):
@@ -469,15 +469,15 @@ def default_algorithm(
             break
         out.any_scheduled = out.any_scheduled or st.ok
     if out.status.code == Code.WAIT:
-        out.status = _unschedulable(out.status.reasons)
+        out.status = group_unschedulable(out.status.reasons)
     if not out.status.ok:
         out.any_scheduled = False
     elif not out.any_scheduled:  # the framework wants one pod placed to call a group schedulable
-        out.status = _unschedulable([])
+        out.status = group_unschedulable([])
     return out
 
 
-def _unschedulable(reasons: list[str]) -> Status:
+def group_unschedulable(reasons: list[str]) -> Status:
     """Upstream's ``NewStatus(Unschedulable, reasons...).WithError(errPodGroupUnschedulable)``: a Go Status lists
     its error first among its reasons, so its message begins "pod group is unschedulable"."""
     return Status(Code.UNSCHEDULABLE, [POD_GROUP_UNSCHEDULABLE, *reasons])
@@ -526,4 +526,4 @@ def _member_key(q: QueuedPod) -> tuple[int, int, float, str]:
     return (-q.info.priority, -q.attempts, queued, q.info.pod.name)
 
 
-__all__ = ["POD_GROUP_UNSCHEDULABLE", "PlacementCycle"]
+__all__ = ["POD_GROUP_UNSCHEDULABLE", "PlacementCycle", "group_unschedulable"]

@@ -452,7 +452,9 @@ class Scheduler(EventHandlers):
 
     def _pop_pod_group(self, first: QueuedPod) -> list[QueuedPod]:
         """``first`` and every other unscheduled pod of its group that waits in the queue, taken out of it, in the
-        pod-group cycle's order (higher priority first, then the one that entered the queue first)."""
+        pod-group cycle's order: higher priority first, then the one first let into the active queue first
+        (upstream sorts by InitialAttemptTimestamp, which a pod held at PreEnqueue gets only when it is let in: the
+        pod whose creation completes a gang is let in before the siblings its event wakes, and so comes first)."""
         ref = first.info.pod_group
         assert ref is not None
         members = [first]
@@ -462,7 +464,7 @@ class Scheduler(EventHandlers):
                 qp = self._queue.pop_specific(pod.key)
                 if qp is not None:
                     members.append(qp)
-        members.sort(key=lambda q: (-q.info.priority, _first_queued(q.info), q.info.arrival))
+        members.sort(key=lambda q: (-q.info.priority, _first_active(q.info), q.info.arrival))
         return members
 
     def _schedule_pod(
@@ -835,8 +837,8 @@ class Scheduler(EventHandlers):
         return result
 
 
-def _first_queued(pod: PodInfo) -> float:
-    return pod.queued_at if pod.queued_at is not None else 0.0
+def _first_active(pod: PodInfo) -> int:
+    return pod.first_active if pod.first_active is not None else -1  # upstream: a nil timestamp is the zero time
 
 
 def _one_hot(n: int, col: int) -> BoolArray:

@@ -12,12 +12,14 @@ differences. When packsched learns one, its cases pass, strict xfail fails, and 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from packsched.config.versions import NEWEST
+from vectors import gang_cases
 from vectors.vector_cases import Decision, differences, explain
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"
@@ -36,6 +38,8 @@ def _params() -> list[Any]:
     for vdir in _version_dirs():
         for path in sorted(vdir.glob("*.json")):
             scenario = json.loads(path.read_text())
+            if gang_cases.is_gang_scenario(scenario):
+                continue  # GANG_PARAMS
             for i, res in enumerate(scenario["results"]):
                 if res["outcome"] not in ("bound", "unschedulable") or res.get("timed_out"):
                     continue  # refused by the API server's validation, or no decision within the timeout
@@ -46,6 +50,34 @@ def _params() -> list[Any]:
 
 
 PARAMS = _params()
+
+# gang scenarios: pod ("<version>/<file>#<index>") -> why packsched's final state differs from the recording's
+GANG_KNOWN: dict[str, tuple[str, ...]] = {}
+
+
+def _gang_params() -> list[Any]:
+    params = []
+    for vdir in _version_dirs():
+        for path in sorted(vdir.glob("*.json")):
+            scenario = json.loads(path.read_text())
+            if not gang_cases.is_gang_scenario(scenario):
+                continue
+            for i in gang_cases.compared(scenario["results"]):
+                key = f"{vdir.name}/{path.name}#{i}"
+                marks = [pytest.mark.xfail(strict=True, reason="; ".join(GANG_KNOWN[key]))] if key in GANG_KNOWN else []
+                pod = scenario["results"][i]["pod"]
+                params.append(pytest.param(vdir.name, path.name, i, id=f"{key}-{pod}", marks=marks))
+    return params
+
+
+GANG_PARAMS = _gang_params()
+
+
+@cache
+def _gang_run(version: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A gang scenario's recording and packsched's simulation of it (once per file)."""
+    scenario = json.loads((DATA / version / name).read_text())
+    return scenario, gang_cases.simulate(scenario, packsched_version(scenario["kubernetes_version"]))
 
 
 def packsched_version(recorded: str) -> str:
@@ -59,6 +91,23 @@ def test_decision_matches_kube_scheduler(version: str, scenario: dict[str, Any],
     d = Decision(scenario, index)
     diffs = differences(d, explain(d, tmp_path, packsched_version(scenario["kubernetes_version"])))
     assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.parametrize(("version", "name", "index"), GANG_PARAMS)
+def test_gang_pod_matches_kube_scheduler(version: str, name: str, index: int) -> None:
+    scenario, got = _gang_run(version, name)
+    assert scenario["kubernetes_version"].startswith(version + ".")
+    diffs = gang_cases.differences(scenario["results"][index], got[index])
+    assert not diffs, "\n".join(diffs)
+
+
+def test_gang_recordings_cover_the_releases_that_model_gangs() -> None:
+    per: dict[str, int] = {}
+    for version, _, _ in (p.values for p in GANG_PARAMS):
+        per[version] = per.get(version, 0) + 1
+    assert {"1.35", "1.36"} <= set(per), per
+    assert all(n >= 24 for n in per.values()), per
+    assert set(GANG_KNOWN) <= {str(p.id).split("-c", 1)[0] for p in GANG_PARAMS}
 
 
 def test_every_known_difference_is_a_recorded_decision() -> None:

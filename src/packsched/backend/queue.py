@@ -59,6 +59,7 @@ class SchedulingQueue:
         self._queued: dict[str, QueuedPod] = {}  # every pod in any sub-queue, by key
         self._seq = itertools.count()
         self._stamp = itertools.count()
+        self._first_active = itertools.count()
         self.move_requests = 0  # how many times move_all was called (upstream's moveRequestCycle)
 
     def __len__(self) -> int:
@@ -72,6 +73,8 @@ class SchedulingQueue:
 
     def _push_active(self, qp: QueuedPod, restamp: bool = True) -> None:
         qp.in_backoff = False
+        if qp.info.first_active is None:
+            qp.info.first_active = next(self._first_active)
         if restamp:
             qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
         heapq.heappush(self._active, _Entry(self.sort_key(qp.info), next(self._seq), qp))

@@ -29,6 +29,9 @@ class PodInfo:
     host_ports: tuple[tuple[str, str, int], ...]  # (protocol, hostIP, port)
     arrival: int = 0  # order in which the pod entered the queue
     queued_at: float | None = None  # when it first entered the queue (the scheduler's clock)
+    # the order in which it first entered the active queue, let in by its PreEnqueue plugins (upstream's
+    # InitialAttemptTimestamp: a gated pod gets it when it is let in, not when it was created); None: not yet
+    first_active: int | None = None
     node: int = -1  # column of the node it is placed on, -1 when not placed
     start_time: float = 0.0  # when it was bound (virtual seconds); preemption prefers evicting recent pods
     start_seq: int = 0  # order of binding among pods started at the same virtual time (later = started later)
