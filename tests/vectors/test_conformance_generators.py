@@ -53,3 +53,15 @@ def test_quotas_scenario(k: int) -> None:
     for p in doc["pods"]:
         res = p["spec"]["containers"][0]["resources"]
         assert res["requests"].get("nvidia.com/gpu") == res.get("limits", {}).get("nvidia.com/gpu")
+
+
+def test_for_release_drops_what_1_34_refuses() -> None:
+    # gen_dra raises DynamicResources' score weight now and then; 1.34's plugin has no Score and refuses it
+    docs = [gen.scenario("dra", 1, k)[1] for k in range(12)]
+    raised = [d for d in docs if "plugins" in d["scheduler_config"]["profiles"][0]]
+    assert raised, "the generator raises the weight in some scenarios"
+    for doc in raised:
+        before = gen.dump(doc)
+        assert gen.dump(gen.for_release(doc, "1.35")) == before
+        profile = gen.for_release(doc, "1.34")["scheduler_config"]["profiles"][0]
+        assert "DynamicResources" not in gen.dump(profile)
