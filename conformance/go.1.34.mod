@@ -102,7 +102,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apiextensions-apiserver v0.34.7 // indirect
 	k8s.io/cloud-provider v0.34.7 // indirect
-	k8s.io/component-base v0.34.7 // indirect
+	k8s.io/component-base v0.34.7
 	k8s.io/component-helpers v0.34.7 // indirect
 	k8s.io/controller-manager v0.34.7 // indirect
 	k8s.io/csi-translation-lib v0.32.5 // indirect

@@ -87,6 +87,11 @@ def main() -> int:
     if args.areas is None:  # an area of out-of-tree plugins only where the recorder has them (generate.RELEASES_OF)
         areas = [a for a in generate.GENERATORS if args.kube in generate.RELEASES_OF.get(a, (args.kube,))]
         args.areas = ",".join(areas)
+    for area in args.areas.split(","):
+        if area not in generate.GENERATORS:
+            ap.error(f"--areas: unknown area {area!r} (known: {', '.join(generate.GENERATORS)})")
+        if args.kube not in generate.RELEASES_OF.get(area, (args.kube,)):
+            ap.error(f"--areas: {area} is recorded at kube-scheduler {', '.join(generate.RELEASES_OF[area])} only")
     work = CACHE / "conformance" / args.kube
     binary = build(args.kube)
     if args.scenarios:
