@@ -87,7 +87,7 @@ bench-perf: $(STAMP)
 bench-fullpass: $(STAMP)
 	$(BIN)/python bench/bench_vs_fullpass.py $(FULLPASS_ARGS)
 
-# The real kube-scheduler against packsched (issue 22): builds conformance/'s recorder for KUBE (1.35, 1.36 or 1.37; needs
+# The real kube-scheduler against packsched (issue 22): builds conformance/'s recorder for KUBE (1.34-1.37; needs
 # Go 1.26+, caches under .cache/), generates seeded scenarios (or reads SCENARIOS=dir), records kube-scheduler's
 # decisions and prints agreement per area and every difference. Never part of `make test`: the recordings it made
 # are committed under tests/data/conformance/ and replayed there. See docs/reference/conformance.md.

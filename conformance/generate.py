@@ -20,6 +20,8 @@ Areas:
 - ``gangs``: kube-scheduler's own gang scheduling (GangScheduling, GenericWorkload): groups with a minCount that
   complete, wait or never complete, a group object created late or never, plain pods in between; written for one
   release by :func:`for_release` (``--kube``).
+- ``quotas``: scheduler-plugins' CapacityScheduling: ElasticQuotas (min / max over cpu, memory, nvidia.com/gpu),
+  pods that borrow past their namespace's min and pods that reclaim it (its preemption); recorded at 1.34 only.
 """
 
 from __future__ import annotations
@@ -672,7 +674,7 @@ def gen_gangs(seed: int, sid: str) -> Doc:
     return doc
 
 
-def for_release(doc: Doc, kube: str) -> Doc:
+def _gangs_for_release(doc: Doc, kube: str) -> Doc:
     """A scenario made for kube-scheduler ``kube`` (1.35, 1.36, 1.37): a ``gangs`` scenario gets the release's
     group objects (1.35: a Workload with one pod group; 1.36: a v1alpha2 PodGroup; 1.37: a v1beta1 PodGroup), the
     pods' reference (1.35 ``spec.workloadRef``, from 1.36 ``spec.schedulingGroup``) and ``feature_gates``; other
@@ -708,19 +710,143 @@ def for_release(doc: Doc, kube: str) -> Doc:
     return doc
 
 
+# -- quotas: scheduler-plugins' CapacityScheduling ------------------------------------------------------------
+
+NVIDIA_GPU = "nvidia.com/gpu"
+
+# CapacityScheduling as scheduler-plugins' manifests configure it: every extension point it has (multiPoint), and
+# the only PostFilter (its preemption replaces DefaultPreemption's).
+CAPACITY_SCHEDULING = {
+    "plugins": {
+        "multiPoint": {"enabled": [{"name": "CapacityScheduling"}]},
+        "postFilter": {"enabled": [{"name": "CapacityScheduling"}], "disabled": [{"name": "*"}]},
+    }
+}
+
+
+def _elastic_quota(ns: str, min_: Doc, max_: Doc) -> Doc:
+    spec: Doc = {}
+    if min_:
+        spec["min"] = min_
+    if max_:
+        spec["max"] = max_
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "ElasticQuota",
+        "metadata": {"name": f"{ns}-quota", "namespace": ns},
+        "spec": spec,
+    }
+
+
+def _quota_bounds(rng: random.Random, share: float, cpu: int, mem_gi: int, gpus: int) -> tuple[Doc, Doc]:
+    """One namespace's min (half to all of ``share`` of the cluster; a resource left out now and then: min 0)
+    and max (min to twice min, GPUs left out now and then: unbounded; sometimes no max at all). A max without
+    cpu or memory would bound them at 0 (the plugin compares those always): the generator always names them."""
+    min_: Doc = {}
+    max_: Doc = {}
+    for name, total, unit in (("cpu", cpu, ""), ("memory", mem_gi, "Gi"), (NVIDIA_GPU, gpus, "")):
+        if name == NVIDIA_GPU and not gpus:
+            continue
+        low = max(1, round(total * share * rng.choice([0.5, 0.75, 1.0])))
+        if rng.random() < 0.9:
+            min_[name] = f"{low}{unit}"
+        if name != NVIDIA_GPU or rng.random() < 0.7:
+            max_[name] = f"{max(low, round(low * rng.choice([1.0, 1.5, 2.0])))}{unit}"
+    return min_, (max_ if rng.random() < 0.85 else {})
+
+
+def gen_quotas(seed: int, sid: str) -> Doc:
+    """scheduler-plugins' CapacityScheduling on 2-3 small nodes (some with nvidia.com/gpu): 2-3 namespaces with
+    ElasticQuotas (min and max over cpu, memory and GPUs, the mins half to all of the cluster's capacity),
+    sometimes a namespace without one; the first pods mostly borrow beyond their namespace's min, the later ones come to
+    namespaces still under their min (reclaiming what others borrowed: CapacityScheduling's preemption) or ask past
+    a max; priorities low, mid and high."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(rng.randint(2, 3)):
+        gpu = rng.choice([0, 2, 4]) if i else rng.choice([2, 4])
+        nodes.append(_node(f"q{sid}-n{i:02d}", rng.choice([4, 6]), rng.choice([8, 12]), {}, gpu=gpu))
+        if gpu:  # nvidia.com/gpu, not example.com/gpu
+            for field in ("capacity", "allocatable"):
+                nodes[-1]["status"][field][NVIDIA_GPU] = nodes[-1]["status"][field].pop(EXT)
+    cpu = sum(int(n["status"]["allocatable"]["cpu"]) for n in nodes)
+    mem = sum(int(n["status"]["allocatable"]["memory"][:-2]) for n in nodes)
+    gpus = sum(int(n["status"]["allocatable"].get(NVIDIA_GPU, 0)) for n in nodes)
+    names = [f"q{sid}-{t}" for t in ("a", "b", "c")[: rng.randint(2, 3)]]
+    quotas = [_elastic_quota(ns, *_quota_bounds(rng, 1 / len(names), cpu, mem, gpus)) for ns in names]
+    spaces = list(names)
+    if rng.random() < 0.3:
+        spaces.append(f"q{sid}-free")  # no ElasticQuota: CapacityScheduling leaves its pods alone
+    classes = [_priority_class(n, v) for n, v in PRIORITIES.items()]
+    borrowers = rng.sample(names, rng.randint(1, len(names) - 1))
+    pods = []
+    n_pods = rng.randint(8, 14)
+    for j in range(n_pods):
+        late = j >= n_pods // 2
+        if rng.random() < 0.15:
+            ns = rng.choice(spaces)  # anyone: past a max, or a namespace without a quota
+        else:
+            ns = rng.choice([n for n in names if n not in borrowers] if late else borrowers)
+        cls = rng.choices(["low", "mid", "high"], weights=[1, 2, 3] if late else [4, 2, 1])[0]
+        req: Doc = {"cpu": f"{rng.choice([1000, 1500, 2000, 3000])}m", "memory": f"{rng.choice([1, 2, 3, 4])}Gi"}
+        if gpus and rng.random() < 0.4:
+            req[NVIDIA_GPU] = str(rng.choice([1, 1, 2]))
+        if rng.random() < 0.08:
+            req["cpu"] = str(cpu)  # past any max (or any node)
+        containers = [_container("c", req, {NVIDIA_GPU: req[NVIDIA_GPU]} if NVIDIA_GPU in req else None)]
+        pods.append(_pod(ns, f"p{j:03d}", containers, {"app": ns}, priorityClassName=cls))
+    objects: Doc = {
+        "namespaces": [_namespace(ns) for ns in spaces],
+        "priorityclasses": classes,
+        "nodes": nodes,
+        "elasticquotas": quotas,
+    }
+    return _scenario(sid, seed, "quotas", _config(CAPACITY_SCHEDULING), objects, pods)
+
+
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "resources": gen_resources,
     "spread": gen_spread,
     "dra": gen_dra,
     "preemption": gen_preemption,
     "gangs": gen_gangs,
+    "quotas": gen_quotas,
 }
+
+# Areas that need plugins built into some releases' recorders only (conformance/registry_1_34.go): scheduler-plugins
+# v0.34.7 pairs with kube-scheduler 1.34.
+RELEASES_OF: dict[str, tuple[str, ...]] = {"quotas": ("1.34",), "gangs": tuple(GANG_RELEASES)}
+RELEASE_NAMES = ("1.34", *GANG_RELEASES)  # the releases scenarios can be written for
 
 
 def scenario(area: str, seed: int, k: int) -> tuple[str, Doc]:
     """The ``k``-th scenario of ``area`` for ``seed``: its file name and its document."""
     sid = f"{area[:3]}{seed:02d}{k:02d}"
     return f"{area}-{sid}.json", GENERATORS[area](seed * 1000 + k, sid)
+
+
+def for_release(doc: Doc, kube: str | None) -> Doc:
+    """``doc`` as release ``kube`` accepts it (None: unchanged). A ``gangs`` scenario gets the release's group
+    objects, pod fields and feature gates (:func:`_gangs_for_release`). 1.34's DynamicResources has no Score, so a
+    profile that raises its score weight (gen_dra) would be refused: that entry goes (the rest is the same
+    scenario as other releases get)."""
+    if kube is None:
+        return doc
+    if "gangs" in doc:
+        doc = _gangs_for_release(doc, kube)
+    if kube != "1.34":
+        return doc
+    for profile in doc["scheduler_config"].get("profiles", []):
+        score = profile.get("plugins", {}).get("score", {})
+        if "enabled" in score:
+            score["enabled"] = [p for p in score["enabled"] if p["name"] != "DynamicResources"]
+            if not score["enabled"]:
+                del score["enabled"]
+        if "score" in profile.get("plugins", {}) and not score:
+            del profile["plugins"]["score"]
+        if "plugins" in profile and not profile["plugins"]:
+            del profile["plugins"]
+    return doc
 
 
 def dump(doc: Doc) -> str:
@@ -733,7 +859,9 @@ def main() -> int:
     ap.add_argument("--areas", default=",".join(GENERATORS))
     ap.add_argument("--per-area", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kube", default="1.35", choices=sorted(GANG_RELEASES), help="the release gangs are written for")
+    ap.add_argument(
+        "--kube", default="1.35", choices=sorted(RELEASE_NAMES), help="the release the scenarios are written for"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for area in args.areas.split(","):

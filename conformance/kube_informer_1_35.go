@@ -8,7 +8,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 )
 
-// The scheduler's informer factory as 1.35 and 1.36 have it (go.mod, -tags kube1_36): no informer name.
+// The scheduler's informer factory as 1.34 to 1.36 have it (-tags kube1_34, go.mod, -tags kube1_36): no informer name.
 
 func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
 	return scheduler.NewInformerFactory(cs, 0)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// The scheduler's SchedulePod hook as 1.35 has it (go.mod): it takes the pod.
+// The scheduler's SchedulePod hook as 1.34 and 1.35 have it (go.1.34.mod, go.mod): it takes the pod.
 
 // wrapSchedulePod puts the recorder around the scheduler's SchedulePod (one scheduling cycle's algorithm).
 func (r *recorder) wrapSchedulePod(sched *scheduler.Scheduler) {

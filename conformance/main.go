@@ -39,6 +39,7 @@ import (
 	clientsetscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -126,6 +127,9 @@ func kubeVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "k8s.io/kubernetes" {
+				if d.Replace != nil { // go.1.34.mod requires 1.34.7 (scheduler-plugins' pin) and builds 1.34.4
+					d = d.Replace
+				}
 				return strings.TrimPrefix(d.Version, "v")
 			}
 		}
@@ -135,8 +139,11 @@ func kubeVersion() string {
 
 func setFeatureGates(spec string) error {
 	gates := map[string]bool{}
+	known := utilfeature.DefaultMutableFeatureGate.GetAll()
 	for k, v := range defaultFeatureGates {
-		gates[k] = v
+		if _, ok := known[featuregate.Feature(k)]; ok { // OpportunisticBatching is new in 1.35
+			gates[k] = v
+		}
 	}
 	for _, kv := range strings.Split(spec, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
@@ -162,10 +169,10 @@ type verdict struct {
 type cycle struct {
 	mu        sync.Mutex
 	allNodes  []string
-	preFilter *fwk.PreFilterResult
+	preFilter *preFilterResult
 	unsched   sets.Set[string]
 	filtered  map[string]*fwk.Status // every node whose filters ran (nil: passed)
-	scores    []fwk.NodePluginScores // nil: not scored
+	scores    []nodePluginScores     // nil: not scored
 	result    scheduler.ScheduleResult
 	err       error
 	diagnosis *framework.NodeToStatus
@@ -179,7 +186,7 @@ type recFramework struct {
 	c *cycle
 }
 
-func (r *recFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
+func (r *recFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*preFilterResult, *fwk.Status, sets.Set[string]) {
 	res, st, unsched := r.Framework.RunPreFilterPlugins(ctx, state, pod)
 	r.c.mu.Lock()
 	r.c.preFilter, r.c.unsched = res, unsched
@@ -195,7 +202,7 @@ func (r *recFramework) RunFilterPluginsWithNominatedPods(ctx context.Context, st
 	return st
 }
 
-func (r *recFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+func (r *recFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]nodePluginScores, *fwk.Status) {
 	scores, st := r.Framework.RunScorePlugins(ctx, state, pod, nodes)
 	r.c.mu.Lock()
 	r.c.scores = scores
@@ -228,6 +235,7 @@ type recorder struct {
 	lastVersion                      int64
 	later                            map[int][]runtime.Object // objects created just before pod <index> (gangs.go)
 	cycleSeq, changeSeq              int64                    // gangs.go: the last cycle's number, and that number at the last change
+	crd                              *crdServer               // the custom resources of servedKinds
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -282,6 +290,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 	r.client.PrependReactor("update", "resourceclaims", r.nextVersion)
 	r.client.PrependReactor("patch", "pods", r.seeStatusPatch)
 
+	r.crd = newCRDServer()
 	if err := r.createObjects(ctx); err != nil {
 		return nil, err
 	}
@@ -297,6 +306,9 @@ func (r *recorder) run() ([]map[string]any, error) {
 		scheduler.WithPodMaxBackoffSeconds(r.cfg.PodMaxBackoffSeconds),
 		scheduler.WithExtenders(r.cfg.Extenders...),
 		scheduler.WithFrameworkOutOfTreeRegistry(outOfTreeRegistry()),
+	}
+	if len(servedKinds) > 0 {
+		opts = append(opts, scheduler.WithKubeConfig(r.crd.start()))
 	}
 	sched, err := scheduler.New(ctx, r.client, informerFactory, nil, profile.NewRecorderFactory(broadcaster), opts...)
 	if err != nil {
@@ -482,6 +494,14 @@ func (r *recorder) createObjects(ctx context.Context) error {
 	kinds = append(kinds, rest...)
 	for _, kind := range kinds {
 		list, _ := objs[kind].([]any)
+		if sk, ok := servedKinds[kind]; ok { // a custom resource: crd.go serves it
+			for i, m := range list {
+				if err := r.crd.add(sk, m, time.Unix(int64(1_700_000_000+i), 0)); err != nil {
+					return fmt.Errorf("objects.%s[%d]: %w", kind, i, err)
+				}
+			}
+			continue
+		}
 		for _, m := range list {
 			obj, err := decode(m)
 			if err != nil {

@@ -29,7 +29,7 @@ import generate  # noqa: E402
 
 # kube-scheduler minor -> (go.mod file, build tags); each file pins k8s.io/kubernetes and its staging modules.
 RELEASES = {"1.35": ("go.mod", ""), "1.36": ("go.1.36.mod", "kube1_36"), "1.37": ("go.1.37.mod", "kube1_37")}
-GANGS_PENDING = {"1.37"}  # releases whose gangs area is left out by default (packsched refuses their gangs)
+RELEASES["1.34"] = ("go.1.34.mod", "kube1_34")  # with scheduler-plugins v0.34.7 (CapacityScheduling, Coscheduling)
 GO_VERSION = "1.26"  # the go directive of go.1.36.mod and go.1.37.mod (go.mod needs 1.25)
 
 
@@ -76,7 +76,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kube", default="1.35", choices=sorted(RELEASES))
     ap.add_argument("--scenarios", type=Path, help="a folder of scenario files (default: generate them)")
-    ap.add_argument("--areas", help=f"default: {','.join(generate.GENERATORS)} (1.37: without gangs)")
+    ap.add_argument("--areas", help="comma-separated (default: every area the release's recorder can run)")
     ap.add_argument("--per-area", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--follow", action="store_true", help="decide on the cluster the scenarios' own results left")
@@ -84,11 +84,14 @@ def main() -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
-    if args.areas is None:
-        # packsched does not model 1.37's gang scheduling yet: its recordings are kept in conformance/pending/1.37
-        # (--areas gangs records them), not among those make conformance saves and the suite replays
-        areas = [a for a in generate.GENERATORS if not (a == "gangs" and args.kube in GANGS_PENDING)]
+    if args.areas is None:  # an area of out-of-tree plugins only where the recorder has them (generate.RELEASES_OF)
+        areas = [a for a in generate.GENERATORS if args.kube in generate.RELEASES_OF.get(a, (args.kube,))]
         args.areas = ",".join(areas)
+    for area in args.areas.split(","):
+        if area not in generate.GENERATORS:
+            ap.error(f"--areas: unknown area {area!r} (known: {', '.join(generate.GENERATORS)})")
+        if args.kube not in generate.RELEASES_OF.get(area, (args.kube,)):
+            ap.error(f"--areas: {area} is recorded at kube-scheduler {', '.join(generate.RELEASES_OF[area])} only")
     work = CACHE / "conformance" / args.kube
     binary = build(args.kube)
     if args.scenarios:

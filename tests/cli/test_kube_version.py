@@ -666,3 +666,33 @@ def test_accepted_gates_repeat_and_the_command_line_wins_over_the_file(tmp_path:
     assert "PackschedConfiguration.featureGates.GangScheduling: unrecognized feature gate: GangScheduling" in (
         " ".join(res.stderr.split())
     )
+
+
+# -- DynamicResources' Score (1.35+) ----------------------------------------------------------------------------
+
+DRA_SCORE_WEIGHT = (
+    CONFIG_V1
+    + """profiles:
+- plugins:
+    score:
+      enabled: [{name: DynamicResources, weight: 3}]
+"""
+)
+
+
+def test_dynamic_resources_scores_from_1_35(tmp_path: Path) -> None:
+    cluster = node("a") + node("b") + pod("web", "containers: [{name: c, resources: {requests: {cpu: '1'}}}]")
+    # 1.35+: a score plugin of the default profile, 0 for a pod without claims (recorded at 1.35.4-1.37.2)
+    new = by_node(explain(tmp_path, cluster, "web", "--kube-version", "1.35"))
+    assert {n: v["scores"]["DynamicResources"] for n, v in new.items()} == {"a": 0, "b": 0}
+    # 1.34: a default plugin without Score (kube-scheduler 1.34.4's score_plugin_weights lack it)
+    old = by_node(explain(tmp_path, cluster, "web", "--kube-version", "1.34"))
+    assert all("DynamicResources" not in v["scores"] for v in old.values())
+    # ... so a profile that gives it a score weight is refused, as 1.34 refuses it
+    config = tmp_path / "sched.yaml"
+    config.write_text(DRA_SCORE_WEIGHT)
+    args = ["explain", str(tmp_path / "cluster.yaml"), "--pod", "web", "--config", str(config)]
+    assert runner.invoke(app, [*args, "--kube-version", "1.35"]).exit_code == 0
+    res = runner.invoke(app, [*args, "--kube-version", "1.34"])
+    assert res.exit_code == 2
+    assert "plugin 'DynamicResources' does not extend score plugin" in res.output

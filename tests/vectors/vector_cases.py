@@ -177,12 +177,15 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
         return diffs
     if "preemption" in res:
         diffs += _preemption_differences(d, got)
-        if got.get("used_nominated_node") and outcome == "bound":
+        if got.get("used_nominated_node") and outcome == "bound" and not res.get("scored"):
             # the last attempt took the nominated node without looking at the others (upstream records only that
             # node; packsched's explain judges every node for its report): the node is what is compared
             if got["selected"] != res["node"]:
                 diffs.append(f"node: recorded {res['node']}, packsched {got['selected']}")
             return diffs
+        # scored: upstream's last attempt did not go to the nominated node first but judged and scored every node
+        # (CapacityScheduling preempts synchronously: the victims' deletion can requeue the pod before the
+        # nomination reaches it); that attempt is compared in full, packsched's report judging every node too
     diffs += _filter_differences(d, got)
     if outcome == "unschedulable":
         if got["reason"] != res["message"]:

@@ -277,6 +277,13 @@ class KubeVersion:
         return self.minor >= 34 and self.feature("DynamicResourceAllocation")
 
     @property
+    def dynamic_resources_scores(self) -> bool:
+        """v1.35+: DynamicResources has a Score extension (0 for a pod without claims to allocate; the
+        ``firstAvailable`` subrequest taken, from 1.35's prioritized-list scoring). 1.34's plugin has none: it is
+        no score plugin and its multiPoint weight means nothing (recorded at 1.34.4, tests/data/conformance/1.34)."""
+        return self.minor >= 35
+
+    @property
     def dra_post_filter_message(self) -> bool:
         """1.34-1.36: DynamicResources' PostFilter answers "no new claims to deallocate" for a pod without claims
         and "still not schedulable" when it deallocated nothing, and the pod's condition carries it before

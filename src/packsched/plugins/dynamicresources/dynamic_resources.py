@@ -479,25 +479,6 @@ class DynamicResources:
                 return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
         return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else []))
 
-    # -- Score ---------------------------------------------------------------------------------------------
-
-    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
-        """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list
-        (``firstAvailable``), FIRST_AVAILABLE_MAX_SIZE minus the index of the subrequest the node's allocation
-        took, summed: a node where the first choice fits scores higher."""
-        out = np.zeros(len(cols), dtype=np.int64)
-        data = state.read(STATE_KEY)
-        if not isinstance(data, _State) or not data.to_allocate or not self.features.prioritized_list:
-            return out
-        for i, col in enumerate(cols.tolist()):
-            found = data.allocations.get(snap.nodes[int(col)].name)
-            if found is not None:
-                out[i] = _prioritized_list_score(data.to_allocate, found)
-        return out
-
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
-        return default_normalize_score(scores, reverse=False)
-
     # -- Reserve, Unreserve, PreBind ----------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
@@ -663,5 +644,29 @@ def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
     return out
 
 
+class ScoringDynamicResources(DynamicResources):
+    """DynamicResources with its Score (v1.35+, ``KubeVersion.dynamic_resources_scores``); 1.34's plugin has no
+    Score extension, so it is no score plugin there (recorded: 1.34.4's score_plugin_weights lack it)."""
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list
+        (``firstAvailable``), FIRST_AVAILABLE_MAX_SIZE minus the index of the subrequest the node's allocation
+        took, summed: a node where the first choice fits scores higher."""
+        out = np.zeros(len(cols), dtype=np.int64)
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State) or not data.to_allocate or not self.features.prioritized_list:
+            return out
+        for i, col in enumerate(cols.tolist()):
+            found = data.allocations.get(snap.nodes[int(col)].name)
+            if found is not None:
+                out[i] = _prioritized_list_score(data.to_allocate, found)
+        return out
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        return default_normalize_score(scores, reverse=False)
+
+
 def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicResources:
+    if handle.kube_version.dynamic_resources_scores:
+        return ScoringDynamicResources(handle)
     return DynamicResources(handle)

@@ -1,0 +1,67 @@
+"""conformance/generate.py's seeded generators: the same seed gives the same scenario, and the quotas area makes
+what CapacityScheduling needs (ElasticQuotas over the scenario's namespaces, pods that borrow and reclaim)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+HERE = Path(__file__).resolve().parents[2] / "conformance"
+
+
+def _generate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("conformance_generate", HERE / "generate.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+gen = _generate()
+
+
+@pytest.mark.parametrize("area", sorted(gen.GENERATORS))
+def test_same_seed_same_scenario(area: str) -> None:
+    assert gen.dump(gen.scenario(area, 3, 1)[1]) == gen.dump(gen.scenario(area, 3, 1)[1])
+    assert gen.dump(gen.scenario(area, 3, 1)[1]) != gen.dump(gen.scenario(area, 3, 2)[1])
+
+
+def test_out_of_tree_areas_name_their_releases() -> None:
+    assert set(gen.RELEASES_OF) <= set(gen.GENERATORS)
+    assert gen.RELEASES_OF["quotas"] == ("1.34",)
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_quotas_scenario(k: int) -> None:
+    _, doc = gen.scenario("quotas", 1, k)
+    objs = doc["objects"]
+    namespaces = {n["metadata"]["name"] for n in objs["namespaces"]}
+    quota_ns = [q["metadata"]["namespace"] for q in objs["elasticquotas"]]
+    assert len(set(quota_ns)) == len(quota_ns) >= 2 and set(quota_ns) <= namespaces  # one quota per namespace
+    for q in objs["elasticquotas"]:
+        assert q["apiVersion"] == "scheduling.x-k8s.io/v1alpha1" and q["kind"] == "ElasticQuota"
+        assert set(q["spec"].get("min", {})) | set(q["spec"].get("max", {})) <= {"cpu", "memory", "nvidia.com/gpu"}
+    profile = doc["scheduler_config"]["profiles"][0]
+    assert profile["plugins"]["postFilter"]["enabled"] == [{"name": "CapacityScheduling"}]
+    assert {p["metadata"]["namespace"] for p in doc["pods"]} <= namespaces
+    assert {p["spec"]["priorityClassName"] for p in doc["pods"]} <= {"low", "mid", "high"}
+    for p in doc["pods"]:
+        res = p["spec"]["containers"][0]["resources"]
+        assert res["requests"].get("nvidia.com/gpu") == res.get("limits", {}).get("nvidia.com/gpu")
+
+
+def test_for_release_drops_what_1_34_refuses() -> None:
+    # gen_dra raises DynamicResources' score weight now and then; 1.34's plugin has no Score and refuses it
+    docs = [gen.scenario("dra", 1, k)[1] for k in range(12)]
+    raised = [d for d in docs if "plugins" in d["scheduler_config"]["profiles"][0]]
+    assert raised, "the generator raises the weight in some scenarios"
+    for doc in raised:
+        before = gen.dump(doc)
+        assert gen.dump(gen.for_release(doc, "1.35")) == before
+        profile = gen.for_release(doc, "1.34")["scheduler_config"]["profiles"][0]
+        assert "DynamicResources" not in gen.dump(profile)
