@@ -162,11 +162,7 @@ class EventHandlers:
             fwk = self.framework_for(qp.info)
             if ref is None or ref.key != key or fwk is None:
                 continue
-            gate = fwk.run_pre_enqueue(qp.info)
-            if gate.ok:
-                self._queue.ungate(qp.info.key)
-            else:
-                qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
+            self._pre_enqueue_again(fwk, qp)
 
     def dequeue(self, pod: PodInfo) -> None:
         """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination.
@@ -316,11 +312,15 @@ class EventHandlers:
             fwk = self.framework_for(qp.info)
             if fwk is None:
                 continue
-            gate = fwk.run_pre_enqueue(qp.info)
-            if gate.ok:
-                self._queue.ungate(qp.info.key)
-            else:
-                qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
+            self._pre_enqueue_again(fwk, qp)
+
+    def _pre_enqueue_again(self, fwk: Framework, qp: QueuedPod) -> None:
+        """PreEnqueue once more for a pod it held back: let in (to the active heap), or held with the new reason."""
+        gate = fwk.run_pre_enqueue(qp.info)
+        if gate.ok:
+            self._queue.ungate(qp.info.key)
+        else:
+            qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
 
     def next_flush(self, older_than: float, period: float) -> float | None:
         """When upstream's periodic flush (every ``period`` seconds from time 0) would next move a pod that no

@@ -32,6 +32,7 @@ from packsched.backend.gpu.frag import FragState, Shape, TargetWorkload
 from packsched.backend.gpu.table import device_table
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.framework.podinfo import make_pod_info
+from packsched.framework.runtime import Framework
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
@@ -178,11 +179,8 @@ def check_trace(trace: Trace) -> None:
         raise InputError(errors)
 
 
-def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> None:
-    """The trace's pods (schedulerName default-scheduler) must go through GPUShare: it picks each pod's GPUs, and
-    the GPU metrics count the GPUs it took. Without it no GPU is ever taken in the device table, so the cluster
-    fragment stays that of an empty cluster while the idle GPU milli shrinks (fragmentation rates above 100 %),
-    and a node's GPUs are admitted by their sum only."""
+def _trace_profile(sched: Scheduler, config: KubeSchedulerConfiguration) -> tuple[Framework, int]:
+    """The profile the trace's pods (schedulerName default-scheduler) go through, and its index in the file."""
     fwk = sched.frameworks.get(DEFAULT_SCHEDULER_NAME)
     if fwk is None:
         raise InputError.single(
@@ -190,9 +188,17 @@ def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> Non
             file=config.source_file,
             path="profiles",
         )
+    return fwk, next(i for i, p in enumerate(config.profiles) if p is fwk.profile)
+
+
+def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> None:
+    """The trace's pods (schedulerName default-scheduler) must go through GPUShare: it picks each pod's GPUs, and
+    the GPU metrics count the GPUs it took. Without it no GPU is ever taken in the device table, so the cluster
+    fragment stays that of an empty cluster while the idle GPU milli shrinks (fragmentation rates above 100 %),
+    and a node's GPUs are admitted by their sum only."""
+    fwk, index = _trace_profile(sched, config)
     missing = [point for point in GPU_SHARE_POINTS if GPU_SHARE not in fwk.plugin_names(point)]
     if missing:
-        index = next(i for i, p in enumerate(config.profiles) if p is fwk.profile)
         raise InputError.single(
             f"{GPU_SHARE} is required for the GPU metrics of a replay (it assigns the GPUs they count): enable it "
             f"under multiPoint (here it does not run at {', '.join(missing)})",
@@ -204,14 +210,7 @@ def check_gpu_share(sched: Scheduler, config: KubeSchedulerConfiguration) -> Non
 def check_dra(sched: Scheduler, config: KubeSchedulerConfiguration) -> None:
     """``--as-dra``: DynamicResources must allocate the GPUs, and GPUShare must not take any (the replay writes the
     devices each pod got into GPUShare's table itself)."""
-    fwk = sched.frameworks.get(DEFAULT_SCHEDULER_NAME)
-    if fwk is None:
-        raise InputError.single(
-            f"no profile has schedulerName {DEFAULT_SCHEDULER_NAME}, which the trace's pods use",
-            file=config.source_file,
-            path="profiles",
-        )
-    index = next(i for i, p in enumerate(config.profiles) if p is fwk.profile)
+    fwk, index = _trace_profile(sched, config)
     missing = [point for point in DRA_POINTS if DYNAMIC_RESOURCES not in fwk.plugin_names(point)]
     if missing:
         raise InputError.single(
