@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 )
 
@@ -167,7 +166,7 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gat
 		}
 	}
 	waiting := map[types.UID]string{}
-	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) { waiting[wp.GetPod().UID] = wp.GetPod().Spec.NodeName })
+	fw.IterateOverWaitingPods(func(wp waitingPod) { waiting[wp.GetPod().UID] = wp.GetPod().Spec.NodeName })
 	for _, p := range pods {
 		r.gangResult(p, waiting)
 		if timedOut {
@@ -181,7 +180,7 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gat
 // at Permit, every pod created so far bound or known to the queue, no pod backing off (but after an Error), and
 // every pod tried and not placed carrying its PodScheduled=False status. False: not within the timeout.
 func (r *recorder) quiet(ctx context.Context, sched *scheduler.Scheduler, fw interface {
-	IterateOverWaitingPods(func(fwk.WaitingPod))
+	IterateOverWaitingPods(func(waitingPod))
 }, pods []*gangPod) bool {
 	deadline := time.Now().Add(r.timeout)
 	calm := 0
@@ -200,7 +199,7 @@ func (r *recorder) quiet(ctx context.Context, sched *scheduler.Scheduler, fw int
 }
 
 func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
-	IterateOverWaitingPods(func(fwk.WaitingPod))
+	IterateOverWaitingPods(func(waitingPod))
 }, pods []*gangPod) bool {
 	q := sched.SchedulingQueue
 	if len(q.PodsInActiveQ()) > 0 {
@@ -215,7 +214,7 @@ func (r *recorder) settled(sched *scheduler.Scheduler, fw interface {
 		backingOff[p.UID] = struct{}{}
 	}
 	waiting := uidSet{} // still waiting: a pod allowed by every Permit plugin is on its way to the binding
-	fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+	fw.IterateOverWaitingPods(func(wp waitingPod) {
 		if len(wp.GetPendingPlugins()) > 0 {
 			waiting[wp.GetPod().UID] = struct{}{}
 		}
