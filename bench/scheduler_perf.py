@@ -54,7 +54,7 @@ CSI_LIMIT_RESOURCE = f"attachable-volumes-csi-{CSI_DRIVER}"
 ARRIVAL = "packsched.io/arrival-time"
 MEASURED_ARRIVAL = "1s"
 DRA_DRIVER = "test-driver.cdi.k8s.io"
-DIVIDE_INT = re.compile(r"\{\{\s*DivideInt\s+\.Index\s+(\d+)\s*\}\}")
+DIVIDE_INT = re.compile(r"\{\{\s*DivideInt\s+\.Index\s+(\d+|\.\w+)\s*\}\}")
 
 
 def load_workloads(path: str = WORKLOADS_FILE) -> dict[str, Any]:
@@ -205,14 +205,20 @@ def _allocation(node: str, device: str) -> dict[str, Any]:
     }
 
 
-def _templated(value: Any, index: int) -> Any:
-    """``{{DivideInt .Index N}}`` in the strings of a pod template, with the pod's index, as upstream's templates."""
+def _templated(value: Any, index: int, params: dict[str, Any]) -> Any:
+    """``{{DivideInt .Index N}}`` in the strings of a pod template (N a number or ``.param``, the size's
+    parameter), with the pod's index, as upstream's templates."""
     if isinstance(value, str):
-        return DIVIDE_INT.sub(lambda m: str(index // int(m.group(1))), value)
+
+        def divide(m: re.Match[str]) -> str:
+            by = m.group(1)
+            return str(index // int(params[by[1:]] if by.startswith(".") else by))
+
+        return DIVIDE_INT.sub(divide, value)
     if isinstance(value, list):
-        return [_templated(v, index) for v in value]
+        return [_templated(v, index, params) for v in value]
     if isinstance(value, dict):
-        return {k: _templated(v, index) for k, v in value.items()}
+        return {k: _templated(v, index, params) for k, v in value.items()}
     return value
 
 
@@ -277,6 +283,20 @@ class _Documents:
                 claim["status"] = {"allocation": _allocation(node, self.free_devices[node].pop(0))}
             self.docs.append(claim)
 
+    def podGroups(self, step_no: int, step: dict[str, Any]) -> None:
+        ns = step.get("namespace", "default")
+        self.namespace(ns)
+        policy = {"gang": {"minCount": int(self.size["podsPerGroup"])}} if step["policy"] == "gang" else {"basic": {}}
+        for i in range(int(self.size[step["podGroups"]])):
+            self.docs.append(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1beta1",
+                    "kind": "PodGroup",
+                    "metadata": {"name": f"{step['prefix']}-{i}", "namespace": ns},
+                    "spec": {"schedulingPolicy": json.loads(json.dumps(policy))},
+                }
+            )
+
     def pods(self, step_no: int, step: dict[str, Any]) -> None:
         template = self.data["pods"][step["template"]]
         ns = step.get("namespace", "default")
@@ -290,7 +310,7 @@ class _Documents:
             if is_measured:
                 meta["annotations"] = {ARRIVAL: MEASURED_ARRIVAL}
                 self.measured.add(f"{ns}/{name}")
-            spec = _templated(template["spec"], i)  # a deep copy
+            spec = _templated(template["spec"], i, self.size)  # a deep copy
             if step.get("volume") == "csi":
                 storage, volume = _volume_docs(ns, i)
                 self.docs.extend(storage)
@@ -299,7 +319,7 @@ class _Documents:
 
 
 # A step's kind is the first of these keys it has.
-STEP_KINDS = ("nodes", "objects", "claims", "pods")
+STEP_KINDS = ("nodes", "objects", "claims", "podGroups", "pods")
 
 
 def build_documents(
@@ -391,6 +411,14 @@ class _Clock:
                 self.scheduled += 1
         self.last_end = now
 
+    def settled(self, results: list[Any]) -> None:
+        """Pods whose wait at Permit ended after a cycle (a gang completed): those bound count as scheduled then."""
+        now = time.perf_counter()
+        for result in results:
+            if result.pod.key in self.measured and result.scheduled:
+                self.scheduled += 1
+                self.last = now
+
 
 def run_case(
     workload: str, size_name: str, seed: int = 1, profile_out: str | None = None, path: str = WORKLOADS_FILE
@@ -410,9 +438,18 @@ def run_case(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
         "default",
         set(registry),
+        feature_gates=data["workloads"][workload].get("featureGates"),
     )
     clock = _Clock(measured)
     sim = Simulation(cluster, config, registry, seed=seed, on_cycle=clock)
+    settle = sim.scheduler.settle_waiting
+
+    def settle_and_count() -> Any:  # gangs: members bound when their wait at Permit ends, outside on_cycle
+        results = settle()
+        clock.settled(results)
+        return results
+
+    sim.scheduler.settle_waiting = settle_and_count  # type: ignore[method-assign]
     t1 = time.perf_counter()
     clock.last_end = t1
     profiler = cProfile.Profile() if profile_out else None

@@ -114,6 +114,27 @@ def test_documents_of_the_dra_cases() -> None:
     assert all("status" not in c for c in docs if c["kind"] == "ResourceClaim")
 
 
+def test_documents_of_the_pod_group_cases() -> None:
+    """podgroup/gangscheduling and basicscheduling: v1beta1 PodGroups, pod i in group i / podsPerGroup, and every
+    size's measured pods exactly its groups' members."""
+    data = perf.load_workloads()
+    docs, measured = perf.build_documents(data, "GangScheduling", "10Nodes_3Gangs")
+    groups = [d for d in docs if d["kind"] == "PodGroup"]
+    assert [g["metadata"]["name"] for g in groups] == ["gang-0", "gang-1", "gang-2"]
+    assert groups[0]["apiVersion"] == "scheduling.k8s.io/v1beta1"
+    assert groups[0]["spec"] == {"schedulingPolicy": {"gang": {"minCount": 3}}}
+    pods = [d for d in docs if d["kind"] == "Pod"]
+    assert [p["spec"]["schedulingGroup"]["podGroupName"] for p in pods] == [f"gang-{i // 3}" for i in range(9)]
+    assert len(measured) == 9
+    docs, _ = perf.build_documents(data, "BasicScheduling", "10Nodes_3Groups")
+    assert next(d for d in docs if d["kind"] == "PodGroup")["spec"] == {"schedulingPolicy": {"basic": {}}}
+    for name in ("GangScheduling", "BasicScheduling"):
+        w = data["workloads"][name]
+        assert w["featureGates"] == {"GenericWorkload": True}
+        for size in w["sizes"]:
+            assert size["measurePods"] == size["initPodGroups"] * size["podsPerGroup"], size
+
+
 def test_every_workload_runs_at_a_tiny_size(tmp_path: Path) -> None:
     path = _tiny(tmp_path)
     data = perf.load_workloads(path)
