@@ -291,3 +291,26 @@ def test_the_command_lines_metric_names_are_the_tuners() -> None:
     from packsched.sim.defaults import METRIC_NAMES
 
     assert tuple(METRICS) == METRIC_NAMES
+
+
+def test_a_cursor_left_open_by_an_interruption_prints_no_traceback() -> None:
+    """A SIGTERM inside one of the study's queries made SQLAlchemy log "Error closing cursor" with a traceback
+    through Python's last-resort handler (seen once in a loaded `make test`): the tuner quiets SQLAlchemy's log.
+    In a fresh interpreter, as the command runs (pytest installs its own log handlers)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import logging\n"
+        "from packsched.sim.tune import _optuna\n"
+        "_optuna()\n"
+        "try:\n"
+        "    raise KeyboardInterrupt\n"
+        "except KeyboardInterrupt:\n"
+        "    logging.getLogger('sqlalchemy.pool.impl.QueuePool').error('Error closing cursor', exc_info=True)\n"
+        "logging.getLogger('packsched.check').error('still heard')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Error closing cursor" not in done.stderr
+    assert "still heard" in done.stderr  # other loggers are left alone

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import time
 import warnings
@@ -118,6 +119,11 @@ def _optuna() -> Any:
         raise InputError.single(OPTUNA_MISSING, path="packsched tune") from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    # When Ctrl-C or SIGTERM lands inside one of the study's queries, SQLAlchemy logs the cursor it then fails to
+    # close ("Error closing cursor") with a traceback, through Python's last-resort handler onto stderr. The
+    # interruption itself is handled (partial results, exit 130 or 143), and a real database error is raised and
+    # reported in one line (storage_error): its log says nothing more.
+    logging.getLogger("sqlalchemy").setLevel(logging.CRITICAL)
     return optuna
 
 
