@@ -369,35 +369,82 @@ def gangs(
 @app.command("gen-jobs")
 def gen_jobs(
     out_dir: Annotated[Path, typer.Argument(help="the directory to write (new or empty)")],
-    jobs: Annotated[int, typer.Option("--jobs", help="how many training jobs", metavar="N")] = 200,
+    jobs: Annotated[
+        int,
+        typer.Option("--jobs", help="how many training jobs (with --from-trace: the first N by arrival)", metavar="N"),
+    ] = 200,
     nodes: Annotated[int, typer.Option("--nodes", help="nodes of the cluster", metavar="N")] = 32,
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", help="GPUs of each node", metavar="N")] = 8,
     load: Annotated[
-        float, typer.Option("--load", help="offered load: GPU-seconds asked per second over the cluster's GPUs")
-    ] = 0.9,
-    seed: SeedOpt = 0,
+        float | None,
+        typer.Option(
+            "--load",
+            help="offered load of the synthetic jobs: GPU-seconds asked per second over the cluster's GPUs "
+            "[default: 0.9]",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="seed of the synthetic jobs [default: 0]", show_default=False, min=0),
+    ] = None,
+    from_trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-trace",
+            help="read the jobs from a job trace instead (Alibaba PAI's pai_task_table.csv, or a pod list with a "
+            "job_id column): each job a gang",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
-    """Write a synthetic workload of GPU training jobs (PodGroups and Jobs arriving over time, seeded) and two
-    configurations, with Coscheduling and without, to compare gang-aware and pod-by-pod scheduling."""
+    """Write a workload of GPU training jobs (PodGroups and Jobs arriving over time) and two configurations, with
+    Coscheduling and without, to compare gang-aware and pod-by-pod scheduling: synthetic and seeded, or read from a
+    job trace (--from-trace)."""
     from packsched.api.files import write_text_replacing
     from packsched.sim import jobgen
+    from packsched.sim.jobtrace import TraceJob, read_job_trace
 
-    if jobs < 1 or nodes < 1 or gpus_per_node < 1 or not load > 0:
+    if jobs < 1 or nodes < 1 or gpus_per_node < 1 or not (load is None or load > 0):
         err.print("[red]error:[/red] --jobs, --nodes and --gpus-per-node must be at least 1, --load above 0")
+        raise typer.Exit(EXIT_INPUT)
+    if from_trace is not None and (load is not None or seed is not None):
+        err.print("[red]error:[/red] --load and --seed shape the synthetic jobs; a trace (--from-trace) has its own")
         raise typer.Exit(EXIT_INPUT)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         err.print(f"[red]error:[/red] {escape(str(out_dir))}: not a new or empty directory", highlight=False)
         raise typer.Exit(EXIT_INPUT)
-    specs = jobgen.draw_jobs(jobs, nodes, gpus_per_node, load, seed)
-    note = (
-        f"# packsched gen-jobs --jobs {jobs} --nodes {nodes} --gpus-per-node {gpus_per_node} --load {load} "
-        f"--seed {seed}\n"
-    )
+    notes: list[str] = []
+    specs: list[TraceJob]
+    if from_trace is None:
+        load, seed = 0.9 if load is None else load, seed or 0
+        synthetic = jobgen.draw_jobs(jobs, nodes, gpus_per_node, load, seed)
+        docs = jobgen.job_documents(synthetic)
+        specs = [TraceJob(j.name, j.arrival, j.run, ()) for j in synthetic]
+        pods = sum(j.workers for j in synthetic)
+        note = f"--jobs {jobs} --nodes {nodes} --gpus-per-node {gpus_per_node} --load {load} --seed {seed}"
+    else:
+        trace = from_trace
+        reading = _guard(lambda: read_job_trace(trace, jobs))
+        specs = reading.jobs
+        docs = jobgen.gang_documents(specs)
+        pods = sum(j.pods for j in specs)
+        note = f"--jobs {jobs} --nodes {nodes} --gpus-per-node {gpus_per_node} --from-trace {from_trace.name}"
+        if reading.unfinished:
+            notes.append(f"{reading.unfinished} job(s) left out: a task without a start or an end time")
+        if reading.rounded_tasks:
+            notes.append(f"{reading.rounded_tasks} task(s) asked a fraction of a GPU: rounded up to whole GPUs")
+        too_big = sum(1 for j in specs if any(t.gpus > gpus_per_node for t in j.tasks))
+        if too_big:
+            notes.append(
+                f"{too_big} job(s) have a pod asking more GPUs than a node has ({gpus_per_node}): never placed"
+            )
+    header = f"# packsched gen-jobs {note}\n"
     files = {
-        out_dir / "workload" / "cluster.yaml": jobgen.dump(jobgen.cluster_documents(nodes, gpus_per_node), note),
-        out_dir / "workload" / "jobs.yaml": jobgen.dump(jobgen.job_documents(specs), note),
-        out_dir / "config-coscheduling.yaml": jobgen.dump([jobgen.config_document(True)], note),
-        out_dir / "config-pod-by-pod.yaml": jobgen.dump([jobgen.config_document(False)], note),
+        out_dir / "workload" / "cluster.yaml": jobgen.dump(jobgen.cluster_documents(nodes, gpus_per_node), header),
+        out_dir / "workload" / "jobs.yaml": jobgen.dump(docs, header),
+        out_dir / "config-coscheduling.yaml": jobgen.dump([jobgen.config_document(True)], header),
+        out_dir / "config-pod-by-pod.yaml": jobgen.dump([jobgen.config_document(False)], header),
     }
 
     def write() -> None:
@@ -406,15 +453,17 @@ def gen_jobs(
             write_text_replacing(path, text)
 
     _guard(write)
-    pods = sum(j.workers for j in specs)
+    source = "" if from_trace is None else f" from {escape(str(from_trace))}"
     out.print(
-        f"{jobs} jobs ({pods} pods) over {format_duration(specs[-1].arrival)} on {nodes} nodes x {gpus_per_node} "
-        f"GPUs in {escape(str(out_dir))}; compare them with\n  packsched compare {escape(str(out_dir / 'workload'))} "
-        f"--config {escape(str(out_dir / 'config-coscheduling.yaml'))} --config "
+        f"{len(specs)} jobs ({pods} pods){source} over {format_duration(specs[-1].arrival)} on {nodes} nodes x "
+        f"{gpus_per_node} GPUs in {escape(str(out_dir))}; compare them with\n  packsched compare "
+        f"{escape(str(out_dir / 'workload'))} --config {escape(str(out_dir / 'config-coscheduling.yaml'))} --config "
         f"{escape(str(out_dir / 'config-pod-by-pod.yaml'))}",
         highlight=False,
         soft_wrap=True,
     )
+    for line in notes:
+        err.print(f"note: {line}", highlight=False, soft_wrap=True)
 
 
 @app.command()

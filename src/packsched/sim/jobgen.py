@@ -27,6 +27,7 @@ import yaml
 from packsched.api.annotations import ARRIVAL_TIME, RUN_DURATION, format_duration
 from packsched.api.gangs import POD_GROUP_LABEL
 from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
+from packsched.sim.jobtrace import TaskSpec, TraceJob
 
 WORKERS = (1, 2, 4, 8, 16)
 WORKER_P = (0.35, 0.20, 0.20, 0.15, 0.10)
@@ -37,6 +38,8 @@ RUN_SIGMA = 1.0
 MIN_RUN_S, MAX_RUN_S = 60.0, 86400.0
 NAMESPACE = "jobs"
 GPU = "nvidia.com/gpu"
+MI = 1024 * 1024
+GI = 1024 * MI
 
 
 @dataclass(frozen=True)
@@ -87,46 +90,76 @@ def cluster_documents(nodes: int, gpus_per_node: int) -> list[dict[str, Any]]:
 
 
 def job_documents(specs: list[JobSpec]) -> list[dict[str, Any]]:
+    """The synthetic jobs' PodGroups and Jobs: each job one kind of worker (8 CPUs and 64 GiB a GPU)."""
+    return gang_documents(
+        [
+            TraceJob(
+                j.name, j.arrival, j.run, (TaskSpec("worker", j.workers, 8000 * j.gpus, 64 * j.gpus * GI, j.gpus),)
+            )
+            for j in specs
+        ]
+    )
+
+
+def gang_documents(jobs: list[TraceJob]) -> list[dict[str, Any]]:
+    """A PodGroup per job (``minMember``: all of its pods) and a Job per task (named as the job when it has one
+    task, else ``JOB-TASK``), arriving together and running as long as the job."""
     docs: list[dict[str, Any]] = []
-    for j in specs:
+    for j in jobs:
         at = format_duration(j.arrival)
         docs.append(
             {
                 "apiVersion": "scheduling.x-k8s.io/v1alpha1",
                 "kind": "PodGroup",
                 "metadata": {"name": j.name, "namespace": NAMESPACE, "annotations": {ARRIVAL_TIME: at}},
-                "spec": {"minMember": j.workers},
+                "spec": {"minMember": j.pods},
             }
         )
-        requests = {"cpu": str(8 * j.gpus), "memory": f"{64 * j.gpus}Gi", GPU: str(j.gpus)}
-        docs.append(
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {"name": j.name, "namespace": NAMESPACE},
-                "spec": {
-                    "parallelism": j.workers,
-                    "completions": j.workers,
-                    "template": {
-                        "metadata": {
-                            "labels": {POD_GROUP_LABEL: j.name},
-                            "annotations": {ARRIVAL_TIME: at, RUN_DURATION: format_duration(j.run)},
-                        },
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [
-                                {
-                                    "name": "worker",
-                                    "image": "registry.example.com/train:1.0",
-                                    "resources": {"requests": requests, "limits": {GPU: str(j.gpus)}},
-                                }
-                            ],
-                        },
-                    },
-                },
-            }
-        )
+        for t in j.tasks:
+            docs.append(_job(j, t, at))
     return docs
+
+
+def _job(j: TraceJob, t: TaskSpec, at: str) -> dict[str, Any]:
+    requests: dict[str, str] = {"cpu": _cpu(t.cpu_milli), "memory": _memory(t.memory_bytes)}
+    limits: dict[str, str] = {}
+    if t.gpus:
+        requests[GPU] = limits[GPU] = str(t.gpus)
+    resources: dict[str, Any] = {"requests": requests}
+    if limits:
+        resources["limits"] = limits
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": j.name if len(j.tasks) == 1 else f"{j.name}-{t.name}", "namespace": NAMESPACE},
+        "spec": {
+            "parallelism": t.count,
+            "completions": t.count,
+            "template": {
+                "metadata": {
+                    "labels": {POD_GROUP_LABEL: j.name},
+                    "annotations": {ARRIVAL_TIME: at, RUN_DURATION: format_duration(j.run)},
+                },
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "worker", "image": "registry.example.com/train:1.0", "resources": resources}
+                    ],
+                },
+            },
+        },
+    }
+
+
+def _cpu(milli: int) -> str:
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+def _memory(size: int) -> str:
+    for unit, factor in (("Gi", GI), ("Mi", MI), ("G", 10**9), ("M", 10**6)):
+        if size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
 
 
 def config_document(gangs: bool) -> dict[str, Any]:
