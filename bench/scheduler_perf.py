@@ -395,29 +395,32 @@ class _Clock:
     def __init__(self, measured: set[str]) -> None:
         self.measured = measured
         self.last_end = time.perf_counter()
+        self.last_end_cpu = time.process_time()
         self.first: float | None = None
         self.last: float | None = None
+        self.first_cpu = self.last_cpu = 0.0  # the same span in this process's CPU time (steadier on a busy machine)
         self.attempts = 0
         self.scheduled = 0
 
     def __call__(self, result: Any) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         if result.pod.key in self.measured:
             if self.first is None:
                 self.first = self.last_end  # this attempt began when the previous cycle ended
-            self.last = now
+                self.first_cpu = self.last_end_cpu
+            self.last, self.last_cpu = now, cpu
             self.attempts += 1
             if result.scheduled:
                 self.scheduled += 1
-        self.last_end = now
+        self.last_end, self.last_end_cpu = now, cpu
 
     def settled(self, results: list[Any]) -> None:
         """Pods whose wait at Permit ended after a cycle (a gang completed): those bound count as scheduled then."""
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         for result in results:
             if result.pod.key in self.measured and result.scheduled:
                 self.scheduled += 1
-                self.last = now
+                self.last, self.last_cpu = now, cpu
 
 
 def run_case(
@@ -461,6 +464,7 @@ def run_case(
         profiler.dump_stats(profile_out)  # type: ignore[arg-type]
     t2 = time.perf_counter()
     elapsed = (clock.last - clock.first) if clock.first is not None and clock.last is not None else 0.0
+    cpu = clock.last_cpu - clock.first_cpu if clock.first is not None else 0.0
     running = sum(1 for r in result.records if r.phase == RUNNING and r.pod.key in measured)
     w = data["workloads"][workload]
     size = next(s for s in w["sizes"] if s["name"] == size_name)
@@ -475,6 +479,8 @@ def run_case(
         "measured_attempts": clock.attempts,
         "elapsed_s": round(elapsed, 4),
         "pods_per_s": round(clock.scheduled / elapsed, 1) if elapsed > 0 else None,
+        "cpu_s": round(cpu, 4),
+        "pods_per_cpu_s": round(clock.scheduled / cpu, 1) if cpu > 0 else None,
         "setup_s": round(t1 - t0, 2),
         "run_s": round(t2 - t1, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -568,22 +574,24 @@ def _threshold_cell(r: dict[str, Any]) -> str:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| workload | size | measured pods | scheduled | pods/s (best) | pods/s (median) | upstream threshold "
-        "| elapsed s | peak RSS MiB | load avg (1 min) | absent |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| workload | size | measured pods | scheduled | pods/s (best) | pods/s (median) | pods per CPU s (best) "
+        "| upstream threshold | elapsed s | peak RSS MiB | load avg (1 min) | absent |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         limit = _threshold_cell(r)
         if "error" in r:
             lines.append(
-                f"| {r['workload']} | {r['size']} | | | – | – | {limit} | | | {r['loadavg_1m']:.2f} | {r['error']} |"
+                f"| {r['workload']} | {r['size']} | | | – | – | – | {limit} | | "
+                f"| {r['loadavg_1m']:.2f} | {r['error']} |"
             )
             continue
         rate = "-" if r["pods_per_s"] is None else f"{r['pods_per_s']:,.0f}"
+        per_cpu = "-" if r.get("pods_per_cpu_s") is None else f"{r['pods_per_cpu_s']:,.0f}"
         absent = "; ".join(r["absent"]) or "none"
         lines.append(
             f"| {r['workload']} | {r['size']} | {r['measured_pods']:,} | {r['measured_scheduled']:,} | {rate} "
-            f"| {r['pods_per_s_median']:,.0f} | {limit} | {r['elapsed_s']:.2f} | {r['peak_rss_mib']:,.0f} "
+            f"| {r['pods_per_s_median']:,.0f} | {per_cpu} | {limit} | {r['elapsed_s']:.2f} | {r['peak_rss_mib']:,.0f} "
             f"| {r['loadavg_1m']:.2f} | {absent} |"
         )
     return "\n".join(lines)

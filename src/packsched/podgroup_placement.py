@@ -66,7 +66,9 @@ class PlacementFeasiblePlugin(Protocol):
 
 
 def _placement_plugins(fwk: Framework) -> list[PlacementFeasiblePlugin]:
-    return [p for p in fwk.plugins.values() if isinstance(p, PlacementFeasiblePlugin)]
+    # an attribute test, not isinstance on the Protocol: that walks the Protocol's members at every call (a sixth
+    # of a 1,000-gang run's time)
+    return [p for p in fwk.plugins.values() if callable(getattr(p, "placement_feasible", None))]  # type: ignore[misc]
 
 
 @dataclass
