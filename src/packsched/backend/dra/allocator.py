@@ -21,7 +21,7 @@ as listed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -282,25 +282,32 @@ class Allocator:
     def __init__(
         self,
         features: Features,
-        allocated: set[DeviceID],
+        allocated: Set[DeviceID],
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
-        shared: set[DeviceID] | None = None,
+        shared: Set[DeviceID] | None = None,
         capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        layout: tuple[dict[str, list[ResourceSlice]], list[ResourceSlice]] | None = None,
     ) -> None:
+        """``layout``: the slices by node (``nodeName``) and the others, when the caller keeps them already
+        (``slices`` must then be a list the caller does not change)."""
         self.features = features
         self.allocated = allocated
         self.shared = shared or set()
         self.capacity: Mapping[DeviceID, Mapping[str, Fraction]] = capacity or {}
         self.classes = classes
-        self.slices = list(slices)
-        self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared_slices: list[ResourceSlice] = []
-        for s in self.slices:
-            if s.node_name:
-                self.on_node.setdefault(s.node_name, []).append(s)
-            else:
-                self.shared_slices.append(s)
+        if layout is not None and isinstance(slices, list):
+            self.slices = slices
+            self.on_node, self.shared_slices = layout
+        else:
+            self.slices = list(slices)
+            self.on_node = {}
+            self.shared_slices = []
+            for s in self.slices:
+                if s.node_name:
+                    self.on_node.setdefault(s.node_name, []).append(s)
+                else:
+                    self.shared_slices.append(s)
         self._available: dict[str, Counters] = {}
         self.invocations = 0  # allocateOne calls, as upstream's stats
 
