@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from packsched.api.decode import Reader
 from packsched.api.dracel import CelDevice, compile_selector, interned, is_semver
@@ -427,6 +427,7 @@ class DraObjects:
     extended_claims: dict[str, str] = field(default_factory=dict)  # pod key -> its extended-resource claim's key
     generation: int = 0
     api: ClaimApi | None = None
+    incremental: ClassVar[bool] = True  # False: every claim counted again at each read (tests compare both)
     # the allocated devices as of ``_synced`` (a generation), brought up to date from the claims in ``_dirty``;
     # ``_noted``: the generation the last :meth:`changed` left (any other means a change it was not told of)
     _held: _Held | None = field(default=None, init=False, repr=False, compare=False)
@@ -469,6 +470,7 @@ class DraObjects:
         held = self._held
         if (
             held is None
+            or not self.incremental
             or self.generation != self._noted
             or held.sizes != (len(self.claims), len(self.in_flight))
         ):
