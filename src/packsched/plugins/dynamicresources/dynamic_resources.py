@@ -795,9 +795,7 @@ def _selected(terms: tuple[NodeSelectorTerm, ...], snap: Snapshot, cols: np.ndar
             full[[snap.index[v] for v in req.values if v in snap.index]] = True
             out: np.ndarray = full[cols]
             return out
-    return np.fromiter(
-        (node_matches_terms(snap.nodes[c], terms) for c in cols.tolist()), dtype=bool, count=len(cols)
-    )
+    return np.fromiter((node_matches_terms(snap.nodes[c], terms) for c in cols.tolist()), dtype=bool, count=len(cols))
 
 
 def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
