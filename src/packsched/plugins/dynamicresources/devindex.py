@@ -30,6 +30,7 @@ import numpy as np
 
 from packsched.api.dra import NO_EXECUTE, NO_SCHEDULE, Device, DeviceClass, DraObjects, ResourceSlice
 from packsched.api.dracel import CelDevice, CelRuntimeError, compile_selector
+from packsched.api.objects import Node
 from packsched.backend.dra.allocator import DeviceID, Features, Pool, gather_pools
 from packsched.backend.dra.capacity import CapacityError, fits
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
@@ -46,6 +47,7 @@ class SliceLayout:
     slices: list[ResourceSlice]
     on_node: dict[str, list[ResourceSlice]]
     shared: list[ResourceSlice]
+    found: dict[str, list[Pool]] = field(default_factory=dict)  # node name -> its pools (see pools)
 
     @staticmethod
     def of(slices: Sequence[ResourceSlice]) -> SliceLayout:
@@ -57,6 +59,16 @@ class SliceLayout:
             else:
                 shared.append(s)
         return SliceLayout(list(slices), on_node, shared)
+
+    def pools(self, node: Node, features: Features) -> list[Pool]:
+        """The node's pools as the allocator gathers them, kept per node when every slice is a node's own (then
+        they depend on the slices alone)."""
+        if self.shared:
+            return gather_pools(self.on_node.get(node.name, []) + self.shared, node, features, self.slices)
+        known = self.found.get(node.name)
+        if known is None:
+            known = self.found[node.name] = gather_pools(self.on_node.get(node.name, []), node, features, self.slices)
+        return known
 
 
 @dataclass(eq=False)
@@ -82,8 +94,6 @@ class DeviceIndex:
         self._layout: SliceLayout | None = None
         self._layout_of: tuple[list[ResourceSlice], int] | None = None
         self._counts: OrderedDict[Matcher, _Counts | None] = OrderedDict()
-        # per CelDevice of a device without request policies: whether a request of the whole device fits it
-        self._fits: dict[int, tuple[CelDevice, bool]] = {}
 
     def layout(self, dra: DraObjects) -> SliceLayout:
         """The layout of ``dra.slices`` (made again when the list is another one or its length changed)."""
@@ -92,7 +102,6 @@ class DeviceIndex:
             self._layout = SliceLayout.of(dra.slices)
             self._layout_of = (dra.slices, len(dra.slices))
             self._counts.clear()
-            self._fits.clear()
         return self._layout
 
     def counts(self, dra: DraObjects, snap: Snapshot, matcher: Matcher) -> tuple[BoolArray, IntArray] | None:
@@ -145,13 +154,13 @@ class DeviceIndex:
             np.ones(snap.n, dtype=bool),
             np.zeros(snap.n, dtype=np.int64),
         )
-        memo: dict[int, tuple[CelDevice, bool]] = {}
+        memo: dict[int, tuple[CelDevice, bool, bool]] = {}
         try:
-            for name, slices in layout.on_node.items():
+            for name in layout.on_node:
                 col = snap.index.get(name)
                 if col is None:
                     continue
-                pools = gather_pools(slices, snap.nodes[col], self.features, layout.slices)
+                pools = layout.pools(snap.nodes[col], self.features)
                 found = self._matching(pools, expressions, memo)
                 if found is None:
                     c.eligible[col] = False
@@ -165,24 +174,26 @@ class DeviceIndex:
         return c
 
     def _matching(
-        self, pools: list[Pool], expressions: list[str], memo: dict[int, tuple[CelDevice, bool]]
+        self, pools: list[Pool], expressions: list[str], memo: dict[int, tuple[CelDevice, bool, bool]]
     ) -> list[DeviceID] | None:
         """The node's devices the expressions match, in the allocator's order; None when the node is not plain
         (raises CelRuntimeError when an expression fails on a device). ``memo``: per device seen (by its
-        CelDevice, which the manifest reader shares between equal devices), whether the expressions match it."""
+        CelDevice, which the manifest reader shares between equal devices), whether the expressions match it and
+        whether it is plain when nothing but its CelDevice says otherwise."""
         out: list[DeviceID] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
                 return None
             for s in pool.slices:
                 for dev in s.devices:
-                    known = memo.get(id(dev.cel))
-                    if known is None or known[0] is not dev.cel:
-                        match = all(compile_selector(e).matches(dev.cel) for e in expressions)
-                        known = memo[id(dev.cel)] = (dev.cel, match)
+                    cel = dev.cel
+                    known = memo.get(id(cel))
+                    if known is None or known[0] is not cel:
+                        match = all(compile_selector(e).matches(cel) for e in expressions)
+                        known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
                     if not known[1]:
                         continue
-                    if not self._plain(dev):
+                    if not (known[2] if not (dev.consumes or dev.taints or dev.policies) else self._plain(dev)):
                         return None
                     out.append((pool.driver, pool.name, dev.name))
         return out
@@ -198,16 +209,10 @@ class DeviceIndex:
             return True
         if dev.allow_multiple:
             return False
-        known = self._fits.get(id(dev.cel)) if not dev.policies else None
-        if known is not None and known[0] is dev.cel:
-            return known[1]
         try:
-            ok = fits(dev, None, {}, {}, f.fractional_capacity_range, f.capacity_checks_1_37)
+            return fits(dev, None, {}, {}, f.fractional_capacity_range, f.capacity_checks_1_37)
         except CapacityError:
-            ok = False
-        if not dev.policies:
-            self._fits[id(dev.cel)] = (dev.cel, ok)
-        return ok
+            return False
 
     def _recount(self, dra: DraObjects, c: _Counts, col: int) -> None:
         devices = c.devices.get(col)

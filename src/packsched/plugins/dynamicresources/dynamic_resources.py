@@ -175,12 +175,11 @@ class _State:
     verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)  # node column -> ("" | reason, kind)
     allocations: _Found = field(default_factory=_Found)  # node name -> one per claim
     local_free: dict[int, int] = field(default_factory=dict)  # node column -> unallocated devices of its own slices
-    # the device counts' shortcut (devindex.py): the claims' one matcher and how many devices they take; the nodes
-    # it decided, and those that passed
+    # the device counts' shortcut (devindex.py): the claims' one matcher and how many devices they take; per Filter
+    # call, the columns and which of them it let through
     matcher: Matcher | None = None
     need: int = 0
-    decided: np.ndarray | None = None
-    passed: np.ndarray | None = None
+    counted: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
     unavailable: set[int] = field(default_factory=set)  # allocated claims (by index) some node could not reach
     # DRA-backed extended resources (DRAExtendedResource): the pod's requests that a DeviceClass serves
@@ -316,6 +315,7 @@ class DynamicResources:
                 held.shared,
                 held.capacity,
                 (layout.on_node, layout.shared),
+                lambda node: layout.pools(node, self.features),
             )
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
         if self.fast and not extended:
@@ -424,6 +424,9 @@ class DynamicResources:
         nodes they let through; answers the columns left to the allocator (those not plain)."""
         dra = self.handle.dra()
         assert dra is not None
+        n = snap.n
+        # cols is every column in order (the common case): the per-node arrays serve as they are
+        every = len(cols) == n and (n == 0 or (int(cols[-1]) == n - 1 and bool((np.diff(cols) > 0).all())))
         if data.allocator is None:  # every claim is allocated: only their node selectors count
             decided = np.ones(len(cols), dtype=bool)
             allocated = decided
@@ -433,18 +436,21 @@ class DynamicResources:
             if counted is None:
                 return None
             eligible, free = counted
-            decided = eligible[cols]
-            allocated = decided & (free[cols] >= data.need)
-            failed = decided & ~allocated
+            fits = eligible & (free >= data.need)
+            decided, allocated = (eligible, fits) if every else (eligible[cols], fits[cols])
+            failed = decided ^ allocated
             if failed.any():
                 reasons[ERR_CANNOT_ALLOCATE] = failed
             found = data.allocations
             if found.lazy is None:
-                found.snap, found.lazy = snap, np.zeros(snap.n, dtype=bool)
+                found.snap, found.lazy = snap, np.zeros(n, dtype=bool)
                 found.make = lambda col: self._make_allocation(data, snap, col)
-            found.lazy[cols[allocated]] = True
+            if every:
+                found.lazy |= fits
+            else:
+                found.lazy[cols[allocated]] = True
         # as _verdict: an allocated claim whose node selector leaves out a node that could allocate the others
-        bad = np.zeros(len(cols), dtype=bool)
+        bad: np.ndarray | None = None
         for index, claim in enumerate(data.claims):
             alloc = claim.allocation
             if alloc is None or alloc.node_selector is None:
@@ -452,17 +458,11 @@ class DynamicResources:
             out = allocated & ~_selected(alloc.node_selector, snap, cols)
             if out.any():
                 data.unavailable.add(index)
-                bad |= out
-        if bad.any():
+                bad = out if bad is None else bad | out
+        if bad is not None:
             reasons[ERR_NOT_AVAILABLE] = bad
-        if data.decided is None:
-            data.decided = np.zeros(snap.n, dtype=bool)
-            data.passed = np.zeros(snap.n, dtype=bool)
-        assert data.passed is not None
-        data.decided[cols[decided]] = True
-        data.passed[cols[decided]] = False
-        data.passed[cols[allocated & ~bad]] = True
-        return np.flatnonzero(~decided).tolist()
+        data.counted.append((cols, allocated if bad is None else allocated & ~bad))
+        return [] if decided.all() else np.flatnonzero(~decided).tolist()
 
     @staticmethod
     def _make_allocation(data: _State, snap: Snapshot, col: int) -> list[Allocation] | None:
@@ -590,8 +590,8 @@ class DynamicResources:
         snap = self.handle.snapshot
         out: dict[str, dict[str, object]] = {}
         passed = {col for col, (reason, _kind) in data.verdicts.items() if not reason}
-        if data.passed is not None:
-            passed.update(int(c) for c in np.flatnonzero(data.passed))
+        for cols, ok in data.counted:
+            passed.update(int(c) for c in cols[ok])
         for col in sorted(passed):
             node = snap.nodes[col].name
             found = dict(zip((c.key for c in data.to_allocate), data.allocations.get(node, []), strict=False))
