@@ -390,34 +390,38 @@ def absent_report(data: dict[str, Any], workload: str, config: Any, cluster: Any
 
 
 class _Clock:
-    """Wall times of the measured pods' attempts, from the simulator's per-cycle callback."""
+    """Wall times of the measured pods' attempts, from the simulator's per-cycle callback; and the process's CPU
+    time over the same span (what a loaded machine's wall time hides)."""
 
     def __init__(self, measured: set[str]) -> None:
         self.measured = measured
         self.last_end = time.perf_counter()
+        self.last_end_cpu = time.process_time()
         self.first: float | None = None
         self.last: float | None = None
+        self.first_cpu = self.last_cpu = 0.0
         self.attempts = 0
         self.scheduled = 0
 
     def __call__(self, result: Any) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         if result.pod.key in self.measured:
             if self.first is None:
                 self.first = self.last_end  # this attempt began when the previous cycle ended
-            self.last = now
+                self.first_cpu = self.last_end_cpu
+            self.last, self.last_cpu = now, cpu
             self.attempts += 1
             if result.scheduled:
                 self.scheduled += 1
-        self.last_end = now
+        self.last_end, self.last_end_cpu = now, cpu
 
     def settled(self, results: list[Any]) -> None:
         """Pods whose wait at Permit ended after a cycle (a gang completed): those bound count as scheduled then."""
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         for result in results:
             if result.pod.key in self.measured and result.scheduled:
                 self.scheduled += 1
-                self.last = now
+                self.last, self.last_cpu = now, cpu
 
 
 def run_case(
@@ -451,7 +455,7 @@ def run_case(
 
     sim.scheduler.settle_waiting = settle_and_count  # type: ignore[method-assign]
     t1 = time.perf_counter()
-    clock.last_end = t1
+    clock.last_end, clock.last_end_cpu = t1, time.process_time()
     profiler = cProfile.Profile() if profile_out else None
     if profiler is not None:
         profiler.enable()
@@ -474,6 +478,7 @@ def run_case(
         "measured_running_at_end": running,
         "measured_attempts": clock.attempts,
         "elapsed_s": round(elapsed, 4),
+        "cpu_s": round(clock.last_cpu - clock.first_cpu, 4) if clock.first is not None else 0.0,
         "pods_per_s": round(clock.scheduled / elapsed, 1) if elapsed > 0 else None,
         "setup_s": round(t1 - t0, 2),
         "run_s": round(t2 - t1, 2),
@@ -629,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_child(workload, size, args.seed, args.profile, args.timeout, args.workloads_file)
             run["loadavg_1m"] = round(load1, 2)
             runs.append(run)
-            done = run.get("error") or f"{run['pods_per_s']} pods/s, {run['peak_rss_mib']} MiB"
+            done = run.get("error") or f"{run['pods_per_s']} pods/s, {run['peak_rss_mib']} MiB, CPU {run['cpu_s']} s"
             print(f"  {workload} {size}: {done}, load {load1:.2f}", file=sys.stderr, flush=True)
         row = summarize(runs)
         row["loadavg_1m"] = max(r["loadavg_1m"] for r in runs)

@@ -15,7 +15,9 @@
   scheduling cycle with an Error, its text the pod's message (``running "DynamicResources" filter plugin: ...``;
   upstream evaluates nodes in parallel and stops at the first error, packsched takes the nodes in order); an
   invalid pool only rejects the node. Every rejection is UnschedulableAndUnresolvable (preemption does not free
-  devices, as upstream 1.34).
+  devices, as upstream 1.34). Claims that ask only for ExactCount devices of one class with the same selectors are
+  decided by per-node counts of free matching devices (:mod:`.devindex`) on the nodes where that is exact, and the
+  allocator then runs on the node Reserve takes only.
 - Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
   Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
   ``status.reservedFor``. In live mode (``DraObjects.api``) PreBind writes them to the API server, claim by claim,
