@@ -4,7 +4,8 @@ allocator on every node and every claim counted again at each read.
 Property: random small DRA clusters (nodes with a slice of 0-4 devices of two models, now and then a tainted
 device, a node whose slice is split in two, or a slice for all nodes), pods arriving and leaving (their claims made
 from templates of one or two devices, with or without a selector, or claims shared by name), some of higher
-priority asking for more CPU than is left (preemption: the victims' claims are released). Simulated both ways:
+priority asking for more CPU than is left (preemption: the victims' claims are released); claims of other shapes
+(``firstAvailable``, a constraint) take the allocator with its verdicts kept per node. Simulated both ways:
 the histories, the events and the claims' allocations at the end must be identical.
 """
 
@@ -43,7 +44,19 @@ TEMPLATES = {
         {"name": "h", "exactly": {"deviceClassName": "gpu"}},
     ],
     "class-b": [{"name": "g", "exactly": {"deviceClassName": "gpu-b"}}],
+    # claims of other shapes: the allocator decides, its verdicts kept per node between cycles
+    "either": [
+        {
+            "name": "g",
+            "firstAvailable": [
+                {"name": "two", "deviceClassName": "gpu", "count": 2},
+                {"name": "one", "deviceClassName": "gpu-b"},
+            ],
+        }
+    ],
+    "same-model": [{"name": "g", "exactly": {"deviceClassName": "gpu", "count": 2}}],
 }
+CONSTRAINTS = {"same-model": [{"matchAttribute": f"{DRIVER}/model"}]}
 
 
 def _device(name: str, model: str, tainted: bool) -> dict[str, Any]:
@@ -84,7 +97,7 @@ def clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaimTemplate",
                 "metadata": {"name": name, "namespace": "default"},
-                "spec": {"spec": {"devices": {"requests": requests}}},
+                "spec": {"spec": {"devices": {"requests": requests, "constraints": CONSTRAINTS.get(name, [])}}},
             }
         )
     nodes = draw(st.integers(2, 5))

@@ -72,6 +72,41 @@ class SliceLayout:
 
 
 @dataclass(eq=False)
+class _Versions:
+    """Per snapshot column: a number bumped whenever something the allocator reads for that node may have changed
+    (a device of a pool the node has a slice of); every column when the device is in a slice that is not a node's
+    own. ``token``: another one when the numbering starts again (another snapshot, slices or journal gap)."""
+
+    token: int
+    layout: SliceLayout
+    snap: weakref.ref[Snapshot]
+    n: int
+    node_generation: int
+    pos: int
+    version: IntArray
+    pool_cols: dict[tuple[str, str], list[int]]  # a pool -> the columns with one of its slices (node-local)
+    shared_pools: set[tuple[str, str]]
+
+
+@dataclass(eq=False)
+class Verdicts:
+    """One claim signature's allocator verdicts per column (valid while ``seen`` equals the column's version)."""
+
+    token: int = -1
+    seen: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reasons: dict[int, str] = field(default_factory=dict)
+
+    def get(self, col: int, version: IntArray) -> str | None:
+        if self.seen[col] != version[col]:
+            return None
+        return self.reasons[col]
+
+    def put(self, col: int, version: IntArray, reason: str) -> None:
+        self.seen[col] = version[col]
+        self.reasons[col] = reason
+
+
+@dataclass(eq=False)
 class _Counts:
     """One matcher's per-node state for one snapshot and slice layout."""
 
@@ -94,6 +129,9 @@ class DeviceIndex:
         self._layout: SliceLayout | None = None
         self._layout_of: tuple[list[ResourceSlice], int] | None = None
         self._counts: OrderedDict[Matcher, _Counts | None] = OrderedDict()
+        self._versions: _Versions | None = None
+        self._tokens = 0
+        self._verdicts: OrderedDict[tuple[object, ...], Verdicts] = OrderedDict()
 
     def layout(self, dra: DraObjects) -> SliceLayout:
         """The layout of ``dra.slices`` (made again when the list is another one or its length changed)."""
@@ -102,6 +140,7 @@ class DeviceIndex:
             self._layout = SliceLayout.of(dra.slices)
             self._layout_of = (dra.slices, len(dra.slices))
             self._counts.clear()
+            self._verdicts.clear()
         return self._layout
 
     def counts(self, dra: DraObjects, snap: Snapshot, matcher: Matcher) -> tuple[BoolArray, IntArray] | None:
@@ -138,6 +177,68 @@ class DeviceIndex:
                 self._recount(dra, c, col)
         c.pos = held.end
         return c.eligible, c.free
+
+    def verdicts(self, dra: DraObjects, snap: Snapshot, signature: tuple[object, ...]) -> tuple[Verdicts, IntArray]:
+        """The allocator verdicts kept for claims of ``signature`` (their specs and classes), and the columns'
+        versions they are checked against."""
+        versions = self._versions_now(dra, snap)
+        kept = self._verdicts.get(signature)
+        if kept is None:
+            kept = self._verdicts[signature] = Verdicts()
+            while len(self._verdicts) > _MAX_MATCHERS:
+                self._verdicts.popitem(last=False)
+        else:
+            self._verdicts.move_to_end(signature)
+        if kept.token != versions.token:
+            kept.token = versions.token
+            kept.seen = np.full(snap.n, -1, dtype=np.int64)
+            kept.reasons = {}
+        return kept, versions.version
+
+    def _versions_now(self, dra: DraObjects, snap: Snapshot) -> _Versions:
+        layout = self.layout(dra)
+        held = dra.held()
+        v = self._versions
+        changed = None
+        if (
+            v is not None
+            and v.layout is layout
+            and v.snap() is snap
+            and v.n == snap.n
+            and v.node_generation == snap.node_generation
+        ):
+            changed = held.since(v.pos)
+        if v is None or changed is None:
+            self._tokens += 1
+            pool_cols: dict[tuple[str, str], list[int]] = {}
+            for name, slices in layout.on_node.items():
+                col = snap.index.get(name)
+                if col is not None:
+                    for sl in slices:
+                        pool_cols.setdefault((sl.driver, sl.pool), []).append(col)
+            shared = {(sl.driver, sl.pool) for sl in layout.shared}
+            v = self._versions = _Versions(
+                self._tokens,
+                layout,
+                weakref.ref(snap),
+                snap.n,
+                snap.node_generation,
+                held.end,
+                np.zeros(snap.n, dtype=np.int64),
+                pool_cols,
+                shared,
+            )
+        elif changed:
+            for did in changed:
+                pool = (did[0], did[1])
+                if pool in v.shared_pools:
+                    v.version += 1
+                else:
+                    cols = v.pool_cols.get(pool)
+                    if cols:
+                        v.version[cols] += 1
+            v.pos = held.end
+        return v
 
     def _build(self, dra: DraObjects, snap: Snapshot, matcher: Matcher, layout: SliceLayout) -> _Counts | None:
         cls, selectors = matcher

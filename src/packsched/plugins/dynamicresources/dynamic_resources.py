@@ -69,7 +69,7 @@ from packsched.api.dra import (
     DraObjects,
     ResourceClaim,
 )
-from packsched.api.objects import NodeSelectorTerm, Pod
+from packsched.api.objects import Node, NodeSelectorTerm, Pod
 from packsched.backend.dra.allocator import (
     AllocationError,
     Allocator,
@@ -105,7 +105,7 @@ from packsched.framework.interface import (
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
-from packsched.plugins.dynamicresources.devindex import DeviceIndex, Matcher
+from packsched.plugins.dynamicresources.devindex import DeviceIndex, Matcher, Verdicts
 from packsched.plugins.helper.dra import FOUND_KEY
 from packsched.plugins.helper.normalize import default_normalize_score
 
@@ -182,6 +182,10 @@ class _State:
     matcher: Matcher | None = None
     need: int = 0
     counted: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    # the allocator's verdicts kept between cycles for claims of the same specs (devindex.Verdicts), and the
+    # columns' versions they hold for
+    signature: tuple[object, ...] | None = None
+    kept: tuple[Verdicts, np.ndarray] | None = None
     reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
     unavailable: set[int] = field(default_factory=set)  # allocated claims (by index) some node could not reach
     # DRA-backed extended resources (DRAExtendedResource): the pod's requests that a DeviceClass serves
@@ -322,6 +326,17 @@ class DynamicResources:
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
         if self.fast and not extended:
             data.matcher, data.need = self._matcher(dra, to_allocate)
+        if self.fast and to_allocate:
+            names = {
+                exact.device_class
+                for c in to_allocate
+                for r in c.spec.requests
+                for exact in ([r.exactly] if r.exactly is not None else [sub for _n, sub in r.first_available])
+            }
+            data.signature = (
+                tuple(c.spec for c in to_allocate),
+                tuple((name, dra.classes.get(name)) for name in sorted(names)),
+            )
         state.write(FOUND_KEY, data.allocations)  # filled by Filter; read by DevicePacking
         if extended:
             data.extended = extended
@@ -443,14 +458,12 @@ class DynamicResources:
             failed = decided ^ allocated
             if failed.any():
                 reasons[ERR_CANNOT_ALLOCATE] = failed
-            found = data.allocations
-            if found.lazy is None:
-                found.snap, found.lazy = snap, np.zeros(n, dtype=bool)
-                found.make = lambda col: self._make_allocation(data, snap, col)
+            lazy = self._lazy(data, snap).lazy
+            assert lazy is not None
             if every:
-                found.lazy |= fits
+                lazy |= fits
             else:
-                found.lazy[cols[allocated]] = True
+                lazy[cols[allocated]] = True
         # as _verdict: an allocated claim whose node selector leaves out a node that could allocate the others
         bad: np.ndarray | None = None
         for index, claim in enumerate(data.claims):
@@ -465,6 +478,14 @@ class DynamicResources:
             reasons[ERR_NOT_AVAILABLE] = bad
         data.counted.append((cols, allocated if bad is None else allocated & ~bad))
         return [] if decided.all() else np.flatnonzero(~decided).tolist()
+
+    def _lazy(self, data: _State, snap: Snapshot) -> _Found:
+        """The cycle's allocations, ready to take nodes whose allocation is made when asked for."""
+        found = data.allocations
+        if found.lazy is None:
+            found.snap, found.lazy = snap, np.zeros(snap.n, dtype=bool)
+            found.make = lambda col: self._make_allocation(data, snap, col)
+        return found
 
     @staticmethod
     def _make_allocation(data: _State, snap: Snapshot, col: int) -> list[Allocation] | None:
@@ -545,6 +566,30 @@ class DynamicResources:
         assert allocator is not None
         node = snap.nodes[col]
         claims = data.to_allocate if ext_claim is None else [*data.to_allocate, ext_claim]
+        kept = None
+        if ext_claim is None and data.signature is not None:
+            if data.kept is None:
+                dra = self.handle.dra()
+                assert dra is not None
+                data.kept = self.index.verdicts(dra, snap, data.signature)
+            kept = data.kept
+            known = kept[0].get(col, kept[1])
+            if known is not None:
+                if not known:  # the allocation is made again if Reserve (or a score) asks for it
+                    lazy = self._lazy(data, snap).lazy
+                    assert lazy is not None
+                    lazy[col] = True
+                return known
+        reason = self._run_allocator(data, col, node, claims, ext_claim)
+        if kept is not None:
+            kept[0].put(col, kept[1], reason)
+        return reason
+
+    def _run_allocator(
+        self, data: _State, col: int, node: Node, claims: list[ResourceClaim], ext_claim: ResourceClaim | None
+    ) -> str:
+        allocator = data.allocator
+        assert allocator is not None
         need = data.min_devices
         if ext_claim is not None:
             need += sum(r.exactly.count for r in ext_claim.spec.requests if r.exactly is not None)
