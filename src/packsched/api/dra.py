@@ -12,10 +12,10 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from packsched.api.decode import Reader
-from packsched.api.dracel import CelDevice, compile_selector, is_semver
+from packsched.api.dracel import CelDevice, compile_selector, interned, is_semver
 from packsched.api.names import dns1123_label, dns1123_subdomain
 from packsched.api.objects import NodeSelectorTerm, Pod, PodResourceClaim, Taint, Toleration
 from packsched.api.pods import decode_node_selector_term
@@ -327,6 +327,83 @@ class AllocatedState:
     capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
 
 
+DeviceKey = tuple[str, str, str]  # driver, pool, device
+
+
+class _Held:
+    """The allocated devices of every claim, kept up to date claim by claim (:meth:`DraObjects.changed`): per device
+    how many results take it whole with DRAConsumableCapacity off (``every``) and on (``whole``), how many are
+    shares, and which claims' shares consume its capacity. ``journal``: the devices whose state changed, in order
+    (positions count from ``base``), for caches that recompute only the nodes of those devices."""
+
+    def __init__(self) -> None:
+        self.counted: dict[str, Allocation] = {}  # claim key -> the allocation counted for it
+        self.every: dict[DeviceKey, int] = {}
+        self.whole: dict[DeviceKey, int] = {}
+        self.shares: dict[DeviceKey, int] = {}
+        self.sharing: dict[DeviceKey, dict[str, None]] = {}  # device -> claims with a consumedCapacity on it
+        self.off = AllocatedState()  # the view with DRAConsumableCapacity off (dedicated only)
+        self.on = AllocatedState()
+        self.journal: list[DeviceKey] = []
+        self.base = 0
+        self.sizes = (0, 0)  # the numbers of claims and of allocations in flight when last brought up to date
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.journal)
+
+    def since(self, pos: int) -> list[DeviceKey] | None:
+        """The devices changed from journal position ``pos`` on, or None when the journal no longer reaches
+        back that far (or was started again)."""
+        if pos < self.base:
+            return None
+        return self.journal[pos - self.base :]
+
+    def count(self, key: str, alloc: Allocation, step: int) -> None:
+        for r in alloc.results:
+            if r.admin_access:
+                continue
+            did = r.device_id
+            self.journal.append(did)
+            _bump(self.every, self.off.dedicated, did, step)
+            if r.share_id is None:
+                _bump(self.whole, self.on.dedicated, did, step)
+                continue
+            _bump(self.shares, self.on.shared, did, step)
+            if r.consumed is not None:
+                claims = self.sharing.setdefault(did, {})
+                if step > 0:
+                    claims[key] = None
+                else:
+                    claims.pop(key, None)
+                    if not claims:
+                        del self.sharing[did]
+
+    def capacity_of(self, did: DeviceKey) -> None:
+        """What the shares of ``did`` consume together, summed again from the claims that hold them."""
+        claims = self.sharing.get(did)
+        if not claims:
+            self.on.capacity.pop(did, None)
+            return
+        have: dict[str, Fraction] = {}
+        for key in claims:
+            for r in self.counted[key].results:
+                if r.device_id == did and not r.admin_access and r.share_id is not None and r.consumed is not None:
+                    for name, amount in r.consumed:
+                        have[name] = have.get(name, Fraction(0)) + amount
+        self.on.capacity[did] = have
+
+
+def _bump(counts: dict[DeviceKey, int], present: set[DeviceKey], did: DeviceKey, step: int) -> None:
+    n = counts.get(did, 0) + step
+    if n > 0:
+        counts[did] = n
+        present.add(did)
+    else:
+        counts.pop(did, None)
+        present.discard(did)
+
+
 @dataclass
 class DraObjects:
     """Every DRA object of the cluster, and the allocated devices (those of claims with an allocation, and of
@@ -335,7 +412,12 @@ class DraObjects:
 
     ``api``: live mode's writer; with it PreBind writes claims to the API server and leaves this catalog to the
     informers (which alone change the claims here), and nothing here is released when a pod goes (the
-    resourceclaim controller does it on the server)."""
+    resourceclaim controller does it on the server).
+
+    The allocated devices are kept claim by claim: whoever changes a claim's allocation or its entry in
+    ``in_flight``, or adds or removes a claim, calls :meth:`changed` with its key (which bumps ``generation``). A
+    bare ``generation += 1``, or a number of claims that differs from the count kept, makes the next
+    :meth:`allocated_state` count every claim again."""
 
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     claims: dict[str, ResourceClaim] = field(default_factory=dict)  # by namespace/name
@@ -345,6 +427,13 @@ class DraObjects:
     extended_claims: dict[str, str] = field(default_factory=dict)  # pod key -> its extended-resource claim's key
     generation: int = 0
     api: ClaimApi | None = None
+    incremental: ClassVar[bool] = True  # False: every claim counted again at each read (tests compare both)
+    # the allocated devices as of ``_synced`` (a generation), brought up to date from the claims in ``_dirty``;
+    # ``_noted``: the generation the last :meth:`changed` left (any other means a change it was not told of)
+    _held: _Held | None = field(default=None, init=False, repr=False, compare=False)
+    _synced: int = field(default=-1, init=False, repr=False, compare=False)
+    _noted: int = field(default=0, init=False, repr=False, compare=False)
+    _dirty: dict[str, None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.claims or self.templates or self.slices)
@@ -352,32 +441,83 @@ class DraObjects:
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get(f"{namespace}/{name}")
 
+    def changed(self, *keys: str) -> None:
+        """The claims ``keys`` were added, removed, (de)allocated, or their allocation put in or taken out of
+        ``in_flight`` (none: a change that allocates nothing, a class or a slice); bumps ``generation``."""
+        if self.generation != self._noted:
+            self._held = None  # a change nobody named happened before: count everything again
+        self.generation += 1
+        self._noted = self.generation
+        for key in keys:
+            self._dirty[key] = None
+
     def allocated_devices(self) -> set[tuple[str, str, str]]:
         """Devices allocated to a claim (admin-access results do not count, as upstream's
-        ListAllAllocatedDevices); a device's shares (results with a ``shareID``) count as the device."""
+        ListAllAllocatedDevices); a device's shares (results with a ``shareID``) count as the device. The set is
+        the one kept up to date: read it, do not change it."""
         return self.allocated_state(False).dedicated
 
     def allocated_state(self, consumable: bool) -> AllocatedState:
         """upstream GatherAllocatedState: with DRAConsumableCapacity on, a result with a ``shareID`` is one share
         of its device (its ``consumedCapacity`` summed per device) and the device is not taken whole; off, every
-        result takes its device whole."""
-        state = AllocatedState()
+        result takes its device whole. The state is the one kept up to date (read it, do not change it): valid
+        until the next change."""
+        held = self.held()
+        return held.on if consumable else held.off
+
+    def held(self) -> _Held:
+        """The allocated devices brought up to date (see :meth:`changed`)."""
+        held = self._held
+        if (
+            held is None
+            or not self.incremental
+            or self.generation != self._noted
+            or held.sizes != (len(self.claims), len(self.in_flight))
+        ):
+            return self._recount()
+        if self._synced != self.generation:
+            for key in self._dirty:
+                claim = self.claims.get(key)
+                alloc = self.in_flight.get(key, claim.allocation) if claim is not None else None
+                before = held.counted.get(key)
+                if before is alloc:
+                    continue
+                touched = len(held.journal)
+                if before is not None:
+                    del held.counted[key]
+                    held.count(key, before, -1)
+                if alloc is not None:
+                    held.counted[key] = alloc
+                    held.count(key, alloc, 1)
+                for did in dict.fromkeys(held.journal[touched:]):
+                    if did in held.sharing or did in held.on.capacity:
+                        held.capacity_of(did)
+            self._dirty.clear()
+            self._synced = self.generation
+            held.sizes = (len(self.claims), len(self.in_flight))
+            if len(held.journal) > 1 << 16:  # readers that fall behind start again (``base`` moves on)
+                held.base += len(held.journal)
+                held.journal = []
+        return held
+
+    def _recount(self) -> _Held:
+        old = self._held
+        held = _Held()
+        if old is not None:
+            held.base = old.base + len(old.journal) + 1  # a gap: every reader starts again
         for claim in self.claims.values():
             alloc = self.in_flight.get(claim.key, claim.allocation)
-            if alloc is None:
-                continue
-            for r in alloc.results:
-                if r.admin_access:
-                    continue
-                if not (consumable and r.share_id is not None):
-                    state.dedicated.add(r.device_id)
-                    continue
-                state.shared.add(r.device_id)
-                if r.consumed is not None:
-                    have = state.capacity.setdefault(r.device_id, {})
-                    for name, amount in r.consumed:
-                        have[name] = have.get(name, Fraction(0)) + amount
-        return state
+            if alloc is not None:
+                held.counted[claim.key] = alloc
+                held.count(claim.key, alloc, 1)
+        for did in held.sharing:
+            held.capacity_of(did)
+        held.journal = []
+        held.sizes = (len(self.claims), len(self.in_flight))
+        self._held = held
+        self._noted = self._synced = self.generation
+        self._dirty.clear()
+        return held
 
     def pod_claim_name(self, pod: Pod, pod_claim: PodResourceClaim) -> str | None:
         """upstream resourceclaim.Name: the claim's own name, the one in the pod's status, or (the controller
@@ -400,7 +540,7 @@ class DraObjects:
                 owner_pod=pod.key,
                 source=f"made from ResourceClaimTemplate {template.name} for pod {pod.key}",
             )
-            self.generation += 1
+            self.changed(key)
         return name
 
     def release(self, pod: Pod, deleted: bool) -> None:
@@ -426,7 +566,7 @@ class DraObjects:
                 claim.allocation = None
             if deleted and claim.owner_pod == pod.key:
                 del self.claims[claim.key]
-            self.generation += 1
+            self.changed(key)
 
 
 # -- reading ----------------------------------------------------------------------------------------------------
@@ -701,11 +841,13 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
             r.errors.add(f"{path}.{unsupported}", "device binding conditions are not simulated yet")
     return Device(
         name,
-        CelDevice(
-            driver,
-            tuple(attributes),
-            capacity,
-            allow_multiple,
+        interned(
+            CelDevice(
+                driver,
+                tuple(attributes),
+                capacity,
+                allow_multiple,
+            )
         ),
         tuple(consumes),
         tuple(taints),

@@ -21,6 +21,7 @@ that upstream rejects at compile time only for its result type (``device.driver`
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -240,6 +241,26 @@ class CelDevice:
     attributes: tuple[tuple[str, str, AttributeValue], ...] = ()
     capacity: tuple[tuple[str, Fraction], ...] = ()
     allow_multiple_allocations: bool = False
+
+    def __hash__(self) -> int:
+        """Hashed once (selectors' results are kept per device, and devices are many)."""
+        known: int | None = self.__dict__.get("_hash")
+        if known is None:
+            known = hash((self.driver, self.attributes, self.capacity, self.allow_multiple_allocations))
+            object.__setattr__(self, "_hash", known)
+        return known
+
+
+_INTERNED: weakref.WeakValueDictionary[CelDevice, CelDevice] = weakref.WeakValueDictionary()
+
+
+def interned(dev: CelDevice) -> CelDevice:
+    """One object for equal devices (the nodes of a cluster list the same devices, each selector is evaluated
+    once for them all and its result found by identity)."""
+    known = _INTERNED.get(dev)
+    if known is None:
+        _INTERNED[dev] = known = dev
+    return known
 
 
 def split_qualified(name: str, driver: str) -> tuple[str, str]:

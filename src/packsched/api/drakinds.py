@@ -36,6 +36,7 @@ def _resource_claim(ctx: DecodeContext) -> None:
         claim.owner_pod = f"{ctx.namespace}/{owner.name}"
     decode_claim_status(ctx.r, ctx.data.get("status"), claim)
     ctx.cluster.dra.claims[claim.key] = claim
+    ctx.cluster.dra.changed(claim.key)
 
 
 def _resource_claim_template(ctx: DecodeContext) -> None:
@@ -50,6 +51,7 @@ def _resource_claim_template(ctx: DecodeContext) -> None:
 def _resource_slice(ctx: DecodeContext) -> None:
     slice_ = decode_slice(ctx.r, ctx.data, ctx.name, _api_version(ctx))
     ctx.cluster.dra.slices.append(slice_)
+    ctx.cluster.dra.changed()
 
 
 DRA_KINDS = {

@@ -45,6 +45,7 @@ class DraHandlers:
         self.pending = False  # a change since the last flush may let any waiting pod in
         self.pending_claims: set[str] = set()  # claims whose change since the last flush may let their pods in
         self._slices: dict[str, ResourceSlice] = {}
+        self._touched: list[str] = []  # claims the event in hand changed
         self._handlers: dict[str, Callable[[Resource, str, Obj], None]] = {
             "deviceclasses": self._on_class,
             "resourceslices": self._on_slice,
@@ -55,8 +56,9 @@ class DraHandlers:
         return res.group == DRA_GROUP and res.plural in self._handlers
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
+        self._touched = []
         self._handlers[res.plural](res, etype, obj)
-        self.dra.generation += 1
+        self.dra.changed(*self._touched)  # the claims whose allocation (or entry in flight) may have changed
 
     def claims_named(self, keys: set[str]) -> None:
         """A pending pod's claims got their names: the pods using them are tried again at the next flush."""
@@ -101,6 +103,7 @@ class DraHandlers:
         if self.writer is not None:
             self.writer.observe(etype, key, obj)
         old = dra.claims.get(key)
+        self._touched.append(key)
         if etype == DELETED:
             dra.in_flight.pop(key, None)
             if old is not None:
@@ -138,4 +141,5 @@ class DraHandlers:
             if made is not None and not made.uid:
                 del dra.claims[placeholder]
             dra.in_flight.pop(placeholder, None)
+            self._touched.append(placeholder)
         dra.extended_claims[claim.owner_pod] = claim.key

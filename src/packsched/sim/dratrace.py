@@ -112,7 +112,7 @@ def as_dra_pod(pod: Pod, demand: GpuDemand, dra: DraObjects) -> Pod:
         return pod
     claim = claim_for(pod, demand)
     dra.claims[claim.key] = claim
-    dra.generation += 1
+    dra.changed(claim.key)
     pod.resource_claims = (PodResourceClaim(CLAIM, claim_name=claim.name),)
     return pod
 

@@ -21,7 +21,7 @@ as listed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -269,6 +269,12 @@ class _Constraint:
             self.count -= 1
 
 
+# whether a request fits a device none of whose capacity is taken, per (device, its policies, the request's
+# capacity, the two capacity gates): devices and requests are immutable, and the nodes of a cluster repeat them
+_STATIC_FITS: dict[tuple[object, ...], bool] = {}
+_STATIC_FITS_MAX = 4096
+
+
 class _MaxSizeExceeded(Exception):
     pass
 
@@ -282,25 +288,35 @@ class Allocator:
     def __init__(
         self,
         features: Features,
-        allocated: set[DeviceID],
+        allocated: Set[DeviceID],
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
-        shared: set[DeviceID] | None = None,
+        shared: Set[DeviceID] | None = None,
         capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        layout: tuple[dict[str, list[ResourceSlice]], list[ResourceSlice]] | None = None,
+        pools: Callable[[Node], list[Pool]] | None = None,
     ) -> None:
+        """``layout``: the slices by node (``nodeName``) and the others, when the caller keeps them already
+        (``slices`` must then be a list the caller does not change); ``pools``: a node's pools as
+        :func:`gather_pools` finds them, when the caller keeps them."""
+        self.pools = pools
         self.features = features
         self.allocated = allocated
         self.shared = shared or set()
         self.capacity: Mapping[DeviceID, Mapping[str, Fraction]] = capacity or {}
         self.classes = classes
-        self.slices = list(slices)
-        self.on_node: dict[str, list[ResourceSlice]] = {}
-        self.shared_slices: list[ResourceSlice] = []
-        for s in self.slices:
-            if s.node_name:
-                self.on_node.setdefault(s.node_name, []).append(s)
-            else:
-                self.shared_slices.append(s)
+        if layout is not None and isinstance(slices, list):
+            self.slices = slices
+            self.on_node, self.shared_slices = layout
+        else:
+            self.slices = list(slices)
+            self.on_node = {}
+            self.shared_slices = []
+            for s in self.slices:
+                if s.node_name:
+                    self.on_node.setdefault(s.node_name, []).append(s)
+                else:
+                    self.shared_slices.append(s)
         self._available: dict[str, Counters] = {}
         self.invocations = 0  # allocateOne calls, as upstream's stats
 
@@ -320,9 +336,12 @@ class _Run:
         self.features = owner.features
         self.node = node
         self.claims = claims
-        self.pools = gather_pools(
-            [*owner.on_node.get(node.name, ()), *owner.shared_slices], node, owner.features, owner.slices
-        )
+        if owner.pools is not None:
+            self.pools = owner.pools(node)
+        else:
+            self.pools = gather_pools(
+                [*owner.on_node.get(node.name, ()), *owner.shared_slices], node, owner.features, owner.slices
+            )
         self.requests: dict[tuple[int, int, int], _Request] = {}
         self.sub_counts: dict[tuple[int, int], int] = {}  # (claim, request) -> number of subrequests (0: none)
         self.selected_sub: dict[tuple[int, int], int] = {}
@@ -704,14 +723,16 @@ class _Run:
         allocated: Mapping[str, Fraction],
         allocating: Mapping[str, Fraction],
     ) -> bool:
+        f = self.features
+        key = None
+        if not allocated and not allocating:  # the device alone: the same answer every time (kept)
+            key = (dev.cel, dev.policies, data.exact.capacity, f.fractional_capacity_range, f.capacity_checks_1_37)
+            known = _STATIC_FITS.get(key)
+            if known is not None:
+                return known
         try:
-            return fits(
-                dev,
-                data.exact.capacity,
-                allocated,
-                allocating,
-                self.features.fractional_capacity_range,
-                self.features.capacity_checks_1_37,
+            ok = fits(
+                dev, data.exact.capacity, allocated, allocating, f.fractional_capacity_range, f.capacity_checks_1_37
             )
         except CapacityError as exc:
             if not self.features.capacity_checks_1_37:
@@ -719,6 +740,11 @@ class _Run:
             raise AllocationError(
                 f"claim {self._claim_id(ci)}, request {data.name}: checking capacity for device {dev.name}: {exc}"
             ) from None
+        if key is not None:
+            if len(_STATIC_FITS) >= _STATIC_FITS_MAX:
+                _STATIC_FITS.clear()
+            _STATIC_FITS[key] = ok
+        return ok
 
     @staticmethod
     def _tainted(dev: Device, request: ExactRequest) -> bool:

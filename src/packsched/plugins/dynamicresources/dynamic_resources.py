@@ -15,7 +15,9 @@
   scheduling cycle with an Error, its text the pod's message (``running "DynamicResources" filter plugin: ...``;
   upstream evaluates nodes in parallel and stops at the first error, packsched takes the nodes in order); an
   invalid pool only rejects the node. Every rejection is UnschedulableAndUnresolvable (preemption does not free
-  devices, as upstream 1.34).
+  devices, as upstream 1.34). Claims that ask only for ExactCount devices of one class with the same selectors are
+  decided by per-node counts of free matching devices (:mod:`.devindex`) on the nodes where that is exact, and the
+  allocator then runs on the node Reserve takes only.
 - Reserve: the node's allocations are held in flight (other pods' allocators see those devices taken);
   Unreserve releases them. PreBind writes each claim's ``status.allocation`` and adds the pod to
   ``status.reservedFor``. In live mode (``DraObjects.api``) PreBind writes them to the API server, claim by claim,
@@ -49,12 +51,15 @@ Not simulated yet: device binding conditions (consumable capacity: :mod:`packsch
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from packsched.api.dra import (
     ALL,
+    ALLOCATION_RESULTS_MAX,
+    EXACT_COUNT,
     RESERVED_FOR_MAX,
     Allocation,
     ClaimApi,
@@ -64,7 +69,7 @@ from packsched.api.dra import (
     DraObjects,
     ResourceClaim,
 )
-from packsched.api.objects import Pod
+from packsched.api.objects import Node, NodeSelectorTerm, Pod
 from packsched.backend.dra.allocator import (
     AllocationError,
     Allocator,
@@ -100,6 +105,7 @@ from packsched.framework.interface import (
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code, PluginError, Status
+from packsched.plugins.dynamicresources.devindex import DeviceIndex, Matcher, Verdicts
 from packsched.plugins.helper.dra import FOUND_KEY
 from packsched.plugins.helper.normalize import default_normalize_score
 
@@ -120,6 +126,48 @@ _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _UNBOUNDED = 10**6  # _local_free's count for a device that may be allocated many times
 
 
+class _Found(Mapping[str, list[Allocation]]):
+    """Per node name: the allocation of each claim to allocate that Filter found there. A node the device counts
+    let through (devindex.py) gets its allocation when it is first asked for: the allocator runs on that node
+    then (Reserve's node, as a rule), as Filter left the cluster."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, list[Allocation]] = {}
+        self.snap: Snapshot | None = None
+        self.lazy: np.ndarray | None = None  # per column: the allocation is still to be made
+        self.make: Callable[[int], list[Allocation] | None] | None = None
+
+    def __setitem__(self, name: str, found: list[Allocation]) -> None:
+        self.known[name] = found
+
+    def __getitem__(self, name: str) -> list[Allocation]:
+        found = self.known.get(name)
+        if found is not None:
+            return found
+        snap, lazy, make = self.snap, self.lazy, self.make
+        col = snap.index.get(name) if snap is not None else None
+        if col is None or lazy is None or make is None or col >= len(lazy) or not lazy[col]:
+            raise KeyError(name)
+        lazy[col] = False
+        made = make(col)
+        if made is None:  # the counts and the allocator disagree: no allocation rather than a wrong one
+            raise KeyError(name)
+        self.known[name] = made
+        return made
+
+    def _names(self) -> list[str]:
+        names = list(self.known)
+        if self.snap is not None and self.lazy is not None:
+            names += [self.snap.nodes[int(c)].name for c in np.flatnonzero(self.lazy)]
+        return names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self.known) + (int(self.lazy.sum()) if self.lazy is not None else 0)
+
+
 @dataclass
 class _State:
     claims: list[ResourceClaim]
@@ -127,8 +175,17 @@ class _State:
     allocator: Allocator | None
     min_devices: int  # a lower bound on the devices the claims to allocate need (0: no shortcut)
     verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)  # node column -> ("" | reason, kind)
-    allocations: dict[str, list[Allocation]] = field(default_factory=dict)  # node name -> one per claim
-    local_free: np.ndarray | None = None  # per node column: unallocated devices of the node's own slices
+    allocations: _Found = field(default_factory=_Found)  # node name -> one per claim
+    local_free: dict[int, int] = field(default_factory=dict)  # node column -> unallocated devices of its own slices
+    # the device counts' shortcut (devindex.py): the claims' one matcher and how many devices they take; per Filter
+    # call, the columns and which of them it let through
+    matcher: Matcher | None = None
+    need: int = 0
+    counted: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    # the allocator's verdicts kept between cycles for claims of the same specs (devindex.Verdicts), and the
+    # columns' versions they hold for
+    signature: tuple[object, ...] | None = None
+    kept: tuple[Verdicts, np.ndarray] | None = None
     reserved: list[str] = field(default_factory=list)  # claim keys held in flight by Reserve
     unavailable: set[int] = field(default_factory=set)  # allocated claims (by index) some node could not reach
     # DRA-backed extended resources (DRAExtendedResource): the pod's requests that a DeviceClass serves
@@ -182,6 +239,7 @@ def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
 
 class DynamicResources:
     name = NAME
+    fast = True  # the device counts' shortcut (devindex.py); False: the allocator decides every node (tests)
     cluster_events = (POD,)
     cluster_reads = (DRA,)  # live mode watches the DRA objects for it
     # a pod held back at PreEnqueue (its claims not created yet) runs it again when claims appear (live mode)
@@ -206,6 +264,7 @@ class DynamicResources:
             capacity_checks_1_37=v.minor >= 37,
         )
         self.extended_resources = v.dra_extended_resource
+        self.index = DeviceIndex(self.features)
 
     # -- PreEnqueue ----------------------------------------------------------------------------------------
 
@@ -253,8 +312,31 @@ class DynamicResources:
         allocator = None
         if to_allocate or extended:
             held = dra.allocated_state(self.features.consumable_capacity)
-            allocator = Allocator(self.features, held.dedicated, dra.classes, dra.slices, held.shared, held.capacity)
+            layout = self.index.layout(dra)
+            allocator = Allocator(
+                self.features,
+                held.dedicated,
+                dra.classes,
+                layout.slices,
+                held.shared,
+                held.capacity,
+                (layout.on_node, layout.shared),
+                lambda node: layout.pools(node, self.features),
+            )
         data = _State(claims, to_allocate, allocator, max(min_devices, 0))
+        if self.fast and not extended:
+            data.matcher, data.need = self._matcher(dra, to_allocate)
+        if self.fast and to_allocate:
+            names = {
+                exact.device_class
+                for c in to_allocate
+                for r in c.spec.requests
+                for exact in ([r.exactly] if r.exactly is not None else [sub for _n, sub in r.first_available])
+            }
+            data.signature = (
+                tuple(c.spec for c in to_allocate),
+                tuple((name, dra.classes.get(name)) for name in sorted(names)),
+            )
         state.write(FOUND_KEY, data.allocations)  # filled by Filter; read by DevicePacking
         if extended:
             data.extended = extended
@@ -262,6 +344,36 @@ class DynamicResources:
             data.ext_requests = {n: a for n, a in pod.requests.items() if a > 0 and is_dra_extended_name(n)}
         state.write(STATE_KEY, data)
         return Status()
+
+    @staticmethod
+    def _matcher(dra: DraObjects, claims: list[ResourceClaim]) -> tuple[Matcher | None, int]:
+        """The one matcher (class and selectors) of the claims to allocate and the devices they take together, when
+        the device counts decide them (devindex.py): ExactCount requests of one class and the same selectors, no
+        subrequests, admin access, capacity requests or constraints."""
+        key: tuple[str, tuple[str, ...]] | None = None
+        need = 0
+        for claim in claims:
+            if claim.spec.constraints:
+                return None, 0
+            devices = 0
+            for request in claim.spec.requests:
+                exact = request.exactly
+                if exact is None or request.first_available or exact.mode != EXACT_COUNT:
+                    return None, 0
+                if exact.admin_access is not None or exact.capacity is not None:
+                    return None, 0
+                if key is None:
+                    key = (exact.device_class, exact.selectors)
+                elif key != (exact.device_class, exact.selectors):
+                    return None, 0
+                devices += exact.count
+            if devices > ALLOCATION_RESULTS_MAX:
+                return None, 0
+            need += devices
+        cls = dra.classes.get(key[0]) if key is not None else None
+        if key is None or cls is None:
+            return None, 0
+        return (cls, key[1]), need
 
     def _check_requests(self, dra: DraObjects, claim: ResourceClaim) -> tuple[Status | None, int]:
         """Every request's DeviceClass exists (and subrequests are allowed); also a lower bound on the devices
@@ -310,14 +422,82 @@ class DynamicResources:
             return []
         cols = np.arange(snap.n, dtype=np.intp)[sel]
         reasons: dict[str, np.ndarray] = {}
-        for i, col in enumerate(cols.tolist()):
-            reason = self._verdict(data, snap, int(col))
+        slow: list[int] | None = None  # positions in cols left to the allocator (None: all)
+        if self.fast and not data.extended and (data.matcher is not None or data.allocator is None):
+            slow = self._filter_counted(data, snap, cols, reasons)
+        for i in range(len(cols)) if slow is None else slow:
+            reason = self._verdict(data, snap, int(cols[i]))
             if reason:
                 mask = reasons.get(reason)
                 if mask is None:
                     mask = reasons[reason] = np.zeros(len(cols), dtype=bool)
                 mask[i] = True
         return [Rejection(mask, reason, _UNRESOLVABLE) for reason, mask in reasons.items()]
+
+    def _filter_counted(
+        self, data: _State, snap: Snapshot, cols: np.ndarray, reasons: dict[str, np.ndarray]
+    ) -> list[int] | None:
+        """The verdicts the device counts give (devindex.py), and the claims' allocations to be made on the
+        nodes they let through; answers the columns left to the allocator (those not plain)."""
+        dra = self.handle.dra()
+        assert dra is not None
+        n = snap.n
+        # cols is every column in order (the common case): the per-node arrays serve as they are
+        every = len(cols) == n and (n == 0 or (int(cols[-1]) == n - 1 and bool((np.diff(cols) > 0).all())))
+        if data.allocator is None:  # every claim is allocated: only their node selectors count
+            decided = np.ones(len(cols), dtype=bool)
+            allocated = decided
+        else:
+            assert data.matcher is not None
+            counted = self.index.counts(dra, snap, data.matcher)
+            if counted is None:
+                return None
+            eligible, free = counted
+            fits = eligible & (free >= data.need)
+            decided, allocated = (eligible, fits) if every else (eligible[cols], fits[cols])
+            failed = decided ^ allocated
+            if failed.any():
+                reasons[ERR_CANNOT_ALLOCATE] = failed
+            lazy = self._lazy(data, snap).lazy
+            assert lazy is not None
+            if every:
+                lazy |= fits
+            else:
+                lazy[cols[allocated]] = True
+        # as _verdict: an allocated claim whose node selector leaves out a node that could allocate the others
+        bad: np.ndarray | None = None
+        for index, claim in enumerate(data.claims):
+            alloc = claim.allocation
+            if alloc is None or alloc.node_selector is None:
+                continue
+            out = allocated & ~_selected(alloc.node_selector, snap, cols)
+            if out.any():
+                data.unavailable.add(index)
+                bad = out if bad is None else bad | out
+        if bad is not None:
+            reasons[ERR_NOT_AVAILABLE] = bad
+        data.counted.append((cols, allocated if bad is None else allocated & ~bad))
+        return [] if decided.all() else np.flatnonzero(~decided).tolist()
+
+    def _lazy(self, data: _State, snap: Snapshot) -> _Found:
+        """The cycle's allocations, ready to take nodes whose allocation is made when asked for."""
+        found = data.allocations
+        if found.lazy is None:
+            found.snap, found.lazy = snap, np.zeros(snap.n, dtype=bool)
+            found.make = lambda col: self._make_allocation(data, snap, col)
+        return found
+
+    @staticmethod
+    def _make_allocation(data: _State, snap: Snapshot, col: int) -> list[Allocation] | None:
+        allocator = data.allocator
+        assert allocator is not None
+        try:
+            found = allocator.allocate(snap.nodes[col], data.to_allocate)
+        except AllocationError:
+            return None
+        if found is None or len(found) != len(data.to_allocate):
+            return None
+        return found
 
     def _verdict(self, data: _State, snap: Snapshot, col: int) -> str:
         known = data.verdicts.get(col)
@@ -386,13 +566,38 @@ class DynamicResources:
         assert allocator is not None
         node = snap.nodes[col]
         claims = data.to_allocate if ext_claim is None else [*data.to_allocate, ext_claim]
+        kept = None
+        if ext_claim is None and data.signature is not None:
+            if data.kept is None:
+                dra = self.handle.dra()
+                assert dra is not None
+                data.kept = self.index.verdicts(dra, snap, data.signature)
+            kept = data.kept
+            known = kept[0].get(col, kept[1])
+            if known is not None:
+                if not known:  # the allocation is made again if Reserve (or a score) asks for it
+                    lazy = self._lazy(data, snap).lazy
+                    assert lazy is not None
+                    lazy[col] = True
+                return known
+        reason = self._run_allocator(data, col, node, claims, ext_claim)
+        if kept is not None:
+            kept[0].put(col, kept[1], reason)
+        return reason
+
+    def _run_allocator(
+        self, data: _State, col: int, node: Node, claims: list[ResourceClaim], ext_claim: ResourceClaim | None
+    ) -> str:
+        allocator = data.allocator
+        assert allocator is not None
         need = data.min_devices
         if ext_claim is not None:
             need += sum(r.exactly.count for r in ext_claim.spec.requests if r.exactly is not None)
-        if need > 0:
-            if data.local_free is None:
-                data.local_free = self._local_free(allocator, snap)
-            if not allocator.shared_slices and data.local_free[col] < need:
+        if need > 0 and not allocator.shared_slices:
+            free = data.local_free.get(col)
+            if free is None:
+                free = data.local_free[col] = self._local_free(allocator, node.name)
+            if free < need:
                 return ERR_CANNOT_ALLOCATE  # not enough unallocated devices on the node to look through
         try:
             found = allocator.allocate(node, claims)
@@ -408,23 +613,17 @@ class DynamicResources:
         return ""
 
     @staticmethod
-    def _local_free(allocator: Allocator, snap: Snapshot) -> np.ndarray:
-        """Per node column: how many devices not allocated yet the slices naming that node list (an upper
-        bound on what the node can give when no slice is shared between nodes); a device that allows multiple
-        allocations (DRAConsumableCapacity) may serve every request, and leaves no bound."""
-        free = np.zeros(snap.n, dtype=np.int64)
+    def _local_free(allocator: Allocator, name: str) -> int:
+        """How many devices not allocated yet the slices naming node ``name`` list (an upper bound on what the
+        node can give when no slice is shared between nodes); a device that allows multiple allocations
+        (DRAConsumableCapacity) may serve every request, and leaves no bound."""
         multiple = allocator.features.consumable_capacity
-        for name, slices in allocator.on_node.items():
-            col = snap.index.get(name, -1)
-            if col < 0:
-                continue
-            free[col] = sum(
-                _UNBOUNDED if multiple and d.allow_multiple else 1
-                for s in slices
-                for d in s.devices
-                if (s.driver, s.pool, d.name) not in allocator.allocated
-            )
-        return free
+        return sum(
+            _UNBOUNDED if multiple and d.allow_multiple else 1
+            for s in allocator.on_node.get(name, ())
+            for d in s.devices
+            if (s.driver, s.pool, d.name) not in allocator.allocated
+        )
 
     # -- explain -------------------------------------------------------------------------------------------
 
@@ -437,9 +636,10 @@ class DynamicResources:
             return {}
         snap = self.handle.snapshot
         out: dict[str, dict[str, object]] = {}
-        for col, (reason, _kind) in sorted(data.verdicts.items()):
-            if reason:
-                continue
+        passed = {col for col, (reason, _kind) in data.verdicts.items() if not reason}
+        for cols, ok in data.counted:
+            passed.update(int(c) for c in cols[ok])
+        for col in sorted(passed):
             node = snap.nodes[col].name
             found = dict(zip((c.key for c in data.to_allocate), data.allocations.get(node, []), strict=False))
             claims: list[dict[str, object]] = []
@@ -472,7 +672,7 @@ class DynamicResources:
                     return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
                 claim.allocation = None
                 claim.reserved_for.clear()
-                dra.generation += 1
+                dra.changed(claim.key)
                 # the status write's event requeues the pod (upstream's claim-change hint): it is tried again
                 # after its backoff, when the claim can be allocated on another node
                 self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
@@ -493,7 +693,7 @@ class DynamicResources:
             dra.extended_claims[pod.key] = claim.key
             dra.in_flight[claim.key] = alloc
             data.reserved.append(claim.key)
-            dra.generation += 1
+            dra.changed(claim.key)
         if not data.to_allocate:
             return Status()
         found = data.allocations.get(node)
@@ -507,7 +707,7 @@ class DynamicResources:
         for claim, alloc in zip(data.to_allocate, found, strict=True):
             dra.in_flight[claim.key] = alloc
             data.reserved.append(claim.key)
-        dra.generation += 1
+        dra.changed(*(claim.key for claim in data.to_allocate))
         return Status()
 
     def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
@@ -518,6 +718,7 @@ class DynamicResources:
         if dra.api is not None:
             self._unreserve_live(data, dra, dra.api, pod)
             return
+        touched = list(data.reserved)
         for key in data.reserved:
             dra.in_flight.pop(key, None)
             made = dra.claims.get(key)
@@ -530,7 +731,8 @@ class DynamicResources:
                 claim.reserved_for.remove(pod.key)
                 if not claim.reserved_for:
                     claim.allocation = None  # the resourceclaim controller deallocates an unused claim
-        dra.generation += 1
+                    touched.append(claim.key)
+        dra.changed(*touched)
 
     @staticmethod
     def _unreserve_live(data: _State, dra: DraObjects, api: ClaimApi, pod: PodInfo) -> None:
@@ -538,6 +740,7 @@ class DynamicResources:
         until the claim's watch shows them, and then as the claim says); the pod leaves the claims PreBind reserved
         it in, and the extended-resource claim PreBind created is deleted (upstream Unreserve). A write that fails
         is left to the next attempt (the pod is retried) and to the resourceclaim controller."""
+        touched = list(data.reserved)
         for key in data.reserved:
             if key not in data.allocated:
                 dra.in_flight.pop(key, None)
@@ -560,7 +763,7 @@ class DynamicResources:
             data.created = None
             with contextlib.suppress(ClaimWriteError):
                 api.delete(created)
-        dra.generation += 1
+        dra.changed(*touched)
 
     @staticmethod
     def _pre_bind_live(data: _State, api: ClaimApi, pod: PodInfo, node: str) -> Status:
@@ -605,7 +808,7 @@ class DynamicResources:
             if pod.key not in claim.reserved_for:
                 claim.reserved_for.append(pod.key)
         data.reserved.clear()
-        dra.generation += 1
+        dra.changed(*(claim.key for claim in [*data.claims, *made]))
         return Status()
 
     # -- the pods' claims when they go --------------------------------------------------------------------
@@ -627,6 +830,19 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
+
+
+def _selected(terms: tuple[NodeSelectorTerm, ...], snap: Snapshot, cols: np.ndarray) -> np.ndarray:
+    """Per column of ``cols``: whether the node selector admits the node (a selector of node names, the one a
+    node-local device's allocation carries, is read through the snapshot's index)."""
+    if len(terms) == 1 and not terms[0].match_expressions and len(terms[0].match_fields) == 1:
+        req = terms[0].match_fields[0]
+        if req.key == "metadata.name" and req.operator == "In":
+            full = np.zeros(snap.n, dtype=bool)
+            full[[snap.index[v] for v in req.values if v in snap.index]] = True
+            out: np.ndarray = full[cols]
+            return out
+    return np.fromiter((node_matches_terms(snap.nodes[c], terms) for c in cols.tolist()), dtype=bool, count=len(cols))
 
 
 def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
@@ -656,6 +872,8 @@ class ScoringDynamicResources(DynamicResources):
         data = state.read(STATE_KEY)
         if not isinstance(data, _State) or not data.to_allocate or not self.features.prioritized_list:
             return out
+        if not any(r.first_available for c in data.to_allocate for r in c.spec.requests):
+            return out  # no prioritized list: every node scores 0
         for i, col in enumerate(cols.tolist()):
             found = data.allocations.get(snap.nodes[int(col)].name)
             if found is not None:
