@@ -138,8 +138,10 @@ class PodGroupCycle:
         """Upstream submitPodGroupAlgorithmResult: the pods of a group that fits go to their binding cycles (assumed,
         reserved and permitted for real, on the node the cycle found); the others go back to the queue."""
         sched = self._sched
+        verdict = Status(out.status.code, list(out.status.reasons), out.status.plugin)
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
+            result.group_status = verdict
             placed = i < len(out.permits) and out.permits[i] is not None
             needs_preemption = placed and out.preemption[i]
             if out.status.code == Code.ERROR:

@@ -115,6 +115,7 @@ class PlacementCycle:
         if why is not None or fwk is None:
             for q, r in zip(members, results, strict=True):
                 r.status = Status.error(why or "")
+                r.group_status = r.status  # upstream writes the group's condition before any pod is tried
                 r.nominated_node = ""
                 sched.handle_failure(q, r, group_size=len(members))
             return
@@ -359,8 +360,10 @@ class PlacementCycle:
         # the pods that go back make the group's queue entity, whose size scales the cap on its backoff
         fits = out.status.ok
         back = len(members) - (sum(1 for st in out.pods if st.ok) if fits else 0)
+        verdict = Status(out.status.code, list(out.status.reasons), out.status.plugin)
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
+            result.group_status = verdict
             tried = i < len(out.pods)
             st = out.pods[i] if tried else untried
             nominated = out.nominations.get(pod.key)
