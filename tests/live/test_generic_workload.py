@@ -79,6 +79,10 @@ def _condition(api: FakeApiServer, group: str, ctype: str) -> dict[str, Any]:
     return conds[0] if conds else {}
 
 
+def _bound(api: FakeApiServer, name: str) -> str:
+    return str((api.store["pods"].get(("default", name)) or {}).get("spec", {}).get("nodeName") or "")
+
+
 def _pod_condition(api: FakeApiServer, name: str) -> dict[str, Any]:
     p = api.get("pods", "default", name) or {}
     conds = [c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"]
@@ -112,10 +116,17 @@ def test_a_1_37_gang_is_scheduled_in_one_pod_group_cycle_and_its_podgroup_says_s
         assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
         assert cond["message"].startswith("minCount (3) cannot be satisfied: 1 scheduled, 1 remaining")
         assert wait(lambda: all(_pod_condition(api, n).get("status") == "False" for n in big), DEADLINE_S)
+        assert not any((api.get("pods", "default", n) or {})["spec"].get("nodeName") for n in big)
         writes = run.server.controller.pod_group_conditions.writes
-    assert writes == 2  # the watch showed each condition written: none written twice
-    assert not any((api.get("pods", "default", n) or {})["spec"].get("nodeName") for n in big)
-    check_cluster(api, expect_bound=3)
+        assert writes == 2  # the watch showed each condition written: none written twice
+        # its minCount lowered to 1 (the one field 1.37 lets change): the group fits with the one pod there is room
+        # for, and its condition turns True
+        pg = api.get(SCHEDULING_POD_GROUPS, "default", "big") or {}
+        pg["spec"]["schedulingPolicy"]["gang"]["minCount"] = 1
+        api.update(SCHEDULING_POD_GROUPS, pg)
+        assert wait(lambda: _condition(api, "big", "PodGroupInitiallyScheduled").get("status") == "True", DEADLINE_S)
+        assert api.wait_for(lambda s: sum(bool(_bound(s, n)) for n in big) == 1, DEADLINE_S)
+    check_cluster(api, expect_bound=4)
 
 
 def test_a_1_36_gang_has_its_podgroupscheduled_condition(api: FakeApiServer, tmp_path: Path) -> None:
