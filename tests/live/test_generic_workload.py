@@ -19,7 +19,7 @@ from packsched.config.loader import load_config
 from packsched.config.versions import parse_kube_version
 from packsched.live.kube import KubernetesPort
 from packsched.live.port import SCHEDULING_POD_GROUPS as POD_GROUPS_RES
-from packsched.live.port import SCHEDULING_WORKLOADS, Resource
+from packsched.live.port import SCHEDULING_WORKLOADS, Resource, generic_workload_resource
 from packsched.live.serve import ServeOptions, Server
 from packsched.plugins.registry import in_tree_registry
 
@@ -51,7 +51,14 @@ class _Serving:
 
     def __enter__(self) -> _Serving:
         self.thread.start()
-        assert wait(self.server.synced, DEADLINE_S), "informers not synced"
+        # (the GenericWorkload informer starts after the group's discovery document is read: wait for it too)
+        kind = generic_workload_resource(self.server.config.kube_version.minor)
+
+        def synced() -> bool:
+            infs = list(self.server.informers)
+            return any(i.res == kind for i in infs) and all(i.synced.is_set() for i in infs)
+
+        assert wait(synced, DEADLINE_S), "informers not synced"
         return self
 
     def __exit__(self, *exc: object) -> None:
