@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING
 
 from packsched.backend.podgroups import PodGroupStates
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import POD_GROUP_CYCLE
 from packsched.framework.podinfo import PodInfo
-from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework
 from packsched.framework.status import Code, Status
-from packsched.podgroup_placement import PlacementCycle, group_unschedulable
+from packsched.podgroup_placement import PlacementCycle, group_unschedulable, hold_placement
 
 if TYPE_CHECKING:
     from packsched.scheduler import CycleResult, QueuedPod, Scheduler
@@ -117,26 +115,11 @@ class PodGroupCycle:
                             break
                         continue
                 node = sched.snapshot.nodes[chosen].name
-                nominated = pod.pod.nominated_node_name
-                sched._assume(pod, node, state)
-                st = fwk.run_reserve(state, pod, node)
-                if not st.ok:
-                    self._forget(pod, state, nominated)
-                    sched._refused(result, chosen_node_fit_error(st))
-                    if out.not_placed(st, st.message):
-                        break
-                    continue
-                permit, _waits = fwk.run_permit(state, pod, node)
-                if not permit.ok and permit.code != Code.WAIT:
-                    fwk.run_unreserve(state, pod, node)
-                    self._forget(pod, state, nominated)
-                    sched._refused(result, chosen_node_fit_error(permit))
+                placed, permit = hold_placement(sched, fwk, pod, state, node, result, undo, permit=True)
+                if not placed:
                     if out.not_placed(permit, permit.message):
                         break
                     continue
-                result.node = node
-
-                undo.append(partial(self._unplace, fwk, pod, state, node, nominated))
                 out.permits.append(permit)
                 out.preemption.append(needs_preemption)
                 preempting = preempting or needs_preemption
@@ -151,25 +134,14 @@ class PodGroupCycle:
                 unplace()
         return out
 
-    def _unplace(self, fwk: Framework, pod: PodInfo, state: CycleState, node: str, nominated: str) -> None:
-        """A pod-group cycle's placement taken back (upstream's revert: Unreserve, then forget)."""
-        fwk.run_unreserve(state, pod, node)
-        self._forget(pod, state, nominated)
-
-    def _forget(self, pod: PodInfo, state: CycleState, nominated: str) -> None:
-        """A placement of a pod-group cycle taken back: the room freed, the pod unassumed in the cycle's copy of
-        its group, its nomination (which assuming it cleared) back."""
-        sched = self._sched
-        sched.forget_assumed(pod, state)
-        if nominated and nominated in sched.snapshot.index:
-            sched.nominator.nominate(pod, sched.snapshot.index[nominated])
-
     def _submit(self, fwk: Framework, members: list[QueuedPod], results: list[CycleResult], out: _GroupOutcome) -> None:
         """Upstream submitPodGroupAlgorithmResult: the pods of a group that fits go to their binding cycles (assumed,
         reserved and permitted for real, on the node the cycle found); the others go back to the queue."""
         sched = self._sched
+        verdict = Status(out.status.code, list(out.status.reasons), out.status.plugin)
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
+            result.group_status = verdict
             placed = i < len(out.permits) and out.permits[i] is not None
             needs_preemption = placed and out.preemption[i]
             if out.status.code == Code.ERROR:

@@ -117,6 +117,7 @@ class PlacementCycle:
         if why is not None or fwk is None:
             for q, r in zip(members, results, strict=True):
                 r.status = Status.error(why or "")
+                r.group_status = r.status  # upstream writes the group's condition before any pod is tried
                 r.nominated_node = ""
                 sched.handle_failure(q, r, group_size=len(members))
             return
@@ -209,26 +210,10 @@ class PlacementCycle:
                 result.status = Status(result.status.code, [result.message], result.status.plugin)
             return result.status, None, state
         node = sched.snapshot.nodes[chosen].name
-        nominated = pod.pod.nominated_node_name
-        sched._assume(pod, node, state)
-        st = fwk.run_reserve(state, pod, node)
-        if not st.ok:
-            self._forget(pod, state, nominated)
-            sched._refused(result, chosen_node_fit_error(st))
+        placed, _st = hold_placement(sched, fwk, pod, state, node, result, undo)
+        if not placed:
             return result.status, None, state
-        result.node = node
-        undo.append(partial(self._unplace, fwk, pod, state, node, nominated))
         return Status(), node, state
-
-    def _unplace(self, fwk: Framework, pod: PodInfo, state: CycleState, node: str, nominated: str) -> None:
-        fwk.run_unreserve(state, pod, node)
-        self._forget(pod, state, nominated)
-
-    def _forget(self, pod: PodInfo, state: CycleState, nominated: str) -> None:
-        sched = self._sched
-        sched.forget_assumed(pod, state)
-        if nominated and nominated in sched.snapshot.index:
-            sched.nominator.nominate(pod, sched.snapshot.index[nominated])
 
     # -- PodGroupPostFilter -----------------------------------------------------------------------------------
 
@@ -364,7 +349,7 @@ class PlacementCycle:
             return True
         finally:
             for pod, state, node in reversed(placed):
-                self._unplace(fwk, pod, state, node, pod.pod.nominated_node_name)
+                unplace(sched, fwk, pod, state, node, pod.pod.nominated_node_name)
 
     # -- submit -----------------------------------------------------------------------------------------------
 
@@ -377,8 +362,10 @@ class PlacementCycle:
         # the pods that go back make the group's queue entity, whose size scales the cap on its backoff
         fits = out.status.ok
         back = len(members) - (sum(1 for st in out.pods if st.ok) if fits else 0)
+        verdict = Status(out.status.code, list(out.status.reasons), out.status.plugin)
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
+            result.group_status = verdict
             tried = i < len(out.pods)
             st = out.pods[i] if tried else untried
             nominated = out.nominations.get(pod.key)
@@ -479,6 +466,55 @@ def default_algorithm(
     return out
 
 
+def hold_placement(
+    sched: Scheduler,
+    fwk: Framework,
+    pod: PodInfo,
+    state: CycleState,
+    node: str,
+    result: CycleResult,
+    undo: list[Callable[[], None]],
+    *,
+    permit: bool = False,
+) -> tuple[bool, Status]:
+    """One pod of a pod-group cycle placed on ``node`` for the pods after it (both the 1.36 and the 1.37 cycle):
+    assumed, reserved and, with ``permit`` (1.36), permitted. A refusal (Reserve's, or Permit's other than Wait)
+    takes the placement back and marks ``result`` refused on the chosen node; otherwise ``result`` holds the node
+    and ``undo`` gets the step that takes the placement back at the end of the cycle. Answers whether the pod is
+    placed, with the refusal or Permit's status (Success without ``permit``)."""
+    nominated = pod.pod.nominated_node_name
+    sched._assume(pod, node, state)
+    st = fwk.run_reserve(state, pod, node)
+    if st.ok and permit:
+        st, _waits = fwk.run_permit(state, pod, node)
+        placed = st.ok or st.code == Code.WAIT
+        if not placed:
+            fwk.run_unreserve(state, pod, node)
+    else:
+        placed = st.ok
+    if not placed:
+        _forget(sched, pod, state, nominated)
+        sched._refused(result, chosen_node_fit_error(st))
+        return False, st
+    result.node = node
+    undo.append(partial(unplace, sched, fwk, pod, state, node, nominated))
+    return True, st
+
+
+def unplace(sched: Scheduler, fwk: Framework, pod: PodInfo, state: CycleState, node: str, nominated: str) -> None:
+    """A pod-group cycle's placement taken back (upstream's revert): Unreserve, then forget."""
+    fwk.run_unreserve(state, pod, node)
+    _forget(sched, pod, state, nominated)
+
+
+def _forget(sched: Scheduler, pod: PodInfo, state: CycleState, nominated: str) -> None:
+    """The room a pod-group cycle's placement held freed, the pod unassumed in the cycle's copy of its group, its
+    nomination (which assuming it cleared) back."""
+    sched.forget_assumed(pod, state)
+    if nominated and nominated in sched.snapshot.index:
+        sched.nominator.nominate(pod, sched.snapshot.index[nominated])
+
+
 def group_unschedulable(reasons: list[str]) -> Status:
     """Upstream's ``NewStatus(Unschedulable, reasons...).WithError(errPodGroupUnschedulable)``: a Go Status lists
     its error first among its reasons, so its message begins "pod group is unschedulable"."""
@@ -528,4 +564,4 @@ def _member_key(q: QueuedPod) -> tuple[int, int, float, str]:
     return (-q.info.priority, -q.attempts, queued, q.info.pod.name)
 
 
-__all__ = ["POD_GROUP_UNSCHEDULABLE", "PlacementCycle", "group_unschedulable"]
+__all__ = ["POD_GROUP_UNSCHEDULABLE", "PlacementCycle", "group_unschedulable", "hold_placement", "unplace"]

@@ -96,6 +96,10 @@ class CycleResult:
     # A node was chosen, then Reserve, Permit (or the wait at Permit) refused the pod: what the pod's condition says
     # (``diagnosis`` stays the filters' verdicts, for explain).
     refused_after_filters: Status | None = None
+    # A pod-group cycle's verdict for the whole group (what kube-scheduler 1.36+ writes in the PodGroup's condition):
+    # Success, rejected or an error; None outside such a cycle, for a pod held back untried, or where upstream writes
+    # no condition.
+    group_status: Status | None = None
 
     @property
     def scheduled(self) -> bool:

@@ -17,6 +17,10 @@ uses.
 - DRA (resource.k8s.io): not served until :meth:`FakeApiServer.serve_dra` (at one version, as a cluster serves
   its newest); other versions' paths answer 404, and so does the group's discovery document (``/apis/<group>``)
   while it is not served.
+- GenericWorkload (scheduling.k8s.io's Workloads and PodGroups): not served until
+  :meth:`FakeApiServer.serve_generic_workload` (the kind and version one Kubernetes release serves); the
+  group's discovery document lists v1 and that version. The PodGroups are stored as ``podgroups.scheduling.k8s.io``
+  (``podgroups`` is scheduler-plugins' PodGroup).
 - latency: every write (POST, PUT, PATCH, DELETE) takes ``write_latency_s`` (default 4 ms, about what a real
   API server on loopback with etcd takes), reads ``read_latency_s`` (default 0); requests are served
   concurrently, so the latency hides nothing but a synchronous client.
@@ -44,6 +48,7 @@ from urllib.parse import parse_qs, urlsplit
 
 Obj = dict[str, Any]
 
+SCHEDULING_POD_GROUPS = "podgroups.scheduling.k8s.io"  # the store's name of scheduling.k8s.io's PodGroups
 # plural -> (group/version, kind, namespaced)
 KINDS: dict[str, tuple[str, str, bool]] = {
     "nodes": ("v1", "Node", False),
@@ -70,8 +75,20 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "deviceclasses": ("resource.k8s.io/v1", "DeviceClass", False),
     "resourceslices": ("resource.k8s.io/v1", "ResourceSlice", False),
     "resourceclaims": ("resource.k8s.io/v1", "ResourceClaim", True),
+    # kube-scheduler's own pod groups (GenericWorkload): served only after serve_generic_workload; the PodGroup is
+    # stored under a name of its own (scheduler-plugins' PodGroup above has the plural "podgroups")
+    "workloads": ("scheduling.k8s.io/v1alpha1", "Workload", True),
+    SCHEDULING_POD_GROUPS: ("scheduling.k8s.io/v1beta1", "PodGroup", True),
 }
 DRA_PLURALS = frozenset({"deviceclasses", "resourceslices", "resourceclaims"})
+GENERIC_WORKLOAD_PLURALS = frozenset({"workloads", SCHEDULING_POD_GROUPS})
+SCHEDULING_GROUP = "scheduling.k8s.io"
+# the GenericWorkload kind each release serves, and its version
+GENERIC_WORKLOAD_BY_MINOR = {
+    35: ("workloads", "v1alpha1"),
+    36: (SCHEDULING_POD_GROUPS, "v1alpha2"),
+    37: (SCHEDULING_POD_GROUPS, "v1beta1"),
+}
 WITH_STATUS = frozenset({"resourceclaims"})  # kinds whose main PUT leaves status alone (a status subresource)
 
 _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)$")
@@ -201,6 +218,7 @@ class FakeApiServer:
         self.store: dict[str, dict[tuple[str, str], Obj]] = {p: {} for p in KINDS}
         self.unserved: set[str] = set()  # plurals answered 404, as kinds a cluster does not serve (CRDs not installed)
         self.dra_version = ""  # the resource.k8s.io version served ("": none)
+        self.generic_workload: dict[str, str] = {}  # GenericWorkload store name -> the version served
         self.history: list[_Event] = []
         self.history_rvs: list[int] = []
         self.compacted_rv = 0
@@ -266,12 +284,42 @@ class FakeApiServer:
                 _, kind, namespaced = self.kinds[plural]
                 self.kinds[plural] = (f"resource.k8s.io/{version}", kind, namespaced)
 
+    def serve_generic_workload(self, minor: int) -> None:
+        """Serve the Workloads (1.35) or the PodGroups (1.36, 1.37) of scheduling.k8s.io at the version Kubernetes
+        ``1.<minor>`` serves with GenericWorkload on (objects carry that apiVersion); the others answer 404."""
+        name, version = GENERIC_WORKLOAD_BY_MINOR[minor]
+        with self.lock:
+            self.generic_workload = {name: version}
+            _, kind, namespaced = self.kinds[name]
+            self.kinds[name] = (f"{SCHEDULING_GROUP}/{version}", kind, namespaced)
+            for obj in self.store[name].values():  # served at that version now (as the server converts them)
+                obj["apiVersion"] = f"{SCHEDULING_GROUP}/{version}"
+
+    @staticmethod
+    def store_name(group: str | None, plural: str) -> str:
+        """The store's name of the kind a path names (scheduling.k8s.io's PodGroups have one of their own)."""
+        return SCHEDULING_POD_GROUPS if group == SCHEDULING_GROUP and plural == "podgroups" else plural
+
     def _served(self, plural: str, group: str | None, version: str | None) -> bool:
         if plural not in KINDS or plural in self.unserved:
             return False
         if plural in DRA_PLURALS:
             return bool(self.dra_version) and group == "resource.k8s.io" and version == self.dra_version
+        if plural in GENERIC_WORKLOAD_PLURALS:
+            return group == SCHEDULING_GROUP and self.generic_workload.get(plural) == version
         return True
+
+    def _discovery(self, group: str) -> Obj | None:
+        """The API group's discovery document, for the groups whose served versions a test chooses."""
+        versions: list[str] = []
+        if group == "resource.k8s.io" and self.dra_version:
+            versions = [self.dra_version]
+        elif group == SCHEDULING_GROUP:
+            versions = ["v1", *self.generic_workload.values()]
+        if not versions:
+            return None
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
     # -- faults ----------------------------------------------------------------------------------------------
 
@@ -627,13 +675,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fault.status, ApiFailure(fault.status, "InternalError", "injected fault").status())
             return
         g = _GROUP.match(url.path)
-        if method == "GET" and g is not None and g.group("group") == "resource.k8s.io" and api.dra_version:
-            gv = {"groupVersion": f"resource.k8s.io/{api.dra_version}", "version": api.dra_version}
-            group = {"kind": "APIGroup", "apiVersion": "v1", "name": "resource.k8s.io"}
-            self._send(200, {**group, "versions": [gv], "preferredVersion": gv})
+        discovery = api._discovery(g.group("group")) if method == "GET" and g is not None else None
+        if discovery is not None:
+            self._send(200, discovery)
             return
         m = _PATH.match(url.path)
-        if m is None or not api._served(m.group("plural"), m.group("group"), m.group("version")):
+        plural = api.store_name(m.group("group"), m.group("plural")) if m is not None else ""
+        if m is None or not api._served(plural, m.group("group"), m.group("version")):
             self._send(404, ApiFailure(404, "NotFound", f"the server could not find {url.path}").status())
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -647,9 +695,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if method == "GET" and m.group("name") is None and query.get("watch") in ("true", "1"):
-                self._watch(m.group("plural"), m.group("ns") or "", query)
+                self._watch(plural, m.group("ns") or "", query)
                 return
-            code, answer = self._dispatch(method, m, body, query)
+            code, answer = self._dispatch(method, plural, m, body, query)
         except ApiFailure as exc:
             code, answer = exc.code, exc.status()
         if fault is not None:
@@ -658,15 +706,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(code, answer)
         if method == "GET" and m.group("name") is None and code == 200:
             with api.lock:
-                api.stats.lists.append((m.group("plural"), time.monotonic()))
+                api.stats.lists.append((plural, time.monotonic()))
 
     def _hang(self, fault: Fault) -> None:
         time.sleep(fault.hang_s)
         self.close_connection = True
 
-    def _dispatch(self, method: str, m: re.Match[str], body: Obj, query: dict[str, str]) -> tuple[int, Obj]:
+    def _dispatch(
+        self, method: str, plural: str, m: re.Match[str], body: Obj, query: dict[str, str]
+    ) -> tuple[int, Obj]:
         api = self.api
-        plural, ns, name, sub = m.group("plural"), m.group("ns") or "", m.group("name"), m.group("sub")
+        ns, name, sub = m.group("ns") or "", m.group("name"), m.group("sub")
         strategic = "strategic" in (self.headers.get("Content-Type") or "")
         with api.lock:
             if name is None:

@@ -153,8 +153,9 @@ def test_role_bindings_point_at_existing_roles_and_the_service_account() -> None
     roles |= {("Role", r["metadata"]["name"]) for r in _by_kind("Role")}
     accounts = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in _by_kind("ServiceAccount")}
     bindings = _by_kind("ClusterRoleBinding") + _by_kind("RoleBinding")
-    # the base role, leader election, the two optional ElasticQuota grants and the two optional PodGroup grants
-    assert len(bindings) == 6
+    # the base role, leader election, the two optional ElasticQuota grants, the two optional PodGroup grants and
+    # the optional GenericWorkload grant
+    assert len(bindings) == 7
     for b in bindings:
         assert (b["roleRef"]["kind"], b["roleRef"]["name"]) in roles
         assert b["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"
@@ -234,18 +235,20 @@ def _rbac_request(method: str, path: str, watch: bool) -> tuple[str, str, str, s
 
 
 # Granted apart, each for the configuration that needs it: ElasticQuotas for CapacityScheduling (checked against
-# what serve uses in test_quota.py), PodGroups for Coscheduling (checked here).
+# what serve uses in test_quota.py), PodGroups for Coscheduling (checked here), scheduling.k8s.io's Workloads and
+# PodGroups for GenericWorkload (checked in test_generic_workload.py).
 QUOTA_FILES = ("rbac-elasticquota.yaml", "rbac-elasticquota-status.yaml")
+GENERIC_WORKLOAD_FILES = ("rbac-generic-workload.yaml",)
 POD_GROUP_FILES = ("rbac-podgroup.yaml", "rbac-podgroup-status.yaml")
 CUSTOM_GROUP = "scheduling.x-k8s.io"
 
 
 def _rules() -> list[tuple[dict[str, Any], str]]:
-    """Every rule of the shipped roles but the ElasticQuota ones, with the namespace of its Role ("" for a
-    ClusterRole)."""
+    """Every rule of the shipped roles but the ElasticQuota and GenericWorkload ones, with the namespace of its Role
+    ("" for a ClusterRole)."""
     out = []
     for name, doc in _objects():
-        if name in QUOTA_FILES or doc["kind"] not in ("ClusterRole", "Role"):
+        if name in QUOTA_FILES + GENERIC_WORKLOAD_FILES or doc["kind"] not in ("ClusterRole", "Role"):
             continue
         ns = doc["metadata"]["namespace"] if doc["kind"] == "Role" else ""
         out += [(rule, ns) for rule in doc["rules"]]

@@ -201,6 +201,25 @@ def test_a_record_with_only_events_and_defaults_verifies(tmp_path: Path) -> None
     assert report["differences"][0]["replayed"]["outcome"] == "unknown" and code == 1
 
 
+def test_a_record_with_coschedulings_podgroups_reads_back(tmp_path: Path) -> None:
+    """serve with Coscheduling records its PodGroups' events (resource "podgroups"): verify-record reads them (it
+    refused the line as an unknown resource before)."""
+    head = {"schema": SCHEMA, "seed": 0, "kubeVersion": "1.31", "preemptionMode": "delete", "config": None}
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "g"}}
+    group["metadata"]["namespace"] = "default"
+    group["spec"] = {"minMember": 1}
+    lines = [
+        head,
+        {"t": 0.0, "event": "ADDED", "resource": "nodes", "object": node("n0")},
+        {"t": 0.0, "event": "ADDED", "resource": "podgroups", "object": group},
+        {"t": 0.1, "event": "ADDED", "resource": "pods", "object": pod("a", scheduler="default-scheduler")},
+        {"t": 0.2, "decision": "default/a", "profile": "default-scheduler", "outcome": "scheduled", "node": "n0"},
+    ]
+    _write(tmp_path / "r.jsonl", lines)
+    code, report = _verify(tmp_path / "r.jsonl")
+    assert report["counts"]["decisions"] == 1 and report["counts"]["identical"] == 1 and code == 0
+
+
 def test_the_replay_follows_the_recorded_decision_not_its_own(tmp_path: Path) -> None:
     """A recorded failure where the replay finds room: one difference; the room stays free for the next pod, as it
     was in the recorded cluster."""

@@ -207,6 +207,11 @@ BAD_SPACES = [
     ("  - {name: cpu, weight: 1}\n", "  - {name: cpu, weight: 1}\n  - {name: cpu, weight: 2}\n",
      "spec.resources[1].name: Duplicate value"),
     ("spread-or-pack}", "spread-or-pack}\nstatus: {}", "status: unknown field"),
+    ("  resources:", "  coscheduling: {minMember: 2}\n  resources:", "spec.coscheduling.minMember: unknown field"),
+    ("  resources:", "  coscheduling: {podGroupBackoffSeconds: -1}\n  resources:",
+     "spec.coscheduling.podGroupBackoffSeconds: must be between 0 and 86400"),
+    ("  resources:", "  coscheduling: {podGroupRejectPercentage: {min: 0, max: 101}}\n  resources:",
+     "spec.coscheduling.podGroupRejectPercentage.max"),
 ]  # fmt: skip
 
 
@@ -283,6 +288,46 @@ def test_the_example_space_loads() -> None:
     assert isinstance(space, TuneSpace)
     assert space.strategies == ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
     assert "shape[1].utilization" in space.columns()
+
+
+def test_a_space_with_coscheduling_tunes_its_args(tmp_path: Path) -> None:
+    """``spec.coscheduling``: each arg a parameter of its own (a column of trials.csv); the generated profile has
+    Coscheduling (its QueueSort, its PostFilter on while preemption is off) with the chosen args, the others at the
+    plugin's defaults; a space without the section is unchanged (a study of it resumes)."""
+    from packsched.config.loader import load_config_data
+    from packsched.plugins.coscheduling.coscheduling import parse_args
+    from packsched.sim.tune import write_config
+    from packsched.sim.tunespace import config_document, describe
+
+    text = SPACE + "  coscheduling:\n    permitWaitingTimeSeconds: {min: 10, max: 600, step: 10}\n"
+    text += "    podGroupBackoffSeconds: 30\n"
+    space = load_space(str(space_file(tmp_path, text, "cos.yaml")))
+    cols = space.columns()
+    assert cols[-2:] == ["coscheduling.permitWaitingTimeSeconds", "coscheduling.podGroupBackoffSeconds"]
+    assert space.as_json()["coscheduling"] == {
+        "permitWaitingTimeSeconds": {"min": 10, "max": 600, "step": 10},
+        "podGroupBackoffSeconds": 30,
+    }
+    choice = space.from_params({"strategy": "MostAllocated", "coscheduling.permitWaitingTimeSeconds": 120})
+    assert choice.coscheduling == {"permitWaitingTimeSeconds": 120, "podGroupBackoffSeconds": 30}
+    assert space.flat({"strategy": "MostAllocated"})["coscheduling.podGroupBackoffSeconds"] == 30
+    assert "Coscheduling permitWaitingTimeSeconds:120 podGroupBackoffSeconds:30" in describe(choice)
+    cfg = load_config_data(config_document(choice), "generated", set(in_tree_registry()))
+    (profile,) = cfg.profiles
+    args = parse_args(profile.plugin_config["Coscheduling"])
+    assert (args.permit_waiting_time_seconds, args.pod_group_backoff_seconds) == (120, 30)
+    assert args.pod_group_reject_percentage == 10  # left out: the plugin's default
+    assert [p.name for p in profile.plugins.multi_point.disabled] == ["PrioritySort"]
+    assert [p.name for p in profile.plugins.at("postFilter").enabled] == ["Coscheduling"]
+    path = write_config(tmp_path / "best.yaml", choice, ["a test"])
+    validated = runner.invoke(app, ["validate", str(path)])  # the profile builds (one QueueSort, ...)
+    assert validated.exit_code == 0, validated.output
+    # without the section: no Coscheduling, and the space's record as before
+    plain = load_space(str(space_file(tmp_path, SPACE, "plain.yaml")))
+    assert "coscheduling" not in plain.as_json()
+    assert not [c for c in plain.columns() if c.startswith("coscheduling.")]
+    doc = config_document(plain.from_params({"strategy": "MostAllocated"}))
+    assert "Coscheduling" not in json.dumps(doc)
 
 
 def test_the_command_lines_metric_names_are_the_tuners() -> None:

@@ -769,10 +769,10 @@ def serve(
         err.print("[red]error:[/red] --log-level must be debug, info, warning or error")
         raise typer.Exit(EXIT_INPUT)
     cfg = _guard(lambda: _config(config, version, gates))
-    if cfg.kube_version.generic_workload:
+    if cfg.kube_version.generic_workload and record is not None:
         err.print(
-            "[red]error:[/red] packsched serve does not model GenericWorkload yet (it watches no "
-            "scheduling.k8s.io Workloads or PodGroups): simulate such gangs with packsched simulate",
+            "[red]error:[/red] --record: a record does not keep scheduling.k8s.io Workloads or PodGroups yet, so "
+            "verify-record could not replay the gangs of GenericWorkload; serve without --record",
             highlight=False,
             soft_wrap=True,
         )

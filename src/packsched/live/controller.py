@@ -9,7 +9,8 @@ answers come back through the same inbox and are applied in the scheduling threa
 nothing (events, conditions) go out through a :class:`~packsched.live.recorder.Recorder` thread. Victims are removed by
 :class:`~packsched.live.victims.VictimRemover`; ElasticQuota gauges and status by
 :class:`~packsched.live.quota_status.QuotaStatusController`; PodGroup status by
-:class:`~packsched.live.podgroup_status.PodGroupStatusController`.
+:class:`~packsched.live.podgroup_status.PodGroupStatusController`; the condition kube-scheduler 1.36+ writes on its own
+PodGroups by :class:`~packsched.live.podgroup_conditions.PodGroupConditionWriter`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from packsched.live.handlers import InformerHandlers, Tracked
 from packsched.live.health_port import ApiHealth, Prober
 from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
 from packsched.live.pod_status import PodStatusWriter
+from packsched.live.podgroup_conditions import PodGroupConditionWriter
 from packsched.live.podgroup_status import PodGroupStatusController
 from packsched.live.port import PODS, RESOURCE_CLAIMS, ApiError, ApiPort, Obj, Resource
 from packsched.live.quota_status import QuotaStatusController
@@ -182,6 +184,8 @@ class Controller:
         self.quota_status = QuotaStatusController(port, self.metrics, quota_status)
         # write PodGroup status as scheduler-plugins' controller does (with pod_group_status)
         self.pod_group_status = PodGroupStatusController(port, pod_group_status, self.log, clock)
+        # kube-scheduler 1.36+ (GenericWorkload): the condition each pod-group cycle writes on its PodGroup
+        self.pod_group_conditions = PodGroupConditionWriter(self.recorder, config.kube_version)
         # pods held at Permit: when their scheduling attempt began (perf_counter), for the attempt's duration
         self._waiting_since: dict[str, float] = {}
         self._last_flush = clock()
@@ -233,6 +237,7 @@ class Controller:
         if self.record is not None:
             self.record.event(res, etype, obj)
         self.pod_group_status.observe(res, etype, obj)
+        self.pod_group_conditions.observe(res, etype, obj)
         self.informers.handle(res, etype, obj)
 
     # -- the loop ---------------------------------------------------------------------------------------
@@ -319,6 +324,9 @@ class Controller:
         tr = self.pods.get(key)
         if tr is None or tr.info is not info or key in self.cache:
             return None  # deleted or bound since it was queued
+        if self.scheduler.in_pod_group_cycle(info):
+            self._attempt_group(qp)
+            return None
         now = self.clock()
         if self.victims.waiting(key, now, self.pods.__contains__):
             # as upstream's PodEligibleToPreemptOthers answers while the victims terminate
@@ -343,6 +351,57 @@ class Controller:
             failed = CycleResult(info, info.pod.scheduler_name, status=Status.error(f"internal error: {exc}"))
             self.scheduler.handle_failure(qp, failed)
             return None
+        return self._after_cycle(qp, tr, result, start)
+
+    def _attempt_group(self, qp: QueuedPod) -> None:
+        """One pod-group scheduling cycle (kube-scheduler 1.36+ with GenericWorkload): ``qp`` and the other pods of
+        its group waiting in the queue, tried together; each member's outcome is then applied as a single pod's
+        (the scheduler has sent the ones that failed back to the queue already)."""
+        info = qp.info
+        self.victims.new_attempt()
+        start = time.perf_counter()
+        try:
+            members = self.scheduler.schedule_pod_group(qp)
+        except Exception as exc:  # a bug on one group's path must not stop the scheduler for every pod
+            LOG.exception("pod-group scheduling cycle failed", extra={"pod": info.key})
+            self._group_cycle_failed(qp, exc)
+            return
+        for member, result in members:
+            tr = self.pods.get(member.info.key)
+            if tr is None or tr.info is not member.info:
+                continue
+            if result.status.ok and result.node is None:
+                continue  # held back untried (its PodGroup not seen yet, or a member gated): nothing written
+            self.stats.attempts += 1
+            self._after_cycle(member, tr, result, start, sent_back=True)
+        self.pod_group_conditions.cycle_done(members)
+
+    def _group_cycle_failed(self, qp: QueuedPod, exc: Exception) -> None:
+        """A pod-group cycle that raised: every pod of the group taken out of the queue is sent back with the
+        error (none is left out of the queue), the first one's assumption given back."""
+        ref = qp.info.pod_group
+        self.scheduler.forget_assumed(qp.info)
+        for tr in list(self.pods.values()):
+            info = tr.info
+            if info.pod_group != ref or info.key in self.cache:
+                continue
+            self.scheduler.forget_assumed(info)
+            failed = CycleResult(info, info.pod.scheduler_name, status=Status.error(f"internal error: {exc}"))
+            if self.record is not None:
+                self.record.failed_attempt(info, info.pod.scheduler_name, f"internal error: {exc}")
+            if info is qp.info:
+                self.scheduler.handle_failure(qp, failed)
+            else:
+                self.scheduler.requeue(info)
+            self.statuses.failed(info.pod, "SchedulerError", f"internal error: {exc}")
+
+    def _after_cycle(
+        self, qp: QueuedPod, tr: Tracked, result: CycleResult, start: float, *, sent_back: bool = False
+    ) -> CycleResult | None:
+        """A scheduling cycle's outcome for one pod: its binding cycle started, its wait at Permit noted, or its
+        failure counted, written on the pod and (unless the scheduler did: ``sent_back``) the pod sent back."""
+        info = qp.info
+        key = info.key
         victims = self.victims
         if self.record is not None:
             self.record.decision(result, self.snapshot, victims.chosen_now, victims.blocked_now, victims.refused_now)
@@ -366,7 +425,8 @@ class Controller:
             self.metrics.preemption_victims.observe(self.victims.removed_now)
         self.stats.unschedulable += 1
         tr.fit_message = _fit_message(result)
-        self.scheduler.handle_failure(qp, result)
+        if not sent_back:
+            self.scheduler.handle_failure(qp, result)
         self.statuses.failed(info.pod, "SchedulerError" if is_error else "Unschedulable", result.message)
         return result
 

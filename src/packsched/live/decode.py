@@ -17,6 +17,7 @@ from packsched.api.errors import ErrorList, FieldError
 from packsched.api.gangs import PodGroup
 from packsched.api.manifests import Workload
 from packsched.api.objects import ElasticQuota, Node, Pod, PodDisruptionBudget, PriorityClass, Service
+from packsched.api.podgroups import SchedulingPodGroup, SchedulingWorkload
 from packsched.api.storage import StorageObjects
 from packsched.live.port import Obj, Resource, key_of
 
@@ -42,6 +43,8 @@ class Decoded:
     storage: StorageObjects = field(default_factory=StorageObjects)
     dra: DraObjects = field(default_factory=DraObjects)
     problems: list[FieldError] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
+    scheduling_pod_groups: list[SchedulingPodGroup] = field(default_factory=list)
 
 
 def decode(res: Resource, raw: Obj) -> Decoded:
@@ -67,6 +70,8 @@ def decode(res: Resource, raw: Obj) -> Decoded:
         cluster.workloads,
         cluster.storage,
         cluster.dra,
+        scheduling_workloads=cluster.scheduling_workloads,
+        scheduling_pod_groups=cluster.scheduling_pod_groups,
     )
     phase = (raw.get("status") or {}).get("phase")
     for pod in out.pods:  # the manifest reader leaves pods Pending; the API server says where they are
@@ -87,6 +92,17 @@ def resolve_pod_priority(pod: Pod, classes: dict[str, PriorityClass]) -> list[Fi
         return []
     default = next((pc for pc in classes.values() if pc.global_default), None)
     manifests.resolve_priority(pod, classes, default, errors, "spec")
+    return list(errors.items)
+
+
+def resolve_pod_group_priority(group: SchedulingPodGroup, classes: dict[str, PriorityClass]) -> list[FieldError]:
+    """A kube-scheduler 1.37 PodGroup's priority as the Priority admission plugin sets it (the API server writes
+    spec.priority; where it is missing, from the class, as for pods)."""
+    errors = ErrorList(file=f"PodGroup {group.key}")
+    if group.priority_set:
+        return []
+    default = next((pc for pc in classes.values() if pc.global_default), None)
+    manifests.resolve_pod_group_priority(group, classes, default, errors, "")
     return list(errors.items)
 
 

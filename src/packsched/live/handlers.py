@@ -50,6 +50,7 @@ from packsched.live.port import (
     key_of,
 )
 from packsched.live.recorder import Recorder
+from packsched.live.scheduling_groups import SchedulingGroupHandlers
 from packsched.live.victims import Stats, VictimRemover
 from packsched.scheduler import Scheduler
 
@@ -102,6 +103,8 @@ class InformerHandlers:
         # namespaces, Services, controllers, the storage catalog
         self.objects = ClusterObjects(scheduler, storage if storage is not None else StorageObjects(), stats)
         self.dra = DraHandlers(dra if dra is not None else DraObjects(), scheduler.dra_changed, stats, claim_writer)
+        # kube-scheduler's own Workloads / PodGroups (GenericWorkload)
+        self.scheduling_groups = SchedulingGroupHandlers(scheduler, stats, lambda: self.classes)
 
     def handle(self, res: Resource, etype: str, obj: Obj) -> None:
         if res == PODS:
@@ -120,6 +123,8 @@ class InformerHandlers:
             self.objects.handle(res, etype, obj)
         elif self.dra.handles(res):
             self.dra.handle(res, etype, obj)
+        elif self.scheduling_groups.handles(res):
+            self.scheduling_groups.handle(res, etype, obj)
 
     def flush(self) -> None:
         """After a batch of events: the moves they call for that are made once per batch (DRA's)."""

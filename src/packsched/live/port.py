@@ -86,6 +86,26 @@ RESOURCE_SLICES = Resource(DRA_GROUP, "v1", "resourceslices", "ResourceSlice", F
 RESOURCE_CLAIMS = Resource(DRA_GROUP, "v1", "resourceclaims", "ResourceClaim", True)
 DRA_RESOURCES = (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS)
 DRA_OLDER_VERSIONS = ("v1beta2", "v1beta1")
+# kube-scheduler's own pod groups (GenericWorkload), at the one version the chosen --kube-version's API server serves:
+# 1.35's Workloads (their podGroups inside), 1.36's and 1.37's PodGroups (not scheduler-plugins' PodGroup above).
+SCHEDULING_GROUP = "scheduling.k8s.io"
+SCHEDULING_WORKLOADS = Resource(SCHEDULING_GROUP, "v1alpha1", "workloads", "Workload", True)
+SCHEDULING_POD_GROUPS_1_36 = Resource(SCHEDULING_GROUP, "v1alpha2", "podgroups", "PodGroup", True)
+SCHEDULING_POD_GROUPS = Resource(SCHEDULING_GROUP, "v1beta1", "podgroups", "PodGroup", True)
+_GENERIC_WORKLOAD_BY_MINOR = {35: SCHEDULING_WORKLOADS, 36: SCHEDULING_POD_GROUPS_1_36, 37: SCHEDULING_POD_GROUPS}
+
+
+def generic_workload_resource(minor: int) -> Resource | None:
+    """The object that gives kube-scheduler ``1.<minor>``'s pod groups their policy, at the version that release
+    serves (None before 1.35; a later release's is 1.37's)."""
+    if minor < min(_GENERIC_WORKLOAD_BY_MINOR):
+        return None
+    return _GENERIC_WORKLOAD_BY_MINOR[min(minor, max(_GENERIC_WORKLOAD_BY_MINOR))]
+
+
+def is_generic_workload(res: Resource) -> bool:
+    """Whether ``res`` is one of kube-scheduler's own pod-group kinds (any version)."""
+    return any(same_kind(res, r) for r in _GENERIC_WORKLOAD_BY_MINOR.values())
 
 
 def older_versions(res: Resource) -> tuple[Resource, ...]:
@@ -97,9 +117,10 @@ def older_versions(res: Resource) -> tuple[Resource, ...]:
 
 
 def optional(res: Resource) -> bool:
-    """Whether a cluster may not serve the kind at all (DRA's, before Kubernetes 1.32 or with the API off): then
-    it is not watched, and what reads it sees none."""
-    return res.group == DRA_GROUP
+    """Whether a cluster may not serve the kind at all (DRA's, before Kubernetes 1.32 or with the API off; the
+    GenericWorkload kinds, alpha or beta APIs a cluster serves only when enabled): then it is not watched, and what
+    reads it sees none."""
+    return res.group == DRA_GROUP or is_generic_workload(res)
 
 
 def same_kind(a: Resource, b: Resource) -> bool:

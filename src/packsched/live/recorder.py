@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from packsched.api.objects import Pod
-from packsched.live.port import EVENTS, PODS, ApiError, ApiPort, Obj
+from packsched.live.port import EVENTS, PODS, ApiError, ApiPort, Obj, Resource
 
 LOG = logging.getLogger("packsched.live.recorder")
 NOTE_MAX = 1024  # events.k8s.io/v1 limits note to 1kB
@@ -213,6 +213,18 @@ class Recorder:
         """``current``: asked when the write's turn comes; a write that answers False is dropped (stale: a later
         outcome of the pod made it wrong) and counted."""
         self._submit(lambda: self._patch(namespace, name, patch, current), f"{namespace}/{name}", wait)
+
+    def patch_status(self, res: Resource, namespace: str, name: str, patch: Obj) -> None:
+        """A status patch of another kind's object (a PodGroup's condition), sent as the pods' are (one sender per
+        object); one of an object deleted meanwhile is dropped."""
+        self._submit(lambda: self._patch_other(res, namespace, name, patch), f"{res.plural}:{namespace}/{name}")
+
+    def _patch_other(self, res: Resource, namespace: str, name: str, patch: Obj) -> None:
+        try:
+            self.port.patch_status(res, namespace, name, patch)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
 
     def _patch(self, namespace: str, name: str, patch: Obj, current: Callable[[], bool] | None = None) -> bool:
         if current is not None and not current():

@@ -51,6 +51,7 @@ from packsched.live.port import (
     ApiError,
     ApiPort,
     Resource,
+    generic_workload_resource,
     older_versions,
     optional,
     same_kind,
@@ -65,8 +66,9 @@ LOG = logging.getLogger("packsched.live")
 # without the ElasticQuota or PodGroup CRD, or RBAC without storage, needs it only for such a configuration):
 # ElasticQuotas, PodGroups, Services and controllers for the plugins that keep a view of them (CapacityScheduling;
 # Coscheduling; PodTopologySpread's default constraints), namespaces and the storage catalog for the plugins that
-# read them (InterPodAffinity; the volume plugins), and the DRA objects for DynamicResources (at the newest version of
-# resource.k8s.io the cluster serves; none when it serves none).
+# read them (InterPodAffinity; the volume plugins), the DRA objects for DynamicResources (at the newest version of
+# resource.k8s.io the cluster serves; none when it serves none), and with the feature gate GenericWorkload the
+# Workloads (1.35) or PodGroups (1.36+) of scheduling.k8s.io at the version the --kube-version serves.
 WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 
 EXIT_OK = 0
@@ -260,6 +262,11 @@ class Server:
                 candidates = [c for c in candidates if c.version in versions]
             if candidates:
                 self._start_informer(candidates[0], tuple(candidates[1:]))
+            elif versions:
+                LOG.warning(
+                    "API version not served by the cluster; not watched",
+                    extra={"group": res.group, "resource": res.plural, "version": res.version, "served": versions},
+                )
         code = EXIT_OK
         try:
             if self.elector is not None:
@@ -325,6 +332,10 @@ class Server:
             out += STORAGE_RESOURCES
         if any(reads(p, DRA) for p in plugins):
             out += DRA_RESOURCES
+        version = self.config.kube_version
+        groups = generic_workload_resource(version.minor) if version.generic_workload else None
+        if groups is not None:  # GangScheduling reads them, and 1.37's pod-group cycle whatever the plugins
+            out.append(groups)
         return out
 
     def _stop_when(self, event: threading.Event) -> None:

@@ -16,6 +16,9 @@ kube-scheduler's KubeSchedulerConfiguration, each value fixed or a range. A spac
       - {name: NodeResourcesFit, weight: {min: 1, max: 10}}
       - {name: NodeResourcesBalancedAllocation, weight: {min: 0, max: 5}}
       percentageOfNodesToScore: {min: 50, max: 100}
+      coscheduling:                                           # optional: the profile gets Coscheduling
+        permitWaitingTimeSeconds: {min: 10, max: 600}
+        podGroupBackoffSeconds: {min: 0, max: 300}
 
 A value is an integer (fixed) or ``{min: A, max: B}`` (every integer from A to B; ``step: N`` for every Nth).
 Every problem is reported with its field path (InputError, exit code 2 on the command line).
@@ -23,14 +26,16 @@ Every problem is reported with its field path (InputError, exit code 2 on the co
 A point of the space (:class:`Choice`) becomes a whole KubeSchedulerConfiguration (:func:`config_document`): the
 profile ``default-scheduler`` with GPUShare (per-GPU accounting, which the trace replay requires), the score
 plugins of the choice alone, no preemption (the replay protocol drops a pod that fits nowhere), and the choice's
-``percentageOfNodesToScore``.
+``percentageOfNodesToScore``. With ``coscheduling``, scheduler-plugins' Coscheduling joins the profile (its QueueSort
+in place of PrioritySort, its PostFilter rejecting a gang's placed members) with the chosen args; an arg the space
+leaves out keeps the plugin's default.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from packsched.api.decode import Reader
@@ -57,6 +62,15 @@ MAX_PLUGIN_WEIGHT = 100  # packsched's bound for a search, far above kube-schedu
 FIT_WEIGHT = dict(catalog.V1_DEFAULT_MULTIPOINT)[FIT]
 # RequestedToCapacityRatio's shape when the space gives none: packing, as `packsched replay --policy`.
 DEFAULT_SHAPE = tuple((p["utilization"], p["score"]) for p in RTCR_SHAPE)
+COSCHEDULING = "Coscheduling"
+# Coscheduling's args a space may tune, with the bounds of a search (the plugin takes any non-negative number of
+# seconds, and a percentage).
+MAX_SECONDS = 86_400
+COSCHEDULING_ARGS = {
+    "permitWaitingTimeSeconds": (0, MAX_SECONDS),
+    "podGroupBackoffSeconds": (0, MAX_SECONDS),
+    "podGroupRejectPercentage": (0, 100),
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,8 @@ class Choice:
     shape: list[tuple[int, int]]  # (utilization, score); RequestedToCapacityRatio only
     plugins: dict[str, int]  # score plugin -> weight, 0: disabled
     percentage: int
+    coscheduling: dict[str, int] = field(default_factory=dict)  # Coscheduling's args (the others: its defaults)
+    with_coscheduling: bool = False  # the profile has Coscheduling
 
 
 # Reads a value: (parameter name, range) -> int, or (parameter name, choices) -> str.
@@ -119,16 +135,21 @@ class TuneSpace:
     shape: tuple[ShapePoint, ...]
     plugins: tuple[Named, ...]
     percentage: IntRange
+    coscheduling: tuple[Named, ...] = ()  # Coscheduling's args (name, range); none: the profile has no Coscheduling
+    with_coscheduling: bool = False  # the space has a coscheduling section (maybe empty: the plugin's defaults)
 
     def as_json(self) -> dict[str, Any]:
         """The space's content, normalised (the study records it: a resumed study must search the same space)."""
-        return {
+        out: dict[str, Any] = {
             "strategies": list(self.strategies),
             "resources": [{"name": r.name, "weight": r.weight.as_json()} for r in self.resources],
             "shape": [{"utilization": p.utilization.as_json(), "score": p.score.as_json()} for p in self.shape],
             "scorePlugins": [{"name": p.name, "weight": p.weight.as_json()} for p in self.plugins],
             "percentageOfNodesToScore": self.percentage.as_json(),
         }
+        if self.with_coscheduling:  # (absent otherwise: the studies of earlier spaces resume)
+            out["coscheduling"] = {a.name: a.weight.as_json() for a in self.coscheduling}
+        return out
 
     def columns(self) -> list[str]:
         """Every parameter's name, in a fixed order: the columns of trials.csv (and Optuna's parameter names)."""
@@ -137,7 +158,7 @@ class TuneSpace:
             for i in range(len(self.shape)):
                 cols += [f"shape[{i}].utilization", f"shape[{i}].score"]
         cols += [f"plugin.{p.name}" for p in self.plugins]
-        return [*cols, "percentageOfNodesToScore"]
+        return [*cols, "percentageOfNodesToScore", *(f"coscheduling.{a.name}" for a in self.coscheduling)]
 
     def pick(self, get_int: IntGetter, get_str: StrGetter) -> Choice:
         """The choice the getters make; fixed values are taken as they are, the shape only for
@@ -159,6 +180,8 @@ class TuneSpace:
             shape,
             {p.name: value(f"plugin.{p.name}", p.weight) for p in self.plugins},
             value("percentageOfNodesToScore", self.percentage),
+            {a.name: value(f"coscheduling.{a.name}", a.weight) for a in self.coscheduling},
+            self.with_coscheduling,
         )
 
     def sample(self, trial: Any) -> Choice:
@@ -181,6 +204,8 @@ class TuneSpace:
         for p in self.plugins:
             fixed[f"plugin.{p.name}"] = p.weight.low if p.weight.fixed else None
         fixed["percentageOfNodesToScore"] = self.percentage.low if self.percentage.fixed else None
+        for a in self.coscheduling:
+            fixed[f"coscheduling.{a.name}"] = a.weight.low if a.weight.fixed else None
         strategy = params.get("strategy", fixed.get("strategy"))
         for i, point in enumerate(self.shape):
             for key, rng in (("utilization", point.utilization), ("score", point.score)):
@@ -202,6 +227,15 @@ def config_document(choice: Choice) -> dict[str, Any]:
         strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": s} for u, s in choice.shape]}
     weights = {FIT: FIT_WEIGHT, **choice.plugins}
     enabled = [{"name": name, "weight": w} for name, w in weights.items() if w > 0]
+    multi_point: dict[str, Any] = {"enabled": [{"name": GPU_SHARE}]}
+    post_filter: dict[str, Any] = {"disabled": [{"name": "*"}]}
+    plugin_config: list[dict[str, Any]] = [{"name": FIT, "args": {"scoringStrategy": strategy}}]
+    if choice.with_coscheduling:
+        # its QueueSort replaces PrioritySort; its PostFilter (rejecting a gang's placed members) stays on
+        multi_point = {"enabled": [{"name": GPU_SHARE}, {"name": COSCHEDULING}], "disabled": [{"name": "PrioritySort"}]}
+        post_filter["enabled"] = [{"name": COSCHEDULING}]
+        if choice.coscheduling:
+            plugin_config.append({"name": COSCHEDULING, "args": dict(choice.coscheduling)})
     return {
         "apiVersion": CONFIG_API,
         "kind": "KubeSchedulerConfiguration",
@@ -210,11 +244,11 @@ def config_document(choice: Choice) -> dict[str, Any]:
             {
                 "schedulerName": DEFAULT_SCHEDULER_NAME,
                 "plugins": {
-                    "multiPoint": {"enabled": [{"name": GPU_SHARE}]},
+                    "multiPoint": multi_point,
                     "score": {"disabled": [{"name": "*"}], "enabled": enabled},
-                    "postFilter": {"disabled": [{"name": "*"}]},
+                    "postFilter": post_filter,
                 },
-                "pluginConfig": [{"name": FIT, "args": {"scoringStrategy": strategy}}],
+                "pluginConfig": plugin_config,
             }
         ],
     }
@@ -231,6 +265,9 @@ def describe(choice: Choice) -> str:
     weights = {FIT: FIT_WEIGHT, **choice.plugins}
     parts.append("score plugins " + " ".join(f"{n}:{w}" for n, w in weights.items() if w > 0))
     parts.append(f"percentageOfNodesToScore {choice.percentage}")
+    if choice.with_coscheduling:
+        args = " ".join(f"{n}:{v}" for n, v in choice.coscheduling.items())
+        parts.append(f"{COSCHEDULING} {args or '(its defaults)'}")
     return ", ".join(parts)
 
 
@@ -315,6 +352,20 @@ def _shape(r: Reader, raw: object, path: str) -> list[ShapePoint]:
     return points
 
 
+def _coscheduling(r: Reader, raw: object, path: str) -> list[Named]:
+    """``coscheduling``: Coscheduling's args to tune, each fixed or a range (``{}``: the plugin with its defaults)."""
+    if raw is None:
+        return []
+    data = r.fields(raw, path, tuple(COSCHEDULING_ARGS))
+    out: list[Named] = []
+    for name, (low, high) in COSCHEDULING_ARGS.items():
+        if name in data:
+            rng = _range(r, data[name], f"{path}.{name}", low, high)
+            if rng is not None:
+                out.append(Named(name, rng))
+    return out
+
+
 def _check_names(r: Reader, resources: list[Named], plugins: list[Named]) -> None:
     for i, res in enumerate(resources):
         if res.weight.high == 0:
@@ -350,7 +401,7 @@ def load_space(path: str) -> TuneSpace:
     spec = r.fields(
         data.get("spec"),
         "spec",
-        ("strategies", "resources", "shape", "scorePlugins", "percentageOfNodesToScore"),
+        ("strategies", "resources", "shape", "scorePlugins", "percentageOfNodesToScore", "coscheduling"),
     )
     strategies = r.str_list(spec.get("strategies"), "spec.strategies")
     if "strategies" not in spec:
@@ -378,6 +429,7 @@ def load_space(path: str) -> TuneSpace:
     percentage = _range(
         r, spec.get("percentageOfNodesToScore"), "spec.percentageOfNodesToScore", 1, 100, IntRange(100, 100)
     )
+    coscheduling = _coscheduling(r, spec.get("coscheduling"), "spec.coscheduling")
     errors.raise_if_any()
     assert percentage is not None
     space = TuneSpace(
@@ -388,6 +440,8 @@ def load_space(path: str) -> TuneSpace:
         tuple(shape),
         tuple(plugins),
         percentage,
+        tuple(coscheduling),
+        "coscheduling" in spec,
     )
     _check_configs(space)
     return space
