@@ -81,6 +81,7 @@ from packsched.backend.dra.extended import (
     request_mappings,
 )
 from packsched.config.types import PluginArgs
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
@@ -159,6 +160,22 @@ def _prioritized_list_score(claims: list[ResourceClaim], allocations: list[Alloc
     return score
 
 
+def allocator_features(v: KubeVersion) -> Features:
+    """The allocator's features at kube-scheduler ``v`` (its release and the feature gates set)."""
+    return Features(
+        admin_access=v.dra_admin_access,
+        prioritized_list=v.dra_prioritized_list,
+        partitionable_devices=v.dra_partitionable_devices,
+        device_taints=v.dra_device_taints,
+        cel_error_names_device=v.dra_cel_error_names_device,
+        consumable_capacity=v.dra_consumable_capacity,
+        fractional_capacity_range=v.dra_fractional_capacity_range,
+        capacity_checks_1_37=v.minor >= 37,
+        counters_1_36=v.dra_counters_1_36,
+        counters_1_37=v.dra_counters_1_37,
+    )
+
+
 def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
     """upstream foreachPodResourceClaim: the pod's claims, or why the pod cannot be scheduled yet."""
     out: list[ResourceClaim] = []
@@ -195,16 +212,7 @@ class DynamicResources:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
         v = handle.kube_version
-        self.features = Features(
-            admin_access=v.dra_admin_access,
-            prioritized_list=v.dra_prioritized_list,
-            partitionable_devices=v.dra_partitionable_devices,
-            device_taints=v.dra_device_taints,
-            cel_error_names_device=v.dra_cel_error_names_device,
-            consumable_capacity=v.dra_consumable_capacity,
-            fractional_capacity_range=v.dra_fractional_capacity_range,
-            capacity_checks_1_37=v.minor >= 37,
-        )
+        self.features = allocator_features(v)
         self.extended_resources = v.dra_extended_resource
 
     # -- PreEnqueue ----------------------------------------------------------------------------------------
