@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -30,6 +30,11 @@ ALLOCATION_MODES = (EXACT_COUNT, ALL)
 NO_SCHEDULE, NO_EXECUTE, NONE = "NoSchedule", "NoExecute", "None"
 DEVICE_TAINT_EFFECTS = (NO_SCHEDULE, NO_EXECUTE, NONE)
 ALLOCATION_RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+# the namespace label the API server requires of a claim or template asking for admin access (DRAAdminNamespaceLabelKey)
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_NAMESPACE_MESSAGE = (
+    f"Forbidden: admin access to devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace"
+)
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
 _SPEC_CLAIM = ("devices",)
@@ -352,6 +357,33 @@ class DraObjects:
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get(f"{namespace}/{name}")
 
+    def without_admin_access(self) -> tuple[DraObjects, int]:
+        """The catalog as an API server with DRAAdminAccess off keeps it (it drops ``adminAccess`` from claims'
+        and templates' requests and from allocation results), and how many objects lost it; ``self`` when
+        none."""
+        claims: dict[str, ResourceClaim] = {}
+        templates: dict[str, ResourceClaimTemplate] = {}
+        for key, claim in self.claims.items():
+            results = claim.allocation.results if claim.allocation is not None else ()
+            if admin_access_path(claim.spec, "spec", "") is None and not any(r.admin_access for r in results):
+                continue
+            allocation = claim.allocation
+            if allocation is not None:
+                allocation = replace(allocation, results=tuple(replace(r, admin_access=None) for r in results))
+            claims[key] = replace(
+                claim,
+                spec=without_admin_access(claim.spec),
+                allocation=allocation,
+                reserved_for=list(claim.reserved_for),
+            )
+        for key, template in self.templates.items():
+            if admin_access_path(template.spec, "spec", "") is not None:
+                templates[key] = replace(template, spec=without_admin_access(template.spec))
+        if not claims and not templates:
+            return self, 0
+        copy = replace(self, claims=self.claims | claims, templates=self.templates | templates)
+        return copy, len(claims) + len(templates)
+
     def allocated_devices(self) -> set[tuple[str, str, str]]:
         """Devices allocated to a claim (admin-access results do not count, as upstream's
         ListAllAllocatedDevices); a device's shares (results with a ``shareID``) count as the device."""
@@ -538,6 +570,27 @@ def _capacity_requests(r: Reader, raw: object, path: str) -> tuple[tuple[str, Fr
             r.errors.add(p, f"Invalid value: {item!r}: must be greater than or equal to 0")
         out.append((str(name), amount))
     return tuple(sorted(out))
+
+
+def admin_access_path(spec: ClaimSpec, path: str, api_version: str) -> str | None:
+    """The field path of the first request asking for admin access (``adminAccess: true``), which the API server
+    checks against the namespace's labels (upstream AuthorizedForAdmin); None when none asks."""
+    for i, request in enumerate(spec.requests):
+        if request.exactly is not None and request.exactly.admin_access:
+            inner = "" if api_version == V1BETA1 else ".exactly"
+            return f"{path}.devices.requests[{i}]{inner}.adminAccess"
+    return None
+
+
+def without_admin_access(spec: ClaimSpec) -> ClaimSpec:
+    """The spec as the API server keeps it with DRAAdminAccess off: no request's ``adminAccess``."""
+    requests = tuple(
+        replace(r, exactly=replace(r.exactly, admin_access=None))
+        if r.exactly is not None and r.exactly.admin_access is not None
+        else r
+        for r in spec.requests
+    )
+    return replace(spec, requests=requests)
 
 
 def decode_claim_spec(r: Reader, raw: object, path: str, api_version: str) -> ClaimSpec:

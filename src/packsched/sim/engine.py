@@ -217,6 +217,15 @@ class Simulation:
         skipped = cluster.skipped_summary()
         if skipped:
             self.warnings.append(skipped)
+        version = config.kube_version
+        if version.minor >= 34 and not version.dra_admin_access:
+            dra, dropped = cluster.dra.without_admin_access()
+            if dropped:
+                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
+                self.warnings.append(
+                    f"adminAccess dropped from {dropped} ResourceClaim(s) and template(s): the API server drops it "
+                    "with the feature gate DRAAdminAccess off"
+                )
         self.scheduler = Scheduler(
             config,
             registry,
