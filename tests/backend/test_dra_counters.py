@@ -18,10 +18,12 @@ or an error's text.
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers import simulate_placements
 from packsched.api.dra import (
     ALL,
     ClaimSpec,
@@ -395,3 +397,75 @@ def test_the_releases_differ_where_upstream_changed() -> None:
     changed = {name for name, case in CASES.items() if len({repr(case["want"][m]) for m in RELEASES}) > 1}
     assert len(changed) == 7
     assert len(CASES) == 11
+
+
+PARTITIONED_NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-counters}
+spec:
+  driver: gpu.example.com
+  pool: {name: n1, generation: 1, resourceSliceCount: 2}
+  sharedCounters:
+  - name: gpu-0
+    counters: {memory: {value: 40Gi}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-partitions}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 2}
+  devices:
+  - name: gpu-0-whole
+    taints: [{key: maintenance, effect: NoSchedule}]
+    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]
+  - name: gpu-0-half
+    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 20Gi}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: g
+        exactly: {deviceClassName: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources: {claims: [{name: g}]}
+  resourceClaims:
+  - name: g
+    resourceClaimTemplateName: one
+"""
+
+
+def test_a_tainted_partition_blocks_its_siblings_before_1_36(tmp_path: Path) -> None:
+    """What a user sees: the whole-GPU partition is tainted; 1.36+ gives its counters back and the half partition
+    fits, 1.35 (with the alpha gates on) keeps them taken and the pod waits."""
+    got = simulate_placements(tmp_path, PARTITIONED_NODE, "--kube-version", "1.36")
+    assert got["default/p"] == ("n1", None)
+    gates = "DRAPartitionableDevices=true,DRADeviceTaints=true"
+    node, reason = simulate_placements(tmp_path, PARTITIONED_NODE, "--kube-version", "1.35", "--feature-gates", gates)[
+        "default/p"
+    ]
+    assert node is None and "1 cannot allocate all claims" in str(reason)
