@@ -159,6 +159,8 @@ class DeviceResult:
     admin_access: bool | None = None
     share_id: str | None = None  # DRAConsumableCapacity: one share of a device that allows multiple allocations
     consumed: tuple[tuple[str, Fraction], ...] | None = None  # ``consumedCapacity`` (None: not set)
+    binding_conditions: tuple[str, ...] = ()  # DRADeviceBindingConditions: the device's, copied by the allocator
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -228,6 +230,11 @@ class Device:
     all_nodes: bool = False
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     policies: tuple[tuple[str, CapacityPolicy], ...] = ()  # capacity name -> its requestPolicy
+    # DRADeviceBindingConditions: the conditions kube-scheduler waits for at PreBind, those that fail the binding,
+    # and whether an allocation of the device is tied to the node it was made for
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
     @property
     def allow_multiple(self) -> bool:
@@ -383,6 +390,25 @@ class DraObjects:
             return self, 0
         copy = replace(self, claims=self.claims | claims, templates=self.templates | templates)
         return copy, len(claims) + len(templates)
+
+    def without_binding_conditions(self) -> tuple[DraObjects, int]:
+        """The catalog as an API server with DRADeviceBindingConditions (or DRAResourceClaimDeviceStatus) off keeps
+        it: devices' ``bindingConditions``, ``bindingFailureConditions`` and ``bindsToNode`` dropped from the
+        ResourceSlices; and how many slices lost them (``self`` when none)."""
+        slices: list[ResourceSlice] = []
+        changed = 0
+        for s in self.slices:
+            if any(d.binding_conditions or d.binding_failure_conditions or d.binds_to_node for d in s.devices):
+                plain = tuple(
+                    replace(d, binding_conditions=(), binding_failure_conditions=(), binds_to_node=False)
+                    for d in s.devices
+                )
+                s = replace(s, devices=plain)
+                changed += 1
+            slices.append(s)
+        if not changed:
+            return self, 0
+        return replace(self, slices=slices), changed
 
     def allocated_devices(self) -> set[tuple[str, str, str]]:
         """Devices allocated to a claim (admin-access results do not count, as upstream's
@@ -749,9 +775,9 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
         if t.get("effect") is None:
             r.errors.add(f"{tp}.effect", "Required value")
         taints.append(Taint(key, r.str(t.get("value"), f"{tp}.value"), effect))
-    for unsupported in ("bindingConditions", "bindsToNode"):
-        if data.get(unsupported):
-            r.errors.add(f"{path}.{unsupported}", "device binding conditions are not simulated yet")
+    binding = tuple(r.str_list(data.get("bindingConditions"), f"{path}.bindingConditions"))
+    failure = tuple(r.str_list(data.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"))
+    _binding_errors(r, binding, failure, path)
     return Device(
         name,
         CelDevice(
@@ -766,7 +792,57 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
         r.bool(data.get("allNodes"), f"{path}.allNodes"),
         _node_selector(r, data.get("nodeSelector"), f"{path}.nodeSelector"),
         policies,
+        binding,
+        failure,
+        r.bool(data.get("bindsToNode"), f"{path}.bindsToNode"),
     )
+
+
+BINDING_CONDITIONS_MAX = 4  # resourceapi.BindingConditionsMaxSize (and BindingFailureConditionsMaxSize)
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def _label_name_errors(value: str) -> list[str]:
+    """upstream ValidateLabelName (a qualified name): an optional DNS subdomain and '/', then at most 63 characters,
+    alphanumeric at both ends, '-', '_' or '.' between."""
+    prefix, sep, name = value.rpartition("/")
+    out = [f"prefix part {m}" for m in dns1123_subdomain(prefix)] if sep else []
+    if not name or len(name) > 63 or not _LABEL_NAME.match(name):
+        out.append(
+            "name part must consist of at most 63 alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character"
+        )
+    return out
+
+
+def _binding_errors(r: Reader, binding: tuple[str, ...], failure: tuple[str, ...], path: str) -> None:
+    """upstream validateDeviceBindingParameters: at most four of each, qualified names, no repeats, no condition in
+    both lists, and each list only with the other."""
+    for key, values in (("bindingConditions", binding), ("bindingFailureConditions", failure)):
+        if len(values) > BINDING_CONDITIONS_MAX:
+            r.errors.add(f"{path}.{key}", f"Too many: {len(values)}: must have at most {BINDING_CONDITIONS_MAX} items")
+        seen: set[str] = set()
+        for i, value in enumerate(values):
+            for message in _label_name_errors(value):
+                r.errors.add(f"{path}.{key}[{i}]", f"Invalid value: {value!r}: {message}")
+            if value in seen:
+                r.errors.add(f"{path}.{key}[{i}]", f'Duplicate value: "{value}"')
+            seen.add(value)
+    for i, value in enumerate(failure):
+        if value in binding:
+            r.errors.add(
+                f"{path}.bindingFailureConditions[{i}]",
+                f"Invalid value: {value!r}: bindingFailureConditions must not overlap with bindingConditions",
+            )
+    if failure and not binding:
+        r.errors.add(
+            f"{path}.bindingConditions", "Invalid value: bindingConditions are required to use bindingFailureConditions"
+        )
+    if binding and not failure:
+        r.errors.add(
+            f"{path}.bindingFailureConditions",
+            "Invalid value: bindingFailureConditions are required to use bindingConditions",
+        )
 
 
 def _device_capacity(
@@ -1016,6 +1092,8 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
                     None if admin is None else r.bool(admin, f"{p}.adminAccess"),
                     share_id,
                     consumed,
+                    tuple(r.str_list(d.get("bindingConditions"), f"{p}.bindingConditions")),
+                    tuple(r.str_list(d.get("bindingFailureConditions"), f"{p}.bindingFailureConditions")),
                 )
             )
         claim.allocation = Allocation(

@@ -303,6 +303,19 @@ class KubeVersion:
         return self.minor >= 37
 
     @property
+    def dra_device_binding(self) -> bool:
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus both on (v1.36+ by default; the first is
+        alpha and off in 1.34-1.35, the second beta and on from 1.33, GA and locked on in 1.37): ResourceSlices keep
+        devices' ``bindingConditions``, ``bindingFailureConditions`` and ``bindsToNode`` (the allocator's
+        DeviceBindingAndStatus feature). Off, the API server drops those fields from new slices, and the allocator
+        never picks a device that still has them."""
+        return (
+            self.minor >= 34
+            and self.feature("DRADeviceBindingConditions")
+            and self.feature("DRAResourceClaimDeviceStatus")
+        )
+
+    @property
     def dra_counters_1_36(self) -> bool:
         """1.36+: the allocator gives back the shared counters (DRAPartitionableDevices) a device took when it is
         refused afterwards (an untolerated taint, a constraint, its capacity) or when the search backtracks over a

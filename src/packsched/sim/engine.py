@@ -226,6 +226,14 @@ class Simulation:
                     f"adminAccess dropped from {dropped} ResourceClaim(s) and template(s): the API server drops it "
                     "with the feature gate DRAAdminAccess off"
                 )
+        if version.minor >= 34 and not version.dra_device_binding:
+            dra, dropped = cluster.dra.without_binding_conditions()
+            if dropped:
+                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
+                self.warnings.append(
+                    f"devices' bindingConditions, bindingFailureConditions and bindsToNode dropped from {dropped} "
+                    "ResourceSlice(s): the API server drops them with the feature gate DRADeviceBindingConditions off"
+                )
         self.scheduler = Scheduler(
             config,
             registry,

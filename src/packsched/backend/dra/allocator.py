@@ -81,6 +81,9 @@ class Features:
     # 1.37's: counters are tracked per pool of each driver (before: per pool name, so two drivers' pools of the same
     # name shared them), and a device with a share allocated but no consumed capacity has its counters paid.
     counters_1_37: bool = True
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (the allocator's DeviceBindingAndStatus): off, a
+    # device with binding conditions is never picked; on, its results carry the device's binding conditions
+    device_binding: bool = True
 
 
 def share_id(claim: str, index: int, did: DeviceID) -> str:
@@ -469,6 +472,9 @@ class _Run:
         known = self.matches.get(key)
         if known is not None:
             return known
+        if dev.binding_conditions and not self.features.device_binding:
+            self.matches[key] = False
+            return False
         ok = True
         if data.device_class is not None:
             ok = self._selectors_match(ci, dev, did, data.device_class, data.device_class.selectors)
@@ -634,6 +640,8 @@ class _Run:
             True if data.admin else None,
             "" if taken is not None else None,  # the share's ID is made with the result (_result)
             tuple(sorted(taken.items())) if taken else None,
+            dev.binding_conditions if self.features.device_binding else (),
+            dev.binding_failure_conditions if self.features.device_binding else (),
         )
         self.results[ci].append((result, s, dev))
         before = len(self.results[ci]) - 1
@@ -827,7 +835,7 @@ class _Run:
         fields: list[Requirement] = []
         for _r, s, dev in devices:
             name, selector = (dev.node_name, dev.node_selector) if s.per_device else (s.node_name, s.node_selector)
-            if name:
+            if name or dev.binds_to_node:  # a device bound to a node: the allocation is for this node only
                 return (NodeSelectorTerm((), (Requirement("metadata.name", "In", (self.node.name,)),)),)
             if selector is not None and len(selector) == 1:
                 for req in selector[0].match_fields:

@@ -173,6 +173,7 @@ def allocator_features(v: KubeVersion) -> Features:
         capacity_checks_1_37=v.minor >= 37,
         counters_1_36=v.dra_counters_1_36,
         counters_1_37=v.dra_counters_1_37,
+        device_binding=v.dra_device_binding,
     )
 
 
@@ -248,6 +249,11 @@ class DynamicResources:
             if claim.allocation is not None:
                 if len(claim.reserved_for) >= RESERVED_FOR_MAX and pod.key not in claim.reserved_for:
                     return Status.unschedulable(ERR_IN_USE, unresolvable=True)
+                if self.features.device_binding:
+                    try:
+                        _refuse_binding_conditions([claim.allocation])
+                    except PluginError as exc:
+                        return Status.error(str(exc), plugin=NAME)
                 continue
             to_allocate.append(claim)
             if claim.key in dra.in_flight:
@@ -410,6 +416,7 @@ class DynamicResources:
             raise PluginError(f'running "{NAME}" filter plugin: {exc}') from None
         if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
+        _refuse_binding_conditions(found)
         data.allocations[node.name] = found[: len(data.to_allocate)]
         if ext_claim is not None:
             data.ext_allocations[node.name] = (ext_claim, found[-1])
@@ -635,6 +642,20 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
+
+
+def _refuse_binding_conditions(found: list[Allocation]) -> None:
+    """An allocation with a device that has binding conditions (DRADeviceBindingConditions on): kube-scheduler would
+    write it and wait at PreBind for the conditions in the claim's ``status.devices``; packsched does not simulate
+    that wait yet, so the pod's cycle ends with an error that says so (rather than binding it at once)."""
+    for alloc in found:
+        for r in alloc.results:
+            if r.binding_conditions:
+                raise PluginError(
+                    f"{NAME}: device {'/'.join(r.device_id)} has bindingConditions {list(r.binding_conditions)}, "
+                    "which kube-scheduler waits for at PreBind (DRADeviceBindingConditions): packsched does not "
+                    "simulate device binding conditions yet"
+                )
 
 
 def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
