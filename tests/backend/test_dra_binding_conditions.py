@@ -2,8 +2,7 @@
 DeviceBindingAndStatus): the binding-condition rows of upstream's allocator test table (dynamic-resource-allocation
 v0.36.3, ``structured/internal/allocatortesting/allocator_testing.go``) as data, then what a user sees through
 ``simulate``: with the gate off (1.34-1.35 by default) the API server drops the fields and the devices are ordinary;
-with it on (1.36+) kube-scheduler would wait at PreBind for the conditions, which packsched does not simulate yet
-and says so; and the fields' validation.
+and the fields' validation. The wait at PreBind: ``tests/sim/test_dra_binding_conditions.py``.
 
 A case: ``features``, the request counts of claim-0 (``requests``, with ``tolerate`` the NoSchedule taint), the
 devices of the one device slice (name, binding conditions, failure conditions, extra), a counter slice when the
@@ -20,7 +19,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import simulate_placements
 from packsched.api.dra import ClaimSpec, DeviceClass, DeviceRequest, ExactRequest, ResourceClaim, ResourceSlice
 from packsched.api.dra import Device as DraDevice
 from packsched.api.dracel import CelDevice
@@ -272,32 +270,6 @@ def test_with_the_gate_off_the_api_server_drops_the_fields(tmp_path: Path, args:
     got, warnings = _simulate(tmp_path, *args)
     assert got == ("n1", None)  # an ordinary device
     assert any("dropped from 1 ResourceSlice(s)" in w and "DRADeviceBindingConditions off" in w for w in warnings)
-
-
-def test_with_the_gate_on_the_wait_at_prebind_is_not_simulated_and_says_so(tmp_path: Path) -> None:
-    (node, reason), _warnings = _simulate(tmp_path, "--kube-version", "1.36")
-    assert node is None
-    assert "device gpu.example.com/n1/fabric-gpu-0 has bindingConditions ['dra.example.com/attached']" in str(reason)
-    assert "packsched does not simulate device binding conditions yet" in str(reason)
-
-
-def test_an_allocated_claim_with_binding_conditions_is_refused_too(tmp_path: Path) -> None:
-    claim = """
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: held}
-spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu}}]}}
-status:
-  allocation:
-    devices:
-      results:
-      - {request: g, driver: gpu.example.com, pool: n1, device: fabric-gpu-0, bindingConditions: [ready],
-         bindingFailureConditions: [failed]}
-"""
-    text = CLUSTER.replace("resourceClaimTemplateName: one", "resourceClaimName: held") + claim
-    node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.36")["default/p"]
-    assert node is None and "packsched does not simulate device binding conditions yet" in str(reason)
 
 
 def test_bad_binding_fields_are_reported_at_their_paths(tmp_path: Path) -> None:

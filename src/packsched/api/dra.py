@@ -9,6 +9,7 @@ is compiled when read: a compile error is reported at its field path.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -109,6 +110,8 @@ _RESULT = (
     "consumedCapacity",
 )
 _REFERENCE = ("apiGroup", "resource", "name", "uid")
+_DEVICE_STATUS = ("driver", "pool", "device", "shareID", "conditions", "data", "networkData")
+_CONDITION = ("type", "status", "reason", "message", "lastTransitionTime", "observedGeneration")
 _UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -173,6 +176,17 @@ class Allocation:
     node_selector: tuple[NodeSelectorTerm, ...] | None = None  # None: every node
 
 
+@dataclass(frozen=True)
+class DeviceCondition:
+    """One condition of an allocated device in the claim's ``status.devices`` (DRAResourceClaimDeviceStatus), as
+    its driver sets it: binding conditions and binding failure conditions are looked up here by type."""
+
+    type: str
+    status: str  # "True", "False" or "Unknown"
+    reason: str = ""
+    message: str = ""
+
+
 @dataclass
 class ResourceClaim:
     name: str
@@ -185,10 +199,47 @@ class ResourceClaim:
     deleting: bool = False
     source: str = ""
     extended: bool = False  # the claim the scheduler makes for a pod's DRA-backed extended resources
+    # ``status.devices``: per allocated device (driver, pool, device), the conditions its driver set
+    device_conditions: dict[tuple[str, str, str], tuple[DeviceCondition, ...]] = field(default_factory=dict)
+    allocated_at: float | None = None  # when PreBind wrote the allocation (``allocationTimestamp``), in the run's time
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_binding_conditions(self) -> bool:
+        return self.allocation is not None and any(r.binding_conditions for r in self.allocation.results)
+
+    def binding_state(self) -> tuple[bool, str]:
+        """upstream isClaimReadyForBinding: (ready, why binding failed). Ready when every allocated device with
+        binding conditions has all of them True in ``status.devices`` and none of its binding failure conditions
+        True; a failure condition True is the failure (``device binding failed: claim=..., reason=...,
+        message="..."``)."""
+        if self.allocation is None:
+            return False, ""
+        for r in self.allocation.results:
+            if not r.binding_conditions:
+                continue
+            conditions = self.device_conditions.get(r.device_id)
+            if conditions is None:
+                return False, ""
+            true = {c.type: c for c in conditions if c.status == "True"}
+            for name in r.binding_failure_conditions:
+                failed = true.get(name)
+                if failed is not None:
+                    message = json.dumps(failed.message, ensure_ascii=False)
+                    return False, f"device binding failed: claim={self.name}, reason={failed.reason}, message={message}"
+            if any(name not in true for name in r.binding_conditions):
+                return False, ""
+        return True, ""
+
+    def deallocate(self) -> None:
+        """The allocation cleared (and the device statuses with it) and no pod reserved."""
+        self.allocation = None
+        self.reserved_for.clear()
+        self.device_conditions = {}
+        self.allocated_at = None
 
 
 @dataclass
@@ -481,7 +532,7 @@ class DraObjects:
             if pod.key in claim.reserved_for:
                 claim.reserved_for.remove(pod.key)
             if not claim.reserved_for:
-                claim.allocation = None
+                claim.deallocate()
             if deleted and claim.owner_pod == pod.key:
                 del self.claims[claim.key]
             self.generation += 1
@@ -1099,7 +1150,35 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
         claim.allocation = Allocation(
             tuple(results), _node_selector(r, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
         )
+    for i, item in enumerate(r.list(status.get("devices"), "status.devices")):
+        p = f"status.devices[{i}]"
+        d = r.fields(item, p, _DEVICE_STATUS)
+        did = (
+            r.str(d.get("driver"), f"{p}.driver"),
+            r.str(d.get("pool"), f"{p}.pool"),
+            r.str(d.get("device"), f"{p}.device"),
+        )
+        claim.device_conditions[did] = _device_conditions(r, d.get("conditions"), f"{p}.conditions")
     for i, item in enumerate(r.list(status.get("reservedFor"), "status.reservedFor")):
         ref = r.fields(item, f"status.reservedFor[{i}]", _REFERENCE)
         if r.str(ref.get("resource"), f"status.reservedFor[{i}].resource") == "pods":
             claim.reserved_for.append(f"{claim.namespace}/{r.str(ref.get('name'), f'status.reservedFor[{i}].name')}")
+
+
+def _device_conditions(r: Reader, raw: object, path: str) -> tuple[DeviceCondition, ...]:
+    out: list[DeviceCondition] = []
+    for j, item in enumerate(r.list(raw, path)):
+        cp = f"{path}[{j}]"
+        c = r.fields(item, cp, _CONDITION)
+        kind = r.str(c.get("type"), f"{cp}.type")
+        if not kind:
+            r.errors.add(f"{cp}.type", "Required value")
+        status = r.one_of(c.get("status"), f"{cp}.status", ("True", "False", "Unknown"))
+        if not status:
+            r.errors.add(f"{cp}.status", "Required value")
+        out.append(
+            DeviceCondition(
+                kind, status, r.str(c.get("reason"), f"{cp}.reason"), r.str(c.get("message"), f"{cp}.message")
+            )
+        )
+    return tuple(out)

@@ -591,7 +591,11 @@ class Simulation:
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
-            rec.reason = f"waiting at Permit ({result.status.plugin})"
+            rec.reason = (
+                f"{result.status.message} ({result.status.plugin} PreBind)"
+                if result.waiting_in_pre_bind
+                else f"waiting at Permit ({result.status.plugin})"
+            )
             self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
             if not in_group:
                 self._settle_waiting()

@@ -116,6 +116,11 @@ MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
+# device binding conditions (DRADeviceBindingConditions): PreBind polls the claims every 5 s until every condition is
+# True, a failure condition is True (ErrDeviceBindingFailed) or the binding timeout passes (ErrDeviceBindingTimeout)
+BINDING_TIMEOUT_S = 600.0  # DynamicResourcesBindingTimeoutDefault (the plugin args' bindingTimeout)
+BINDING_POLL_S = 5.0
+ERR_BINDING_TIMEOUT = "device binding timeout"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _UNBOUNDED = 10**6  # _local_free's count for a device that may be allocated many times
@@ -144,6 +149,7 @@ class _State:
     written: list[ResourceClaim] = field(default_factory=list)
     allocated: set[str] = field(default_factory=set)
     created: ResourceClaim | None = None
+    binding_since: float | None = None  # when PreBind began waiting for device binding conditions
 
     def clone(self) -> _State:
         return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
@@ -249,7 +255,7 @@ class DynamicResources:
             if claim.allocation is not None:
                 if len(claim.reserved_for) >= RESERVED_FOR_MAX and pod.key not in claim.reserved_for:
                     return Status.unschedulable(ERR_IN_USE, unresolvable=True)
-                if self.features.device_binding:
+                if self.features.device_binding and dra.api is not None:
                     try:
                         _refuse_binding_conditions([claim.allocation])
                     except PluginError as exc:
@@ -355,8 +361,13 @@ class DynamicResources:
             index
             for index, claim in enumerate(data.claims)
             if claim.allocation is not None
-            and claim.allocation.node_selector is not None
-            and not node_matches_terms(node, claim.allocation.node_selector)
+            and (
+                (
+                    claim.allocation.node_selector is not None
+                    and not node_matches_terms(node, claim.allocation.node_selector)
+                )
+                or self._binding_gave_up(claim)
+            )
         ]
         reason = ""
         if data.allocator is not None:
@@ -366,6 +377,18 @@ class DynamicResources:
             reason = ERR_NOT_AVAILABLE
         data.verdicts[col] = (reason, "")
         return reason
+
+    def _binding_gave_up(self, claim: ResourceClaim) -> bool:
+        """upstream Filter: an allocated claim whose device binding failed, or whose binding conditions are not met
+        when the binding timeout since its allocation passed, is not available anywhere (PostFilter may then
+        deallocate it)."""
+        if not self.features.device_binding or not claim.has_binding_conditions:
+            return False
+        ready, failure = claim.binding_state()
+        if failure:
+            return True
+        since = claim.allocated_at
+        return not ready and since is not None and since + BINDING_TIMEOUT_S < self.handle.clock()
 
     def _extended_claim(self, data: _State, snap: Snapshot, col: int) -> tuple[str, ResourceClaim | None]:
         """upstream filterExtendedResources: the claim for the extended resources this node must give through
@@ -416,7 +439,9 @@ class DynamicResources:
             raise PluginError(f'running "{NAME}" filter plugin: {exc}') from None
         if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
-        _refuse_binding_conditions(found)
+        dra = self.handle.dra()
+        if dra is not None and dra.api is not None:
+            _refuse_binding_conditions(found)
         data.allocations[node.name] = found[: len(data.to_allocate)]
         if ext_claim is not None:
             data.ext_allocations[node.name] = (ext_claim, found[-1])
@@ -485,8 +510,7 @@ class DynamicResources:
                     except ClaimWriteError as exc:
                         return PostFilterResult(None, Status.error(str(exc), plugin=NAME))
                     return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
-                claim.allocation = None
-                claim.reserved_for.clear()
+                claim.deallocate()
                 dra.generation += 1
                 # the status write's event requeues the pod (upstream's claim-change hint): it is tried again
                 # after its backoff, when the claim can be allocated on another node
@@ -540,11 +564,12 @@ class DynamicResources:
                 del dra.claims[key]  # the claim for extended resources was never created
                 dra.extended_claims.pop(pod.key, None)
         data.reserved.clear()
+        data.binding_since = None
         for claim in data.claims:
             if claim.allocation is not None and pod.key in claim.reserved_for:
+                # upstream Unreserve takes the pod out; the allocation PreBind wrote stays (the next attempt's
+                # Filter reuses it, or PostFilter deallocates it)
                 claim.reserved_for.remove(pod.key)
-                if not claim.reserved_for:
-                    claim.allocation = None  # the resourceclaim controller deallocates an unused claim
         dra.generation += 1
 
     @staticmethod
@@ -613,15 +638,43 @@ class DynamicResources:
             return self._pre_bind_live(data, dra.api, pod, node)
         ext = data.ext_allocations.get(node)
         made = [] if ext is None else [ext[0]]
+        now = self.handle.clock()
         for claim in [*data.claims, *made]:
             alloc = dra.in_flight.pop(claim.key, None)
             if alloc is not None:
                 claim.allocation = alloc
             if pod.key not in claim.reserved_for:
                 claim.reserved_for.append(pod.key)
+                if self.features.device_binding and claim.allocated_at is None:
+                    claim.allocated_at = now  # allocationTimestamp, set as the claim is reserved
         data.reserved.clear()
         dra.generation += 1
-        return Status()
+        return self._binding_conditions(data, [*data.claims, *made], node, now)
+
+    def _binding_conditions(self, data: _State, claims: list[ResourceClaim], node: str, now: float) -> Status:
+        """upstream PreBind's wait for device binding conditions: done when every claim's devices have theirs True;
+        an Error when a binding failure condition is True, or when the binding timeout passed since the wait
+        began (``device binding timeout: context deadline exceeded``); else Wait, and the scheduler asks again
+        after BINDING_POLL_S (upstream polls every 5 s)."""
+        if not self.features.device_binding:
+            return Status()
+        pending = [c for c in claims if c.has_binding_conditions]
+        if not pending:
+            return Status()
+        if data.binding_since is None:
+            data.binding_since = now
+        ready = True
+        for claim in pending:
+            ok, failure = claim.binding_state()
+            if failure:
+                return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+            ready = ready and ok
+        if ready:
+            return Status()
+        if now >= data.binding_since + BINDING_TIMEOUT_S:
+            message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
+            return Status.error(message, plugin=NAME)
+        return Status(Code.WAIT, [f"waiting for binding conditions for device on node {node}"], NAME)
 
     # -- the pods' claims when they go --------------------------------------------------------------------
 
