@@ -49,6 +49,7 @@ Not simulated yet: device binding conditions (consumable capacity: :mod:`packsch
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -255,11 +256,6 @@ class DynamicResources:
             if claim.allocation is not None:
                 if len(claim.reserved_for) >= RESERVED_FOR_MAX and pod.key not in claim.reserved_for:
                     return Status.unschedulable(ERR_IN_USE, unresolvable=True)
-                if self.features.device_binding and dra.api is not None:
-                    try:
-                        _refuse_binding_conditions([claim.allocation])
-                    except PluginError as exc:
-                        return Status.error(str(exc), plugin=NAME)
                 continue
             to_allocate.append(claim)
             if claim.key in dra.in_flight:
@@ -439,9 +435,6 @@ class DynamicResources:
             raise PluginError(f'running "{NAME}" filter plugin: {exc}') from None
         if found is None or len(found) != len(claims):
             return ERR_CANNOT_ALLOCATE
-        dra = self.handle.dra()
-        if dra is not None and dra.api is not None:
-            _refuse_binding_conditions(found)
         data.allocations[node.name] = found[: len(data.to_allocate)]
         if ext_claim is not None:
             data.ext_allocations[node.name] = (ext_claim, found[-1])
@@ -602,8 +595,7 @@ class DynamicResources:
                 api.delete(created)
         dra.generation += 1
 
-    @staticmethod
-    def _pre_bind_live(data: _State, api: ClaimApi, pod: PodInfo, node: str) -> Status:
+    def _pre_bind_live(self, data: _State, dra: DraObjects, api: ClaimApi, pod: PodInfo, node: str) -> Status:
         """Live mode, on a binding worker: each claim not reserved for the pod yet gets its allocation from Reserve
         (if it had none) and the pod in ``reservedFor`` on the API server; the extended-resource claim is created
         first, and the pod's ``status.extendedResourceClaimStatus`` written after it. The catalog is not touched
@@ -627,7 +619,38 @@ class DynamicResources:
                 api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
         except ClaimWriteError as exc:
             return Status.error(str(exc), plugin=NAME)
-        return Status()
+        keys = [c.key for c in data.written]
+        binding = any(c.has_binding_conditions for c in data.claims) or any(
+            r.binding_conditions for alloc in found.values() for r in alloc.results
+        )
+        if ext is not None:
+            binding = binding or any(r.binding_conditions for r in ext[1].results)
+        if not self.features.device_binding or not binding:
+            return Status()
+        return self._wait_live(dra, [*keys, *(c.key for c in data.claims if c.key not in keys)])
+
+    def _wait_live(self, dra: DraObjects, keys: list[str]) -> Status:
+        """Live mode, on the binding worker: upstream PreBind's poll of the claims, as the watch brings them,
+        every BINDING_POLL_S until their devices' binding conditions hold, a failure condition is True, or
+        BINDING_TIMEOUT_S passes."""
+        deadline = time.monotonic() + BINDING_TIMEOUT_S
+        while True:
+            ready = True
+            for key in keys:
+                claim = dra.claims.get(key)
+                if claim is None or claim.allocation is None:  # the watch has not brought the write yet
+                    ready = False
+                    continue
+                ok, failure = claim.binding_state()
+                if failure:
+                    return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+                ready = ready and ok
+            if ready:
+                return Status()
+            if time.monotonic() >= deadline:
+                message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
+                return Status.error(message, plugin=NAME)
+            time.sleep(BINDING_POLL_S)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         data = state.read(STATE_KEY)
@@ -635,7 +658,7 @@ class DynamicResources:
         if not isinstance(data, _State) or dra is None:
             return Status()
         if dra.api is not None:
-            return self._pre_bind_live(data, dra.api, pod, node)
+            return self._pre_bind_live(data, dra, dra.api, pod, node)
         ext = data.ext_allocations.get(node)
         made = [] if ext is None else [ext[0]]
         now = self.handle.clock()
@@ -695,20 +718,6 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
-
-
-def _refuse_binding_conditions(found: list[Allocation]) -> None:
-    """An allocation with a device that has binding conditions (DRADeviceBindingConditions on): kube-scheduler would
-    write it and wait at PreBind for the conditions in the claim's ``status.devices``; packsched does not simulate
-    that wait yet, so the pod's cycle ends with an error that says so (rather than binding it at once)."""
-    for alloc in found:
-        for r in alloc.results:
-            if r.binding_conditions:
-                raise PluginError(
-                    f"{NAME}: device {'/'.join(r.device_id)} has bindingConditions {list(r.binding_conditions)}, "
-                    "which kube-scheduler waits for at PreBind (DRADeviceBindingConditions): packsched does not "
-                    "simulate device binding conditions yet"
-                )
 
 
 def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
