@@ -189,3 +189,52 @@ def test_a_bad_step_is_reported_at_its_path(tmp_path: Path) -> None:
     assert "spec.steps[0].setDeviceConditions.device: Required value" in out
     assert "spec.steps[0].setDeviceConditions.conditions[0].status" in out
     assert "Traceback" not in out
+
+
+def _config(tmp_path: Path, args: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: DynamicResources
+    args: {args}
+"""
+    )
+    return path
+
+
+def test_the_binding_timeout_comes_from_the_plugin_args(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "c.yaml").write_text(CLUSTER)
+    config = _config(tmp_path, "{bindingTimeout: 30s}")
+    result = CliRunner().invoke(app, ["simulate", str(tmp_path / "c.yaml"), "--config", str(config), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    events = [(e["time"], e["reason"]) for e in json.loads(result.stdout)["events"]]
+    assert events[1] == (30.0, TIMEOUT)
+
+
+def test_bad_binding_timeouts_are_config_errors(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(CLUSTER)
+    cases = [
+        ("{bindingTimeout: 500ms}", (), "bindingTimeout: Invalid value: '500ms': must be at least 1 second"),
+        ("{bindingTimeout: soon}", (), "bindingTimeout: Invalid value: 'soon': must be a duration"),
+        ("{filterTimeout: 1s, bindTimeout: 1s}", (), "unknown field(s) ['bindTimeout']"),
+        (
+            "{bindingTimeout: 60s}",
+            ("--kube-version", "1.35"),
+            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
+            "disabled",
+        ),
+    ]
+    for args, extra, message in cases:
+        config = _config(tmp_path, args)
+        result = CliRunner().invoke(app, ["simulate", str(tmp_path / "c.yaml"), "--config", str(config), *extra])
+        assert result.exit_code == 2, (args, result.output)
+        out = " ".join(result.output.split())
+        assert "profiles[0].pluginConfig: plugin 'DynamicResources': " in out, out
+        assert message in out, out
+        assert "Traceback" not in out

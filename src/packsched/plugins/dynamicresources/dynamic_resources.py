@@ -50,10 +50,12 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from packsched.api.annotations import parse_duration
 from packsched.api.dra import (
     ALL,
     RESERVED_FOR_MAX,
@@ -217,10 +219,11 @@ class DynamicResources:
         with resource claims."""
         return None if pod.pod.resource_claims else {}
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, args: PluginArgs | None = None) -> None:
         self.handle = handle
         v = handle.kube_version
         self.features = allocator_features(v)
+        self.binding_timeout = parse_args(args, self.features.device_binding)
         self.extended_resources = v.dra_extended_resource
 
     # -- PreEnqueue ----------------------------------------------------------------------------------------
@@ -384,7 +387,7 @@ class DynamicResources:
         if failure:
             return True
         since = claim.allocated_at
-        return not ready and since is not None and since + BINDING_TIMEOUT_S < self.handle.clock()
+        return not ready and since is not None and since + self.binding_timeout < self.handle.clock()
 
     def _extended_claim(self, data: _State, snap: Snapshot, col: int) -> tuple[str, ResourceClaim | None]:
         """upstream filterExtendedResources: the claim for the extended resources this node must give through
@@ -632,8 +635,8 @@ class DynamicResources:
     def _wait_live(self, dra: DraObjects, keys: list[str]) -> Status:
         """Live mode, on the binding worker: upstream PreBind's poll of the claims, as the watch brings them,
         every BINDING_POLL_S until their devices' binding conditions hold, a failure condition is True, or
-        BINDING_TIMEOUT_S passes."""
-        deadline = time.monotonic() + BINDING_TIMEOUT_S
+        the binding timeout passes."""
+        deadline = time.monotonic() + self.binding_timeout
         while True:
             ready = True
             for key in keys:
@@ -694,7 +697,7 @@ class DynamicResources:
             ready = ready and ok
         if ready:
             return Status()
-        if now >= data.binding_since + BINDING_TIMEOUT_S:
+        if now >= data.binding_since + self.binding_timeout:
             message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
             return Status.error(message, plugin=NAME)
         return Status(Code.WAIT, [f"waiting for binding conditions for device on node {node}"], NAME)
@@ -759,5 +762,42 @@ class ScoringDynamicResources(DynamicResources):
 
 def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicResources:
     if handle.kube_version.dynamic_resources_scores:
-        return ScoringDynamicResources(handle)
-    return DynamicResources(handle)
+        return ScoringDynamicResources(handle, args)
+    return DynamicResources(handle, args)
+
+
+_ARG_FIELDS = ("filterTimeout", "bindingTimeout")
+
+
+def parse_args(raw: PluginArgs | None, device_binding: bool) -> float:
+    """DynamicResourcesArgs: the binding timeout in seconds (``bindingTimeout``, a Go duration; upstream's default
+    600 s), checked as upstream's ValidateDynamicResourcesArgs checks it: at least 1 s, and only with device binding
+    conditions on. ``filterTimeout`` (a limit on the wall-clock time of one node's allocation) is accepted, zero or
+    positive, and has no effect in packsched. ValueError names the field."""
+    if raw is None:
+        return BINDING_TIMEOUT_S
+    if not isinstance(raw, Mapping):
+        raise ValueError("args must be a map")
+    unknown = sorted(set(raw) - {*_ARG_FIELDS, "apiVersion", "kind"})
+    if unknown:
+        raise ValueError(f"unknown field(s) {unknown}; the fields are {', '.join(_ARG_FIELDS)}")
+    kind = raw.get("kind")
+    if kind is not None and kind != "DynamicResourcesArgs":
+        raise ValueError(f"kind: want DynamicResourcesArgs, got {kind!r}")
+    for name in _ARG_FIELDS:
+        if raw.get(name) is not None:
+            try:
+                parse_duration(str(raw[name]))
+            except ValueError as exc:
+                raise ValueError(f"{name}: Invalid value: {raw[name]!r}: {exc}") from None
+    if raw.get("bindingTimeout") is None:
+        return BINDING_TIMEOUT_S
+    if not device_binding:
+        raise ValueError(
+            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
+            "disabled"
+        )
+    timeout = parse_duration(str(raw["bindingTimeout"]))
+    if timeout < 1:
+        raise ValueError(f"bindingTimeout: Invalid value: {raw['bindingTimeout']!r}: must be at least 1 second")
+    return timeout
