@@ -43,7 +43,11 @@ live mode creates it on the API server, named ``<pod>-extended-resources-<5 char
 writes its allocation, and writes the pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the
 pod ends and deleted with the pod.
 
-Not simulated yet: device binding conditions (consumable capacity: :mod:`packsched.backend.dra.capacity`).
+Device binding conditions (DRADeviceBindingConditions, 1.36+): PreBind writes the claims, then waits until the
+allocated devices' binding conditions are True in the claims' ``status.devices`` (answering Wait: the scheduler asks
+again after 5 s; live mode waits on its binding worker), fails on a binding failure condition or after
+``bindingTimeout`` (DynamicResourcesArgs, 600 s by default), and Filter then finds such a claim unavailable so that
+PostFilter deallocates it. Consumable capacity: :mod:`packsched.backend.dra.capacity`.
 """
 
 from __future__ import annotations
