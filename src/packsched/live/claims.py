@@ -264,6 +264,7 @@ class ClaimWriter:
             status = obj.get("status") or {}
             status["allocation"] = None
             status["reservedFor"] = None
+            status["devices"] = None  # upstream clears the devices' status with the allocation
             obj["status"] = {k: v for k, v in status.items() if v is not None}
             try:
                 self.port.update_status(res, claim.namespace, claim.name, obj)
