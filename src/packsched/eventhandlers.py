@@ -396,12 +396,16 @@ class EventHandlers:
         if waiting is not None:
             waiting.reject("", "removed")
             waiting.gone = True
+        self._forget_pre_bind_wait(info.key)
         held = self.cache.remove_pod(info.key)
         if held is not None:
             self.dispatch(ClusterEvent(POD, DELETE, held.pod, None))
         self.dequeue(info)
         if held is not None:
             self.move_all(ASSIGNED_POD_DELETE)
+
+    def _forget_pre_bind_wait(self, key: str) -> None:
+        """A pod deleted while a PreBind plugin made its binding cycle wait (the scheduler's): the cycle ends."""
 
     def expire_assumed(self) -> list[PodInfo]:
         """Assumed pods whose binding the watch never confirmed within the cache's TTL are forgotten, as deleted

@@ -52,6 +52,9 @@ from packsched.framework.waiting import WaitingPod, WaitingPods
 from packsched.podgroup_cycle import PodGroupCycle
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+# A PreBind plugin that answers Wait is asked again after this long (DynamicResources, the only one that waits,
+# polls the device binding conditions every 5 s upstream)
+PRE_BIND_RETRY_S = 5.0
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_BASE = 50
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -93,6 +96,8 @@ class CycleResult:
     # Permit made the pod wait (a gang not complete yet): it is assumed on ``node`` and not bound; its outcome
     # comes later, from Scheduler.settle_waiting.
     waiting: bool = False
+    # the wait is a PreBind plugin's (DynamicResources' device binding conditions), not Permit's
+    waiting_in_pre_bind: bool = False
     # A node was chosen, then Reserve, Permit (or the wait at Permit) refused the pod: what the pod's condition says
     # (``diagnosis`` stays the filters' verdicts, for explain).
     refused_after_filters: Status | None = None
@@ -248,6 +253,8 @@ class Scheduler(EventHandlers):
         self.frameworks: dict[str, Framework] = {}
         self._pod_add_hints: dict[str, AssignedPodAddPlugin] = {}
         self._waiting = WaitingPods()
+        # binding cycles a PreBind plugin made wait: pod key -> (when to run PreBind again, the cycle, requeue)
+        self._pre_bind_waits: dict[str, tuple[float, BindingCycle, bool]] = {}
         self._groups = {}
         self._gangs = PodGroupStates()
         self._pod_group_objects = {}
@@ -717,7 +724,28 @@ class Scheduler(EventHandlers):
         if self.async_binding:
             result.binding = job
             return result
-        return self.finish_binding_cycle(job, self.run_binding_cycle(job))
+        return self._bind_or_wait(job, requeue=False)
+
+    def _bind_or_wait(self, job: BindingCycle, *, requeue: bool) -> CycleResult:
+        """The binding cycle, on the scheduling thread (the simulator): a PreBind plugin that answers Wait (device
+        binding conditions not met yet) holds the pod, assumed and reserved, and PreBind runs again after
+        PRE_BIND_RETRY_S (:meth:`settle_waiting`), as upstream's PreBind polls; any other answer ends the cycle.
+        A cycle that ends later sends a failed pod back to the queue itself."""
+        st = self.run_binding_cycle(job)
+        if st.code == Code.WAIT:
+            self._pre_bind_waits[job.pod.key] = (self.clock() + PRE_BIND_RETRY_S, job, True)
+            job.result.waiting = job.result.waiting_in_pre_bind = True
+            job.result.status = st
+            return job.result
+        job.result.waiting = job.result.waiting_in_pre_bind = False
+        return self.finish_binding_cycle(job, st, requeue=requeue)
+
+    def _forget_pre_bind_wait(self, key: str) -> None:
+        """The pod was deleted while PreBind made it wait: its binding cycle ends (Unreserve)."""
+        held = self._pre_bind_waits.pop(key, None)
+        if held is not None:
+            _due, job, _requeue = held
+            job.fwk.run_unreserve(job.state, job.pod, job.node)
 
     @staticmethod
     def run_binding_cycle(job: BindingCycle) -> Status:
@@ -749,8 +777,13 @@ class Scheduler(EventHandlers):
     # -- pods waiting at Permit ---------------------------------------------------------------------------------
 
     def next_permit_deadline(self) -> float | None:
-        """When the first wait at Permit times out (on the scheduler's clock), or None."""
-        return self._waiting.next_deadline()
+        """When the first wait at Permit times out, or a binding cycle waiting in PreBind is to run PreBind again
+        (on the scheduler's clock), or None."""
+        times = [due for due, _job, _requeue in self._pre_bind_waits.values()]
+        deadline = self._waiting.next_deadline()
+        if deadline is not None:
+            times.append(deadline)
+        return min(times) if times else None
 
     def settle_waiting(self) -> list[CycleResult]:
         """End the waits at Permit that ended since the last call, and those whose time is up by the clock: an
@@ -761,7 +794,16 @@ class Scheduler(EventHandlers):
         out: list[CycleResult] = []
         while self._waiting.has_settled():
             for wp in self._waiting.take_settled():
-                out.append(self._settle(wp))
+                result = self._settle(wp)
+                if not result.waiting_in_pre_bind:
+                    out.append(result)
+        now = self.clock()
+        for key, (due, job, requeue) in sorted(self._pre_bind_waits.items(), key=lambda kv: (kv[1][0], kv[0])):
+            if due <= now:
+                del self._pre_bind_waits[key]
+                result = self._bind_or_wait(job, requeue=requeue)
+                if not result.waiting_in_pre_bind:
+                    out.append(result)
         return out
 
     def _settle(self, wp: WaitingPod) -> CycleResult:
@@ -774,8 +816,7 @@ class Scheduler(EventHandlers):
             if self.async_binding:
                 result.binding = job
                 return result
-            result = self.finish_binding_cycle(job, self.run_binding_cycle(job), requeue=True)
-            return result
+            return self._bind_or_wait(job, requeue=True)
         fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
         fwk.run_unreserve(state, pod, node)
         self.forget_assumed(pod, state)

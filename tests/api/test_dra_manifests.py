@@ -455,10 +455,9 @@ spec:
     assert errors[f"{d}.taints[0].key"] == "Required value"
     assert "Sometimes" in errors[f"{d}.taints[0].effect"]
     assert errors[f"{d}.taints[1].effect"] == "Required value"
-    assert (
-        errors[f"{d}.bindsToNode"]
-        == errors[f"{d}.bindingConditions"]
-        == ("device binding conditions are not simulated yet")
+    assert f"{d}.bindsToNode" not in errors
+    assert errors[f"{d}.bindingFailureConditions"] == (
+        "Invalid value: bindingFailureConditions are required to use bindingConditions"
     )
     assert "at least one node selector term" in errors["spec.devices[1].nodeSelector.nodeSelectorTerms"]
 

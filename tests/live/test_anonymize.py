@@ -224,3 +224,16 @@ def test_what_locates_the_cluster_is_gone() -> None:
     disk = out[4]["spec"]["volumes"][0]["gcePersistentDisk"]
     assert disk == {"pdName": hashed(secrets[9]), "fsType": "ext4"}  # two pods on one disk still conflict
     assert out[4]["spec"]["containers"][0]["resources"] == pod["spec"]["containers"][0]["resources"]
+
+
+def test_the_namespace_label_granting_admin_access_keeps_its_value() -> None:
+    """The API server reads ``resource.kubernetes.io/admin-access: "true"`` (DRA admin access): an anonymised
+    snapshot must still grant it; other label values are hashed."""
+    ns = anonymize(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "ops", "labels": {"resource.kubernetes.io/admin-access": "true", "team": "ops"}},
+        }
+    )
+    assert ns["metadata"]["labels"] == {"resource.kubernetes.io/admin-access": "true", "team": hashed("ops")}

@@ -50,6 +50,9 @@ class Reading:
     # Pod templates the simulator makes pods from (a DaemonSet's, a CronJob's): (template, file, path of its spec),
     # their priority resolved once every file is read
     templates: list[tuple[Pod, str, str]] = field(default_factory=list)
+    # ResourceClaims and templates asking for admin access (DRA): (namespace, file, document label, field path),
+    # checked against their namespace's labels once every file is read
+    admin_access: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -9,8 +9,9 @@ is compiled when read: a compile error is reported at its field path.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, ClassVar, Protocol
 
@@ -30,6 +31,11 @@ ALLOCATION_MODES = (EXACT_COUNT, ALL)
 NO_SCHEDULE, NO_EXECUTE, NONE = "NoSchedule", "NoExecute", "None"
 DEVICE_TAINT_EFFECTS = (NO_SCHEDULE, NO_EXECUTE, NONE)
 ALLOCATION_RESULTS_MAX = 32  # resourceapi.AllocationResultsMaxSize
+# the namespace label the API server requires of a claim or template asking for admin access (DRAAdminNamespaceLabelKey)
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_NAMESPACE_MESSAGE = (
+    f"Forbidden: admin access to devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace"
+)
 RESERVED_FOR_MAX = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
 _SPEC_CLAIM = ("devices",)
@@ -104,6 +110,8 @@ _RESULT = (
     "consumedCapacity",
 )
 _REFERENCE = ("apiGroup", "resource", "name", "uid")
+_DEVICE_STATUS = ("driver", "pool", "device", "shareID", "conditions", "data", "networkData")
+_CONDITION = ("type", "status", "reason", "message", "lastTransitionTime", "observedGeneration")
 _UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -154,6 +162,8 @@ class DeviceResult:
     admin_access: bool | None = None
     share_id: str | None = None  # DRAConsumableCapacity: one share of a device that allows multiple allocations
     consumed: tuple[tuple[str, Fraction], ...] | None = None  # ``consumedCapacity`` (None: not set)
+    binding_conditions: tuple[str, ...] = ()  # DRADeviceBindingConditions: the device's, copied by the allocator
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -164,6 +174,17 @@ class DeviceResult:
 class Allocation:
     results: tuple[DeviceResult, ...] = ()
     node_selector: tuple[NodeSelectorTerm, ...] | None = None  # None: every node
+
+
+@dataclass(frozen=True)
+class DeviceCondition:
+    """One condition of an allocated device in the claim's ``status.devices`` (DRAResourceClaimDeviceStatus), as
+    its driver sets it: binding conditions and binding failure conditions are looked up here by type."""
+
+    type: str
+    status: str  # "True", "False" or "Unknown"
+    reason: str = ""
+    message: str = ""
 
 
 @dataclass
@@ -178,10 +199,47 @@ class ResourceClaim:
     deleting: bool = False
     source: str = ""
     extended: bool = False  # the claim the scheduler makes for a pod's DRA-backed extended resources
+    # ``status.devices``: per allocated device (driver, pool, device), the conditions its driver set
+    device_conditions: dict[tuple[str, str, str], tuple[DeviceCondition, ...]] = field(default_factory=dict)
+    allocated_at: float | None = None  # when PreBind wrote the allocation (``allocationTimestamp``), in the run's time
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_binding_conditions(self) -> bool:
+        return self.allocation is not None and any(r.binding_conditions for r in self.allocation.results)
+
+    def binding_state(self) -> tuple[bool, str]:
+        """upstream isClaimReadyForBinding: (ready, why binding failed). Ready when every allocated device with
+        binding conditions has all of them True in ``status.devices`` and none of its binding failure conditions
+        True; a failure condition True is the failure (``device binding failed: claim=..., reason=...,
+        message="..."``)."""
+        if self.allocation is None:
+            return False, ""
+        for r in self.allocation.results:
+            if not r.binding_conditions:
+                continue
+            conditions = self.device_conditions.get(r.device_id)
+            if conditions is None:
+                return False, ""
+            true = {c.type: c for c in conditions if c.status == "True"}
+            for name in r.binding_failure_conditions:
+                failed = true.get(name)
+                if failed is not None:
+                    message = json.dumps(failed.message, ensure_ascii=False)
+                    return False, f"device binding failed: claim={self.name}, reason={failed.reason}, message={message}"
+            if any(name not in true for name in r.binding_conditions):
+                return False, ""
+        return True, ""
+
+    def deallocate(self) -> None:
+        """The allocation cleared (and the device statuses with it) and no pod reserved."""
+        self.allocation = None
+        self.reserved_for.clear()
+        self.device_conditions = {}
+        self.allocated_at = None
 
 
 @dataclass
@@ -223,6 +281,11 @@ class Device:
     all_nodes: bool = False
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     policies: tuple[tuple[str, CapacityPolicy], ...] = ()  # capacity name -> its requestPolicy
+    # DRADeviceBindingConditions: the conditions kube-scheduler waits for at PreBind, those that fail the binding,
+    # and whether an allocation of the device is tied to the node it was made for
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
     @property
     def allow_multiple(self) -> bool:
@@ -451,6 +514,52 @@ class DraObjects:
         for key in keys:
             self._dirty[key] = None
 
+    def without_admin_access(self) -> tuple[DraObjects, int]:
+        """The catalog as an API server with DRAAdminAccess off keeps it (it drops ``adminAccess`` from claims'
+        and templates' requests and from allocation results), and how many objects lost it; ``self`` when
+        none."""
+        claims: dict[str, ResourceClaim] = {}
+        templates: dict[str, ResourceClaimTemplate] = {}
+        for key, claim in self.claims.items():
+            results = claim.allocation.results if claim.allocation is not None else ()
+            if admin_access_path(claim.spec, "spec", "") is None and not any(r.admin_access for r in results):
+                continue
+            allocation = claim.allocation
+            if allocation is not None:
+                allocation = replace(allocation, results=tuple(replace(r, admin_access=None) for r in results))
+            claims[key] = replace(
+                claim,
+                spec=without_admin_access(claim.spec),
+                allocation=allocation,
+                reserved_for=list(claim.reserved_for),
+            )
+        for key, template in self.templates.items():
+            if admin_access_path(template.spec, "spec", "") is not None:
+                templates[key] = replace(template, spec=without_admin_access(template.spec))
+        if not claims and not templates:
+            return self, 0
+        copy = replace(self, claims=self.claims | claims, templates=self.templates | templates)
+        return copy, len(claims) + len(templates)
+
+    def without_binding_conditions(self) -> tuple[DraObjects, int]:
+        """The catalog as an API server with DRADeviceBindingConditions (or DRAResourceClaimDeviceStatus) off keeps
+        it: devices' ``bindingConditions``, ``bindingFailureConditions`` and ``bindsToNode`` dropped from the
+        ResourceSlices; and how many slices lost them (``self`` when none)."""
+        slices: list[ResourceSlice] = []
+        changed = 0
+        for s in self.slices:
+            if any(d.binding_conditions or d.binding_failure_conditions or d.binds_to_node for d in s.devices):
+                plain = tuple(
+                    replace(d, binding_conditions=(), binding_failure_conditions=(), binds_to_node=False)
+                    for d in s.devices
+                )
+                s = replace(s, devices=plain)
+                changed += 1
+            slices.append(s)
+        if not changed:
+            return self, 0
+        return replace(self, slices=slices), changed
+
     def allocated_devices(self) -> set[tuple[str, str, str]]:
         """Devices allocated to a claim (admin-access results do not count, as upstream's
         ListAllAllocatedDevices); a device's shares (results with a ``shareID``) count as the device. The set is
@@ -563,7 +672,7 @@ class DraObjects:
             if pod.key in claim.reserved_for:
                 claim.reserved_for.remove(pod.key)
             if not claim.reserved_for:
-                claim.allocation = None
+                claim.deallocate()
             if deleted and claim.owner_pod == pod.key:
                 del self.claims[claim.key]
             self.changed(key)
@@ -678,6 +787,27 @@ def _capacity_requests(r: Reader, raw: object, path: str) -> tuple[tuple[str, Fr
             r.errors.add(p, f"Invalid value: {item!r}: must be greater than or equal to 0")
         out.append((str(name), amount))
     return tuple(sorted(out))
+
+
+def admin_access_path(spec: ClaimSpec, path: str, api_version: str) -> str | None:
+    """The field path of the first request asking for admin access (``adminAccess: true``), which the API server
+    checks against the namespace's labels (upstream AuthorizedForAdmin); None when none asks."""
+    for i, request in enumerate(spec.requests):
+        if request.exactly is not None and request.exactly.admin_access:
+            inner = "" if api_version == V1BETA1 else ".exactly"
+            return f"{path}.devices.requests[{i}]{inner}.adminAccess"
+    return None
+
+
+def without_admin_access(spec: ClaimSpec) -> ClaimSpec:
+    """The spec as the API server keeps it with DRAAdminAccess off: no request's ``adminAccess``."""
+    requests = tuple(
+        replace(r, exactly=replace(r.exactly, admin_access=None))
+        if r.exactly is not None and r.exactly.admin_access is not None
+        else r
+        for r in spec.requests
+    )
+    return replace(spec, requests=requests)
 
 
 def decode_claim_spec(r: Reader, raw: object, path: str, api_version: str) -> ClaimSpec:
@@ -836,9 +966,9 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
         if t.get("effect") is None:
             r.errors.add(f"{tp}.effect", "Required value")
         taints.append(Taint(key, r.str(t.get("value"), f"{tp}.value"), effect))
-    for unsupported in ("bindingConditions", "bindsToNode"):
-        if data.get(unsupported):
-            r.errors.add(f"{path}.{unsupported}", "device binding conditions are not simulated yet")
+    binding = tuple(r.str_list(data.get("bindingConditions"), f"{path}.bindingConditions"))
+    failure = tuple(r.str_list(data.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"))
+    _binding_errors(r, binding, failure, path)
     return Device(
         name,
         interned(
@@ -855,7 +985,57 @@ def _device(r: Reader, raw: object, path: str, driver: str, api_version: str) ->
         r.bool(data.get("allNodes"), f"{path}.allNodes"),
         _node_selector(r, data.get("nodeSelector"), f"{path}.nodeSelector"),
         policies,
+        binding,
+        failure,
+        r.bool(data.get("bindsToNode"), f"{path}.bindsToNode"),
     )
+
+
+BINDING_CONDITIONS_MAX = 4  # resourceapi.BindingConditionsMaxSize (and BindingFailureConditionsMaxSize)
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def _label_name_errors(value: str) -> list[str]:
+    """upstream ValidateLabelName (a qualified name): an optional DNS subdomain and '/', then at most 63 characters,
+    alphanumeric at both ends, '-', '_' or '.' between."""
+    prefix, sep, name = value.rpartition("/")
+    out = [f"prefix part {m}" for m in dns1123_subdomain(prefix)] if sep else []
+    if not name or len(name) > 63 or not _LABEL_NAME.match(name):
+        out.append(
+            "name part must consist of at most 63 alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character"
+        )
+    return out
+
+
+def _binding_errors(r: Reader, binding: tuple[str, ...], failure: tuple[str, ...], path: str) -> None:
+    """upstream validateDeviceBindingParameters: at most four of each, qualified names, no repeats, no condition in
+    both lists, and each list only with the other."""
+    for key, values in (("bindingConditions", binding), ("bindingFailureConditions", failure)):
+        if len(values) > BINDING_CONDITIONS_MAX:
+            r.errors.add(f"{path}.{key}", f"Too many: {len(values)}: must have at most {BINDING_CONDITIONS_MAX} items")
+        seen: set[str] = set()
+        for i, value in enumerate(values):
+            for message in _label_name_errors(value):
+                r.errors.add(f"{path}.{key}[{i}]", f"Invalid value: {value!r}: {message}")
+            if value in seen:
+                r.errors.add(f"{path}.{key}[{i}]", f'Duplicate value: "{value}"')
+            seen.add(value)
+    for i, value in enumerate(failure):
+        if value in binding:
+            r.errors.add(
+                f"{path}.bindingFailureConditions[{i}]",
+                f"Invalid value: {value!r}: bindingFailureConditions must not overlap with bindingConditions",
+            )
+    if failure and not binding:
+        r.errors.add(
+            f"{path}.bindingConditions", "Invalid value: bindingConditions are required to use bindingFailureConditions"
+        )
+    if binding and not failure:
+        r.errors.add(
+            f"{path}.bindingFailureConditions",
+            "Invalid value: bindingFailureConditions are required to use bindingConditions",
+        )
 
 
 def _device_capacity(
@@ -1105,12 +1285,42 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
                     None if admin is None else r.bool(admin, f"{p}.adminAccess"),
                     share_id,
                     consumed,
+                    tuple(r.str_list(d.get("bindingConditions"), f"{p}.bindingConditions")),
+                    tuple(r.str_list(d.get("bindingFailureConditions"), f"{p}.bindingFailureConditions")),
                 )
             )
         claim.allocation = Allocation(
             tuple(results), _node_selector(r, alloc.get("nodeSelector"), "status.allocation.nodeSelector")
         )
+    for i, item in enumerate(r.list(status.get("devices"), "status.devices")):
+        p = f"status.devices[{i}]"
+        d = r.fields(item, p, _DEVICE_STATUS)
+        did = (
+            r.str(d.get("driver"), f"{p}.driver"),
+            r.str(d.get("pool"), f"{p}.pool"),
+            r.str(d.get("device"), f"{p}.device"),
+        )
+        claim.device_conditions[did] = _device_conditions(r, d.get("conditions"), f"{p}.conditions")
     for i, item in enumerate(r.list(status.get("reservedFor"), "status.reservedFor")):
         ref = r.fields(item, f"status.reservedFor[{i}]", _REFERENCE)
         if r.str(ref.get("resource"), f"status.reservedFor[{i}].resource") == "pods":
             claim.reserved_for.append(f"{claim.namespace}/{r.str(ref.get('name'), f'status.reservedFor[{i}].name')}")
+
+
+def _device_conditions(r: Reader, raw: object, path: str) -> tuple[DeviceCondition, ...]:
+    out: list[DeviceCondition] = []
+    for j, item in enumerate(r.list(raw, path)):
+        cp = f"{path}[{j}]"
+        c = r.fields(item, cp, _CONDITION)
+        kind = r.str(c.get("type"), f"{cp}.type")
+        if not kind:
+            r.errors.add(f"{cp}.type", "Required value")
+        status = r.one_of(c.get("status"), f"{cp}.status", ("True", "False", "Unknown"))
+        if not status:
+            r.errors.add(f"{cp}.status", "Required value")
+        out.append(
+            DeviceCondition(
+                kind, status, r.str(c.get("reason"), f"{cp}.reason"), r.str(c.get("message"), f"{cp}.message")
+            )
+        )
+    return tuple(out)

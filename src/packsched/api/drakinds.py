@@ -7,6 +7,7 @@ from packsched.api.dra import (
     DRA_API_VERSIONS,
     ResourceClaim,
     ResourceClaimTemplate,
+    admin_access_path,
     decode_claim_spec,
     decode_claim_status,
     decode_device_class,
@@ -26,8 +27,15 @@ def _device_class(ctx: DecodeContext) -> None:
     ctx.cluster.dra.classes[ctx.name] = decode_device_class(ctx.r, ctx.data, ctx.name)
 
 
+def _admin_access(ctx: DecodeContext, path: str | None) -> None:
+    """A request asking for admin access: its namespace's label is checked once every file is read."""
+    if path is not None:
+        ctx.reading.admin_access.append((ctx.namespace, ctx.r.errors.file, ctx.label, path))
+
+
 def _resource_claim(ctx: DecodeContext) -> None:
     spec = decode_claim_spec(ctx.r, ctx.data.get("spec"), "spec", _api_version(ctx))
+    _admin_access(ctx, admin_access_path(spec, "spec", _api_version(ctx)))
     uid = ctx.r.str(ctx.meta.get("uid"), "metadata.uid")
     claim = ResourceClaim(ctx.name, ctx.namespace, spec, uid=uid or f"claim-{ctx.name}", source=ctx.where)
     claim.deleting = ctx.meta.get("deletionTimestamp") is not None
@@ -44,6 +52,7 @@ def _resource_claim_template(ctx: DecodeContext) -> None:
     outer = r.fields(ctx.data.get("spec"), "spec", _TEMPLATE_SPEC)
     r.map(outer.get("metadata"), "spec.metadata")
     spec = decode_claim_spec(r, outer.get("spec"), "spec.spec", _api_version(ctx))
+    _admin_access(ctx, admin_access_path(spec, "spec.spec", _api_version(ctx)))
     key = f"{ctx.namespace}/{ctx.name}"
     ctx.cluster.dra.templates[key] = ResourceClaimTemplate(ctx.name, ctx.namespace, spec, ctx.where)
 

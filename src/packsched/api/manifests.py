@@ -13,6 +13,7 @@ from typing import Any
 
 from packsched.api.cluster import Cluster, Workload
 from packsched.api.decoding import PendingPod, Reading, in_document
+from packsched.api.dra import ADMIN_NAMESPACE_LABEL, ADMIN_NAMESPACE_MESSAGE
 from packsched.api.errors import ErrorList, FieldError, InputError
 from packsched.api.files import STDIN, display_name
 from packsched.api.kinds import KINDS, NAMESPACE_NAME_LABEL, decode_object
@@ -202,11 +203,22 @@ class _Builder:
                 message = f"pod {p.pod.key} is bound to node {p.pod.node_name!r}, which no manifest defines"
                 self.all_errors.append(FieldError(in_document(p.label, f"{p.spec}.nodeName"), message, p.file))
         pending.clear()
+        self._check_admin_access()
         _finish_storage(cluster.storage, self.reading.made_claims)
         self.reading.made_claims = []
         if self.all_errors:
             raise InputError(_dedupe(self.all_errors))
         return cluster
+
+    def _check_admin_access(self) -> None:
+        """What the API server checks of a ResourceClaim or template asking for admin access to devices: its
+        namespace carries ``resource.kubernetes.io/admin-access: "true"`` (a Namespace the manifests define)."""
+        namespaces = self.reading.cluster.namespaces
+        for namespace, file, label, path in self.reading.admin_access:
+            ns = namespaces.get(namespace)
+            if ns is None or ns.labels.get(ADMIN_NAMESPACE_LABEL) != "true":
+                self.all_errors.append(FieldError(in_document(label, path), ADMIN_NAMESPACE_MESSAGE, file))
+        self.reading.admin_access = []
 
 
 def _finish_storage(storage: StorageObjects, made: list[PersistentVolumeClaim]) -> None:

@@ -536,8 +536,10 @@ def _plugin_config_entry(
     if not typed:
         if name not in enabled:
             ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
-        if name in ctx.known and name not in catalog.UPSTREAM_PLUGINS and isinstance(args, dict) and args:
-            # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
+        own = name not in catalog.UPSTREAM_PLUGINS or name in _ARGS_READ_BY_PLUGIN
+        if name in ctx.known and own and isinstance(args, dict) and args:
+            # packsched's own plugins (GPUShare, FGDScore, ...) and those of _ARGS_READ_BY_PLUGIN read their args
+            # map themselves
             prof.plugin_config[name] = args
         return  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
     if isinstance(args, dict):
@@ -548,6 +550,10 @@ def _plugin_config_entry(
         ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
     if name in ctx.known:
         prof.plugin_config[name] = args
+
+
+# Upstream plugins whose args packsched's plugin reads from the map itself (DynamicResourcesArgs' bindingTimeout)
+_ARGS_READ_BY_PLUGIN = frozenset({"DynamicResources"})
 
 
 def _default_missing_args(ctx: _Context, prof: Profile, enabled: Collection[str], cp: str) -> None:

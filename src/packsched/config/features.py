@@ -185,6 +185,23 @@ GATES: Final[dict[str, Gate]] = {
             effect="a capacity's validRange rounds in milli units when min, max or step is fractional",
         ),
         _gate(
+            "DRAResourceClaimDeviceStatus",
+            (32, False, ALPHA),
+            (33, True, BETA),
+            (37, True, GA, True),
+            modelled_from=34,
+            effect="claims' status.devices; with DRADeviceBindingConditions, devices' binding conditions",
+        ),
+        _gate(
+            "DRADeviceBindingConditions",
+            (34, False, ALPHA),
+            (36, True, BETA),
+            modelled_from=34,
+            depends=("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+            effect="devices' bindingConditions, bindingFailureConditions and bindsToNode (off: the API server drops "
+            "them)",
+        ),
+        _gate(
             "DRADeviceTaints",
             (33, False, ALPHA),
             (36, True, BETA),

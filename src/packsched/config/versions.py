@@ -303,6 +303,36 @@ class KubeVersion:
         return self.minor >= 37
 
     @property
+    def dra_device_binding(self) -> bool:
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus both on (v1.36+ by default; the first is
+        alpha and off in 1.34-1.35, the second beta and on from 1.33, GA and locked on in 1.37): ResourceSlices keep
+        devices' ``bindingConditions``, ``bindingFailureConditions`` and ``bindsToNode`` (the allocator's
+        DeviceBindingAndStatus feature). Off, the API server drops those fields from new slices, and the allocator
+        never picks a device that still has them."""
+        return (
+            self.minor >= 34
+            and self.feature("DRADeviceBindingConditions")
+            and self.feature("DRAResourceClaimDeviceStatus")
+        )
+
+    @property
+    def dra_counters_1_36(self) -> bool:
+        """1.36+: the allocator gives back the shared counters (DRAPartitionableDevices) a device took when it is
+        refused afterwards (an untolerated taint, a constraint, its capacity) or when the search backtracks over a
+        share of a device that allows multiple allocations; a refused share also gives back its constraints and
+        its device; and a device with shares allocated uses its counters. 1.34-1.35 keep all of these taken for
+        the rest of the node's search and count only devices taken whole (dynamic-resource-allocation v0.36.3's
+        rollbackDevice and IsDeviceAllocated, in each allocator variant; v0.35.4's allocateDevice)."""
+        return self.minor >= 36
+
+    @property
+    def dra_counters_1_37(self) -> bool:
+        """1.37+: the allocator keeps its shared counters per pool ID (driver and pool; before, per pool name, so
+        two drivers' pools of one name shared their counters) and treats a device with an allocated share but no
+        consumed capacity as already paying its counters (dynamic-resource-allocation v0.37.2)."""
+        return self.minor >= 37
+
+    @property
     def dra_prioritized_list(self) -> bool:
         """v1.34+ (DRAPrioritizedList beta, on by default; GA 1.36, locked 1.37): a request's ``firstAvailable``
         subrequests."""

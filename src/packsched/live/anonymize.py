@@ -74,10 +74,14 @@ def _image(value: str) -> str:
     return hashed(value) + ":latest"
 
 
+# Labels whose value the API server reads (a namespace granting admin access to devices): kept as they are.
+_KEEP_LABEL_VALUES = {"resource.kubernetes.io/admin-access"}
+
+
 def _labels(labels: Any) -> Any:
     if not isinstance(labels, dict):
         return labels
-    return {k: hashed(v) if isinstance(v, str) else v for k, v in labels.items()}
+    return {k: hashed(v) if isinstance(v, str) and k not in _KEEP_LABEL_VALUES else v for k, v in labels.items()}
 
 
 def _expressions(exprs: Any, values: Callable[[str], str] = hashed) -> Any:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from packsched.api.dra import Allocation, ClaimSpec, ClaimWriteError, ResourceClaim
 from packsched.api.objects import NodeSelectorTerm, Pod, Requirement
+from packsched.backend.dra.capacity import quantity_text
 from packsched.live.port import DELETED, PODS, ApiError, ApiPort, Obj, Resource
 
 LOG = logging.getLogger("packsched.live")
@@ -61,6 +62,13 @@ def allocation_json(alloc: Allocation) -> Obj:
         item: Obj = {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
         if r.admin_access is not None:
             item["adminAccess"] = r.admin_access
+        if r.share_id is not None:
+            item["shareID"] = r.share_id
+        if r.consumed is not None:
+            item["consumedCapacity"] = {name: quantity_text(amount) for name, amount in r.consumed}
+        if r.binding_conditions:  # DRADeviceBindingConditions: the device's, which PreBind then waits for
+            item["bindingConditions"] = list(r.binding_conditions)
+            item["bindingFailureConditions"] = list(r.binding_failure_conditions)
         results.append(item)
     out: Obj = {"devices": {"results": results}}
     if alloc.node_selector is not None:
@@ -256,6 +264,7 @@ class ClaimWriter:
             status = obj.get("status") or {}
             status["allocation"] = None
             status["reservedFor"] = None
+            status["devices"] = None  # upstream clears the devices' status with the allocation
             obj["status"] = {k: v for k, v in status.items() if v is not None}
             try:
                 self.port.update_status(res, claim.namespace, claim.name, obj)

@@ -217,6 +217,23 @@ class Simulation:
         skipped = cluster.skipped_summary()
         if skipped:
             self.warnings.append(skipped)
+        version = config.kube_version
+        if version.minor >= 34 and not version.dra_admin_access:
+            dra, dropped = cluster.dra.without_admin_access()
+            if dropped:
+                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
+                self.warnings.append(
+                    f"adminAccess dropped from {dropped} ResourceClaim(s) and template(s): the API server drops it "
+                    "with the feature gate DRAAdminAccess off"
+                )
+        if version.minor >= 34 and not version.dra_device_binding:
+            dra, dropped = cluster.dra.without_binding_conditions()
+            if dropped:
+                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
+                self.warnings.append(
+                    f"devices' bindingConditions, bindingFailureConditions and bindsToNode dropped from {dropped} "
+                    "ResourceSlice(s): the API server drops them with the feature gate DRADeviceBindingConditions off"
+                )
         self.scheduler = Scheduler(
             config,
             registry,
@@ -574,7 +591,11 @@ class Simulation:
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
-            rec.reason = f"waiting at Permit ({result.status.plugin})"
+            rec.reason = (
+                f"{result.status.message} ({result.status.plugin} PreBind)"
+                if result.waiting_in_pre_bind
+                else f"waiting at Permit ({result.status.plugin})"
+            )
             self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
             if not in_group:
                 self._settle_waiting()

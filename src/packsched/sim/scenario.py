@@ -22,8 +22,10 @@ replicas, parallelism for a Job), ``addNodes``, ``removeNodes`` (the nodes fail 
 deleted and their controllers re-create them elsewhere), ``cordon``, ``uncordon``, ``drain`` (cordon, then evict
 every pod but DaemonSet pods through the Eviction API's check of PodDisruptionBudgets; a refused eviction is
 retried every ``retryEvery`` until ``timeout``; controllers re-create evicted pods), ``setConfig`` (another
-scheduler configuration from then on, as after a restart), ``setQuota`` (an ElasticQuota's min and max) and
-``setMinCount`` (a kube-scheduler 1.37 PodGroup's gang minCount).
+scheduler configuration from then on, as after a restart), ``setQuota`` (an ElasticQuota's min and max),
+``setMinCount`` (a kube-scheduler 1.37 PodGroup's gang minCount) and ``setDeviceConditions`` (a DRA driver sets
+conditions of an allocated device in the ``status.devices`` of the claims it is allocated to: the binding conditions
+kube-scheduler waits for at PreBind, or a binding failure condition).
 
 A step's changes happen at its time, before anything else that happens then; the simulator then runs until the
 next step's time (the last one until nothing is left to do), and the step's report is taken: pods running and
@@ -45,6 +47,7 @@ import numpy as np
 
 from packsched.api.annotations import parse_duration
 from packsched.api.decode import Reader
+from packsched.api.dra import DeviceCondition
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.manifests import (
     MAX_WORKLOAD_PODS,
@@ -62,7 +65,15 @@ from packsched.api.quota import first_per_namespace, max_from_spec, min_from_spe
 from packsched.api.resources import is_gpu
 from packsched.config.loader import default_config, load_config
 from packsched.config.types import KubeSchedulerConfiguration
-from packsched.framework.interface import ADD, ELASTIC_QUOTA, POD, SCHEDULING_POD_GROUP, UPDATE, ClusterEvent
+from packsched.framework.interface import (
+    ADD,
+    ELASTIC_QUOTA,
+    POD,
+    RESOURCE_CLAIM,
+    SCHEDULING_POD_GROUP,
+    UPDATE,
+    ClusterEvent,
+)
 from packsched.framework.runtime import PluginFactory
 from packsched.sim.engine import (
     DELETED,
@@ -90,7 +101,9 @@ ACTIONS = (
     "setConfig",
     "setQuota",
     "setMinCount",
+    "setDeviceConditions",
 )
+CONDITION_STATUSES = ("True", "False", "Unknown")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 DEFAULT_DRAIN_TIMEOUT = 600.0
 DEFAULT_RETRY = 5.0
@@ -221,9 +234,38 @@ def _check_args(r: Reader, action: str, raw: object, path: str, here: str) -> di
             r.errors.add(f"{path}.minCount", f"Invalid value: {count}: must be greater than or equal to 1")
         args["minCount"] = count
         return args
+    if action == "setDeviceConditions":
+        return _check_device_conditions(r, raw, path)
     args = r.fields(raw, path, ("namespace", "name", "min", "max"))  # setQuota
     if not r.str(args.get("namespace"), f"{path}.namespace"):
         r.errors.add(f"{path}.namespace", "Required value")
+    return args
+
+
+def _check_device_conditions(r: Reader, raw: object, path: str) -> dict[str, Any]:
+    """``driver``, ``pool``, ``device`` and ``conditions`` (each ``type``, ``status`` True/False/Unknown, optional
+    ``reason`` and ``message``)."""
+    args = r.fields(raw, path, ("driver", "pool", "device", "conditions"))
+    for key in ("driver", "pool", "device"):
+        if not r.str(args.get(key), f"{path}.{key}"):
+            r.errors.add(f"{path}.{key}", "Required value")
+    conditions: list[tuple[str, str, str, str]] = []
+    items = r.list(args.get("conditions"), f"{path}.conditions")
+    if not items:
+        r.errors.add(f"{path}.conditions", "Required value: at least one condition")
+    for i, item in enumerate(items):
+        cp = f"{path}.conditions[{i}]"
+        c = r.fields(item, cp, ("type", "status", "reason", "message"))
+        kind = r.str(c.get("type"), f"{cp}.type")
+        if not kind:
+            r.errors.add(f"{cp}.type", "Required value")
+        status = r.one_of(c.get("status"), f"{cp}.status", CONDITION_STATUSES)
+        if not status:
+            r.errors.add(f"{cp}.status", f"Required value: one of {', '.join(CONDITION_STATUSES)}")
+        conditions.append(
+            (kind, status, r.str(c.get("reason"), f"{cp}.reason"), r.str(c.get("message"), f"{cp}.message"))
+        )
+    args["conditions"] = conditions
     return args
 
 
@@ -596,6 +638,26 @@ class _Runner:
         new = dataclasses.replace(old, policy=GroupPolicy(int(args["minCount"])))
         groups[groups.index(old)] = new
         self.sim.scheduler.object_changed(ClusterEvent(SCHEDULING_POD_GROUP, UPDATE, old, new))
+
+    def _setDeviceConditions(self, step: Step) -> None:
+        """A DRA driver's status update: the conditions, by type, of the device in ``status.devices`` of every claim
+        the device is allocated to (written by PreBind); a step that finds none says so in the report's notes."""
+        args = step.args
+        did = (str(args["driver"]), str(args["pool"]), str(args["device"]))
+        new = tuple(DeviceCondition(*c) for c in args["conditions"])
+        dra = self.sim.cluster.dra
+        found = [
+            c
+            for c in dra.claims.values()
+            if c.allocation is not None and any(r.device_id == did for r in c.allocation.results)
+        ]
+        if not found:
+            self.notes.append(f"{step.path}: device {'/'.join(did)} is allocated to no claim: no condition set")
+        for claim in found:
+            kept = [c for c in claim.device_conditions.get(did, ()) if all(c.type != n.type for n in new)]
+            claim.device_conditions[did] = (*kept, *new)
+            dra.generation += 1
+            self.sim.scheduler.object_changed(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
 
     # -- the report -------------------------------------------------------------------------------------------
 

@@ -9,7 +9,9 @@ first full solution wins, with backtracking when a later request or claim cannot
 skipped when allocated already (to another claim, or earlier in this search), when the class's and the request's
 CEL selectors do not both match, when an untolerated NoSchedule/NoExecute taint is on it (DRADeviceTaints), or
 when a constraint (matchAttribute, distinctAttribute) would break. A device that consumes shared counters
-(DRAPartitionableDevices) is allocated only while no counter of its pool would go below zero. A request with
+(DRAPartitionableDevices) is allocated only while no counter of its pool would go below zero; what a device refused
+after taking its counters gives back, and how counters are kept, follow the release (``Features.counters_1_36``,
+``Features.counters_1_37``). A request with
 ``firstAvailable`` takes the first subrequest that leads to a solution (DRAPrioritizedList). ``All`` asks for
 every matching device of the node's pools, and fails when a pool is incomplete or invalid.
 
@@ -70,6 +72,18 @@ class Features:
     # 1.37's capacity checks: "All" compares a device's capacity without its allocations, and a request the
     # arithmetic cannot represent (or a negative amount) is an error rather than a device that does not fit
     capacity_checks_1_37: bool = True
+    # 1.36's shared counters (DRAPartitionableDevices): a device refused after its counters were taken (an
+    # untolerated taint, a constraint, its capacity) gives back everything it took, and so does a share of a device
+    # that allows multiple allocations when the search backtracks over it; a device with shares allocated already
+    # uses its counters. Before (1.34-1.35) the counters stay taken for the rest of the node's search, a refused
+    # share also keeps its constraints and its device, and only devices taken whole use counters across claims.
+    counters_1_36: bool = True
+    # 1.37's: counters are tracked per pool of each driver (before: per pool name, so two drivers' pools of the same
+    # name shared them), and a device with a share allocated but no consumed capacity has its counters paid.
+    counters_1_37: bool = True
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (the allocator's DeviceBindingAndStatus): off, a
+    # device with binding conditions is never picked; on, its results carry the device's binding conditions
+    device_binding: bool = True
 
 
 def share_id(claim: str, index: int, did: DeviceID) -> str:
@@ -477,6 +491,9 @@ class _Run:
         known = self.matches.get(key)
         if known is not None:
             return known
+        if dev.binding_conditions and not self.features.device_binding:
+            self.matches[key] = False
+            return False
         ok = True
         if data.device_class is not None:
             ok = self._selectors_match(ci, dev, did, data.device_class, data.device_class.selectors)
@@ -604,21 +621,19 @@ class _Run:
         multiple = self.features.consumable_capacity and dev.allow_multiple
         if not self._free(ci, data, did, multiple):
             return None
-        # A device that allows multiple allocations pays its counters once, with its first share.
-        counters = bool(dev.consumes) and not (multiple and self._capacity_in_use(did))
-        if dev.consumes and not (
-            self.features.partitionable_devices and (not counters or self._take_counters(pool, dev))
-        ):
+        counters = self._pay_counters(pool, dev, did, multiple)
+        if counters is None:
             return None
         base = data.parent or data.name
         sub = data.name if data.parent else ""
-        # As upstream, a device refused for a taint or a constraint after its counters were taken keeps them
-        # taken for the rest of this node's search.
-        if self.features.device_taints and self._tainted(dev, data.exact):
+        # From 1.36 a device refused after its counters were taken gives them back; before, they stay taken for
+        # the rest of this node's search (Features.counters_1_36).
+        rollback = self.features.counters_1_36
+        if not self._admits(ci, data, dev, did, base, sub, must):
+            if counters and rollback:
+                self._give_counters(pool, dev)
             return None
         constraints = self.constraints[ci]
-        if not self._add_constraints(ci, data, dev, did, base, sub, must):
-            return None
         if not multiple:
             self.allocating.setdefault(did, set()).add(ci)
 
@@ -627,12 +642,13 @@ class _Run:
                 self.allocating[did].discard(ci)
             for c in constraints:
                 c.remove(base, sub, dev, did)
-            if counters:
+            if counters and (rollback or not multiple):  # 1.34-1.35 keep a backtracked share's counters
                 self._give_counters(pool, dev)
 
         share = self._share(ci, data, did, dev, multiple)
         if share is None:
-            give_back()
+            if rollback:  # 1.34-1.35: the refused share keeps its constraints, its device and its counters
+                give_back()
             return None
         taken, existed = share
         result = DeviceResult(
@@ -643,6 +659,8 @@ class _Run:
             True if data.admin else None,
             "" if taken is not None else None,  # the share's ID is made with the result (_result)
             tuple(sorted(taken.items())) if taken else None,
+            dev.binding_conditions if self.features.device_binding else (),
+            dev.binding_failure_conditions if self.features.device_binding else (),
         )
         self.results[ci].append((result, s, dev))
         before = len(self.results[ci]) - 1
@@ -650,14 +668,19 @@ class _Run:
         def undo() -> None:
             del self.results[ci][before:]
             if taken is not None:
-                have = self.allocating_capacity[did]
-                for name, amount in taken.items():
-                    have[name] -= amount
-                if not existed:
-                    del self.allocating_capacity[did]
+                self._release_share(did, taken, existed)
             give_back()
 
         return undo
+
+    def _release_share(self, did: DeviceID, taken: Mapping[str, Fraction], existed: bool) -> None:
+        """A share of this search given back: its capacity, and the device's entry when the share made it (1.34-1.35
+        keep the entry of a share that consumed nothing)."""
+        have = self.allocating_capacity[did]
+        for name, amount in taken.items():
+            have[name] -= amount
+        if not existed and (taken or self.features.counters_1_36):
+            del self.allocating_capacity[did]
 
     def _free(self, ci: int, data: _Request, did: DeviceID, multiple: bool) -> bool:
         """Not taken already: by another claim (or, for admin access, by this claim); a device that allows
@@ -665,6 +688,23 @@ class _Run:
         if data.admin:
             return multiple or ci not in self.allocating.get(did, ())
         return not self._in_use(did)
+
+    def _pay_counters(self, pool: Pool, dev: Device, did: DeviceID, multiple: bool) -> bool | None:
+        """The device's shared counters taken: whether it took some (a device that allows multiple allocations pays
+        them once, with its first share), or None when they are not there (or DRAPartitionableDevices is off)."""
+        if not dev.consumes:
+            return False
+        if not self.features.partitionable_devices:
+            return None
+        if multiple and self._capacity_in_use(did):
+            return False
+        return True if self._take_counters(pool, dev) else None
+
+    def _admits(self, ci: int, data: _Request, dev: Device, did: DeviceID, base: str, sub: str, must: bool) -> bool:
+        """The device's taints are tolerated (DRADeviceTaints) and the claim's constraints take it (added then)."""
+        if self.features.device_taints and self._tainted(dev, data.exact):
+            return False
+        return self._add_constraints(ci, data, dev, did, base, sub, must)
 
     def _add_constraints(
         self, ci: int, data: _Request, dev: Device, did: DeviceID, base: str, sub: str, must: bool
@@ -704,8 +744,10 @@ class _Run:
         return taken, existed
 
     def _capacity_in_use(self, did: DeviceID) -> bool:
-        """upstream deviceCapacityInUse: some share of the device is allocated or being allocated."""
-        return did in self.a.capacity or did in self.a.shared or did in self.allocating_capacity
+        """upstream deviceCapacityInUse: some share of the device is allocated or being allocated (before 1.37 an
+        allocated share counts only with a consumed capacity)."""
+        persisted = did in self.a.capacity or (self.features.counters_1_37 and did in self.a.shared)
+        return persisted or did in self.allocating_capacity
 
     def _fits(self, ci: int, data: _Request, did: DeviceID, dev: Device) -> bool:
         return self._check_fits(ci, data, dev, self.a.capacity.get(did, {}), self.allocating_capacity.get(did, {}))
@@ -755,27 +797,34 @@ class _Run:
 
     # -- shared counters (partitionable devices) ---------------------------------------------------------
 
+    def _counter_key(self, pool: Pool) -> str:
+        """What upstream keys its counter caches by: the pool's driver and name from 1.37, its name before (two
+        drivers' pools of one name then share them)."""
+        return pool.pool_id if self.features.counters_1_37 else pool.name
+
     def _available_counters(self, pool: Pool) -> Counters:
-        known = self.a._available.get(pool.name)
+        key = self._counter_key(pool)
+        known = self.a._available.get(key)
         if known is not None:
             return known
         avail: Counters = {name: dict(counters) for name, counters in (pool.counter_sets or {}).items()}
+        shares = self.features.counters_1_36
         for s in [*pool.slices, *pool.others]:
             for d in s.devices:
                 did = (s.driver, s.pool, d.name)
-                if did not in self.a.allocated and did not in self.a.shared and did not in self.a.capacity:
-                    continue  # upstream IsDeviceAllocated: taken whole, or with a share
+                if did not in self.a.allocated and not (shares and (did in self.a.shared or did in self.a.capacity)):
+                    continue  # upstream IsDeviceAllocated: taken whole, or (1.36+) with a share
                 for set_name, counters in d.consumes:
                     have = avail.get(set_name, {})
                     for counter, amount in counters:
                         if counter in have:
                             have[counter] -= amount
-        self.a._available[pool.name] = avail
+        self.a._available[key] = avail
         return avail
 
     def _take_counters(self, pool: Pool, dev: Device) -> bool:
         avail = self._available_counters(pool)
-        used = self.consumed.setdefault(pool.name, {})
+        used = self.consumed.setdefault(self._counter_key(pool), {})
         for set_name, counters in dev.consumes:
             have = used.setdefault(set_name, {})
             for counter, amount in counters:
@@ -789,7 +838,7 @@ class _Run:
         return True
 
     def _give_counters(self, pool: Pool, dev: Device) -> None:
-        used = self.consumed.get(pool.name, {})
+        used = self.consumed.get(self._counter_key(pool), {})
         for set_name, counters in dev.consumes:
             have = used.get(set_name, {})
             for counter, amount in counters:
@@ -812,7 +861,7 @@ class _Run:
         fields: list[Requirement] = []
         for _r, s, dev in devices:
             name, selector = (dev.node_name, dev.node_selector) if s.per_device else (s.node_name, s.node_selector)
-            if name:
+            if name or dev.binds_to_node:  # a device bound to a node: the allocation is for this node only
                 return (NodeSelectorTerm((), (Requirement("metadata.name", "In", (self.node.name,)),)),)
             if selector is not None and len(selector) == 1:
                 for req in selector[0].match_fields:

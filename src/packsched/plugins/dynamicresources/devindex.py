@@ -294,7 +294,11 @@ class DeviceIndex:
                         known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
                     if not known[1]:
                         continue
-                    if not (known[2] if not (dev.consumes or dev.taints or dev.policies) else self._plain(dev)):
+                    if not (
+                        known[2]
+                        if not (dev.consumes or dev.taints or dev.policies or dev.binding_conditions)
+                        else self._plain(dev)
+                    ):
                         return None
                     out.append((pool.driver, pool.name, dev.name))
         return out
@@ -302,8 +306,8 @@ class DeviceIndex:
     def _plain(self, dev: Device) -> bool:
         """Nothing but being allocated can keep a matching device from a request of the shortcut's kind."""
         f = self.features
-        if dev.consumes:
-            return False
+        if dev.consumes or (dev.binding_conditions and not f.device_binding):
+            return False  # (a device with binding conditions the gates leave off is never picked: the allocator says)
         if f.device_taints and any(t.effect in (NO_SCHEDULE, NO_EXECUTE) for t in dev.taints):
             return False
         if not f.consumable_capacity:

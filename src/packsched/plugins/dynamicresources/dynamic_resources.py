@@ -45,17 +45,23 @@ live mode creates it on the API server, named ``<pod>-extended-resources-<5 char
 writes its allocation, and writes the pod's ``status.extendedResourceClaimStatus``), and it is deallocated when the
 pod ends and deleted with the pod.
 
-Not simulated yet: device binding conditions (consumable capacity: :mod:`packsched.backend.dra.capacity`).
+Device binding conditions (DRADeviceBindingConditions, 1.36+): PreBind writes the claims, then waits until the
+allocated devices' binding conditions are True in the claims' ``status.devices`` (answering Wait: the scheduler asks
+again after 5 s; live mode waits on its binding worker), fails on a binding failure condition or after
+``bindingTimeout`` (DynamicResourcesArgs, 600 s by default), and Filter then finds such a claim unavailable so that
+PostFilter deallocates it. Consumable capacity: :mod:`packsched.backend.dra.capacity`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from packsched.api.annotations import parse_duration
 from packsched.api.dra import (
     ALL,
     ALLOCATION_RESULTS_MAX,
@@ -86,6 +92,7 @@ from packsched.backend.dra.extended import (
     request_mappings,
 )
 from packsched.config.types import PluginArgs
+from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.interface import (
@@ -121,6 +128,11 @@ MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
+# device binding conditions (DRADeviceBindingConditions): PreBind polls the claims every 5 s until every condition is
+# True, a failure condition is True (ErrDeviceBindingFailed) or the binding timeout passes (ErrDeviceBindingTimeout)
+BINDING_TIMEOUT_S = 600.0  # DynamicResourcesBindingTimeoutDefault (the plugin args' bindingTimeout)
+BINDING_POLL_S = 5.0
+ERR_BINDING_TIMEOUT = "device binding timeout"
 
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _UNBOUNDED = 10**6  # _local_free's count for a device that may be allocated many times
@@ -200,6 +212,7 @@ class _State:
     written: list[ResourceClaim] = field(default_factory=list)
     allocated: set[str] = field(default_factory=set)
     created: ResourceClaim | None = None
+    binding_since: float | None = None  # when PreBind began waiting for device binding conditions
 
     def clone(self) -> _State:
         return self  # the verdicts do not depend on the pods placed (preemption does not free devices)
@@ -214,6 +227,23 @@ def _prioritized_list_score(claims: list[ResourceClaim], allocations: list[Alloc
                 if f"{request.name}/{sub_name}" in taken:
                     score += FIRST_AVAILABLE_MAX_SIZE - index
     return score
+
+
+def allocator_features(v: KubeVersion) -> Features:
+    """The allocator's features at kube-scheduler ``v`` (its release and the feature gates set)."""
+    return Features(
+        admin_access=v.dra_admin_access,
+        prioritized_list=v.dra_prioritized_list,
+        partitionable_devices=v.dra_partitionable_devices,
+        device_taints=v.dra_device_taints,
+        cel_error_names_device=v.dra_cel_error_names_device,
+        consumable_capacity=v.dra_consumable_capacity,
+        fractional_capacity_range=v.dra_fractional_capacity_range,
+        capacity_checks_1_37=v.minor >= 37,
+        counters_1_36=v.dra_counters_1_36,
+        counters_1_37=v.dra_counters_1_37,
+        device_binding=v.dra_device_binding,
+    )
 
 
 def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
@@ -250,19 +280,11 @@ class DynamicResources:
         with resource claims."""
         return None if pod.pod.resource_claims else {}
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, args: PluginArgs | None = None) -> None:
         self.handle = handle
         v = handle.kube_version
-        self.features = Features(
-            admin_access=v.dra_admin_access,
-            prioritized_list=v.dra_prioritized_list,
-            partitionable_devices=v.dra_partitionable_devices,
-            device_taints=v.dra_device_taints,
-            cel_error_names_device=v.dra_cel_error_names_device,
-            consumable_capacity=v.dra_consumable_capacity,
-            fractional_capacity_range=v.dra_fractional_capacity_range,
-            capacity_checks_1_37=v.minor >= 37,
-        )
+        self.features = allocator_features(v)
+        self.binding_timeout = parse_args(args, self.features.device_binding)
         self.extended_resources = v.dra_extended_resource
         self.index = DeviceIndex(self.features)
 
@@ -521,8 +543,13 @@ class DynamicResources:
             index
             for index, claim in enumerate(data.claims)
             if claim.allocation is not None
-            and claim.allocation.node_selector is not None
-            and not node_matches_terms(node, claim.allocation.node_selector)
+            and (
+                (
+                    claim.allocation.node_selector is not None
+                    and not node_matches_terms(node, claim.allocation.node_selector)
+                )
+                or self._binding_gave_up(claim)
+            )
         ]
         reason = ""
         if data.allocator is not None:
@@ -532,6 +559,18 @@ class DynamicResources:
             reason = ERR_NOT_AVAILABLE
         data.verdicts[col] = (reason, "")
         return reason
+
+    def _binding_gave_up(self, claim: ResourceClaim) -> bool:
+        """upstream Filter: an allocated claim whose device binding failed, or whose binding conditions are not met
+        when the binding timeout since its allocation passed, is not available anywhere (PostFilter may then
+        deallocate it)."""
+        if not self.features.device_binding or not claim.has_binding_conditions:
+            return False
+        ready, failure = claim.binding_state()
+        if failure:
+            return True
+        since = claim.allocated_at
+        return not ready and since is not None and since + self.binding_timeout < self.handle.clock()
 
     def _extended_claim(self, data: _State, snap: Snapshot, col: int) -> tuple[str, ResourceClaim | None]:
         """upstream filterExtendedResources: the claim for the extended resources this node must give through
@@ -670,8 +709,7 @@ class DynamicResources:
                     except ClaimWriteError as exc:
                         return PostFilterResult(None, Status.error(str(exc), plugin=NAME))
                     return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
-                claim.allocation = None
-                claim.reserved_for.clear()
+                claim.deallocate()
                 dra.changed(claim.key)
                 # the status write's event requeues the pod (upstream's claim-change hint): it is tried again
                 # after its backoff, when the claim can be allocated on another node
@@ -726,12 +764,12 @@ class DynamicResources:
                 del dra.claims[key]  # the claim for extended resources was never created
                 dra.extended_claims.pop(pod.key, None)
         data.reserved.clear()
+        data.binding_since = None
         for claim in data.claims:
             if claim.allocation is not None and pod.key in claim.reserved_for:
+                # upstream Unreserve takes the pod out; the allocation PreBind wrote stays (the next attempt's
+                # Filter reuses it, or PostFilter deallocates it)
                 claim.reserved_for.remove(pod.key)
-                if not claim.reserved_for:
-                    claim.allocation = None  # the resourceclaim controller deallocates an unused claim
-                    touched.append(claim.key)
         dra.changed(*touched)
 
     @staticmethod
@@ -765,8 +803,7 @@ class DynamicResources:
                 api.delete(created)
         dra.changed(*touched)
 
-    @staticmethod
-    def _pre_bind_live(data: _State, api: ClaimApi, pod: PodInfo, node: str) -> Status:
+    def _pre_bind_live(self, data: _State, dra: DraObjects, api: ClaimApi, pod: PodInfo, node: str) -> Status:
         """Live mode, on a binding worker: each claim not reserved for the pod yet gets its allocation from Reserve
         (if it had none) and the pod in ``reservedFor`` on the API server; the extended-resource claim is created
         first, and the pod's ``status.extendedResourceClaimStatus`` written after it. The catalog is not touched
@@ -790,7 +827,38 @@ class DynamicResources:
                 api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
         except ClaimWriteError as exc:
             return Status.error(str(exc), plugin=NAME)
-        return Status()
+        keys = [c.key for c in data.written]
+        binding = any(c.has_binding_conditions for c in data.claims) or any(
+            r.binding_conditions for alloc in found.values() for r in alloc.results
+        )
+        if ext is not None:
+            binding = binding or any(r.binding_conditions for r in ext[1].results)
+        if not self.features.device_binding or not binding:
+            return Status()
+        return self._wait_live(dra, [*keys, *(c.key for c in data.claims if c.key not in keys)])
+
+    def _wait_live(self, dra: DraObjects, keys: list[str]) -> Status:
+        """Live mode, on the binding worker: upstream PreBind's poll of the claims, as the watch brings them,
+        every BINDING_POLL_S until their devices' binding conditions hold, a failure condition is True, or
+        the binding timeout passes."""
+        deadline = time.monotonic() + self.binding_timeout
+        while True:
+            ready = True
+            for key in keys:
+                claim = dra.claims.get(key)
+                if claim is None or claim.allocation is None:  # the watch has not brought the write yet
+                    ready = False
+                    continue
+                ok, failure = claim.binding_state()
+                if failure:
+                    return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+                ready = ready and ok
+            if ready:
+                return Status()
+            if time.monotonic() >= deadline:
+                message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
+                return Status.error(message, plugin=NAME)
+            time.sleep(BINDING_POLL_S)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         data = state.read(STATE_KEY)
@@ -798,18 +866,46 @@ class DynamicResources:
         if not isinstance(data, _State) or dra is None:
             return Status()
         if dra.api is not None:
-            return self._pre_bind_live(data, dra.api, pod, node)
+            return self._pre_bind_live(data, dra, dra.api, pod, node)
         ext = data.ext_allocations.get(node)
         made = [] if ext is None else [ext[0]]
+        now = self.handle.clock()
         for claim in [*data.claims, *made]:
             alloc = dra.in_flight.pop(claim.key, None)
             if alloc is not None:
                 claim.allocation = alloc
             if pod.key not in claim.reserved_for:
                 claim.reserved_for.append(pod.key)
+                if self.features.device_binding and claim.allocated_at is None:
+                    claim.allocated_at = now  # allocationTimestamp, set as the claim is reserved
         data.reserved.clear()
         dra.changed(*(claim.key for claim in [*data.claims, *made]))
-        return Status()
+        return self._binding_conditions(data, [*data.claims, *made], node, now)
+
+    def _binding_conditions(self, data: _State, claims: list[ResourceClaim], node: str, now: float) -> Status:
+        """upstream PreBind's wait for device binding conditions: done when every claim's devices have theirs True;
+        an Error when a binding failure condition is True, or when the binding timeout passed since the wait
+        began (``device binding timeout: context deadline exceeded``); else Wait, and the scheduler asks again
+        after BINDING_POLL_S (upstream polls every 5 s)."""
+        if not self.features.device_binding:
+            return Status()
+        pending = [c for c in claims if c.has_binding_conditions]
+        if not pending:
+            return Status()
+        if data.binding_since is None:
+            data.binding_since = now
+        ready = True
+        for claim in pending:
+            ok, failure = claim.binding_state()
+            if failure:
+                return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+            ready = ready and ok
+        if ready:
+            return Status()
+        if now >= data.binding_since + self.binding_timeout:
+            message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
+            return Status.error(message, plugin=NAME)
+        return Status(Code.WAIT, [f"waiting for binding conditions for device on node {node}"], NAME)
 
     # -- the pods' claims when they go --------------------------------------------------------------------
 
@@ -886,5 +982,42 @@ class ScoringDynamicResources(DynamicResources):
 
 def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicResources:
     if handle.kube_version.dynamic_resources_scores:
-        return ScoringDynamicResources(handle)
-    return DynamicResources(handle)
+        return ScoringDynamicResources(handle, args)
+    return DynamicResources(handle, args)
+
+
+_ARG_FIELDS = ("filterTimeout", "bindingTimeout")
+
+
+def parse_args(raw: PluginArgs | None, device_binding: bool) -> float:
+    """DynamicResourcesArgs: the binding timeout in seconds (``bindingTimeout``, a Go duration; upstream's default
+    600 s), checked as upstream's ValidateDynamicResourcesArgs checks it: at least 1 s, and only with device binding
+    conditions on. ``filterTimeout`` (a limit on the wall-clock time of one node's allocation) is accepted, zero or
+    positive, and has no effect in packsched. ValueError names the field."""
+    if raw is None:
+        return BINDING_TIMEOUT_S
+    if not isinstance(raw, Mapping):
+        raise ValueError("args must be a map")
+    unknown = sorted(set(raw) - {*_ARG_FIELDS, "apiVersion", "kind"})
+    if unknown:
+        raise ValueError(f"unknown field(s) {unknown}; the fields are {', '.join(_ARG_FIELDS)}")
+    kind = raw.get("kind")
+    if kind is not None and kind != "DynamicResourcesArgs":
+        raise ValueError(f"kind: want DynamicResourcesArgs, got {kind!r}")
+    for name in _ARG_FIELDS:
+        if raw.get(name) is not None:
+            try:
+                parse_duration(str(raw[name]))
+            except ValueError as exc:
+                raise ValueError(f"{name}: Invalid value: {raw[name]!r}: {exc}") from None
+    if raw.get("bindingTimeout") is None:
+        return BINDING_TIMEOUT_S
+    if not device_binding:
+        raise ValueError(
+            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
+            "disabled"
+        )
+    timeout = parse_duration(str(raw["bindingTimeout"]))
+    if timeout < 1:
+        raise ValueError(f"bindingTimeout: Invalid value: {raw['bindingTimeout']!r}: must be at least 1 second")
+    return timeout

@@ -1,0 +1,71 @@
+"""Live mode with device binding conditions (DRADeviceBindingConditions, on by default in 1.37): PreBind writes the
+claim's allocation, the device's binding conditions in its results, then waits on the watched claim until the
+driver (here the test) sets them True in ``status.devices``; only then is the pod bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from live.fakeapi import FakeApiServer
+from live.harness import all_bound, node, pod, start
+from packsched.plugins.dynamicresources import dynamic_resources
+
+DRIVER = "gpu.example.com"
+
+
+def _cluster(api: FakeApiServer) -> None:
+    api.serve_dra("v1")
+    api.create(
+        "deviceclasses",
+        {"metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}},
+    )
+    api.create("nodes", node("n0"))
+    device = {"name": "gpu-0", "bindingConditions": ["attached"], "bindingFailureConditions": ["attach-failed"]}
+    spec = {"driver": DRIVER, "nodeName": "n0", "pool": {"name": "n0", "generation": 1, "resourceSliceCount": 1}}
+    api.create("resourceslices", {"metadata": {"name": "n0-gpus"}, "spec": {**spec, "devices": [device]}})
+    exactly = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    api.create(
+        "resourceclaims",
+        {
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "g", "exactly": exactly}]}},
+        },
+    )
+
+
+def _allocated(s: FakeApiServer) -> bool:
+    got = s.store["resourceclaims"].get(("default", "c")) or {}
+    return bool((got.get("status") or {}).get("allocation"))
+
+
+def test_prebind_waits_for_the_drivers_conditions(
+    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
+    _cluster(api)
+    run = start(api, tmp_path)
+    run.wait_ready()
+    try:
+        claimed = pod("p", cpu="100m")
+        claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
+        api.create("pods", claimed)
+        assert api.wait_for(_allocated, 15)
+        got: Any = api.get("resourceclaims", "default", "c")
+        (result,) = got["status"]["allocation"]["devices"]["results"]
+        assert (result["bindingConditions"], result["bindingFailureConditions"]) == (["attached"], ["attach-failed"])
+        assert not all_bound(["p"])(api)  # the condition is not there yet: PreBind waits
+        condition = {
+            "type": "attached",
+            "status": "True",
+            "reason": "Done",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+        status = {"devices": [{"driver": DRIVER, "pool": "n0", "device": "gpu-0", "conditions": [condition]}]}
+        api.patch_status("resourceclaims", "default", "c", {"status": status})
+        assert api.wait_for(all_bound(["p"]), 15)
+    finally:
+        run.stop()
+    assert api.stats.bindings == {"default/p": 1}
