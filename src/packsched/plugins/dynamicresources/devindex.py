@@ -71,6 +71,11 @@ class SliceLayout:
         return known
 
 
+def _lone(s: ResourceSlice) -> bool:
+    """A node's slice that is a whole pool by itself, with devices only (no counters, no per-device nodes)."""
+    return s.slice_count == 1 and not s.shared_counters and not s.per_device
+
+
 @dataclass(eq=False)
 class _Versions:
     """Per snapshot column: a number bumped whenever something the allocator reads for that node may have changed
@@ -261,8 +266,11 @@ class DeviceIndex:
                 col = snap.index.get(name)
                 if col is None:
                     continue
-                pools = layout.pools(snap.nodes[col], self.features)
-                found = self._matching(pools, expressions, memo)
+                slices = layout.on_node[name]
+                if len(slices) == 1 and _lone(slices[0]):
+                    found = self._matching_lone(slices[0], expressions, memo)
+                else:
+                    found = self._matching(layout.pools(snap.nodes[col], self.features), expressions, memo)
                 if found is None:
                     c.eligible[col] = False
                     continue
@@ -301,6 +309,29 @@ class DeviceIndex:
                     ):
                         return None
                     out.append((pool.driver, pool.name, dev.name))
+        return out
+
+    def _matching_lone(
+        self, s: ResourceSlice, expressions: list[str], memo: dict[int, tuple[CelDevice, bool, bool]]
+    ) -> list[DeviceID] | None:
+        """:meth:`_matching` for a node whose one slice is its pool (gather_pools would make a pool of it alone,
+        invalid only for a device name listed twice), in one pass over the devices."""
+        seen: set[str] = set()
+        out: list[DeviceID] = []
+        for dev in s.devices:
+            if dev.name in seen:
+                return None
+            seen.add(dev.name)
+            cel = dev.cel
+            known = memo.get(id(cel))
+            if known is None or known[0] is not cel:
+                match = all(compile_selector(e).matches(cel) for e in expressions)
+                known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
+            if not known[1]:
+                continue
+            if not (known[2] if not (dev.consumes or dev.taints or dev.policies) else self._plain(dev)):
+                return None
+            out.append((s.driver, s.pool, dev.name))
         return out
 
     def _plain(self, dev: Device) -> bool:
