@@ -804,6 +804,223 @@ def gen_quotas(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "quotas", _config(CAPACITY_SCHEDULING), objects, pods)
 
 
+# -- volumes: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits ------------------------------------
+
+CSI_DRIVER = "csi.example.com"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+ZONES = ("zone-a", "zone-b", "zone-c")
+RWO, RWOP, RWX = "ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"
+
+
+def _storage_class(name: str, provisioner: str, mode: str, zones: list[str] | None = None) -> Doc:
+    sc: Doc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+        "reclaimPolicy": "Delete",
+    }
+    if zones:
+        sc["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": sorted(zones)}]}]
+    return sc
+
+
+def _pv(name: str, gi: int, cls: str, modes: list[str], *, host: str = "", zone: str = "", labels: bool = False) -> Doc:
+    """A static volume of the CSI driver (so that NodeVolumeLimits counts it), Available: pinned to a node by
+    hostname, or to a zone by node affinity or only by the zone label VolumeZone reads (``labels``)."""
+    pv: Doc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": {}},
+        "spec": {
+            "capacity": {"storage": f"{gi}Gi"},
+            "accessModes": modes,
+            "storageClassName": cls,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "volumeMode": "Filesystem",
+            "csi": {"driver": CSI_DRIVER, "volumeHandle": f"h-{name}"},
+        },
+        "status": {"phase": "Available"},
+    }
+    key, value = (HOST, host) if host else (ZONE, zone)
+    if labels:
+        pv["metadata"]["labels"][ZONE] = zone
+    else:
+        term = {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    return pv
+
+
+def _pvc(ns: str, name: str, gi: int, cls: str, modes: list[str]) -> Doc:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}"},
+        "spec": {
+            "accessModes": modes,
+            "resources": {"requests": {"storage": f"{gi}Gi"}},
+            "storageClassName": cls,
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def _bind(pvc: Doc, pv: Doc) -> None:
+    """``pvc`` and ``pv`` as the PersistentVolume controller leaves a binding: claimRef, volumeName, the
+    bind-completed annotation, phases Bound."""
+    meta = pvc["metadata"]
+    pv["spec"]["claimRef"] = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": meta["namespace"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+    }
+    pv["status"] = {"phase": "Bound"}
+    pvc["spec"]["volumeName"] = pv["metadata"]["name"]
+    meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+    pvc["status"] = {
+        "phase": "Bound",
+        "accessModes": pv["spec"]["accessModes"],
+        "capacity": {"storage": pv["spec"]["capacity"]["storage"]},
+    }
+
+
+def _volume_nodes(rng: random.Random, ns: str, zones: list[str]) -> tuple[list[Doc], list[Doc]]:
+    """3-6 nodes over the zones, most with a CSINode for the driver (an attach limit of 1-4, or none)."""
+    nodes, csinodes = [], []
+    for i in range(rng.randint(3, 6)):
+        name = f"{ns}-n{i:02d}"
+        nodes.append(_node(name, rng.choice([4, 8]), rng.choice([8, 16]), {ZONE: zones[i % len(zones)]}))
+        if rng.random() < 0.9:
+            driver: Doc = {"name": CSI_DRIVER, "nodeID": name, "topologyKeys": [ZONE]}
+            if rng.random() < 0.8:
+                driver["allocatable"] = {"count": rng.randint(1, 4)}
+            csinodes.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {"name": name},
+                    "spec": {"drivers": [driver]},
+                }
+            )
+    return nodes, csinodes
+
+
+def _local_volumes(rng: random.Random, nodes: list[Doc]) -> list[Doc]:
+    """Static volumes of the ``local`` class pinned by hostname to some nodes, 1-2 each, of distinct sizes (the
+    smallest volume that fits a claim is then one volume, not a coin toss between equal ones)."""
+    sizes = rng.sample(range(5, 101, 5), 12)
+    pvs: list[Doc] = []
+    for node in rng.sample(nodes, rng.randint(2, len(nodes))):
+        for _ in range(min(rng.randint(1, 2), len(sizes))):
+            modes = [RWOP] if rng.random() < 0.25 else [RWO]
+            pvs.append(_pv(f"local-{len(pvs)}", sizes.pop(), "local", modes, host=node["metadata"]["name"]))
+    return pvs
+
+
+class _Claims:
+    """The claims of a volumes scenario, and the choice of each pod's: new or reused claims of the two
+    WaitForFirstConsumer classes, the bound Immediate ones, the never bound one, a missing one."""
+
+    def __init__(self, rng: random.Random, ns: str, zones: list[str]) -> None:
+        self.rng, self.ns = rng, ns
+        self.claims: list[Doc] = []
+        self.volumes: list[Doc] = []
+        self.shared: list[str] = []
+        self.used: dict[str, list[str]] = {"local": [], "fast": []}
+        for k in range(rng.randint(1, 3)):
+            modes = rng.choice([[RWO], [RWX], [RWOP]])
+            gi = rng.choice([10, 20, 50])
+            pv = _pv(f"zonal-{k}", gi, "standard", modes, zone=rng.choice(zones), labels=rng.random() < 0.5)
+            pvc = _pvc(ns, f"shared-{k}", min(gi, 10), "standard", modes)
+            _bind(pvc, pv)
+            self.volumes.append(pv)
+            self.claims.append(pvc)
+            self.shared.append(pvc["metadata"]["name"])
+        self.pending = rng.random() < 0.5
+        if self.pending:
+            self.claims.append(_pvc(ns, "pending-0", 5, "standard", [RWO]))
+
+    def _new(self, kind: str, sizes: set[int]) -> str:
+        gi = self.rng.choice([s for s in range(5, 61, 5) if s not in sizes])
+        sizes.add(gi)  # a pod's new claims of one class differ in size: one order to bind them in
+        modes = [RWOP] if self.rng.random() < 0.2 else [RWO]
+        name = f"{kind}-{len(self.claims)}"
+        self.claims.append(_pvc(self.ns, name, gi, kind, modes))
+        self.used[kind].append(name)
+        return name
+
+    def for_pod(self) -> list[str]:
+        rng = self.rng
+        names: list[str] = []
+        sizes: set[int] = set()
+        for _ in range(rng.choices([0, 1, 2, 3], weights=[1, 4, 3, 1])[0]):
+            kind = rng.choices(["local", "fast", "shared", "pending", "missing"], weights=[5, 4, 3, 1, 0.5])[0]
+            if kind in self.used:  # reused: bound by now (or refused to its first pod)
+                name = (
+                    rng.choice(self.used[kind]) if self.used[kind] and rng.random() < 0.25 else self._new(kind, sizes)
+                )
+            elif kind == "shared":
+                name = rng.choice(self.shared)
+            elif kind == "pending" and self.pending:
+                name = "pending-0"
+            elif kind == "missing":
+                name = "missing-0"
+            else:
+                continue
+            if name not in names:
+                names.append(name)
+        return names
+
+
+def gen_volumes(seed: int, sid: str) -> Doc:
+    """Pods with PersistentVolumeClaims on 3-6 nodes over 2-3 zones, each node with a CSINode for one CSI driver
+    (an attach limit of 1-4, or none): a WaitForFirstConsumer class of static volumes pinned to nodes by hostname,
+    a WaitForFirstConsumer class the driver provisions (sometimes limited to some zones by allowedTopologies), an
+    Immediate class whose claims are bound already to zonal volumes (node affinity, or only the zone label
+    VolumeZone reads) or never bound (no volume, no provisioner). Pods take 0-3 claims: new or reused ones of each
+    class (ReadWriteOncePod among them: a second user is refused), a claim that does not exist now and then, a
+    zone nodeSelector now and then."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    zones = list(ZONES[: rng.randint(2, 3)])
+    nodes, csinodes = _volume_nodes(rng, ns, zones)
+    fast_zones = rng.sample(zones, len(zones) - 1) if rng.random() < 0.4 else None
+    classes = [
+        _storage_class("local", NO_PROVISIONER, "WaitForFirstConsumer"),
+        _storage_class("fast", CSI_DRIVER, "WaitForFirstConsumer", fast_zones),
+        _storage_class("standard", NO_PROVISIONER, "Immediate"),
+    ]
+    pvs = _local_volumes(rng, nodes)
+    claims = _Claims(rng, ns, zones)
+    pods = []
+    for j in range(rng.randint(8, 14)):
+        names = claims.for_pod()
+        req = {"cpu": f"{rng.choice([250, 500, 1000])}m", "memory": f"{rng.choice([256, 512, 1024])}Mi"}
+        container = _container("c", req)
+        spec: Doc = {}
+        if names:
+            spec["volumes"] = [
+                {"name": f"v{v}", "persistentVolumeClaim": {"claimName": c}} for v, c in enumerate(names)
+            ]
+            container["volumeMounts"] = [{"name": f"v{v}", "mountPath": f"/data/{v}"} for v in range(len(names))]
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {ZONE: rng.choice(zones)}
+        pods.append(_pod(ns, f"p{j:03d}", [container], {"app": "vol"}, **spec))
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "storageclasses": classes,
+        "csinodes": csinodes,
+        "nodes": nodes,
+        "persistentvolumes": pvs + claims.volumes,
+        "persistentvolumeclaims": claims.claims,
+    }
+    return _scenario(sid, seed, "volumes", _config(), objects, pods)
+
+
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "resources": gen_resources,
     "spread": gen_spread,
@@ -811,6 +1028,7 @@ GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "preemption": gen_preemption,
     "gangs": gen_gangs,
     "quotas": gen_quotas,
+    "volumes": gen_volumes,
 }
 
 # Areas that need plugins built into some releases' recorders only (conformance/registry_1_34.go): scheduler-plugins

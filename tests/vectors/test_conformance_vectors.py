@@ -122,7 +122,7 @@ def test_recordings_cover_every_version_and_area() -> None:
         area = str(scenario["family"]).split("-")[0]
         per[(version, area)] = per.get((version, area), 0) + 1
     assert {v for v, _ in per} == {"1.34", "1.35", "1.36", "1.37"}
-    in_tree = {"resources", "spread", "dra", "preemption"}
+    in_tree = {"resources", "spread", "dra", "preemption", "volumes"}
     for version in ("1.34", "1.35", "1.36", "1.37"):
         # scheduler-plugins' areas only where the recorder has them (conformance/generate.py RELEASES_OF)
         out_of_tree = {"quotas"} if version == "1.34" else set()

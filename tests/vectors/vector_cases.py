@@ -97,8 +97,12 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
     objs = sc["objects"]
     docs: list[dict[str, Any]] = []
     shared = {c["metadata"]["name"]: copy.deepcopy(c) for c in objs.get("resourceclaims", [])}
+    storage = _storage_documents(sc, d.index)
     for kind in [k for k in OBJECT_ORDER if k in objs] + sorted(k for k in objs if k not in OBJECT_ORDER):
-        docs += [shared[o["metadata"]["name"]] for o in objs[kind]] if kind == "resourceclaims" else objs[kind]
+        if kind == "resourceclaims":
+            docs += [shared[o["metadata"]["name"]] for o in objs[kind]]
+        else:
+            docs += storage.get(kind, objs[kind])
     # pods preempted by an earlier decision are gone (the recorder saw the scheduler delete them)
     gone = {v for res in sc["results"][: d.index] for v in (res.get("preemption") or {}).get("victims") or []}
     for i in range(d.index + 1):
@@ -113,6 +117,41 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
         docs.append(pod)
         docs += _claim_documents(sc, pod, res.get("claims") or [], shared, bound=i < d.index)
     return docs
+
+
+def _storage_documents(sc: dict[str, Any], index: int) -> dict[str, list[dict[str, Any]]]:
+    """The scenario's volumes and claims as the controllers left them before decision ``index`` (recorded by
+    ``conformance/`` as each bound pod's ``volumes``): a claim VolumeBinding bound is bound to its volume (the
+    claim's ``volumeName``, bind-completed annotation and phase, the volume's ``claimRef`` and phase), a volume
+    provisioned for one is there as the recorder made it."""
+    bindings = [b for res in sc["results"][:index] for b in res.get("volumes") or []]
+    if not bindings:
+        return {}
+    objs = sc["objects"]
+    volumes = {v["metadata"]["name"]: copy.deepcopy(v) for v in objs.get("persistentvolumes", [])}
+    claims = {
+        f"{c['metadata']['namespace']}/{c['metadata']['name']}": copy.deepcopy(c)
+        for c in objs.get("persistentvolumeclaims", [])
+    }
+    for b in bindings:
+        if b.get("provisioned"):
+            volumes[b["volume"]] = copy.deepcopy(b["provisioned"])
+        pv, pvc = volumes[b["volume"]], claims[b["claim"]]
+        meta = pvc["metadata"]
+        ref = {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": meta["namespace"],
+            "name": meta["name"],
+        }
+        pv["spec"]["claimRef"] = {**ref, **({"uid": meta["uid"]} if meta.get("uid") else {})}
+        pv["status"] = {"phase": "Bound"}
+        pvc["spec"]["volumeName"] = b["volume"]
+        meta.setdefault("annotations", {}).update(
+            {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+        )
+        pvc["status"] = {"phase": "Bound", "accessModes": pv["spec"]["accessModes"], "capacity": pv["spec"]["capacity"]}
+    return {"persistentvolumes": list(volumes.values()), "persistentvolumeclaims": list(claims.values())}
 
 
 def _claim_documents(

@@ -61,7 +61,8 @@ from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, 
 NAME = "VolumeBinding"
 STATE_KEY = "PreFilter" + NAME
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"  # 1.33+
+ERR_REASON_NODE_CONFLICT_BEFORE_1_33 = "node(s) had volume node affinity conflict"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -192,6 +193,9 @@ class VolumeBinding:
         self.handle = handle
         self._provisioned = 0
         self.args = args
+        self.node_conflict = (
+            ERR_REASON_NODE_CONFLICT if version.volume_node_conflict_names_pv else ERR_REASON_NODE_CONFLICT_BEFORE_1_33
+        )
         # Score only with StorageCapacityScoring on (the release's default); the shape defaults as upstream's.
         self.points: list[tuple[int, int]] | None = None
         if version.storage_capacity_scoring:
@@ -261,7 +265,7 @@ class VolumeBinding:
             bind_conflict = ~self._match_unbound(data, snap, storage)
         out: list[tuple[BoolArray, str]] = []
         for mask, reason in (
-            (node_conflict, ERR_REASON_NODE_CONFLICT),
+            (node_conflict, self.node_conflict),
             (bind_conflict, ERR_REASON_BIND_CONFLICT),
             (pv_missing, ERR_REASON_PV_NOT_EXIST),
         ):
