@@ -3,7 +3,7 @@
 
 One generator per area; the same ``--seed`` gives the same files.
 
-    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption,gangs] [--per-area 3] [--seed 1]
+    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption,volumes] [--per-area 3] [--seed 1]
                                       [--kube 1.35]
 
 Areas:
@@ -22,6 +22,11 @@ Areas:
   release by :func:`for_release` (``--kube``).
 - ``quotas``: scheduler-plugins' CapacityScheduling: ElasticQuotas (min / max over cpu, memory, nvidia.com/gpu),
   pods that borrow past their namespace's min and pods that reclaim it (its preemption); recorded at 1.34 only.
+- ``volumes``: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits: static and provisioned
+  WaitForFirstConsumer claims, bound and never bound Immediate claims, zonal volumes, CSINode attach limits,
+  ReadWriteOncePod claims, a missing claim.
+- ``coscheduling``: scheduler-plugins' Coscheduling: PodGroups whose members are created together or one at a time,
+  groups that cannot complete, minResources, a missing group; every pod stays (``keep_pods``); 1.34 only.
 """
 
 from __future__ import annotations
@@ -1021,6 +1026,98 @@ def gen_volumes(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "volumes", _config(), objects, pods)
 
 
+# -- coscheduling: scheduler-plugins' Coscheduling (PodGroups of scheduling.x-k8s.io) ----------------------------
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+WITH_PREVIOUS = "conformance.packsched.io/with-previous"  # created together with the pod before it (a Job's pods)
+# scheduler-plugins' manifests/coscheduling/scheduler-config.yaml, with a Permit wait longer than a replayed run
+# (tests/vectors/gang_cases.py spaces the pods 11 s apart: at most 26 pods stay within 300 s)
+COSCHEDULING = {
+    "plugins": {
+        "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+        "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+    },
+    "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 300}}],
+}
+
+
+def _pod_group(ns: str, name: str, min_member: int, min_resources: Doc | None) -> Doc:
+    spec: Doc = {"minMember": min_member}
+    if min_resources:
+        spec["minResources"] = min_resources
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
+def _cosched_units(rng: random.Random, ns: str, biggest: int, cluster_cpu: int) -> tuple[list[Doc], list[list[Doc]]]:
+    """2-4 PodGroups (minMember 2-4; minResources now and then, sometimes more cpu than the cluster has) and their
+    members (a member short now and then, or one larger than any node), in order; the members after the first of a
+    group created together carry ``WITH_PREVIOUS``."""
+    groups: list[Doc] = []
+    units: list[list[Doc]] = []
+    for g in range(rng.randint(2, 4)):
+        name = f"g{g}"
+        min_member = rng.randint(2, 4)
+        min_resources = None
+        if rng.random() < 0.25:
+            min_resources = {"cpu": str(rng.choice([min_member, cluster_cpu + 1]))}
+        groups.append(_pod_group(ns, name, min_member, min_resources))
+        members = max(min_member + rng.choice([0, 0, 0, 1, -1]), 1)
+        big_one = rng.random() < 0.15
+        pods = []
+        for m in range(members):
+            cpu = rng.choice([500, 750, 1000, 1500, 2000, 2500, 3000])
+            if big_one and m == members - 1:
+                cpu = (biggest + 1) * 1000
+            req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 1536, 2048])}Mi"}
+            pods.append(_pod(ns, f"{name}-m{m}", [_container("c", req)], {POD_GROUP_LABEL: name}))
+        if rng.random() < 0.5:  # created together, as a Job's controller creates them
+            for pod in pods[1:]:
+                pod["metadata"]["annotations"] = {WITH_PREVIOUS: "true"}
+        units.append(pods)
+    return groups, units
+
+
+def gen_coscheduling(seed: int, sid: str) -> Doc:
+    """scheduler-plugins' Coscheduling as its manifests configure it, on 3-6 nodes of distinct sizes: 2-4 PodGroups
+    whose members are created together or one at a time (PreFilter refuses a member while fewer than minMember
+    exist, Permit holds the placed ones until minMember are), groups that cannot complete (a member short, a member
+    larger than any node: PostFilter's rejection of the waiting ones), minResources now and then, a pod naming a
+    group that does not exist now and then, and 2-5 pods of no group. Every pod stays (``keep_pods``): the recorder
+    records each pod's final state, as for gangs. Equal priorities."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    sizes = rng.sample([3, 4, 5, 6, 7, 8, 10, 12], rng.randint(3, 6))
+    nodes = [_node(f"{ns}-n{i:02d}", cpu, cpu * rng.choice([2, 3, 4]), {}) for i, cpu in enumerate(sizes)]
+    groups, units = _cosched_units(rng, ns, max(sizes), sum(sizes))
+    for j in range(rng.randint(2, 5)):
+        cpu = rng.choice([250, 500, 1000, 2000, 3000])
+        req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 2048])}Mi"}
+        labels = {"app": "plain"}
+        if rng.random() < 0.15:
+            labels[POD_GROUP_LABEL] = "ghost"  # no such PodGroup: Permit refuses it
+        units.append([_pod(ns, f"plain-{j}", [_container("c", req)], labels)])
+    pods: list[Doc] = []
+    queues = [list(u) for u in units]
+    while queues:  # a group created together stays together; the others' members mix, each group in order
+        q = rng.choice(queues)
+        if WITH_PREVIOUS in q[-1]["metadata"].get("annotations", {}):
+            pods += q
+            q.clear()
+        else:
+            pods.append(q.pop(0))
+        if not q:
+            queues.remove(q)
+    objects: Doc = {"namespaces": [_namespace(ns)], "nodes": nodes, "podgroups": groups}
+    doc = _scenario(sid, seed, "coscheduling", _config(COSCHEDULING), objects, pods)
+    doc["keep_pods"] = True
+    return doc
+
+
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "resources": gen_resources,
     "spread": gen_spread,
@@ -1029,11 +1126,16 @@ GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "gangs": gen_gangs,
     "quotas": gen_quotas,
     "volumes": gen_volumes,
+    "coscheduling": gen_coscheduling,
 }
 
 # Areas that need plugins built into some releases' recorders only (conformance/registry_1_34.go): scheduler-plugins
 # v0.34.7 pairs with kube-scheduler 1.34.
-RELEASES_OF: dict[str, tuple[str, ...]] = {"quotas": ("1.34",), "gangs": tuple(GANG_RELEASES)}
+RELEASES_OF: dict[str, tuple[str, ...]] = {
+    "quotas": ("1.34",),
+    "coscheduling": ("1.34",),
+    "gangs": tuple(GANG_RELEASES),
+}
 RELEASE_NAMES = ("1.34", *GANG_RELEASES)  # the releases scenarios can be written for
 
 

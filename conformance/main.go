@@ -333,7 +333,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	var gate *popGate // gangs.go
-	if _, ok := r.scenario["gangs"]; ok {
+	if r.keepsPods() {
 		gate = &popGate{}
 		gatePop(sched, gate)
 	}

@@ -33,7 +33,7 @@ def test_same_seed_same_scenario(area: str) -> None:
 
 def test_out_of_tree_areas_name_their_releases() -> None:
     assert set(gen.RELEASES_OF) <= set(gen.GENERATORS)
-    assert gen.RELEASES_OF["quotas"] == ("1.34",)
+    assert gen.RELEASES_OF["quotas"] == gen.RELEASES_OF["coscheduling"] == ("1.34",)
 
 
 @pytest.mark.parametrize("k", range(6))
@@ -94,3 +94,24 @@ def test_volumes_scenario(k: int) -> None:
         names = [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"].get("volumes", [])]
         assert set(names) <= set(claims) | {"missing-0"}
         assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_coscheduling_scenario(k: int) -> None:
+    _, doc = gen.scenario("coscheduling", 1, k)
+    assert doc["keep_pods"] is True and len(doc["pods"]) <= 26  # the replay's spacing keeps Permit's wait
+    groups = {g["metadata"]["name"]: g["spec"]["minMember"] for g in doc["objects"]["podgroups"]}
+    assert list(groups) == sorted(groups)  # created in name order: the queue's ties follow the pods' names
+    seen: dict[str, list[str]] = {}
+    for i, pod in enumerate(doc["pods"]):
+        group = pod["metadata"]["labels"].get(gen.POD_GROUP_LABEL)
+        if group in groups:
+            seen.setdefault(group, []).append(pod["metadata"]["name"])
+        if pod["metadata"].get("annotations", {}).get(gen.WITH_PREVIOUS) == "true":
+            # created with the pod before it: a member of the same group, right after it
+            assert i > 0 and doc["pods"][i - 1]["metadata"]["labels"][gen.POD_GROUP_LABEL] == group
+    for group, names in seen.items():
+        assert names == sorted(names)  # a group's members keep their order
+        assert len(names) >= groups[group] - 1
+    profile = doc["scheduler_config"]["profiles"][0]
+    assert profile["plugins"]["queueSort"]["enabled"] == [{"name": "Coscheduling"}]

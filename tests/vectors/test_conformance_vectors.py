@@ -1,4 +1,5 @@
-"""kube-scheduler 1.34, 1.35, 1.36 and 1.37's own decisions (1.34 with scheduler-plugins' CapacityScheduling too),
+"""kube-scheduler 1.34, 1.35, 1.36 and 1.37's own decisions (1.34 with scheduler-plugins' CapacityScheduling and
+Coscheduling too),
 recorded by ``conformance/`` (the real scheduler on upstream's fake clientset, ``make conformance``) into
 ``tests/data/conformance/<version>/``, replayed through ``packsched explain`` one decision at a time, as
 ``test_kube_scheduler_vectors.py`` replays the v1.31 vectors: outcome, best-scored nodes, every plugin's weighted
@@ -102,10 +103,13 @@ def test_gang_pod_matches_kube_scheduler(version: str, name: str, index: int) ->
 
 
 def test_gang_recordings_cover_the_releases_that_model_gangs() -> None:
-    per: dict[str, int] = {}
-    for version, _, _ in (p.values for p in GANG_PARAMS):
-        per[version] = per.get(version, 0) + 1
-    assert set(per) == {"1.35", "1.36", "1.37"}, per  # 1.34 has no gang scheduling
+    per: dict[tuple[str, str], int] = {}
+    for version, name, _ in (p.values for p in GANG_PARAMS):
+        area = name.split("-")[0]
+        per[(version, area)] = per.get((version, area), 0) + 1
+    # kube-scheduler's gang scheduling from 1.35; scheduler-plugins' Coscheduling where the recorder has it (1.34)
+    want = {("1.35", "gangs"), ("1.36", "gangs"), ("1.37", "gangs"), ("1.34", "coscheduling")}
+    assert set(per) == want, per
     assert all(n >= 24 for n in per.values()), per
     assert set(GANG_KNOWN) <= {str(p.id).split("-c", 1)[0] for p in GANG_PARAMS}
 
