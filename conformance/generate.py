@@ -16,7 +16,7 @@ Areas:
 - ``dra``: DynamicResources at resource.k8s.io/v1: DeviceClasses with CEL selectors, per-node ResourceSlices of
   GPUs (and NICs), ResourceClaimTemplates (ExactCount, All, firstAvailable, matchAttribute), a shared claim.
 - ``preemption``: priority classes (a Never policy, a global default), nodes filled by low priorities, then pods
-  that preempt, PodDisruptionBudgets with an integer minAvailable.
+  that preempt, PodDisruptionBudgets with an integer or percentage minAvailable or a maxUnavailable.
 - ``gangs``: kube-scheduler's own gang scheduling (GangScheduling, GenericWorkload): groups with a minCount that
   complete, wait or never complete, a group object created late or never, plain pods in between; written for one
   release by :func:`for_release` (``--kube``).
@@ -556,11 +556,28 @@ def _priority_class(name: str, value: int, *, never: bool = False, default: bool
     return pc
 
 
+def _budget_shape(rng: random.Random, pdb: Doc) -> None:
+    """Half the budgets keep their integer minAvailable; the others get a percentage minAvailable or a
+    maxUnavailable (an integer or a percentage). The pods they select have no controller, for which the disruption
+    controller expects no pod: such a budget allows no disruption at all."""
+    kind = rng.choice(["int", "int", "min%", "max", "max%"])
+    if kind == "int":
+        return
+    del pdb["spec"]["minAvailable"]
+    if kind == "min%":
+        pdb["spec"]["minAvailable"] = rng.choice(["34%", "50%", "75%"])
+    elif kind == "max":
+        pdb["spec"]["maxUnavailable"] = rng.randint(0, 2)
+    else:
+        pdb["spec"]["maxUnavailable"] = rng.choice(["25%", "50%"])
+
+
 def gen_preemption(seed: int, sid: str) -> Doc:
     """Small nodes filled by low and mid priority pods, then higher priority pods that only fit by preempting:
     DefaultPreemption's choice of node and victims (fewest PDB violations, lowest priorities, fewest victims, ...),
     PodDisruptionBudgets (integer minAvailable; the recorder keeps their status as the disruption controller
-    would), preemptionPolicy Never, a global default class, pods that no preemption can help."""
+    would), preemptionPolicy Never, a global default class, pods that no preemption can help; some budgets with a
+    percentage minAvailable or a maxUnavailable (:func:`_budget_shape`)."""
     rng = random.Random(seed)
     ns = f"c{sid}"
     nodes = [
@@ -579,6 +596,9 @@ def gen_preemption(seed: int, sid: str) -> Doc:
         }
         for app in rng.sample(apps, rng.randint(0, 2))
     ]
+    shape = random.Random(seed * 7919 + 1)  # apart from rng: the rest of the scenario is what it was before
+    for pdb in pdbs:
+        _budget_shape(shape, pdb)
     pods = []
     n_pods = rng.randint(8, 14)
     for j in range(n_pods):
