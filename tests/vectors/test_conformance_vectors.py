@@ -135,3 +135,19 @@ def test_recordings_cover_every_version_and_area() -> None:
         more = {"volumes"} if version in volumes else set()
         assert {a for v, a in per if v == version} == in_tree | out_of_tree | more, version
     assert all(n >= 24 for n in per.values()), per
+
+
+def test_a_different_volume_binding_is_a_difference(tmp_path: Path) -> None:
+    # 1.37/volumes-vol0100.json #3: kube-scheduler bound claim local-6 to the static volume local-1 (the smallest that
+    # fits on the node it chose); a recording that said another volume, or a provisioned one, would differ
+    scenario = json.loads((DATA / "1.37" / "volumes-vol0100.json").read_text())
+    d = Decision(scenario, 3)
+    got = explain(d, tmp_path, "1.37")
+    assert d.result["volumes"] == [{"claim": "cvol0100/local-6", "volume": "local-1"}]
+    assert not differences(d, got)
+    d.result["volumes"] = [{"claim": "cvol0100/local-6", "volume": "local-0"}]
+    assert any(x.startswith("volumes on ") for x in differences(d, got))
+    d.result["volumes"] = [
+        {"claim": "cvol0100/local-6", "volume": "pvc-x", "provisioned": {"kind": "PersistentVolume"}}
+    ]
+    assert any(x.startswith("volumes on ") for x in differences(d, got))

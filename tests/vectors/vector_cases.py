@@ -233,6 +233,7 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     if "feasible_nodes" in res and len(feasible) != res["feasible_nodes"]:
         diffs.append(f"feasible nodes: recorded {res['feasible_nodes']}, packsched {len(feasible)}")
     diffs += _claim_differences(d, got)
+    diffs += _volume_differences(d, got)
     if not res["scored"]:
         names = sorted(n["node"] for n in feasible)
         if names != sorted(res["top_nodes"]):
@@ -277,6 +278,22 @@ def _claim_differences(d: Decision, got: dict[str, Any]) -> list[str]:
         if ours.get(key) != want:
             diffs.append(f"claim {key} on {res['node']}: recorded {want}, packsched {ours.get(key)}")
     return diffs
+
+
+def _volume_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """With volumes (``volumes`` recorded by ``conformance/``): the claims the binding bound, each to its static
+    volume or to one provisioned for it, against what packsched's VolumeBinding would bind on the node
+    kube-scheduler chose (explain's per-node ``volumes``: a provisioned volume has no name there)."""
+    res = d.result
+    if not res.get("volumes"):
+        return []
+    want = sorted(
+        ({"claim": b["claim"], "volume": None if b.get("provisioned") else b["volume"]} for b in res["volumes"]),
+        key=lambda b: str(b["claim"]),
+    )
+    entry = next((n for n in got["nodes"] if n["node"] == res["node"]), {})
+    ours = entry.get("volumes")
+    return [] if ours == want else [f"volumes on {res['node']}: recorded {want}, packsched {ours}"]
 
 
 def _filter_differences(d: Decision, got: dict[str, Any]) -> list[str]:

@@ -355,6 +355,28 @@ class VolumeBinding:
             out[i] = per_group[g]
         return out
 
+    # -- explain -------------------------------------------------------------------------------------------
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]:
+        """For explain, per node whose unbound claims found their volumes: ``volumes``, each of the pod's unbound
+        WaitForFirstConsumer claims (by name) with the static volume it would be bound to there, or null for a
+        claim to be provisioned (what Reserve and PreBind would do if the node were chosen)."""
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State) or not data.delayed or data.group_of is None or data.rejections is None:
+            return {}
+        rejected = np.zeros(self.handle.snapshot.n, dtype=bool)
+        for mask, _reason in data.rejections:
+            rejected |= mask
+        out: dict[str, dict[str, object]] = {}
+        for col, node in enumerate(self.handle.snapshot.nodes):
+            if rejected[col]:
+                continue
+            group = data.groups[int(data.group_of[col])]
+            volumes: list[dict[str, object]] = [{"claim": c.key, "volume": pv.name} for c, pv in group.bindings]
+            volumes += [{"claim": c.key, "volume": None} for c in group.provisions]
+            out[node.name] = {"volumes": sorted(volumes, key=lambda v: str(v["claim"]))}
+        return out
+
     # -- Reserve, PreBind ---------------------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
