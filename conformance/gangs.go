@@ -105,6 +105,49 @@ func (r *recorder) createHeld(sched *scheduler.Scheduler, gate *popGate, obj run
 	return nil
 }
 
+// createHeldTogether creates the pods one after the other while the scheduling loop stays held, until the
+// scheduler's queue has them all (and handledWithin more): a batch (a Job's pods) meets the queue at once, whose
+// order then decides, as when a controller creates them faster than the scheduler takes them.
+func (r *recorder) createHeldTogether(sched *scheduler.Scheduler, gate *popGate, batch []*v1.Pod) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	for _, pod := range batch {
+		if err := r.create(pod); err != nil {
+			return err
+		}
+	}
+	r.changed()
+	deadline := time.Now().Add(r.timeout)
+	for _, pod := range batch {
+		for !queued(sched, pod.UID) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(handledWithin)
+	return nil
+}
+
+// withPreviousAnnotation on a pod of a scenario that keeps its pods: create it together with the pod before it.
+const withPreviousAnnotation = "conformance.packsched.io/with-previous"
+
+func withPrevious(manifest any) bool {
+	m, _ := manifest.(map[string]any)
+	meta, _ := m["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	return ann[withPreviousAnnotation] == "true"
+}
+
+// keepsPods: a scenario whose pods all stay and whose final state is recorded (runGangs): one with "gangs"
+// (kube-scheduler's own gang scheduling) or "keep_pods": true (scheduler-plugins' Coscheduling).
+func (r *recorder) keepsPods() bool {
+	_, gangs := r.scenario["gangs"]
+	keep, _ := r.scenario["keep_pods"].(bool)
+	return gangs || keep
+}
+
 func queued(sched *scheduler.Scheduler, uid types.UID) bool {
 	pending, _ := sched.SchedulingQueue.PendingPods()
 	for _, p := range pending {
@@ -130,40 +173,49 @@ func (r *recorder) runGangs(ctx context.Context, sched *scheduler.Scheduler, gat
 	var pods []*gangPod
 	results := make([]map[string]any, 0, len(manifests))
 	var timedOut bool
-	for i, m := range manifests {
-		for _, obj := range r.later[i] {
-			if err := r.createHeld(sched, gate, obj); err != nil {
-				return nil, fmt.Errorf("object before pod %d: %w", i, err)
+	for i := 0; i < len(manifests); i++ {
+		last := i // pods i..last are created together (withPreviousAnnotation), then the scheduler is let run
+		for last+1 < len(manifests) && withPrevious(manifests[last+1]) {
+			last++
+		}
+		var batch []*v1.Pod
+		for k := i; k <= last; k++ {
+			for _, obj := range r.later[k] {
+				if err := r.createHeld(sched, gate, obj); err != nil {
+					return nil, fmt.Errorf("object before pod %d: %w", k, err)
+				}
 			}
+			obj, err := decode(manifests[k])
+			if err != nil {
+				return nil, fmt.Errorf("pod %d: %w", k, err)
+			}
+			pod, ok := obj.(*v1.Pod)
+			if !ok {
+				return nil, fmt.Errorf("pod %d: a %T, not a Pod", k, obj)
+			}
+			res := map[string]any{"index": k, "pod": pod.Namespace + "/" + pod.Name}
+			results = append(results, res)
+			admitted, err := r.admitPod(pod)
+			if err != nil {
+				res["outcome"], res["message"] = "rejected", err.Error()
+				continue
+			}
+			admitted.UID = podUID(admitted)
+			batch = append(batch, admitted)
+			pods = append(pods, &gangPod{pod: admitted, res: res, boundAfter: -1})
 		}
-		obj, err := decode(m)
-		if err != nil {
-			return nil, fmt.Errorf("pod %d: %w", i, err)
+		if err := r.createHeldTogether(sched, gate, batch); err != nil {
+			return nil, fmt.Errorf("pods %d-%d: %w", i, last, err)
 		}
-		pod, ok := obj.(*v1.Pod)
-		if !ok {
-			return nil, fmt.Errorf("pod %d: a %T, not a Pod", i, obj)
-		}
-		res := map[string]any{"index": i, "pod": pod.Namespace + "/" + pod.Name}
-		results = append(results, res)
-		admitted, err := r.admitPod(pod)
-		if err != nil {
-			res["outcome"], res["message"] = "rejected", err.Error()
-			continue
-		}
-		admitted.UID = podUID(admitted)
-		if err := r.createHeld(sched, gate, admitted); err != nil {
-			return nil, fmt.Errorf("pod %d: %w", i, err)
-		}
-		pods = append(pods, &gangPod{pod: admitted, res: res, boundAfter: -1})
 		if !r.quiet(ctx, sched, fw, pods) {
 			timedOut = true
 		}
 		for _, p := range pods {
 			if p.boundAfter < 0 && r.boundNode(p.pod) != "" {
-				p.boundAfter = i
+				p.boundAfter = last
 			}
 		}
+		i = last
 	}
 	waiting := map[types.UID]string{}
 	fw.IterateOverWaitingPods(func(wp waitingPod) { waiting[wp.GetPod().UID] = wp.GetPod().Spec.NodeName })

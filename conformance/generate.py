@@ -3,7 +3,7 @@
 
 One generator per area; the same ``--seed`` gives the same files.
 
-    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption,gangs] [--per-area 3] [--seed 1]
+    python conformance/generate.py --out DIR [--areas resources,spread,dra,preemption,volumes] [--per-area 3] [--seed 1]
                                       [--kube 1.35]
 
 Areas:
@@ -16,12 +16,17 @@ Areas:
 - ``dra``: DynamicResources at resource.k8s.io/v1: DeviceClasses with CEL selectors, per-node ResourceSlices of
   GPUs (and NICs), ResourceClaimTemplates (ExactCount, All, firstAvailable, matchAttribute), a shared claim.
 - ``preemption``: priority classes (a Never policy, a global default), nodes filled by low priorities, then pods
-  that preempt, PodDisruptionBudgets with an integer minAvailable.
+  that preempt, PodDisruptionBudgets with an integer or percentage minAvailable or a maxUnavailable.
 - ``gangs``: kube-scheduler's own gang scheduling (GangScheduling, GenericWorkload): groups with a minCount that
   complete, wait or never complete, a group object created late or never, plain pods in between; written for one
   release by :func:`for_release` (``--kube``).
 - ``quotas``: scheduler-plugins' CapacityScheduling: ElasticQuotas (min / max over cpu, memory, nvidia.com/gpu),
   pods that borrow past their namespace's min and pods that reclaim it (its preemption); recorded at 1.34 only.
+- ``volumes``: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits: static and provisioned
+  WaitForFirstConsumer claims, bound and never bound Immediate claims, zonal volumes, CSINode attach limits,
+  ReadWriteOncePod claims, a missing claim.
+- ``coscheduling``: scheduler-plugins' Coscheduling: PodGroups whose members are created together or one at a time,
+  groups that cannot complete, minResources, a missing group; every pod stays (``keep_pods``); 1.34 only.
 """
 
 from __future__ import annotations
@@ -551,11 +556,28 @@ def _priority_class(name: str, value: int, *, never: bool = False, default: bool
     return pc
 
 
+def _budget_shape(rng: random.Random, pdb: Doc) -> None:
+    """Half the budgets keep their integer minAvailable; the others get a percentage minAvailable or a
+    maxUnavailable (an integer or a percentage). The pods they select have no controller, for which the disruption
+    controller expects no pod: such a budget allows no disruption at all."""
+    kind = rng.choice(["int", "int", "min%", "max", "max%"])
+    if kind == "int":
+        return
+    del pdb["spec"]["minAvailable"]
+    if kind == "min%":
+        pdb["spec"]["minAvailable"] = rng.choice(["34%", "50%", "75%"])
+    elif kind == "max":
+        pdb["spec"]["maxUnavailable"] = rng.randint(0, 2)
+    else:
+        pdb["spec"]["maxUnavailable"] = rng.choice(["25%", "50%"])
+
+
 def gen_preemption(seed: int, sid: str) -> Doc:
     """Small nodes filled by low and mid priority pods, then higher priority pods that only fit by preempting:
     DefaultPreemption's choice of node and victims (fewest PDB violations, lowest priorities, fewest victims, ...),
     PodDisruptionBudgets (integer minAvailable; the recorder keeps their status as the disruption controller
-    would), preemptionPolicy Never, a global default class, pods that no preemption can help."""
+    would), preemptionPolicy Never, a global default class, pods that no preemption can help; some budgets with a
+    percentage minAvailable or a maxUnavailable (:func:`_budget_shape`)."""
     rng = random.Random(seed)
     ns = f"c{sid}"
     nodes = [
@@ -574,6 +596,9 @@ def gen_preemption(seed: int, sid: str) -> Doc:
         }
         for app in rng.sample(apps, rng.randint(0, 2))
     ]
+    shape = random.Random(seed * 7919 + 1)  # apart from rng: the rest of the scenario is what it was before
+    for pdb in pdbs:
+        _budget_shape(shape, pdb)
     pods = []
     n_pods = rng.randint(8, 14)
     for j in range(n_pods):
@@ -804,6 +829,315 @@ def gen_quotas(seed: int, sid: str) -> Doc:
     return _scenario(sid, seed, "quotas", _config(CAPACITY_SCHEDULING), objects, pods)
 
 
+# -- volumes: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits ------------------------------------
+
+CSI_DRIVER = "csi.example.com"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+ZONES = ("zone-a", "zone-b", "zone-c")
+RWO, RWOP, RWX = "ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"
+
+
+def _storage_class(name: str, provisioner: str, mode: str, zones: list[str] | None = None) -> Doc:
+    sc: Doc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+        "reclaimPolicy": "Delete",
+    }
+    if zones:
+        sc["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": sorted(zones)}]}]
+    return sc
+
+
+def _pv(name: str, gi: int, cls: str, modes: list[str], *, host: str = "", zone: str = "", labels: bool = False) -> Doc:
+    """A static volume of the CSI driver (so that NodeVolumeLimits counts it), Available: pinned to a node by
+    hostname, or to a zone by node affinity or only by the zone label VolumeZone reads (``labels``)."""
+    pv: Doc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": {}},
+        "spec": {
+            "capacity": {"storage": f"{gi}Gi"},
+            "accessModes": modes,
+            "storageClassName": cls,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "volumeMode": "Filesystem",
+            "csi": {"driver": CSI_DRIVER, "volumeHandle": f"h-{name}"},
+        },
+        "status": {"phase": "Available"},
+    }
+    key, value = (HOST, host) if host else (ZONE, zone)
+    if labels:
+        pv["metadata"]["labels"][ZONE] = zone
+    else:
+        term = {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    return pv
+
+
+def _pvc(ns: str, name: str, gi: int, cls: str, modes: list[str]) -> Doc:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}"},
+        "spec": {
+            "accessModes": modes,
+            "resources": {"requests": {"storage": f"{gi}Gi"}},
+            "storageClassName": cls,
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def _bind(pvc: Doc, pv: Doc) -> None:
+    """``pvc`` and ``pv`` as the PersistentVolume controller leaves a binding: claimRef, volumeName, the
+    bind-completed annotation, phases Bound."""
+    meta = pvc["metadata"]
+    pv["spec"]["claimRef"] = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": meta["namespace"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+    }
+    pv["status"] = {"phase": "Bound"}
+    pvc["spec"]["volumeName"] = pv["metadata"]["name"]
+    meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+    pvc["status"] = {
+        "phase": "Bound",
+        "accessModes": pv["spec"]["accessModes"],
+        "capacity": {"storage": pv["spec"]["capacity"]["storage"]},
+    }
+
+
+def _volume_nodes(rng: random.Random, ns: str, zones: list[str]) -> tuple[list[Doc], list[Doc]]:
+    """3-6 nodes over the zones, most with a CSINode for the driver (an attach limit of 1-4, or none)."""
+    nodes, csinodes = [], []
+    for i in range(rng.randint(3, 6)):
+        name = f"{ns}-n{i:02d}"
+        nodes.append(_node(name, rng.choice([4, 8]), rng.choice([8, 16]), {ZONE: zones[i % len(zones)]}))
+        if rng.random() < 0.9:
+            driver: Doc = {"name": CSI_DRIVER, "nodeID": name, "topologyKeys": [ZONE]}
+            if rng.random() < 0.8:
+                driver["allocatable"] = {"count": rng.randint(1, 4)}
+            csinodes.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {"name": name},
+                    "spec": {"drivers": [driver]},
+                }
+            )
+    return nodes, csinodes
+
+
+def _local_volumes(rng: random.Random, nodes: list[Doc]) -> list[Doc]:
+    """Static volumes of the ``local`` class pinned by hostname to some nodes, 1-2 each, of distinct sizes (the
+    smallest volume that fits a claim is then one volume, not a coin toss between equal ones)."""
+    sizes = rng.sample(range(5, 101, 5), 12)
+    pvs: list[Doc] = []
+    for node in rng.sample(nodes, rng.randint(2, len(nodes))):
+        for _ in range(min(rng.randint(1, 2), len(sizes))):
+            modes = [RWOP] if rng.random() < 0.25 else [RWO]
+            pvs.append(_pv(f"local-{len(pvs)}", sizes.pop(), "local", modes, host=node["metadata"]["name"]))
+    return pvs
+
+
+class _Claims:
+    """The claims of a volumes scenario, and the choice of each pod's: new or reused claims of the two
+    WaitForFirstConsumer classes, the bound Immediate ones, the never bound one, a missing one."""
+
+    def __init__(self, rng: random.Random, ns: str, zones: list[str]) -> None:
+        self.rng, self.ns = rng, ns
+        self.claims: list[Doc] = []
+        self.volumes: list[Doc] = []
+        self.shared: list[str] = []
+        self.used: dict[str, list[str]] = {"local": [], "fast": []}
+        for k in range(rng.randint(1, 3)):
+            modes = rng.choice([[RWO], [RWX], [RWOP]])
+            gi = rng.choice([10, 20, 50])
+            pv = _pv(f"zonal-{k}", gi, "standard", modes, zone=rng.choice(zones), labels=rng.random() < 0.5)
+            pvc = _pvc(ns, f"shared-{k}", min(gi, 10), "standard", modes)
+            _bind(pvc, pv)
+            self.volumes.append(pv)
+            self.claims.append(pvc)
+            self.shared.append(pvc["metadata"]["name"])
+        self.pending = rng.random() < 0.5
+        if self.pending:
+            self.claims.append(_pvc(ns, "pending-0", 5, "standard", [RWO]))
+
+    def _new(self, kind: str, sizes: set[int]) -> str:
+        gi = self.rng.choice([s for s in range(5, 61, 5) if s not in sizes])
+        sizes.add(gi)  # a pod's new claims of one class differ in size: one order to bind them in
+        modes = [RWOP] if self.rng.random() < 0.2 else [RWO]
+        name = f"{kind}-{len(self.claims)}"
+        self.claims.append(_pvc(self.ns, name, gi, kind, modes))
+        self.used[kind].append(name)
+        return name
+
+    def for_pod(self) -> list[str]:
+        rng = self.rng
+        names: list[str] = []
+        sizes: set[int] = set()
+        for _ in range(rng.choices([0, 1, 2, 3], weights=[1, 4, 3, 1])[0]):
+            kind = rng.choices(["local", "fast", "shared", "pending", "missing"], weights=[5, 4, 3, 1, 0.5])[0]
+            if kind in self.used:  # reused: bound by now (or refused to its first pod)
+                name = (
+                    rng.choice(self.used[kind]) if self.used[kind] and rng.random() < 0.25 else self._new(kind, sizes)
+                )
+            elif kind == "shared":
+                name = rng.choice(self.shared)
+            elif kind == "pending" and self.pending:
+                name = "pending-0"
+            elif kind == "missing":
+                name = "missing-0"
+            else:
+                continue
+            if name not in names:
+                names.append(name)
+        return names
+
+
+def gen_volumes(seed: int, sid: str) -> Doc:
+    """Pods with PersistentVolumeClaims on 3-6 nodes over 2-3 zones, each node with a CSINode for one CSI driver
+    (an attach limit of 1-4, or none): a WaitForFirstConsumer class of static volumes pinned to nodes by hostname,
+    a WaitForFirstConsumer class the driver provisions (sometimes limited to some zones by allowedTopologies), an
+    Immediate class whose claims are bound already to zonal volumes (node affinity, or only the zone label
+    VolumeZone reads) or never bound (no volume, no provisioner). Pods take 0-3 claims: new or reused ones of each
+    class (ReadWriteOncePod among them: a second user is refused), a claim that does not exist now and then, a
+    zone nodeSelector now and then."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    zones = list(ZONES[: rng.randint(2, 3)])
+    nodes, csinodes = _volume_nodes(rng, ns, zones)
+    fast_zones = rng.sample(zones, len(zones) - 1) if rng.random() < 0.4 else None
+    classes = [
+        _storage_class("local", NO_PROVISIONER, "WaitForFirstConsumer"),
+        _storage_class("fast", CSI_DRIVER, "WaitForFirstConsumer", fast_zones),
+        _storage_class("standard", NO_PROVISIONER, "Immediate"),
+    ]
+    pvs = _local_volumes(rng, nodes)
+    claims = _Claims(rng, ns, zones)
+    pods = []
+    for j in range(rng.randint(8, 14)):
+        names = claims.for_pod()
+        req = {"cpu": f"{rng.choice([250, 500, 1000])}m", "memory": f"{rng.choice([256, 512, 1024])}Mi"}
+        container = _container("c", req)
+        spec: Doc = {}
+        if names:
+            spec["volumes"] = [
+                {"name": f"v{v}", "persistentVolumeClaim": {"claimName": c}} for v, c in enumerate(names)
+            ]
+            container["volumeMounts"] = [{"name": f"v{v}", "mountPath": f"/data/{v}"} for v in range(len(names))]
+        if rng.random() < 0.15:
+            spec["nodeSelector"] = {ZONE: rng.choice(zones)}
+        pods.append(_pod(ns, f"p{j:03d}", [container], {"app": "vol"}, **spec))
+    objects: Doc = {
+        "namespaces": [_namespace(ns)],
+        "storageclasses": classes,
+        "csinodes": csinodes,
+        "nodes": nodes,
+        "persistentvolumes": pvs + claims.volumes,
+        "persistentvolumeclaims": claims.claims,
+    }
+    return _scenario(sid, seed, "volumes", _config(), objects, pods)
+
+
+# -- coscheduling: scheduler-plugins' Coscheduling (PodGroups of scheduling.x-k8s.io) ----------------------------
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+WITH_PREVIOUS = "conformance.packsched.io/with-previous"  # created together with the pod before it (a Job's pods)
+# scheduler-plugins' manifests/coscheduling/scheduler-config.yaml, with a Permit wait longer than a replayed run
+# (tests/vectors/gang_cases.py spaces the pods 11 s apart: at most 26 pods stay within 300 s)
+COSCHEDULING = {
+    "plugins": {
+        "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+        "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+    },
+    "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 300}}],
+}
+
+
+def _pod_group(ns: str, name: str, min_member: int, min_resources: Doc | None) -> Doc:
+    spec: Doc = {"minMember": min_member}
+    if min_resources:
+        spec["minResources"] = min_resources
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
+def _cosched_units(rng: random.Random, ns: str, biggest: int, cluster_cpu: int) -> tuple[list[Doc], list[list[Doc]]]:
+    """2-4 PodGroups (minMember 2-4; minResources now and then, sometimes more cpu than the cluster has) and their
+    members (a member short now and then, or one larger than any node), in order; the members after the first of a
+    group created together carry ``WITH_PREVIOUS``."""
+    groups: list[Doc] = []
+    units: list[list[Doc]] = []
+    for g in range(rng.randint(2, 4)):
+        name = f"g{g}"
+        min_member = rng.randint(2, 4)
+        min_resources = None
+        if rng.random() < 0.25:
+            min_resources = {"cpu": str(rng.choice([min_member, cluster_cpu + 1]))}
+        groups.append(_pod_group(ns, name, min_member, min_resources))
+        members = max(min_member + rng.choice([0, 0, 0, 1, -1]), 1)
+        big_one = rng.random() < 0.15
+        pods = []
+        for m in range(members):
+            cpu = rng.choice([500, 750, 1000, 1500, 2000, 2500, 3000])
+            if big_one and m == members - 1:
+                cpu = (biggest + 1) * 1000
+            req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 1536, 2048])}Mi"}
+            pods.append(_pod(ns, f"{name}-m{m}", [_container("c", req)], {POD_GROUP_LABEL: name}))
+        if rng.random() < 0.5:  # created together, as a Job's controller creates them
+            for pod in pods[1:]:
+                pod["metadata"]["annotations"] = {WITH_PREVIOUS: "true"}
+        units.append(pods)
+    return groups, units
+
+
+def gen_coscheduling(seed: int, sid: str) -> Doc:
+    """scheduler-plugins' Coscheduling as its manifests configure it, on 3-6 nodes of distinct sizes: 2-4 PodGroups
+    whose members are created together or one at a time (PreFilter refuses a member while fewer than minMember
+    exist, Permit holds the placed ones until minMember are), groups that cannot complete (a member short, a member
+    larger than any node: PostFilter's rejection of the waiting ones), minResources now and then, a pod naming a
+    group that does not exist now and then, and 2-5 pods of no group. Every pod stays (``keep_pods``): the recorder
+    records each pod's final state, as for gangs. Equal priorities."""
+    rng = random.Random(seed)
+    ns = f"c{sid}"
+    sizes = rng.sample([3, 4, 5, 6, 7, 8, 10, 12], rng.randint(3, 6))
+    nodes = [_node(f"{ns}-n{i:02d}", cpu, cpu * rng.choice([2, 3, 4]), {}) for i, cpu in enumerate(sizes)]
+    groups, units = _cosched_units(rng, ns, max(sizes), sum(sizes))
+    for j in range(rng.randint(2, 5)):
+        cpu = rng.choice([250, 500, 1000, 2000, 3000])
+        req = {"cpu": f"{cpu}m", "memory": f"{rng.choice([256, 512, 1024, 2048])}Mi"}
+        labels = {"app": "plain"}
+        if rng.random() < 0.15:
+            labels[POD_GROUP_LABEL] = "ghost"  # no such PodGroup: Permit refuses it
+        units.append([_pod(ns, f"plain-{j}", [_container("c", req)], labels)])
+    pods: list[Doc] = []
+    queues = [list(u) for u in units]
+    while queues:  # a group created together stays together; the others' members mix, each group in order
+        q = rng.choice(queues)
+        if WITH_PREVIOUS in q[-1]["metadata"].get("annotations", {}):
+            pods += q
+            q.clear()
+        else:
+            pods.append(q.pop(0))
+        if not q:
+            queues.remove(q)
+    objects: Doc = {"namespaces": [_namespace(ns)], "nodes": nodes, "podgroups": groups}
+    doc = _scenario(sid, seed, "coscheduling", _config(COSCHEDULING), objects, pods)
+    doc["keep_pods"] = True
+    return doc
+
+
 GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "resources": gen_resources,
     "spread": gen_spread,
@@ -811,11 +1145,17 @@ GENERATORS: dict[str, Callable[[int, str], Doc]] = {
     "preemption": gen_preemption,
     "gangs": gen_gangs,
     "quotas": gen_quotas,
+    "volumes": gen_volumes,
+    "coscheduling": gen_coscheduling,
 }
 
 # Areas that need plugins built into some releases' recorders only (conformance/registry_1_34.go): scheduler-plugins
 # v0.34.7 pairs with kube-scheduler 1.34.
-RELEASES_OF: dict[str, tuple[str, ...]] = {"quotas": ("1.34",), "gangs": tuple(GANG_RELEASES)}
+RELEASES_OF: dict[str, tuple[str, ...]] = {
+    "quotas": ("1.34",),
+    "coscheduling": ("1.34",),
+    "gangs": tuple(GANG_RELEASES),
+}
 RELEASE_NAMES = ("1.34", *GANG_RELEASES)  # the releases scenarios can be written for
 
 

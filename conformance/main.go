@@ -46,6 +46,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/resource/install" // resource.k8s.io defaulting (allocationMode, count)
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"  // storage.k8s.io defaulting (StorageClass binding mode, reclaim policy)
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -236,6 +237,8 @@ type recorder struct {
 	later                            map[int][]runtime.Object // objects created just before pod <index> (gangs.go)
 	cycleSeq, changeSeq              int64                    // gangs.go: the last cycle's number, and that number at the last change
 	crd                              *crdServer               // the custom resources of servedKinds
+	bindings                         []map[string]any         // volumes.go: the claims bound while the pod was decided
+	volumes                          bool                     // the scenario has claims: volumes.go's controllers run
 }
 
 func newRecorder(scenario map[string]any, timeout time.Duration) (*recorder, error) {
@@ -288,6 +291,9 @@ func (r *recorder) run() ([]map[string]any, error) {
 	r.client.PrependReactor("create", "pods", r.bind)
 	r.client.PrependReactor("delete", "pods", r.seeDelete)
 	r.client.PrependReactor("update", "resourceclaims", r.nextVersion)
+	r.client.PrependReactor("update", "persistentvolumes", r.nextVersion) // VolumeBinding's PreBind (volumes.go)
+	r.client.PrependReactor("update", "persistentvolumeclaims", r.nextVersion)
+	r.volumes = r.hasClaims()
 	r.client.PrependReactor("patch", "pods", r.seeStatusPatch)
 
 	r.crd = newCRDServer()
@@ -327,7 +333,7 @@ func (r *recorder) run() ([]map[string]any, error) {
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	var gate *popGate // gangs.go
-	if _, ok := r.scenario["gangs"]; ok {
+	if r.keepsPods() {
 		gate = &popGate{}
 		gatePop(sched, gate)
 	}
@@ -605,6 +611,7 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 	r.mu.Lock()
 	r.current, r.currentKey, r.victims = admitted.UID, key, nil
 	r.patchedMessage, r.patchedNominated = "", ""
+	r.bindings = nil
 	r.mu.Unlock()
 	if err := r.create(admitted); err != nil {
 		return nil, err
@@ -644,6 +651,9 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 			}
 			r.mu.Unlock()
 			r.fill(res, admitted.UID, "bound", p.Spec.NodeName, "", nominated, firstMessage)
+			if b := r.volumeResults(); len(b) > 0 {
+				res["volumes"] = b
+			}
 			return res, claims()
 		}
 		cond := podScheduled(p)
@@ -664,6 +674,11 @@ func (r *recorder) decide(ctx context.Context, index int, manifest any) (map[str
 				return res, gone(p)
 			}
 			nominated = p.Status.NominatedNodeName // preemption: wait for the victims to go and the pod to bind
+		}
+		if r.volumes { // the PersistentVolume controller and the provisioner, while PreBind waits for them
+			if err := r.syncVolumes(); err != nil {
+				return nil, err
+			}
 		}
 		if time.Now().After(deadline) {
 			msg := "no decision within " + r.timeout.String()

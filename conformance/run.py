@@ -34,13 +34,12 @@ GO_VERSION = "1.26"  # the go directive of go.1.36.mod and go.1.37.mod (go.mod n
 
 
 def go_env() -> dict[str, str]:
+    """Go's module and build caches under .cache/, unless GOMODCACHE / GOCACHE name others (a cache another
+    checkout filled: Go's build cache keys hold the sources' paths, so it helps only at the same GOMODCACHE)."""
     env = dict(os.environ)
-    env.update(
-        GOMODCACHE=str(CACHE / "gomod"),
-        GOCACHE=str(CACHE / "gobuild"),
-        GOFLAGS="-modcacherw",
-        GOTOOLCHAIN=env.get("GOTOOLCHAIN", "local"),
-    )
+    env.setdefault("GOMODCACHE", str(CACHE / "gomod"))
+    env.setdefault("GOCACHE", str(CACHE / "gobuild"))
+    env.update(GOFLAGS="-modcacherw", GOTOOLCHAIN=env.get("GOTOOLCHAIN", "local"))
     return env
 
 

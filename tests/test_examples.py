@@ -224,7 +224,7 @@ def test_zonal_pv_example_explains_the_volume_conflict() -> None:
     data = _json("explain", str(EX / "zonal-pv" / "cluster.yaml"), "--pod", "default/db")
     assert data["selected"] == "node-b"
     rejected = {n["node"]: (n["rejected_by"], n["reasons"]) for n in data["nodes"] if not n["feasible"]}
-    conflict = ("VolumeBinding", ["node(s) had volume node affinity conflict"])
+    conflict = ("VolumeBinding", ["node(s) didn't match PersistentVolume's node affinity"])  # 1.33+
     assert rejected == {"node-a": conflict, "node-c": conflict}
     assert "VolumeBinding" not in data["omitted_default_plugins"]
 

@@ -119,6 +119,9 @@ CASES = {
     "explain-pending": Case(
         "packsched.explain/v1", ("explain", ex("kep-964-story", "cluster.yaml"), "--pod", "default/needs-two-fpgas")
     ),
+    "explain-volumes": Case(  # a StatefulSet pod with an unbound WaitForFirstConsumer claim: per-node volumes
+        "packsched.explain/v1", ("explain", ex("zonal-pv", "cluster.yaml"), "--pod", "default/cache-0")
+    ),
     "quotas-spread": Case(
         "packsched.quotas/v1", ("quotas", ex("gpu-quotas"), "--config", ex("gpu-quotas", "config-spread.yaml"))
     ),

@@ -257,6 +257,53 @@ def test_volume_binding_scores_from_1_37(tmp_path: Path) -> None:
         assert all("VolumeBinding" not in v["scores"] for v in old.values())
 
 
+BOUND_TO_A = (
+    labelled_node("a")
+    + labelled_node("b")
+    + local_volume("pv-a", "2Gi", "a").replace(
+        "  storageClassName: local", "  storageClassName: local\n  claimRef: {namespace: default, name: data}"
+    )
+    + """---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default, annotations: {pv.kubernetes.io/bind-completed: "yes"}}
+spec: {accessModes: [ReadWriteOncePod], resources: {requests: {storage: 1Gi}}, volumeName: pv-a}
+status: {phase: Bound}
+"""
+    + pod("holder", "containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]", "a")
+    + pod("db", "containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]")
+    + pod("web", "containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: gone}}]")
+)
+
+
+RWOP_IN_USE = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
+
+
+def test_volume_messages_per_release(tmp_path: Path) -> None:
+    # node b is outside the bound volume's node affinity (worded anew in 1.33); the claim is ReadWriteOncePod and
+    # in use, so node a refuses it (worded anew in 1.27, with preemption)
+    old = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    for version, rwop in (("1.26", old), ("1.27", RWOP_IN_USE), ("1.37", RWOP_IN_USE)):
+        got = by_node(explain(tmp_path, BOUND_TO_A, "db", "--kube-version", version))
+        assert got["a"]["reasons"] == got["b"]["reasons"] == [rwop], version  # VolumeRestrictions comes first
+    manifests = BOUND_TO_A.replace("accessModes: [ReadWriteOncePod]", "accessModes: [ReadWriteOnce]")
+    for version, affinity in (
+        ("1.32", "node(s) had volume node affinity conflict"),
+        ("1.37", "node(s) didn't match PersistentVolume's node affinity"),
+    ):
+        assert by_node(explain(tmp_path, manifests, "db", "--kube-version", version))["b"]["reasons"] == [affinity]
+
+
+def test_dynamic_resources_post_filter_without_its_state(tmp_path: Path) -> None:
+    # a PreFilter before DynamicResources' rejects the pod (its claim does not exist): DynamicResources' PostFilter
+    # finds no cycle state of its own, fails with "not found", and preemption does not run (1.34.4 - 1.37.2)
+    for version in ("1.34", "1.37"):
+        data = explain(tmp_path, BOUND_TO_A, "web", "--kube-version", version)
+        assert data["reason"] == '0/2 nodes are available: persistentvolumeclaim "gone" not found. not found', version
+
+
 SHAPED = (
     CONFIG_V1
     + """profiles:

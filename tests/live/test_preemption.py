@@ -143,17 +143,18 @@ def test_evict_mode_refusal_then_another_candidate(api: FakeApiServer, tmp_path:
             },
         )
         for i in range(4):
-            api.create(
-                "pods",
-                pod(
-                    f"{app}{i}",
-                    cpu="500m",
-                    scheduler="default-scheduler",
-                    priority_class="low",
-                    node_name=n,
-                    labels={"app": app},
-                ),
+            member = pod(
+                f"{app}{i}",
+                cpu="500m",
+                scheduler="default-scheduler",
+                priority_class="low",
+                node_name=n,
+                labels={"app": app},
             )
+            # a controller's pods: maxUnavailable is taken of them (a budget over bare pods allows nothing)
+            owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app, "uid": f"rs-{app}", "controller": True}
+            member["metadata"]["ownerReferences"] = [owner]
+            api.create("pods", member)
     # the budgets allow it by every count, and yet the first eviction is refused (the API server has the last word)
     api.inject("POST", r"/eviction$", status=429, count=1)
     run = start(api, tmp_path, removal=EVICT)

@@ -35,11 +35,25 @@ from packsched.sim.engine import RUNNING, SCHEDULED, WAITING, Simulation
 SPACING = 11  # seconds between two pods' arrivals
 MAX_PODS = 300 // SPACING - 1  # a wait at Permit that began with the first pod (at SPACING) outlasts the run
 CREATE_BEFORE = "conformance.packsched.io/create-before-pod"
+WITH_PREVIOUS = "conformance.packsched.io/with-previous"
 ARRIVAL = "packsched.io/arrival-time"
 
 
 def is_gang_scenario(scenario: dict[str, Any]) -> bool:
-    return "gangs" in scenario
+    """A scenario whose pods all stay and whose final state is recorded: kube-scheduler's gangs, or one marked
+    ``keep_pods`` (scheduler-plugins' Coscheduling)."""
+    return "gangs" in scenario or bool(scenario.get("keep_pods"))
+
+
+def arrivals(pods: list[dict[str, Any]]) -> list[int]:
+    """Each pod's arrival, in units of ``SPACING``: pod ``i`` at ``i + 1``, and the pods the recorder created
+    together with the one before (``conformance.packsched.io/with-previous``) with the last of their batch, when the
+    recorder let the scheduler run."""
+    out = [i + 1 for i in range(len(pods))]
+    for i in range(len(pods) - 1, 0, -1):
+        if pods[i]["metadata"].get("annotations", {}).get(WITH_PREVIOUS) == "true":
+            out[i - 1] = out[i]
+    return out
 
 
 def _documents(scenario: dict[str, Any]) -> list[dict[str, Any]]:
@@ -51,9 +65,9 @@ def _documents(scenario: dict[str, Any]) -> list[dict[str, Any]]:
             if at is not None:
                 obj["metadata"]["annotations"][ARRIVAL] = f"{SPACING * (int(at) + 1) - SPACING // 2}s"
             docs.append(obj)
-    for i, pod in enumerate(scenario["pods"]):
+    for pod, at in zip(scenario["pods"], arrivals(scenario["pods"]), strict=True):
         pod = json.loads(json.dumps(pod))
-        pod["metadata"].setdefault("annotations", {})[ARRIVAL] = f"{SPACING * (i + 1)}s"
+        pod["metadata"].setdefault("annotations", {})[ARRIVAL] = f"{SPACING * at}s"
         docs.append(pod)
     return docs
 
@@ -70,7 +84,8 @@ def simulate(scenario: dict[str, Any], kube_version: str) -> list[dict[str, Any]
         config_file.write_text(json.dumps(scenario["scheduler_config"]))
         cluster = load_manifests([str(cluster_file)])
         registry = in_tree_registry()
-        gates = {"OpportunisticBatching": False}  # off in the recorder
+        version = parse_kube_version(kube_version)
+        gates = {"OpportunisticBatching": False} if version.minor >= 35 else {}  # off in the recorder (1.35+)
         gates.update({k: bool(v) for k, v in (scenario.get("feature_gates") or {}).items()})
         cfg = load_config(
             str(config_file), set(registry), kube_version=parse_kube_version(kube_version), feature_gates=gates

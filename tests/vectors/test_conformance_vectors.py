@@ -1,4 +1,5 @@
-"""kube-scheduler 1.34, 1.35, 1.36 and 1.37's own decisions (1.34 with scheduler-plugins' CapacityScheduling too),
+"""kube-scheduler 1.34, 1.35, 1.36 and 1.37's own decisions (1.34 with scheduler-plugins' CapacityScheduling and
+Coscheduling too),
 recorded by ``conformance/`` (the real scheduler on upstream's fake clientset, ``make conformance``) into
 ``tests/data/conformance/<version>/``, replayed through ``packsched explain`` one decision at a time, as
 ``test_kube_scheduler_vectors.py`` replays the v1.31 vectors: outcome, best-scored nodes, every plugin's weighted
@@ -102,10 +103,13 @@ def test_gang_pod_matches_kube_scheduler(version: str, name: str, index: int) ->
 
 
 def test_gang_recordings_cover_the_releases_that_model_gangs() -> None:
-    per: dict[str, int] = {}
-    for version, _, _ in (p.values for p in GANG_PARAMS):
-        per[version] = per.get(version, 0) + 1
-    assert set(per) == {"1.35", "1.36", "1.37"}, per  # 1.34 has no gang scheduling
+    per: dict[tuple[str, str], int] = {}
+    for version, name, _ in (p.values for p in GANG_PARAMS):
+        area = name.split("-")[0]
+        per[(version, area)] = per.get((version, area), 0) + 1
+    # kube-scheduler's gang scheduling from 1.35; scheduler-plugins' Coscheduling where the recorder has it (1.34)
+    want = {("1.35", "gangs"), ("1.36", "gangs"), ("1.37", "gangs"), ("1.34", "coscheduling")}
+    assert set(per) == want, per
     assert all(n >= 24 for n in per.values()), per
     assert set(GANG_KNOWN) <= {str(p.id).split("-c", 1)[0] for p in GANG_PARAMS}
 
@@ -123,8 +127,27 @@ def test_recordings_cover_every_version_and_area() -> None:
         per[(version, area)] = per.get((version, area), 0) + 1
     assert {v for v, _ in per} == {"1.34", "1.35", "1.36", "1.37"}
     in_tree = {"resources", "spread", "dra", "preemption"}
+    # volumes: committed for 1.35 and 1.37 only (the suite's time; 1.34 and 1.36 agree as well, conformance.md)
+    volumes = {"1.35", "1.37"}
     for version in ("1.34", "1.35", "1.36", "1.37"):
         # scheduler-plugins' areas only where the recorder has them (conformance/generate.py RELEASES_OF)
         out_of_tree = {"quotas"} if version == "1.34" else set()
-        assert {a for v, a in per if v == version} == in_tree | out_of_tree, version
+        more = {"volumes"} if version in volumes else set()
+        assert {a for v, a in per if v == version} == in_tree | out_of_tree | more, version
     assert all(n >= 24 for n in per.values()), per
+
+
+def test_a_different_volume_binding_is_a_difference(tmp_path: Path) -> None:
+    # 1.37/volumes-vol0100.json #3: kube-scheduler bound claim local-6 to the static volume local-1 (the smallest that
+    # fits on the node it chose); a recording that said another volume, or a provisioned one, would differ
+    scenario = json.loads((DATA / "1.37" / "volumes-vol0100.json").read_text())
+    d = Decision(scenario, 3)
+    got = explain(d, tmp_path, "1.37")
+    assert d.result["volumes"] == [{"claim": "cvol0100/local-6", "volume": "local-1"}]
+    assert not differences(d, got)
+    d.result["volumes"] = [{"claim": "cvol0100/local-6", "volume": "local-0"}]
+    assert any(x.startswith("volumes on ") for x in differences(d, got))
+    d.result["volumes"] = [
+        {"claim": "cvol0100/local-6", "volume": "pvc-x", "provisioned": {"kind": "PersistentVolume"}}
+    ]
+    assert any(x.startswith("volumes on ") for x in differences(d, got))

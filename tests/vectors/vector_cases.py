@@ -97,8 +97,12 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
     objs = sc["objects"]
     docs: list[dict[str, Any]] = []
     shared = {c["metadata"]["name"]: copy.deepcopy(c) for c in objs.get("resourceclaims", [])}
+    storage = _storage_documents(sc, d.index)
     for kind in [k for k in OBJECT_ORDER if k in objs] + sorted(k for k in objs if k not in OBJECT_ORDER):
-        docs += [shared[o["metadata"]["name"]] for o in objs[kind]] if kind == "resourceclaims" else objs[kind]
+        if kind == "resourceclaims":
+            docs += [shared[o["metadata"]["name"]] for o in objs[kind]]
+        else:
+            docs += storage.get(kind, objs[kind])
     # pods preempted by an earlier decision are gone (the recorder saw the scheduler delete them)
     gone = {v for res in sc["results"][: d.index] for v in (res.get("preemption") or {}).get("victims") or []}
     for i in range(d.index + 1):
@@ -113,6 +117,41 @@ def cluster_documents(d: Decision) -> list[dict[str, Any]]:
         docs.append(pod)
         docs += _claim_documents(sc, pod, res.get("claims") or [], shared, bound=i < d.index)
     return docs
+
+
+def _storage_documents(sc: dict[str, Any], index: int) -> dict[str, list[dict[str, Any]]]:
+    """The scenario's volumes and claims as the controllers left them before decision ``index`` (recorded by
+    ``conformance/`` as each bound pod's ``volumes``): a claim VolumeBinding bound is bound to its volume (the
+    claim's ``volumeName``, bind-completed annotation and phase, the volume's ``claimRef`` and phase), a volume
+    provisioned for one is there as the recorder made it."""
+    bindings = [b for res in sc["results"][:index] for b in res.get("volumes") or []]
+    if not bindings:
+        return {}
+    objs = sc["objects"]
+    volumes = {v["metadata"]["name"]: copy.deepcopy(v) for v in objs.get("persistentvolumes", [])}
+    claims = {
+        f"{c['metadata']['namespace']}/{c['metadata']['name']}": copy.deepcopy(c)
+        for c in objs.get("persistentvolumeclaims", [])
+    }
+    for b in bindings:
+        if b.get("provisioned"):
+            volumes[b["volume"]] = copy.deepcopy(b["provisioned"])
+        pv, pvc = volumes[b["volume"]], claims[b["claim"]]
+        meta = pvc["metadata"]
+        ref = {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": meta["namespace"],
+            "name": meta["name"],
+        }
+        pv["spec"]["claimRef"] = {**ref, **({"uid": meta["uid"]} if meta.get("uid") else {})}
+        pv["status"] = {"phase": "Bound"}
+        pvc["spec"]["volumeName"] = b["volume"]
+        meta.setdefault("annotations", {}).update(
+            {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+        )
+        pvc["status"] = {"phase": "Bound", "accessModes": pv["spec"]["accessModes"], "capacity": pv["spec"]["capacity"]}
+    return {"persistentvolumes": list(volumes.values()), "persistentvolumeclaims": list(claims.values())}
 
 
 def _claim_documents(
@@ -194,6 +233,7 @@ def differences(d: Decision, got: dict[str, Any]) -> list[str]:
     if "feasible_nodes" in res and len(feasible) != res["feasible_nodes"]:
         diffs.append(f"feasible nodes: recorded {res['feasible_nodes']}, packsched {len(feasible)}")
     diffs += _claim_differences(d, got)
+    diffs += _volume_differences(d, got)
     if not res["scored"]:
         names = sorted(n["node"] for n in feasible)
         if names != sorted(res["top_nodes"]):
@@ -238,6 +278,22 @@ def _claim_differences(d: Decision, got: dict[str, Any]) -> list[str]:
         if ours.get(key) != want:
             diffs.append(f"claim {key} on {res['node']}: recorded {want}, packsched {ours.get(key)}")
     return diffs
+
+
+def _volume_differences(d: Decision, got: dict[str, Any]) -> list[str]:
+    """With volumes (``volumes`` recorded by ``conformance/``): the claims the binding bound, each to its static
+    volume or to one provisioned for it, against what packsched's VolumeBinding would bind on the node
+    kube-scheduler chose (explain's per-node ``volumes``: a provisioned volume has no name there)."""
+    res = d.result
+    if not res.get("volumes"):
+        return []
+    want = sorted(
+        ({"claim": b["claim"], "volume": None if b.get("provisioned") else b["volume"]} for b in res["volumes"]),
+        key=lambda b: str(b["claim"]),
+    )
+    entry = next((n for n in got["nodes"] if n["node"] == res["node"]), {})
+    ours = entry.get("volumes")
+    return [] if ours == want else [f"volumes on {res['node']}: recorded {want}, packsched {ours}"]
 
 
 def _filter_differences(d: Decision, got: dict[str, Any]) -> list[str]:

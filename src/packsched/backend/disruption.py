@@ -15,10 +15,11 @@ class BudgetStatus:
     pdb: PodDisruptionBudget
     healthy: int
     desired_healthy: int
+    expected: int = 1  # the pods the budget expects (upstream's expectedCount); none: no disruption allowed
 
     @property
     def disruptions_allowed(self) -> int:
-        return max(0, self.healthy - self.desired_healthy)
+        return max(0, self.healthy - self.desired_healthy) if self.expected > 0 else 0
 
     def matches(self, pod: PodInfo) -> bool:
         return self.pdb.matches(pod.pod)
@@ -30,18 +31,29 @@ def _scaled(value: int | str, total: int) -> int:
     return math.ceil(int(value[:-1]) * total / 100)
 
 
+def _managed(pod: Pod) -> bool:
+    """Whether a controller owns the pod (a workload packsched expanded, or a controller ownerReference)."""
+    return pod.owner is not None or any(ref.controller for ref in pod.owner_refs)
+
+
 def budget_status(pdb: PodDisruptionBudget, running: Iterable[Pod], all_pods: Iterable[Pod]) -> BudgetStatus:
-    """``running``: pods placed on nodes (healthy); ``all_pods``: every pod that exists, pending included
-    (the number the pods' controllers want, which percentages and maxUnavailable are taken of)."""
+    """``running``: pods placed on nodes (healthy); ``all_pods``: every pod that exists, pending included.
+
+    The disruption controller takes an integer ``minAvailable`` as it is; a percentage or ``maxUnavailable`` is
+    taken of the scale of the pods' controllers, for which packsched counts the controlled pods that exist (a pod
+    no controller owns counts for nothing there). A budget that expects no pod allows no disruption."""
     healthy = sum(1 for p in running if pdb.matches(p))
-    expected = sum(1 for p in all_pods if pdb.matches(p))
+    matching = [p for p in all_pods if pdb.matches(p)]
+    expected = len(matching)
+    if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
+        expected = sum(1 for p in matching if _managed(p))
     if pdb.max_unavailable is not None:
         desired = max(0, expected - _scaled(pdb.max_unavailable, expected))
     elif pdb.min_available is not None:
         desired = _scaled(pdb.min_available, expected)  # percentages round up
     else:
-        desired = 0  # neither field set: the disruption controller asks for no healthy pods
-    return BudgetStatus(pdb, healthy, desired)
+        desired, expected = 0, 0  # neither field set: the controller expects no pod
+    return BudgetStatus(pdb, healthy, desired, expected)
 
 
 def budgets(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[tuple[Pod, bool]]) -> list[BudgetStatus]:

@@ -250,10 +250,27 @@ class KubeVersion:
         return self.minor >= 37
 
     @property
+    def volume_node_conflict_names_pv(self) -> bool:
+        """VolumeBinding's reason for a node outside a volume's node affinity: ``node(s) didn't match
+        PersistentVolume's node affinity`` from v1.33 (kubernetes#129887), ``node(s) had volume node affinity
+        conflict`` before."""
+        return self.minor >= 33
+
+    @property
     def storage_capacity_scoring_gate(self) -> str:
         """The feature gate behind VolumeBinding's score, as validation names it: StorageCapacityScoring from
         v1.33 (KEP-4049), VolumeCapacityPriority before."""
         return "StorageCapacityScoring" if self.minor >= 33 else "VolumeCapacityPriority"
+
+    # -- VolumeRestrictions --------------------------------------------------------------------------------------
+
+    @property
+    def rwop_conflict_says_in_use(self) -> bool:
+        """VolumeRestrictions' reason for a ReadWriteOncePod claim another pod uses: ``node(s) unavailable due to
+        PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod`` from v1.27 (the
+        preemption support of kubernetes#114051), ``node has pod using PersistentVolumeClaim with the same name and
+        ReadWriteOncePod access mode`` before."""
+        return self.minor >= 27
 
     # -- the default profile -------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from packsched.api.objects import (
     Container,
     LabelSelector,
     Node,
+    OwnerRef,
     Pod,
     PodDisruptionBudget,
     Taint,
@@ -490,6 +491,8 @@ def test_pdb_violations_are_counted_per_budget() -> None:
         pod("p1.1", MEDIUM, MID, on="node1", labels={"app": "foo"}),
         pod("p1.2", MEDIUM, MID, on="node1", labels={"app": "foo"}),
     ]
+    for p in pods:  # a controller's pods (maxUnavailable is taken of them; a budget over bare pods allows nothing)
+        p.owner_refs = (OwnerRef("ReplicaSet", "foo", api_version="apps/v1"),)
     sim = simulation([node("node1")], pods, pdbs=[pdb("budget", "foo", max_unavailable=1)])
     assert [b.disruptions_allowed for b in sim.scheduler.pdbs()] == [1]
     names, violations, st = victims_on(sim, pod("p", VERY_LARGE, HIGH), "node1")

@@ -295,21 +295,24 @@ class DeviceIndex:
                 return None
             for s in pool.slices:
                 for dev in s.devices:
-                    cel = dev.cel
-                    known = memo.get(id(cel))
-                    if known is None or known[0] is not cel:
-                        match = all(compile_selector(e).matches(cel) for e in expressions)
-                        known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
-                    if not known[1]:
-                        continue
-                    if not (
-                        known[2]
-                        if not (dev.consumes or dev.taints or dev.policies or dev.binding_conditions)
-                        else self._plain(dev)
-                    ):
+                    verdict = self._match(dev, expressions, memo)
+                    if verdict is None:
                         return None
-                    out.append((pool.driver, pool.name, dev.name))
+                    if verdict:
+                        out.append((pool.driver, pool.name, dev.name))
         return out
+
+    def _match(self, dev: Device, expressions: list[str], memo: dict[int, tuple[CelDevice, bool, bool]]) -> bool | None:
+        """Whether the expressions match the device; None when it matches and is not plain."""
+        cel = dev.cel
+        known = memo.get(id(cel))
+        if known is None or known[0] is not cel:
+            match = all(compile_selector(e).matches(cel) for e in expressions)
+            known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
+        if not known[1]:
+            return False
+        own = dev.consumes or dev.taints or dev.policies or dev.binding_conditions  # more than its CelDevice says
+        return True if (self._plain(dev) if own else known[2]) else None
 
     def _matching_lone(
         self, s: ResourceSlice, expressions: list[str], memo: dict[int, tuple[CelDevice, bool, bool]]
@@ -322,16 +325,11 @@ class DeviceIndex:
             if dev.name in seen:
                 return None
             seen.add(dev.name)
-            cel = dev.cel
-            known = memo.get(id(cel))
-            if known is None or known[0] is not cel:
-                match = all(compile_selector(e).matches(cel) for e in expressions)
-                known = memo[id(cel)] = (cel, match, match and self._plain(Device(dev.name, cel)))
-            if not known[1]:
-                continue
-            if not (known[2] if not (dev.consumes or dev.taints or dev.policies) else self._plain(dev)):
+            verdict = self._match(dev, expressions, memo)
+            if verdict is None:
                 return None
-            out.append((s.driver, s.pool, dev.name))
+            if verdict:
+                out.append((s.driver, s.pool, dev.name))
         return out
 
     def _plain(self, dev: Device) -> bool:

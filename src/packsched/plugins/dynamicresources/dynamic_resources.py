@@ -123,6 +123,11 @@ ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 # PostFilter's answers
 MSG_NO_CLAIMS = "no new claims to deallocate"
+# Written by every PreFilter call (upstream writes its cycle state before it skips a pod without claims). A cycle
+# whose PreFilter never ran (an earlier PreFilter plugin rejected the pod) has none, and upstream's PostFilter then
+# fails to read its state: an Error that ends PostFilter (no preemption) and words the pod's message.
+PRE_FILTERED_KEY = "PreFilter" + NAME + "/ran"
+MSG_STATE_NOT_FOUND = "not found"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
@@ -304,6 +309,7 @@ class DynamicResources:
     # -- PreFilter -----------------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
+        state.write(PRE_FILTERED_KEY, True)
         dra = self.handle.dra()
         if dra is None:
             return Status.skip()
@@ -695,6 +701,8 @@ class DynamicResources:
         other pod uses is deallocated, so that the next attempt may allocate it elsewhere. Always Unschedulable:
         its message joins DefaultPreemption's in the pod's condition ("no new claims to deallocate, preemption:
         ...")."""
+        if state.read(PRE_FILTERED_KEY) is None:  # an earlier PreFilter rejected the pod: no state to read
+            return PostFilterResult(None, Status.error(MSG_STATE_NOT_FOUND, plugin=NAME))
         data = state.read(STATE_KEY)
         dra = self.handle.dra()
         worded = self.handle.kube_version.dra_post_filter_message  # 1.34-1.36; 1.37 says nothing

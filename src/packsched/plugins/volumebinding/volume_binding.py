@@ -61,7 +61,8 @@ from packsched.plugins.helper.volumes import claim_not_found, terms_label_mask, 
 NAME = "VolumeBinding"
 STATE_KEY = "PreFilter" + NAME
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"  # 1.33+
+ERR_REASON_NODE_CONFLICT_BEFORE_1_33 = "node(s) had volume node affinity conflict"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -192,6 +193,9 @@ class VolumeBinding:
         self.handle = handle
         self._provisioned = 0
         self.args = args
+        self.node_conflict = (
+            ERR_REASON_NODE_CONFLICT if version.volume_node_conflict_names_pv else ERR_REASON_NODE_CONFLICT_BEFORE_1_33
+        )
         # Score only with StorageCapacityScoring on (the release's default); the shape defaults as upstream's.
         self.points: list[tuple[int, int]] | None = None
         if version.storage_capacity_scoring:
@@ -261,7 +265,7 @@ class VolumeBinding:
             bind_conflict = ~self._match_unbound(data, snap, storage)
         out: list[tuple[BoolArray, str]] = []
         for mask, reason in (
-            (node_conflict, ERR_REASON_NODE_CONFLICT),
+            (node_conflict, self.node_conflict),
             (bind_conflict, ERR_REASON_BIND_CONFLICT),
             (pv_missing, ERR_REASON_PV_NOT_EXIST),
         ):
@@ -349,6 +353,28 @@ class VolumeBinding:
             if g not in per_group:
                 per_group[g] = static_bindings_score(self.points, data.groups[g])
             out[i] = per_group[g]
+        return out
+
+    # -- explain -------------------------------------------------------------------------------------------
+
+    def node_details(self, state: CycleState) -> dict[str, dict[str, object]]:
+        """For explain, per node whose unbound claims found their volumes: ``volumes``, each of the pod's unbound
+        WaitForFirstConsumer claims (by name) with the static volume it would be bound to there, or null for a
+        claim to be provisioned (what Reserve and PreBind would do if the node were chosen)."""
+        data = state.read(STATE_KEY)
+        if not isinstance(data, _State) or not data.delayed or data.group_of is None or data.rejections is None:
+            return {}
+        rejected = np.zeros(self.handle.snapshot.n, dtype=bool)
+        for mask, _reason in data.rejections:
+            rejected |= mask
+        out: dict[str, dict[str, object]] = {}
+        for col, node in enumerate(self.handle.snapshot.nodes):
+            if rejected[col]:
+                continue
+            group = data.groups[int(data.group_of[col])]
+            volumes: list[dict[str, object]] = [{"claim": c.key, "volume": pv.name} for c, pv in group.bindings]
+            volumes += [{"claim": c.key, "volume": None} for c in group.provisions]
+            out[node.name] = {"volumes": sorted(volumes, key=lambda v: str(v["claim"]))}
         return out
 
     # -- Reserve, PreBind ---------------------------------------------------------------------------------

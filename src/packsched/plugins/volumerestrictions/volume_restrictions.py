@@ -4,8 +4,10 @@
   image) may not be used by two pods of one node, unless (GCE PD, iSCSI, RBD) both mount it read-only; an EBS
   volume is never shared. Reason "node(s) had no available disk" (Unschedulable).
 - A ReadWriteOncePod claim already used by a pod anywhere in the cluster rejects every node (Unschedulable, so that
-  preemption may remove the user). PreFilter counts the pods using the pod's ReadWriteOncePod claims; AddPod and
-  RemovePod keep the count right during preemption's dry run.
+  preemption may remove the user; reason "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
+  access mode already in-use by another pod" from 1.27, "node has pod using ..." before). PreFilter counts the
+  pods using the pod's ReadWriteOncePod claims; AddPod and RemovePod keep the count right during preemption's dry
+  run.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from packsched.plugins.helper.volumes import claim_not_found
 NAME = "VolumeRestrictions"
 STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = (
+ERR_REASON_RWOP_CONFLICT = (  # 1.27+
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
+ERR_REASON_RWOP_CONFLICT_BEFORE_1_27 = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 )
 DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
@@ -74,6 +79,8 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        in_use = handle.kube_version.rwop_conflict_says_in_use
+        self.rwop_conflict = ERR_REASON_RWOP_CONFLICT if in_use else ERR_REASON_RWOP_CONFLICT_BEFORE_1_27
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         if not pod.pod.volumes:  # no in-line disk, no ReadWriteOncePod claim
@@ -128,7 +135,7 @@ class VolumeRestrictions:
         if isinstance(data, _State) and data.conflicts > 0:
             bad = alive[sel]
             if bad.any():
-                out.append(Rejection(bad, ERR_REASON_RWOP_CONFLICT, Code.UNSCHEDULABLE))
+                out.append(Rejection(bad, self.rwop_conflict, Code.UNSCHEDULABLE))
         return out
 
 
