@@ -186,6 +186,8 @@ class Controller:
         self._waiting_since: dict[str, float] = {}
         self._last_flush = clock()
         self._last_housekeeping = 0.0
+        # pods whose bind got 409 (their conflict_since set), looked at by the housekeeping (not every pod)
+        self._conflicted: set[str] = set()
 
     @property
     def queue(self) -> QueueView:
@@ -290,9 +292,13 @@ class Controller:
             self.scheduler.move_all()
         for info in self.scheduler.expire_assumed():  # assumed pods whose binding the watch never confirmed
             LOG.warning("assumed pod expired", extra={"pod": info.key})
-        for key, tr in list(self.pods.items()):
-            if tr.conflict_since is not None and now - tr.conflict_since > CONFLICT_WAIT_S and key not in self.cache:
+        for key in list(self._conflicted):
+            tr = self.pods.get(key)
+            if tr is None or tr.conflict_since is None:  # gone, or the watch showed where it went
+                self._conflicted.discard(key)
+            elif now - tr.conflict_since > CONFLICT_WAIT_S and key not in self.cache:
                 tr.conflict_since = None
+                self._conflicted.discard(key)
                 LOG.warning("bind conflict not resolved by the watch; trying again", extra={"pod": key})
                 self.scheduler.requeue(tr.info)
         self.update_pending_gauge(now)
@@ -441,6 +447,7 @@ class Controller:
             self.stats.conflicts += 1
             self.metrics.bind_conflicts.inc()
             tr.conflict_since = self.clock()
+            self._conflicted.add(key)
             self.log.log(
                 logging.INFO, "conflict", "pod already bound; waiting for the watch", {"pod": key, "error": str(exc)}
             )
