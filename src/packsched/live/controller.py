@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from typing import Any
 
 from packsched.api.dra import DraObjects
 from packsched.api.storage import StorageObjects
@@ -188,6 +189,7 @@ class Controller:
         self._last_housekeeping = 0.0
         # pods whose bind got 409 (their conflict_since set), looked at by the housekeeping (not every pod)
         self._conflicted: set[str] = set()
+        self._attempt_metrics: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     @property
     def queue(self) -> QueueView:
@@ -465,8 +467,15 @@ class Controller:
         return result
 
     def _observe(self, result: str, profile: str, elapsed: float) -> None:
-        self.metrics.schedule_attempts.labels(result, profile).inc()
-        self.metrics.attempt_duration.labels(result, profile).observe(elapsed)
+        children = self._attempt_metrics.get((result, profile))
+        if children is None:  # a labelled child is looked up (under the metric's lock) once per label pair
+            children = (
+                self.metrics.schedule_attempts.labels(result, profile),
+                self.metrics.attempt_duration.labels(result, profile),
+            )
+            self._attempt_metrics[(result, profile)] = children
+        children[0].inc()
+        children[1].observe(elapsed)
 
 
 def blocked_nomination(pod: PodInfo, nominated: str | None) -> str | None:
