@@ -144,7 +144,7 @@ class Controller:
         self.record = record
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
-        self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
+        self.inbox: queue_mod.SimpleQueue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.SimpleQueue()
         # the claims, volumes, classes and CSINodes the volume plugins read, as the storage informers report them
         self.storage = StorageObjects(mirror=True)
         # the DRA objects DynamicResources reads, as the DRA informers report them; its PreBind writes claims

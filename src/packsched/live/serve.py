@@ -345,5 +345,9 @@ class Server:
             self.health.stop()
         LOG.info(
             "stopped",
-            extra={"bound": self.controller.stats.bound, "attempts": self.controller.stats.attempts},
+            extra={
+                "bound": self.controller.stats.bound,
+                "attempts": self.controller.stats.attempts,
+                "bindingsInFlightPeak": self.controller.binding.peak,
+            },
         )
