@@ -25,6 +25,7 @@ DATA = Path(__file__).parent / "data"
 CERT, KEY = DATA / "tls-127.0.0.1.crt", DATA / "tls-127.0.0.1.key"
 OTHER_CA = DATA / "tls-other-ca.crt"
 
+Serve = Callable[..., tuple["RawServer", KubernetesPort]]  # the fixture: a server and a port connected to it
 # A request as the server saw it (method, target, headers, body) -> the raw answer, and whether to close after it.
 Script = Callable[["Seen"], tuple[bytes, bool]]
 
@@ -130,7 +131,7 @@ def kubeconfig(tmp: Path, server: str, ca: Path | None = None) -> str:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[..., tuple[RawServer, KubernetesPort]]]:
+def serve(tmp_path: Path) -> Iterator[Serve]:
     servers: list[RawServer] = []
 
     def make(
@@ -148,7 +149,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., tuple[RawServer, KubernetesP
 
 
 def test_requests_share_one_keep_alive_connection_and_carry_the_credentials(
-    serve: Callable[..., tuple[RawServer, KubernetesPort]],
+    serve: Serve,
 ) -> None:
     srv, port = serve(lambda s: (ok(), False))
     assert port.transport == "lean"
@@ -168,7 +169,7 @@ CHUNKED = b'5;x=y\r\n{"a":\r\n3\r\n 1}\r\n0\r\nX-T: 1\r\n\r\n'  # an extension, 
 
 
 def test_a_chunked_body_and_one_ended_by_the_connection_are_read_whole(
-    serve: Callable[..., tuple[RawServer, KubernetesPort]],
+    serve: Serve,
 ) -> None:
     answers = iter(
         [
@@ -187,7 +188,7 @@ def test_a_chunked_body_and_one_ended_by_the_connection_are_read_whole(
 
 
 def test_connection_close_and_a_connection_the_server_closed_while_idle_are_not_reused(
-    serve: Callable[..., tuple[RawServer, KubernetesPort]],
+    serve: Serve,
 ) -> None:
     srv, port = serve(
         lambda s: (ok() if s.conn else ok().replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1), False)
@@ -200,14 +201,14 @@ def test_connection_close_and_a_connection_the_server_closed_while_idle_are_not_
     assert srv.connections == 3
 
 
-def test_the_server_urls_path_goes_before_every_request(serve: Callable[..., tuple[RawServer, KubernetesPort]]) -> None:
+def test_the_server_urls_path_goes_before_every_request(serve: Serve) -> None:
     srv, port = serve(lambda s: (ok(), False), path="/k8s/clusters/c-1")
     port.bind("default", "p", "", "n1")
     assert srv.seen[0].target == "/k8s/clusters/c-1/api/v1/namespaces/default/pods/p/binding"
 
 
 def test_refusals_carry_the_status_and_unreadable_answers_are_status_0(
-    serve: Callable[..., tuple[RawServer, KubernetesPort]],
+    serve: Serve,
 ) -> None:
     conflict = b'{"kind": "Status", "reason": "AlreadyExists", "message": "taken", "code": 409}'
     answers = iter(
@@ -229,7 +230,7 @@ def test_refusals_carry_the_status_and_unreadable_answers_are_status_0(
 
 
 def test_tls_is_verified_against_the_kubeconfigs_certificate_authority(
-    serve: Callable[..., tuple[RawServer, KubernetesPort]],
+    serve: Serve,
 ) -> None:
     srv, port = serve(lambda s: (ok(), False), tls=True, ca=CERT)
     assert port.get(NODES, "", "a") == {"kind": "Node"}
@@ -247,3 +248,13 @@ def test_a_client_through_a_proxy_keeps_urllib3() -> None:
     cfg = k8s_client.Configuration()
     cfg.host, cfg.proxy = "https://10.0.0.1:6443", "http://127.0.0.1:3128"
     assert KubernetesPort(cfg).transport == "urllib3"
+
+
+def test_a_credential_with_a_line_break_is_refused_not_sent(serve: Serve, tmp_path: Path) -> None:
+    srv, port = serve(lambda s: (ok(), False))
+    port._cfg.refresh_api_key_hook = None  # (it would read the kubeconfig again)
+    port._cfg.api_key["BearerToken"] = "Bearer a\r\nX-Injected: 1"
+    port._auth = None  # ask the configuration again
+    with pytest.raises(ApiError) as err:
+        port.get(NODES, "", "a")
+    assert (err.value.status, err.value.reason) == (0, "InvalidHeader") and srv.seen == []

@@ -217,7 +217,13 @@ class KubernetesPort:
         lines = cached[1].get(content_type)
         if lines is None:
             headers = self._headers(content_type)
-            lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode("latin-1")
+            if any(c in item for kv in headers.items() for item in kv for c in "\r\n"):
+                raise ApiError(0, "InvalidHeader", "a credential header holds a line break")  # as http.client refuses
+            text = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            try:
+                lines = text.encode("latin-1")
+            except UnicodeEncodeError:
+                raise ApiError(0, "InvalidHeader", "a credential header is not Latin-1 text") from None
             cached[1][content_type] = lines
         return lines
 
