@@ -17,6 +17,7 @@ Run: ``.venv/bin/python bench/bench_live.py [--nodes N] [--pods N] [--faults]``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -142,6 +143,9 @@ def main() -> None:
         f"scheduler CPU {cpu:.1f} s ({1000 * cpu / max(len(bound_pods), 1):.2f} ms/pod); "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    peak = next((text for _, text in reversed(lines) if "bindingsInFlightPeak" in text), "")
+    if peak:
+        print(f"binding cycles in flight at most: {json.loads(peak).get('bindingsInFlightPeak')}")
     if outage is not None:
         t0, t1 = outage
         span = max(last - first - args.outage_s, 1e-9)

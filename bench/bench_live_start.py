@@ -17,7 +17,8 @@ Measured from the moment serve's process is started (one monotonic clock: the th
 - sync -> bind: first bind less caches synced (or less lists answered, where serve does not say);
 - CPU@bind1: serve's CPU time (user + system, all its threads) when the first bind came, polled every 5 ms: what
   start-up costs, less sensitive than the times above to other load on the machine; CPU@log1, CPU@sync: the same
-  when its first log line and its "caches synced" line came; CPU: at the last bind.
+  when its first log line and its "caches synced" line came; CPU: at the last bind; CPU ms/pod: (CPU - CPU@bind1)
+  / (pods - 1), what binding costs serve.
 
 Every run checks, as the fault tests do, that every pod was bound exactly once and that no node is over-committed.
 Runs ``--runs`` times (3) and prints each run and the medians. ``--serve-src DIR`` runs serve from another source
@@ -117,9 +118,16 @@ class Run:
     cpu_s: float
     requests: int
 
+    pods: int = 0
+
     @property
     def sync_to_bind(self) -> float:
         return self.first_bind - (self.synced if self.synced is not None else self.lists_answered)
+
+    @property
+    def cpu_per_pod_ms(self) -> float:
+        """serve's CPU from the first bind to the last, per pod (ms)."""
+        return 1000 * (self.cpu_s - self.cpu_first_bind) / max(self.pods - 1, 1)
 
 
 def one_run(args: argparse.Namespace) -> Run:
@@ -193,6 +201,7 @@ def _measure(args: argparse.Namespace, api: Connection, kubeconfig: str, config:
         cpu_first_bind=cpu_first,
         cpu_s=cpu,
         requests=st["requests"],
+        pods=args.pods,
     )
 
 
@@ -220,7 +229,9 @@ def _cpu_s(pid: int) -> float:
 
 
 def _fmt(v: float | None, unit: str = "s") -> str:
-    return "-" if v is None else f"{v:.3f} {unit}" if unit == "s" else f"{v:,.0f}"
+    if v is None:
+        return "-"
+    return f"{v:.3f} s" if unit == "s" else f"{v:.2f}" if unit == "ms" else f"{v:,.0f}"
 
 
 class _HelpFormat(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -245,7 +256,7 @@ def main() -> None:
     args = ap.parse_args()
     runs = [one_run(args) for _ in range(args.runs)]
     cols = ["first_line", "lists_answered", "synced", "first_bind", "sync_to_bind", "last_bind", "rate"]
-    cols += ["cpu_first_line", "cpu_synced", "cpu_first_bind", "cpu_s"]
+    cols += ["cpu_first_line", "cpu_synced", "cpu_first_bind", "cpu_s", "cpu_per_pod_ms"]
     rows = [{c: getattr(r, c) for c in cols} for r in runs]
     med = {c: _median([row[c] for row in rows]) for c in cols}
     if args.json:
@@ -258,10 +269,10 @@ def main() -> None:
         f"serve from {args.serve_src or 'this tree'}; every run bound every pod once, no node over-committed"
     )
     head = ["run", "first log", "lists done", "synced", "first bind", "sync->bind", "last bind", "pods/s"]
-    head += ["CPU@log1", "CPU@sync", "CPU@bind1", "CPU"]
+    head += ["CPU@log1", "CPU@sync", "CPU@bind1", "CPU", "CPU ms/pod"]
     print(" | ".join(f"{h:>10}" for h in head))
     for name, row in [*((str(i + 1), row) for i, row in enumerate(rows)), ("median", med)]:
-        cells = [_fmt(row[c], "n" if c == "rate" else "s") for c in cols]
+        cells = [_fmt(row[c], "n" if c == "rate" else "ms" if c == "cpu_per_pod_ms" else "s") for c in cols]
         print(" | ".join(f"{v:>10}" for v in [name, *cells]))
 
 

@@ -153,3 +153,24 @@ def test_stopping_gives_up_the_bindings_not_sent(tmp_path: Path) -> None:
     assert pool.close(5.0)
     assert [d.status.ok for d in done] == [True, False, False]  # on the wire: waited for; the others: given up
     assert "not sent" in done[1].status.message
+
+
+def test_jobs_handed_over_at_once_reach_every_worker() -> None:
+    """The scheduling thread wakes at most one waiting worker per job, and none while a worker is coming back for
+    the next; the workers wake each other: jobs submitted in a burst still run on every worker at once."""
+    workers = 4
+    together = threading.Barrier(workers)
+    done: list[BindingDone] = []
+
+    def run(job: Any) -> Any:
+        together.wait(5)  # all four at once, or BrokenBarrierError
+        return Status()
+
+    pool = BindingPool(workers, run, done.append)
+    pool.start()
+    for _ in range(3 * workers):
+        pool.submit(BindingDone(None, BindingCycle(None, None, None, "n", None), 0.0))  # type: ignore[arg-type]
+    assert pool.wait_idle(10)
+    assert len(done) == 3 * workers and all(d.status.ok for d in done)
+    assert pool.peak == 3 * workers
+    pool.stop()

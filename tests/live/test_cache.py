@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from live.harness import load, node, pod, write_config
-from packsched.live.controller import Controller
+from packsched.live.controller import CONFLICT_WAIT_S, Controller
 from packsched.live.port import ADDED, DELETED, MODIFIED, NODES, PODS, ApiError, Obj, Resource, WatchEvent
 from packsched.plugins.registry import in_tree_registry
 
@@ -115,6 +115,27 @@ def test_conflict_waits_for_the_watch_and_counts_the_pod_where_it_went(tmp_path:
     ctl.handle(PODS, MODIFIED, elsewhere)
     assert _cpu(ctl) == {"n0": 0, "n1": 1000}
     assert ctl.cache.node_of("default/a") == "n1"
+
+
+def test_a_conflict_the_watch_never_resolves_is_tried_again_after_a_while(tmp_path: Path) -> None:
+    now = [100.0]
+    port = StubPort()
+    ctl = Controller(port, load(write_config(tmp_path)), in_tree_registry(), clock=lambda: now[0])
+    ctl.handle(NODES, ADDED, _obj(node("n0", cpu="2"), "n0", 1))
+    ctl.handle(PODS, ADDED, _obj(pod("a", cpu="1"), "uid-a", 3))
+    ctl.handle(PODS, ADDED, _obj(pod("b", cpu="1"), "uid-b", 4))
+    port.bind_error = ApiError(409, "Conflict", "already assigned")
+    assert ctl.step() and ctl.step()
+    assert ctl.stats.conflicts == 2 and "default/a" not in ctl.queue
+    ctl.handle(PODS, DELETED, _obj(pod("b", cpu="1"), "uid-b", 5))  # one of them goes away meanwhile
+    now[0] += CONFLICT_WAIT_S / 2
+    ctl._housekeeping(now[0])
+    assert "default/a" not in ctl.queue
+    now[0] += CONFLICT_WAIT_S / 2 + 1
+    ctl._housekeeping(now[0])
+    assert "default/a" in ctl.queue and "default/b" not in ctl.queue
+    port.bind_error = None
+    assert ctl.step() and port.binds[-1][0] == "a"
 
 
 def test_failed_bind_forgets_and_retries_after_backoff(tmp_path: Path) -> None:

@@ -752,7 +752,7 @@ def serve(
     from packsched.live.controller import REMOVAL_MODES
     from packsched.live.kube import KubernetesPort
     from packsched.live.record import RecordError
-    from packsched.live.serve import ServeOptions, Server
+    from packsched.live.serve import SWITCH_INTERVAL_S, ServeOptions, Server
 
     version = _kube_version(kube_version, rtcr_semantics)
     gates = _feature_gates(feature_gates)
@@ -812,6 +812,7 @@ def serve(
     # while the informers' first lists are applied) no longer walk it. Not collected first: that would cost a full
     # collection itself, and the start-up leaves no cyclic garbage worth it.
     gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # shorter turns at the interpreter lock for serve's I/O threads
     raise typer.Exit(server.run())
 
 

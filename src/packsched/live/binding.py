@@ -10,9 +10,9 @@ path, synchronously (the unit tests drive the controller step by step that way).
 from __future__ import annotations
 
 import logging
-import queue as queue_mod
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,10 +48,18 @@ class BindingPool:
         self._paused = paused
         self._run = run
         self._done = done
-        self._jobs: queue_mod.SimpleQueue[BindingDone | None] = queue_mod.SimpleQueue()
+        self._jobs: deque[BindingDone | None] = deque()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
+        # Jobs wait in _jobs. A worker coming back from a job (or starting) takes the next one before it waits; a
+        # submit wakes a waiting worker only when none is coming, and a worker that takes a job wakes the next when
+        # more wait and none is coming. So the scheduling thread (which holds the interpreter lock) seldom wakes a
+        # thread itself: on a busy machine the woken thread takes its CPU, and every thread then waits for the
+        # lock until the scheduling thread runs again.
+        self._ready = threading.Condition(threading.Lock())
+        self._coming = 0  # workers that will look at _jobs without being woken (guarded by _ready)
+        self._waiting = 0  # workers waiting on _ready for a job
         self.closing = False  # stopping: bindings not sent yet are given up (the pods are forgotten, not bound)
         self.in_flight = 0  # submitted, answer not handed back yet
         self.peak = 0  # the most in flight at once
@@ -70,15 +78,37 @@ class BindingPool:
         with self._lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
-        self._jobs.put(item)
+        with self._ready:
+            self._jobs.append(item)
+            if self._coming == 0:
+                self._wake()
         return None
 
+    def _wake(self) -> None:
+        """Wake one waiting worker, now counted as coming (called with _ready held)."""
+        if self._waiting:
+            self._waiting -= 1
+            self._coming += 1
+            self._ready.notify()
+
     def _work(self) -> None:
+        with self._ready:
+            self._coming += 1
         while True:
-            item = self._jobs.get()
+            with self._ready:
+                while not self._jobs:
+                    self._coming -= 1
+                    self._waiting += 1
+                    self._ready.wait()  # (whoever woke it counted it as coming again)
+                item = self._jobs.popleft()
+                self._coming -= 1
+                if self._jobs and self._coming == 0:
+                    self._wake()
             if item is None:
                 return
             self._finish(item)
+            with self._ready:
+                self._coming += 1
 
     def _call(self, item: BindingDone) -> Status:
         try:
@@ -113,8 +143,11 @@ class BindingPool:
             return self._idle.wait_for(lambda: self.in_flight == 0, timeout_s)
 
     def stop(self) -> None:
-        for _ in self._threads:
-            self._jobs.put(None)
+        with self._ready:
+            self._jobs.extend(None for _ in self._threads)
+            self._coming += self._waiting
+            self._waiting = 0
+            self._ready.notify_all()
         for t in self._threads:
             t.join(1.0)
         self._threads.clear()

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from typing import Any
 
 from packsched.api.dra import DraObjects
 from packsched.api.storage import StorageObjects
@@ -145,7 +146,7 @@ class Controller:
         self.record = record
         self.victims = VictimRemover(port, self.recorder, removal, clock, self.stats)
         self.statuses = PodStatusWriter(self.recorder)
-        self.inbox: queue_mod.Queue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.Queue()
+        self.inbox: queue_mod.SimpleQueue[tuple[Resource, str, Obj] | BindingDone] = queue_mod.SimpleQueue()
         # the claims, volumes, classes and CSINodes the volume plugins read, as the storage informers report them
         self.storage = StorageObjects(mirror=True)
         # the DRA objects DynamicResources reads, as the DRA informers report them; its PreBind writes claims
@@ -190,6 +191,9 @@ class Controller:
         self._waiting_since: dict[str, float] = {}
         self._last_flush = clock()
         self._last_housekeeping = 0.0
+        # pods whose bind got 409 (their conflict_since set), looked at by the housekeeping (not every pod)
+        self._conflicted: set[str] = set()
+        self._attempt_metrics: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     @property
     def queue(self) -> QueueView:
@@ -295,9 +299,13 @@ class Controller:
             self.scheduler.move_all()
         for info in self.scheduler.expire_assumed():  # assumed pods whose binding the watch never confirmed
             LOG.warning("assumed pod expired", extra={"pod": info.key})
-        for key, tr in list(self.pods.items()):
-            if tr.conflict_since is not None and now - tr.conflict_since > CONFLICT_WAIT_S and key not in self.cache:
+        for key in list(self._conflicted):
+            tr = self.pods.get(key)
+            if tr is None or tr.conflict_since is None:  # gone, or the watch showed where it went
+                self._conflicted.discard(key)
+            elif now - tr.conflict_since > CONFLICT_WAIT_S and key not in self.cache:
                 tr.conflict_since = None
+                self._conflicted.discard(key)
                 LOG.warning("bind conflict not resolved by the watch; trying again", extra={"pod": key})
                 self.scheduler.requeue(tr.info)
         self.update_pending_gauge(now)
@@ -501,6 +509,7 @@ class Controller:
             self.stats.conflicts += 1
             self.metrics.bind_conflicts.inc()
             tr.conflict_since = self.clock()
+            self._conflicted.add(key)
             self.log.log(
                 logging.INFO, "conflict", "pod already bound; waiting for the watch", {"pod": key, "error": str(exc)}
             )
@@ -518,8 +527,15 @@ class Controller:
         return result
 
     def _observe(self, result: str, profile: str, elapsed: float) -> None:
-        self.metrics.schedule_attempts.labels(result, profile).inc()
-        self.metrics.attempt_duration.labels(result, profile).observe(elapsed)
+        children = self._attempt_metrics.get((result, profile))
+        if children is None:  # a labelled child is looked up (under the metric's lock) once per label pair
+            children = (
+                self.metrics.schedule_attempts.labels(result, profile),
+                self.metrics.attempt_duration.labels(result, profile),
+            )
+            self._attempt_metrics[(result, profile)] = children
+        children[0].inc()
+        children[1].observe(elapsed)
 
 
 def blocked_nomination(pod: PodInfo, nominated: str | None) -> str | None:

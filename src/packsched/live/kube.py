@@ -26,6 +26,7 @@ from kubernetes import config as k8s_config
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.nesting import TOO_DEEP
 from packsched.config.defaults import DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_QPS
+from packsched.live.http import LeanClient, NoAnswer
 from packsched.live.port import BOOKMARK, ERROR, EVENTS, ApiError, Obj, Resource, WatchEvent
 from packsched.live.ratelimit import TokenBucket
 
@@ -157,6 +158,12 @@ class KubernetesPort:
         self._lock = threading.Lock()
         self._auth: dict[str, str] | None = None
         self._auth_at = 0.0
+        self._lines: tuple[dict[str, str], dict[str | None, bytes]] | None = None  # header lines, by content type
+        # every request but watches, unless the client goes through a proxy (packsched.live.http)
+        self._lean: LeanClient | None = None
+        if LeanClient.usable(self._pool):
+            self._lean = LeanClient(self._pool, self._host, timeout_s, connect_timeout_s)
+        self.transport = "lean" if self._lean is not None else "urllib3"
 
     @classmethod
     def connect(
@@ -201,6 +208,28 @@ class KubernetesPort:
             headers["Content-Type"] = content_type
         return headers
 
+    def _header_lines(self, content_type: str | None) -> bytes:
+        """The request's header lines (CRLF-ended) for the lean client, made again when the credentials change."""
+        auth = self._auth_headers()
+        cached = self._lines
+        if cached is None or cached[0] is not auth:
+            cached = self._lines = (auth, {})
+        lines = cached[1].get(content_type)
+        if lines is None:
+            headers = self._headers(content_type)
+            if any(c in item for kv in headers.items() for item in kv for c in "\r\n"):
+                raise ApiError(0, "InvalidHeader", "a credential header holds a line break")  # as http.client refuses
+            text = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            try:
+                lines = text.encode("latin-1")
+            except UnicodeEncodeError:
+                raise ApiError(0, "InvalidHeader", "a credential header is not Latin-1 text") from None
+            cached[1][content_type] = lines
+        return lines
+
+    def _throttle(self, path: str) -> None:
+        (self.event_limiter if path.startswith(EVENTS.base()) else self.limiter).accept()
+
     def _open(
         self,
         method: str,
@@ -211,7 +240,7 @@ class KubernetesPort:
         read_timeout: float | None = None,
     ) -> Any:
         url = self._host + path + ("?" + urlencode(query) if query else "")
-        (self.event_limiter if path.startswith(EVENTS.base()) else self.limiter).accept()
+        self._throttle(path)
         data = None if body is None else json.dumps(body).encode()
         try:
             resp = self._pool.request(
@@ -246,20 +275,43 @@ class KubernetesPort:
         body: Any = None,
         content_type: str | None = None,
     ) -> Obj:
-        resp = self._open(method, path, query, body, content_type)
-        try:
-            payload = resp.read()
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ApiError(0, type(exc).__name__, str(exc)) from None
-        finally:
-            resp.release_conn()
+        if self._lean is not None:
+            status, payload = self._lean_request(method, path, query, body, content_type)
+        else:
+            resp = self._open(method, path, query, body, content_type)
+            try:
+                payload = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise ApiError(0, type(exc).__name__, str(exc)) from None
+            finally:
+                resp.release_conn()
+            status = resp.status
         if not payload:
             return {}
         try:
             data = json.loads(payload)
         except ValueError as exc:
-            raise ApiError(resp.status, "BadResponse", f"not JSON: {exc}") from None
+            raise ApiError(status, "BadResponse", f"not JSON: {exc}") from None
         return data if isinstance(data, dict) else {}
+
+    def _lean_request(
+        self, method: str, path: str, query: dict[str, str] | None, body: Any, content_type: str | None
+    ) -> tuple[int, bytes]:
+        """A request through the lean client: its status and body (an ApiError when it is not 2xx)."""
+        assert self._lean is not None
+        self._throttle(path)
+        data = None if body is None else json.dumps(body).encode()
+        lines = self._header_lines(content_type or ("application/json" if data is not None else None))
+        try:
+            answer = self._lean.request(method, path + ("?" + urlencode(query) if query else ""), lines, data)
+        except NoAnswer as exc:
+            raise ApiError(0, exc.reason, str(exc)) from None
+        if not 200 <= answer.status <= 299:
+            if answer.status == 401:
+                with self._lock:
+                    self._auth = None  # an expired token: ask the configuration again next time
+            raise _status_error(answer.status, answer.reason, answer.body)
+        return answer.status, answer.body
 
     # -- ApiPort ----------------------------------------------------------------------------------------
 
@@ -403,3 +455,5 @@ class KubernetesPort:
             except (OSError, RuntimeError):
                 pass  # the watch ended (and its connection went back to the pool) meanwhile
         self._pool.clear()
+        if self._lean is not None:
+            self._lean.close()

@@ -27,6 +27,7 @@ NOTE_MAX = 1024  # events.k8s.io/v1 limits note to 1kB
 SENDERS = 4
 SERIES_WINDOW_S = 6 * 60.0  # client-go: an isomorphic event within 6 minutes joins the series
 SERIES_REFRESH_S = 30 * 60.0  # client-go: series are written back every 30 minutes
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def micro_time(now: dt.datetime | None = None) -> str:
@@ -49,10 +50,17 @@ class RecorderStats:
 
 @dataclass
 class _Series:
-    body: Obj
+    make: Callable[[], Obj]  # the first event's body (made when first needed: by the sender, off the caller's thread)
     count: int = 1
     last: float = 0.0  # monotonic time of the last occurrence
     written: int = 1  # the count the server has
+    _body: Obj | None = None
+
+    @property
+    def body(self) -> Obj:
+        if self._body is None:
+            self._body = self.make()
+        return self._body
 
 
 class Recorder:
@@ -145,40 +153,31 @@ class Recorder:
                     return  # counted; written back with the periodic refresh
                 self._send_update(pod.namespace, self._with_series(series), shard)
                 return
-        stamp = dt.datetime.now(dt.UTC)
-        body: Obj = {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {
-                "name": self._event_name(pod.name),
-                "namespace": pod.namespace,
-            },
-            "eventTime": micro_time(stamp),
-            "reportingController": self.controller,
-            "reportingInstance": self.identity,
-            "action": action,
-            "reason": reason,
-            "type": etype,
-            "note": note[:NOTE_MAX],
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "namespace": pod.namespace,
-                "name": pod.name,
-                "uid": pod.uid,
-            },
-        }
-        with self._lock:
-            self._series[key] = _Series(body, last=now)
-        self._submit(lambda: self._create_event(pod.namespace, body), shard)
+        stamp = time.time_ns()
+        namespace, name, uid = pod.namespace, pod.name, pod.uid
 
-    def _event_name(self, regarding: str) -> str:
-        """client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made in
-        the same nanosecond apart."""
+        def make() -> Obj:
+            return {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": f"{name}.{stamp + seq:x}", "namespace": namespace},
+                "eventTime": micro_time(EPOCH + dt.timedelta(microseconds=stamp // 1000)),
+                "reportingController": self.controller,
+                "reportingInstance": self.identity,
+                "action": action,
+                "reason": reason,
+                "type": etype,
+                "note": note[:NOTE_MAX],
+                "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name, "uid": uid},
+            }
+
         with self._lock:
+            # client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made
+            # in the same nanosecond apart
             self._seq += 1
             seq = self._seq
-        return f"{regarding}.{time.time_ns() + seq:x}"
+            series = self._series[key] = _Series(make, last=now)
+        self._submit(lambda: self._create_event(namespace, series), shard)
 
     def _with_series(self, series: _Series) -> Obj:
         """The event with its series as it stands (called with the lock held)."""
@@ -204,7 +203,9 @@ class Recorder:
     def _update_event(self, namespace: str, body: Obj) -> None:
         self.port.update(EVENTS, namespace, str(body["metadata"]["name"]), body)
 
-    def _create_event(self, namespace: str, body: Obj) -> None:
+    def _create_event(self, namespace: str, series: _Series) -> None:
+        with self._lock:
+            body = series.body
         self.port.create(EVENTS, namespace, body)
 
     def patch_pod_status(

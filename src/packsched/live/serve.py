@@ -74,6 +74,13 @@ WATCHED: tuple[Resource, ...] = (NODES, PODS, PDBS, PRIORITY_CLASSES)
 EXIT_OK = 0
 EXIT_LOST_LEASE = 1
 EXIT_REFUSED = 3  # leader election off while another instance holds the lease
+# How long the scheduling thread may hold the interpreter lock while another thread waits for it (Python's default:
+# 5 ms). The binding workers, event senders and informers each need the lock for a moment after every answer; at
+# 5 ms a binding waited up to twice that (after sending, after the answer) on top of the API server's own time,
+# which capped 16 workers below the rate the scheduling thread decides at, and the start-up's informer threads
+# queued behind the thread applying the pods they listed. 1 ms: more, shorter turns (measured in bench/RESULTS.md).
+# Set by the ``serve`` command, whose process is serve's alone (not by Server, which tests run in their own process).
+SWITCH_INTERVAL_S = 0.001
 # /healthz, /readyz and /metrics: kube-scheduler's historical plain-HTTP address (its insecure port); port 0 picks
 # a free one.
 DEFAULT_BIND_ADDRESS = "0.0.0.0"
@@ -356,5 +363,9 @@ class Server:
             self.health.stop()
         LOG.info(
             "stopped",
-            extra={"bound": self.controller.stats.bound, "attempts": self.controller.stats.attempts},
+            extra={
+                "bound": self.controller.stats.bound,
+                "attempts": self.controller.stats.attempts,
+                "bindingsInFlightPeak": self.controller.binding.peak,
+            },
         )
