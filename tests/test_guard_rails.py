@@ -1,4 +1,5 @@
-"""The project's own guard rails: the import contracts in pyproject.toml cover every plugin package."""
+"""The project's own guard rails: the import contracts in pyproject.toml cover every plugin package; no property test
+has a clock in it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ast
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "src" / "packsched" / "plugins"
@@ -239,3 +242,10 @@ def test_the_layers_in_the_design_notes_are_the_import_contract() -> None:
     ]
     contract = _contract("Layers follow DESIGN.md")
     assert documented == contract["layers"]
+
+
+def test_property_tests_do_not_time_their_examples() -> None:
+    """tests/conftest.py turns off hypothesis' 200 ms deadline and its too-slow check for every run: on a loaded
+    machine one example of a fast test took 585 ms once and failed the suite."""
+    assert settings.default.deadline is None
+    assert HealthCheck.too_slow in settings.default.suppress_health_check
