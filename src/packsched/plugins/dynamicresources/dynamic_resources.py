@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -492,13 +492,19 @@ class DynamicResources:
                 lazy |= fits
             else:
                 lazy[cols[allocated]] = True
-        # as _verdict: an allocated claim whose node selector leaves out a node that could allocate the others
+        # as _verdict: an allocated claim whose node selector leaves out a node that could allocate the others, or
+        # whose device binding gave up (on every such node)
         bad: np.ndarray | None = None
         for index, claim in enumerate(data.claims):
             alloc = claim.allocation
-            if alloc is None or alloc.node_selector is None:
+            if alloc is None:
                 continue
-            out = allocated & ~_selected(alloc.node_selector, snap, cols)
+            if self._binding_gave_up(claim):
+                out = allocated
+            elif alloc.node_selector is None:
+                continue
+            else:
+                out = allocated & ~_selected(alloc.node_selector, snap, cols)
             if out.any():
                 data.unavailable.add(index)
                 bad = out if bad is None else bad | out
@@ -851,21 +857,11 @@ class DynamicResources:
         the binding timeout passes."""
         deadline = time.monotonic() + self.binding_timeout
         while True:
-            ready = True
-            for key in keys:
-                claim = dra.claims.get(key)
-                if claim is None or claim.allocation is None:  # the watch has not brought the write yet
-                    ready = False
-                    continue
-                ok, failure = claim.binding_state()
-                if failure:
-                    return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
-                ready = ready and ok
-            if ready:
-                return Status()
+            verdict = _binding_verdict(dra.claims.get(key) for key in keys)
+            if verdict is not None:
+                return verdict
             if time.monotonic() >= deadline:
-                message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
-                return Status.error(message, plugin=NAME)
+                return _binding_timed_out()
             time.sleep(BINDING_POLL_S)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
@@ -902,17 +898,11 @@ class DynamicResources:
             return Status()
         if data.binding_since is None:
             data.binding_since = now
-        ready = True
-        for claim in pending:
-            ok, failure = claim.binding_state()
-            if failure:
-                return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
-            ready = ready and ok
-        if ready:
-            return Status()
+        verdict = _binding_verdict(pending)
+        if verdict is not None:
+            return verdict
         if now >= data.binding_since + self.binding_timeout:
-            message = f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded'
-            return Status.error(message, plugin=NAME)
+            return _binding_timed_out()
         return Status(Code.WAIT, [f"waiting for binding conditions for device on node {node}"], NAME)
 
     # -- the pods' claims when they go --------------------------------------------------------------------
@@ -1029,3 +1019,25 @@ def parse_args(raw: PluginArgs | None, device_binding: bool) -> float:
     if timeout < 1:
         raise ValueError(f"bindingTimeout: Invalid value: {raw['bindingTimeout']!r}: must be at least 1 second")
     return timeout
+
+
+def _binding_verdict(claims: Iterable[ResourceClaim | None]) -> Status | None:
+    """PreBind's check of the device binding conditions: an Error when a device's binding failure condition is
+    True, Success when every claim's devices have their binding conditions True, None while it waits (a claim that
+    is not there or not allocated yet, in live mode before the watch brings the write, counts as waiting)."""
+    ready = True
+    for claim in claims:
+        if claim is None or claim.allocation is None:
+            ready = False
+            continue
+        ok, failure = claim.binding_state()
+        if failure:
+            return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+        ready = ready and ok
+    return Status() if ready else None
+
+
+def _binding_timed_out() -> Status:
+    return Status.error(
+        f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: context deadline exceeded', plugin=NAME
+    )
