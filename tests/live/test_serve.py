@@ -174,3 +174,38 @@ def test_says_once_when_its_caches_synced_and_binds_after(
     assert len(synced) == 1
     assert (synced[0].__dict__["pods"], synced[0].__dict__["nodes"]) == (3, 2)
     assert run.server.controller.stats.bound == 4
+
+
+def test_not_ready_while_the_optional_kinds_are_still_looked_up(
+    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The optional informers (DRA, GenericWorkload) start after a discovery request: until they have, serve is
+    neither synced nor ready, even with every informer started so far synced (it reported ready before)."""
+    import threading
+
+    from packsched.live.serve import Server
+
+    asked, answer = threading.Event(), threading.Event()
+    served = Server._served_versions
+
+    def slow_discovery(self: Server, group: str) -> tuple[str, ...] | None:
+        asked.set()
+        assert answer.wait(10)
+        return served(self, group)
+
+    monkeypatch.setattr(Server, "_served_versions", slow_discovery)
+    api.create("nodes", node("n0"))
+    run = start(api, tmp_path)
+    try:
+        assert asked.wait(10)
+        required = list(run.server.informers)
+        assert required and wait(lambda: all(i.synced.is_set() for i in required), 10)
+        assert not run.server.synced()
+        ok, why = run.server.ready()
+        assert not ok and "not all started" in why
+        answer.set()
+        run.wait_ready()
+        assert run.server.ready() == (True, "ok")
+    finally:
+        answer.set()
+        run.stop()

@@ -147,6 +147,9 @@ class Server:
         )
         self.stop = threading.Event()
         self.informers: list[Informer] = []
+        # every informer started, the optional ones after their discovery request: before, synced() is False (else
+        # /readyz, and the scheduling loop, could go ahead without the kinds still being looked up)
+        self._informers_started = threading.Event()
         le = config.leader_election
         elect = le.leader_elect if self.options.leader_elect is None else self.options.leader_elect
         self.elector: LeaderElector | None = None
@@ -197,7 +200,9 @@ class Server:
     # -- probes -----------------------------------------------------------------------------------------
 
     def synced(self) -> bool:
-        return bool(self.informers) and all(i.synced.is_set() for i in self.informers)
+        return (
+            self._informers_started.is_set() and bool(self.informers) and all(i.synced.is_set() for i in self.informers)
+        )
 
     def healthy(self) -> tuple[bool, str]:
         if self.elector is not None and self.elector.lost.is_set():
@@ -214,6 +219,8 @@ class Server:
             return False, "API server unreachable"
         if not self.synced():
             waiting = ", ".join(i.res.plural for i in self.informers if not i.synced.is_set())
+            if not self._informers_started.is_set():
+                waiting = ", ".join(w for w in (waiting, "not all started") if w)
             return False, f"informers not synced: {waiting or 'not started'}"
         return True, "ok"
 
@@ -274,6 +281,7 @@ class Server:
                     "API version not served by the cluster; not watched",
                     extra={"group": res.group, "resource": res.plural, "version": res.version, "served": versions},
                 )
+        self._informers_started.set()
         code = EXIT_OK
         try:
             if self.elector is not None:
