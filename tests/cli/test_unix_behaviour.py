@@ -615,7 +615,11 @@ def _errors(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if not line.startswith("note:") and not PROGRESS_LINE.match(line)]
 
 
-@STDOUT_CASES
+@pytest.mark.parametrize(
+    "args",
+    [SIMULATE, [*SIMULATE, "-o", "json"], ["--version"], ["--help"], ["simulate", "--help"]],
+    ids=["table", "json", "version", "help", "command-help"],
+)
 def test_a_closed_standard_output_ends_the_command_quietly(args: list[str]) -> None:
     """``packsched ... | head -1`` (issue 24): the reader gone, the command exits with 0 and says nothing (rich's
     tables exited with 1, JSON with 1, and a traceback could follow)."""

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -139,6 +140,19 @@ class Group(TyperGroup):
     """packsched's command group: around every command, SIGTERM as Ctrl-C, a closed standard output ends it
     quietly, a write error is one line (see the module's doc)."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Around the whole command line, parsing included: a reader that closed standard output while typer
+        printed help or a usage text met rich's own answer (standard output pointed at /dev/null, exit code 1);
+        as for every other output, that is exit code 0."""
+        before = _identity(1)
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as exc:
+            null = _identity_of(os.devnull)
+            if exc.code == 1 and before != null and null is not None and _identity(1) == null:
+                raise SystemExit(0) from None
+            raise
+
     def invoke(self, ctx: Any) -> Any:  # typer's Context
         stdout = sys.stdout
         guarded = _GuardedStdout(stdout) if stdout is not None else None
@@ -170,3 +184,20 @@ class Group(TyperGroup):
             restore_sigterm()
             if guarded is not None and sys.stdout is guarded:
                 sys.stdout = stdout
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    """The device and inode a file descriptor points at (None when it is closed)."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _identity_of(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
