@@ -25,6 +25,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -69,6 +70,27 @@ class SliceLayout:
         if known is None:
             known = self.found[node.name] = gather_pools(self.on_node.get(node.name, []), node, features, self.slices)
         return known
+
+
+class _Kept(Protocol):
+    """What the index keeps per snapshot and slice layout (:class:`_Counts`, :class:`_Versions`)."""
+
+    layout: SliceLayout
+    snap: weakref.ref[Snapshot]
+    n: int
+    node_generation: int
+    pos: int  # the allocated-devices journal position brought up to
+
+
+def _same_basis(kept: _Kept, layout: SliceLayout, snap: Snapshot) -> bool:
+    """Whether ``kept`` was made for this slice layout and this snapshot, its nodes unchanged since (else it is
+    made again; when it is, the journal since ``kept.pos`` says which devices changed)."""
+    return (
+        kept.layout is layout
+        and kept.snap() is snap
+        and kept.n == snap.n
+        and kept.node_generation == snap.node_generation
+    )
 
 
 def _lone(s: ResourceSlice) -> bool:
@@ -160,15 +182,7 @@ class DeviceIndex:
             self._counts.move_to_end(matcher)
             if c is None:
                 return None
-        changed = None
-        if (
-            c is not None
-            and c.layout is layout
-            and c.snap() is snap
-            and c.n == snap.n
-            and c.node_generation == snap.node_generation
-        ):
-            changed = held.since(c.pos)
+        changed = held.since(c.pos) if c is not None and _same_basis(c, layout, snap) else None
         if c is None or changed is None:
             c = self._build(dra, snap, matcher, layout)
             self._counts[matcher] = c
@@ -204,15 +218,7 @@ class DeviceIndex:
         layout = self.layout(dra)
         held = dra.held()
         v = self._versions
-        changed = None
-        if (
-            v is not None
-            and v.layout is layout
-            and v.snap() is snap
-            and v.n == snap.n
-            and v.node_generation == snap.node_generation
-        ):
-            changed = held.since(v.pos)
+        changed = held.since(v.pos) if v is not None and _same_basis(v, layout, snap) else None
         if v is None or changed is None:
             self._tokens += 1
             pool_cols: dict[tuple[str, str], list[int]] = {}
