@@ -22,7 +22,6 @@ the workload's cluster is of one kind of node; times are in seconds, shifted so 
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packsched.api.errors import FieldError, InputError
+from packsched.sim.trace import read_csv
 
 PAI_COLUMNS = (
     "job_name",
@@ -100,14 +100,7 @@ def read_job_trace(path: Path, limit: int) -> Reading:
     """The first ``limit`` jobs of the trace by arrival (ties by the job's first row). Bad rows are reported
     together (file, row and column), at most :data:`MAX_ERRORS` of them."""
     file = str(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh))
-    except FileNotFoundError:
-        raise InputError.single("no such file", file=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(f"cannot read the file: {exc}", file=file) from None
-    rows = [r for r in rows if any(c.strip() for c in r)]
+    rows = [r for r in read_csv(path) if any(c.strip() for c in r)]
     if not rows:
         raise InputError.single("the file is empty", file=file)
     header = [c.strip() for c in rows[0]]

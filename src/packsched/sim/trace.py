@@ -122,15 +122,20 @@ def _int(value: str, file: str, row: int, column: str, errors: list[FieldError],
     return out
 
 
-def _rows(path: Path, want: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[list[str]]]:
-    file = str(path)
+def read_csv(path: Path) -> list[list[str]]:
+    """Every row of a CSV file; a file that is missing or unreadable is an InputError naming it."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # a byte-order mark (Excel's CSV) is not a column
-            rows = list(csv.reader(fh))
+            return list(csv.reader(fh))
     except FileNotFoundError:
-        raise InputError.single("no such file", file=file) from None
+        raise InputError.single("no such file", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(f"cannot read the file: {exc}", file=file) from None
+        raise InputError.single(f"cannot read the file: {exc}", file=str(path)) from None
+
+
+def _rows(path: Path, want: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[list[str]]]:
+    file = str(path)
+    rows = read_csv(path)
     if not rows:
         raise InputError.single("the file is empty (expected a header row)", file=file)
     header = [h.strip() for h in rows[0]]
