@@ -797,6 +797,8 @@ class Scheduler(EventHandlers):
                 result = self._settle(wp)
                 if not result.waiting_in_pre_bind:
                     out.append(result)
+        if not self._pre_bind_waits:  # the common case: nothing waits in PreBind (this runs after every cycle)
+            return out
         now = self.clock()
         for key, (due, job, requeue) in sorted(self._pre_bind_waits.items(), key=lambda kv: (kv[1][0], kv[0])):
             if due <= now:
