@@ -33,6 +33,7 @@ uses.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import datetime as dt
 import json
@@ -125,6 +126,7 @@ class Fault:
     count: int = 1
     hang_s: float = 0.0  # > 0: hang this long (past the client's timeout), then close without answering
     apply_first: bool = False  # with hang_s: apply the request, then hang (the answer is lost)
+    apply_late: bool = False  # with hang_s: hang, then apply the request (after the client gave up on it)
 
 
 @dataclass
@@ -331,9 +333,10 @@ class FakeApiServer:
         count: int = 1,
         hang_s: float = 0.0,
         apply_first: bool = False,
+        apply_late: bool = False,
     ) -> None:
         with self.lock:
-            self.faults.append(Fault(method, re.compile(pattern), status, count, hang_s, apply_first))
+            self.faults.append(Fault(method, re.compile(pattern), status, count, hang_s, apply_first, apply_late))
 
     def drop_watches(self) -> None:
         """Cut every open watch mid-stream (no final chunk): clients see a broken connection."""
@@ -690,6 +693,11 @@ class _Handler(BaseHTTPRequestHandler):
             latency += api.bind_latency_s
         if latency > 0 and "watch=" not in url.query:
             time.sleep(latency)
+        if fault is not None and fault.apply_late:  # a request the server gets to after the client gave up
+            self._hang(fault)
+            with contextlib.suppress(ApiFailure):  # (nobody hears a refusal)
+                self._dispatch(method, plural, m, body, query)
+            return
         if fault is not None and not fault.apply_first:
             self._hang(fault)
             return

@@ -14,18 +14,20 @@ from live.test_cache import StubPort, _obj
 from packsched.framework.status import Status
 from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.controller import Controller
-from packsched.live.port import ADDED, MODIFIED, NODES, PODS, ApiError
+from packsched.live.port import ADDED, MODIFIED, NODES, PODS, ApiError, Obj, Resource
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import BindingCycle
 
 
 class HeldPort(StubPort):
-    """Every bind blocks until the test releases it, with success or the error it gives."""
+    """Every bind blocks until the test releases it, with success or the error it gives (once: a bind sent again
+    is answered as the API server would, 409 when the pod is bound already)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.gates: dict[str, threading.Event] = {}
         self.errors: dict[str, ApiError] = {}
+        self.applied: dict[str, tuple[str, str]] = {}  # pod name -> (uid, node) of the binds applied
         self.sent: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
@@ -34,15 +36,28 @@ class HeldPort(StubPort):
             gate = self.gates.setdefault(name, threading.Event())
             self.sent.append((name, node))
         assert gate.wait(10), f"bind of {name} never released"
-        if name in self.errors:
-            raise self.errors[name]
         with self.lock:
-            self.binds.append((name, node))
-
-    def release(self, name: str, error: ApiError | None = None) -> None:
+            error = self.errors.pop(name, None)
+            if error is None and name in self.applied:
+                error = ApiError(409, "Conflict", f"pod {name} is already assigned to node {self.applied[name][1]!r}")
+            if error is None or (error.status == 0 and name in self.applied):
+                self.binds.append((name, node))
         if error is not None:
-            self.errors[name] = error
+            raise error
+
+    def get(self, res: Resource, namespace: str, name: str) -> Obj:
+        if name not in self.applied:
+            return super().get(res, namespace, name)
+        uid, node = self.applied[name]
+        return {"metadata": {"name": name, "namespace": namespace, "uid": uid}, "spec": {"nodeName": node}}
+
+    def release(self, name: str, error: ApiError | None = None, *, applied_on: tuple[str, str] | None = None) -> None:
+        """``applied_on``: (uid, node) when the bind is applied though ``error`` (status 0) loses its answer."""
         with self.lock:
+            if error is not None:
+                self.errors[name] = error
+            if applied_on is not None:
+                self.applied[name] = applied_on
             self.gates.setdefault(name, threading.Event()).set()
 
 
@@ -104,9 +119,10 @@ def test_watch_confirmation_before_the_answer_and_a_lost_answer(tmp_path: Path) 
     bound["spec"]["nodeName"] = port.sent[0][1]
     ctl.handle(PODS, MODIFIED, bound)  # the watch is first: the bind went through
     assert not ctl.cache.is_assumed("default/a")
-    port.release("a", ApiError(0, "ReadTimeoutError", "read timed out"))  # ... and its answer was lost
+    # ... and its answer was lost: the binding sent again is refused as a conflict, and the pod is read on its node
+    port.release("a", ApiError(0, "ReadTimeoutError", "read timed out"), applied_on=("uid-a", port.sent[0][1]))
     _answers(ctl, 1)
-    assert ctl.stats.late_bind_answers == 1 and ctl.stats.bind_errors == 0
+    assert ctl.stats.bound == 1 and ctl.stats.bind_errors == 0 and len(port.sent) == 2
     assert ctl.cache.node_of("default/a") == port.sent[0][1] and sum(_cpu(ctl).values()) == 1000
     assert "default/a" not in ctl.queue  # not retried: it is bound
     ctl.binding.close(1.0)

@@ -58,14 +58,12 @@ CONFLICT_WAIT_S = 30.0
 UNSCHEDULABLE_FLUSH_S = 300.0
 # How long a stopping scheduler waits for the bindings it has in flight.
 BIND_DRAIN_S = 5.0
-# After a bind got no answer, whether the pod was bound is asked until the API server answers: the first pause
-# between the tries, doubled after each up to the longest (0.2 s, 0.4 s, ... 3.2 s, then every 3.2 s). Guessing
-# "not bound" would free the pod's room for another pod and over-commit the node (six tries over 6 s all lost
-# their answers once, beside a loaded make test: 321 pods bound on room for 320). BOUND_CHECK_TRIES: the tries
-# of the first 6.2 s.
-BOUND_CHECK_PAUSE_S = 0.2
-BOUND_CHECK_MAX_PAUSE_S = 3.2
-BOUND_CHECK_TRIES = 6
+# After a bind got no answer, the same binding is sent again until the API server answers it (see
+# _Actions._bind_again): the first pause between the tries, doubled after each up to the longest (0.2 s, 0.4 s, ...
+# 3.2 s, then every 3.2 s). A server error (5xx, 429) answering a try is tried again RESEND_TRIES times at most.
+RESEND_PAUSE_S = 0.2
+RESEND_MAX_PAUSE_S = 3.2
+RESEND_TRIES = 6
 
 
 class _Actions:
@@ -79,32 +77,57 @@ class _Actions:
         try:
             self.ctl.port.bind(pod.pod.namespace, pod.pod.name, pod.pod.uid, node)
         except ApiError as exc:
-            if exc.status == 0 and self._bound_to(pod, node):
-                # No answer (a timeout, a cut connection) but the bind went through: forgetting the pod now
-                # would free its room for another pod and over-commit the node once the watch shows it bound.
-                return Status()
+            if exc.status == 0:
+                return self._bind_again(pod, node)
             return Status(Code.ERROR, [f"binding rejected: {exc}"], cause=exc)
         return Status()
 
-    def _bound_to(self, pod: PodInfo, node: str) -> bool:
-        """Whether the API server shows the pod (this very one: same uid) bound to ``node``. A GET that gets no
-        answer either (a loaded server, the same timeout that lost the bind's answer, an outage) is asked again
-        until one comes (see BOUND_CHECK_PAUSE_S): answering "not bound" while it was would free the pod's room
-        for another pod and over-commit the node. The pod stays assumed meanwhile (this runs on a binding worker,
-        off the scheduling thread). False when the pod is gone, or the scheduler stops before an answer."""
-        pause = BOUND_CHECK_PAUSE_S
+    def _bind_again(self, pod: PodInfo, node: str) -> Status:
+        """The bind got no answer (a timeout, a cut connection): it may have been applied, and may still be (a
+        loaded server gets to a request after the client gave up on it). Asking whether the pod is bound cannot
+        settle it: "not bound yet" is not "never", and freeing the pod's room then over-commits the node once the
+        late bind lands (322 pods bound on room for 320, beside a loaded make test). The same binding is sent
+        again until the server answers it: 201, bound now (a late first bind is refused as a conflict); 409, bound
+        already, by us when the pod shows on this node with its uid; any other answer, refused (a server error is
+        tried again, RESEND_TRIES times). The pod stays assumed meanwhile (this runs on a binding worker, off the
+        scheduling thread); when the scheduler stops before an answer, it is given up as not bound."""
+        pause, errors = RESEND_PAUSE_S, 0
+        while not self.ctl.stopping.wait(pause):
+            pause = min(2 * pause, RESEND_MAX_PAUSE_S)
+            try:
+                self.ctl.port.bind(pod.pod.namespace, pod.pod.name, pod.pod.uid, node)
+            except ApiError as exc:
+                if exc.conflict:
+                    return self._bound_here(pod, node, exc)
+                if exc.status == 0:
+                    continue  # no answer again
+                if exc.status >= 500 or exc.status == 429:
+                    errors += 1
+                    if errors < RESEND_TRIES:
+                        continue
+                return Status(Code.ERROR, [f"binding rejected: {exc}"], cause=exc)
+            return Status()
+        return Status(Code.ERROR, ["binding rejected: scheduler stopping before the API server answered"])
+
+    def _bound_here(self, pod: PodInfo, node: str, conflict: ApiError) -> Status:
+        """A binding sent again was refused as a conflict: the pod is bound (or re-created under its name). Bound
+        by our lost first bind when the API server shows this very pod (same uid) on ``node``: asked until it
+        answers (once bound, a pod's node does not change). Otherwise the conflict is the answer."""
+        pause = RESEND_PAUSE_S
         while True:
             try:
                 obj = self.ctl.port.get(PODS, pod.pod.namespace, pod.pod.name)
             except ApiError as exc:
                 if exc.status != 0 and exc.status < 500:
-                    return False  # an answer: the pod is gone (404), or we may not read it
+                    return Status(Code.ERROR, [f"binding rejected: {exc}"], cause=exc)  # gone (404), or unreadable
                 if self.ctl.stopping.wait(pause):
-                    return False
-                pause = min(2 * pause, BOUND_CHECK_MAX_PAUSE_S)
+                    return Status(Code.ERROR, [f"binding rejected: {conflict}"], cause=conflict)
+                pause = min(2 * pause, RESEND_MAX_PAUSE_S)
                 continue
             meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-            return spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid)
+            if spec.get("nodeName") == node and (not pod.pod.uid or meta.get("uid") == pod.pod.uid):
+                return Status()
+            return Status(Code.ERROR, [f"binding rejected: {conflict}"], cause=conflict)
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         snap = self.ctl.scheduler.snapshot
@@ -145,7 +168,7 @@ class Controller:
         self.recorder = recorder or Recorder(port, identity)
         self.identity = identity
         self.clock = clock
-        self.stopping = threading.Event()  # set as run() ends, after the bindings' drain (a bound check gives up)
+        self.stopping = threading.Event()  # set as run() ends, after the bindings' drain (a bind sent again gives up)
         self.stats = Stats()
         self.health = health or ApiHealth(clock)
         self.log = self.health.log
@@ -261,7 +284,7 @@ class Controller:
         try:
             self._loop(stop, is_ready, prober)
         finally:
-            self.binding.close(BIND_DRAIN_S)  # a bound check still asking holds it up to BIND_DRAIN_S
+            self.binding.close(BIND_DRAIN_S)  # a bind still sent again holds it up to BIND_DRAIN_S
             self.stopping.set()
             self.drain(0)
 
