@@ -36,7 +36,8 @@ def write_config(
     plugin_config: list[dict[str, Any]] | None = None,
     multi_point: dict[str, Any] | None = None,
 ) -> str:
-    """The shipped config, with leader-election timings shortened for tests, and the client's rate limit raised
+    """The shipped config, its Lease in kube-system, with leader-election timings shortened (``fast_election``:
+    leaseDuration 2 s, renewDeadline 1.5 s) for tests, and the client's rate limit raised
     (kube-scheduler's default, 50 requests a second, would make every test wait on it): the qps the comparison
     with kube-scheduler on a real cluster used. ``plugin_config``: entries added to the profile's pluginConfig;
     ``multi_point``: the profile's plugins.multiPoint (plugins enabled and disabled)."""
@@ -45,15 +46,9 @@ def write_config(
     data["profiles"][0].setdefault("pluginConfig", []).extend(plugin_config or [])
     if multi_point is not None:
         data["profiles"][0]["plugins"]["multiPoint"] = multi_point
+    data["leaderElection"]["resourceNamespace"] = "kube-system"
     if fast_election:
-        data["leaderElection"].update(
-            {
-                "leaseDuration": "2s",
-                "renewDeadline": "1500ms",
-                "retryPeriod": "200ms",
-                "resourceNamespace": "kube-system",
-            }
-        )
+        data["leaderElection"].update({"leaseDuration": "2s", "renewDeadline": "1500ms", "retryPeriod": "200ms"})
     path = tmp / "config.yaml"
     path.write_text(yaml.safe_dump(data))
     return str(path)
@@ -120,11 +115,17 @@ def start(
     burst: int = 100,
     plugin_config: list[dict[str, Any]] | None = None,
     multi_point: dict[str, Any] | None = None,
+    fast_election: bool = False,
     **opts: Any,
 ) -> Running:
-    """``plugin_config``, ``multi_point``: as for :func:`write_config`."""
+    """``plugin_config``, ``multi_point``, ``fast_election``: as for :func:`write_config` (but the lease's timings
+    are kube-scheduler's defaults unless a test is about losing or taking over the lease: on a loaded machine a
+    1.5 s renewDeadline can pass between two renewals and stop the scheduler mid-test)."""
     kubeconfig = api.kubeconfig(str(tmp / "kubeconfig"))
-    cfg = load(write_config(tmp, qps=qps, burst=burst, plugin_config=plugin_config, multi_point=multi_point))
+    config = write_config(
+        tmp, fast_election, qps=qps, burst=burst, plugin_config=plugin_config, multi_point=multi_point
+    )
+    cfg = load(config)
     port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)

@@ -295,10 +295,12 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
         )
     used: set[tuple[str, str, str, str, str]] = set()
     api.create("pods", pod("huge", cpu="64"))  # never fits: its FailedScheduling events become a series (update)
-    # a bind applied whose answer is lost (the client gives up first): serve asks the pod whether it went through
+    # a bind applied whose answer is lost (the client gives up first): serve sends it again, is refused as a
+    # conflict, and reads the pod to see where it went
     api.inject("POST", r"/binding$", count=1, hang_s=1.5, apply_first=True)
+    # (every run with leader election's short test timings: the lease is renewed, its update among the requests)
     for mode, hi in (("evict", "hi1"), ("delete", "hi2")):
-        run = start(api, tmp_path, removal=mode, timeout_s=0.5)
+        run = start(api, tmp_path, removal=mode, timeout_s=0.5, fast_election=True)
         try:
             run.wait_ready()
             api.create("pods", pod(hi, cpu="500m", priority_class="high"))
@@ -317,7 +319,7 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
     api.create("podgroups", {"metadata": {"name": "gang", "namespace": "default"}, "spec": {"minMember": 2}})
     api.create_many("pods", [pod(n, cpu="100m", labels={"scheduling.x-k8s.io/pod-group": "gang"}) for n in "ab"])
     coscheduling = {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}
-    run = start(api, tmp_path, multi_point=coscheduling, pod_group_status=True)
+    run = start(api, tmp_path, multi_point=coscheduling, pod_group_status=True, fast_election=True)
     try:
         assert api.wait_for(all_bound(["a", "b"]), 15)
         assert wait(lambda: "phase" in (api.get("podgroups", "default", "gang") or {}).get("status", {}), 15)
@@ -333,7 +335,7 @@ def test_rbac_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path)
     api.inject("PUT", r"/resourceclaims/c/status$", status=409, count=1)
     for name in ("dra", "ext"):
         api.inject("POST", rf"/pods/{name}/binding$", status=500, count=1)
-    run = start(api, tmp_path)
+    run = start(api, tmp_path, fast_election=True)
     try:
         run.wait_ready()
         api.create("pods", claim_pod("dra", claim_name="c"))

@@ -50,8 +50,8 @@ def test_two_replicas_bind_each_pod_once_and_fail_over(api: FakeApiServer, tmp_p
         api.create("nodes", node(f"n{i}"))
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    first = start(api, tmp_path / "a")
-    second = start(api, tmp_path / "b")
+    first = start(api, tmp_path / "a", fast_election=True)
+    second = start(api, tmp_path / "b", fast_election=True)
     runs = [first, second]
     names = [f"p{i}" for i in range(20)]
     api.create_many("pods", [pod(n) for n in names[:10]])
@@ -83,7 +83,7 @@ def test_two_replicas_bind_each_pod_once_and_fail_over(api: FakeApiServer, tmp_p
 
 def test_losing_the_lease_stops_serving_with_exit_code_1(api: FakeApiServer, tmp_path: Path) -> None:
     api.create("nodes", node("n0"))
-    run = start(api, tmp_path)
+    run = start(api, tmp_path, fast_election=True)
     assert wait(lambda: run.server.elector is not None and run.server.elector.leading, 5)
     api.inject("PUT", r"/leases/packsched$", status=500, count=1000)
     run.thread.join(10)
