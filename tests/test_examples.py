@@ -258,6 +258,15 @@ def test_shipped_tuned_configurations_validate() -> None:
         assert "ok: 1 config file(s)" in result.stdout
 
 
+def test_the_bin_packing_configs_the_tutorial_and_readme_validate_warn_about_nothing() -> None:
+    """Issue 24: `validate` on the tutorial's own bin-packing example warned three times that other score plugins
+    could outvote NodeResourcesFit (the configuration's weight was 1)."""
+    for folder in ("kep-964-story", "gpu-demo"):
+        result = runner.invoke(app, ["validate", str(EX / folder)])
+        assert result.exit_code == 0, result.output
+        assert "warning" not in result.output and "ok: " in result.stdout, result.output
+
+
 def test_dra_gpus_example_places_pods_on_their_gpus() -> None:
     """examples/dra-gpus: GPUs published as ResourceSlices, claims from ResourceClaimTemplates; the pod asking
     for three A100s (gpu-a has two) waits."""

@@ -14,6 +14,7 @@ from packsched.api.admission import (
     LimitRangeItem,
     ResourceQuota,
     ScopeRequirement,
+    _constraints,
     apply_limit_ranges,
     check_quotas,
     pod_usage,
@@ -81,13 +82,23 @@ def test_a_container_with_everything_is_kept_as_is() -> None:
 
 
 def test_a_default_request_above_the_containers_limit_is_invalid() -> None:
-    """The API server's validation of the defaulted pod: request <= limit (not for extended resources)."""
-    item = LimitRangeItem("Container", default_request={"cpu": 500, "example.com/foo": 5})
+    """The API server's validation of the defaulted pod, before any validating admission plugin: request <= limit,
+    and request == limit for a resource that cannot be overcommitted (extended resources, hugepages); containers by
+    index, a string value in double quotes, as its field errors read (issue 24 audit: the message was a LimitRanger
+    refusal, named the container and skipped extended resources)."""
+    item = LimitRangeItem("Container", default_request={"cpu": 500, "example.com/foo": 5}, min={"cpu": 600})
     pod = make_pod(Container("c", limits={"cpu": 200, "example.com/foo": 1}))
     _, refusal = admit(pod, item)
     assert refusal == (
-        "pods \"p\" is forbidden: spec.containers[c].resources.requests: Invalid value: '500m': must be less than "
-        "or equal to cpu limit of 200m"
+        'Pod "p" is invalid: [spec.containers[0].resources.requests: Invalid value: "500m": must be less than '
+        'or equal to cpu limit of 200m, spec.containers[0].resources.requests: Invalid value: "5": must be equal '
+        "to example.com/foo limit of 1]"
+    )
+    init = make_pod(Container("app", requests={"cpu": 100}), inits=(Container("setup", limits={"cpu": 200}),))
+    _, refusal = admit(init, LimitRangeItem("Container", default_request={"cpu": 500}))
+    assert refusal == (
+        'Pod "p" is invalid: spec.initContainers[0].resources.requests: Invalid value: "500m": must be less than or '
+        "equal to cpu limit of 200m"
     )
 
 
@@ -113,10 +124,8 @@ def test_container_min_checks_the_limit_too() -> None:
     """A limit below min with a request above it (the API server refuses request > limit first, but minConstraint
     says both)."""
     item = LimitRangeItem("Container", min={"example.com/foo": 2})
-    _, refusal = apply_limit_ranges(
-        make_pod(Container("c", {"example.com/foo": 3}, {"example.com/foo": 1})), [LimitRange("lr", "team", [item])]
-    )
-    assert refusal == 'pods "p" is forbidden: minimum example.com/foo usage per Container is 2, but limit is 1'
+    said = _constraints(item, {"example.com/foo": 3}, {"example.com/foo": 1})
+    assert said == ["minimum example.com/foo usage per Container is 2, but limit is 1"]
 
 
 @pytest.mark.parametrize(
@@ -135,10 +144,8 @@ def test_container_max(requests: dict[str, int], limits: dict[str, int], message
 
 def test_container_max_checks_the_request_too() -> None:
     item = LimitRangeItem("Container", max={"example.com/foo": 2})
-    _, refusal = apply_limit_ranges(
-        make_pod(Container("c", {"example.com/foo": 3}, {"example.com/foo": 1})), [LimitRange("lr", "team", [item])]
-    )
-    assert refusal == 'pods "p" is forbidden: maximum example.com/foo usage per Container is 2, but request is 3'
+    said = _constraints(item, {"example.com/foo": 3}, {"example.com/foo": 1})
+    assert said == ["maximum example.com/foo usage per Container is 2, but request is 3"]
 
 
 @pytest.mark.parametrize(

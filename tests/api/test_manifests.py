@@ -742,6 +742,19 @@ def test_kinds_without_effect_on_scheduling_are_a_note_not_an_error(tmp_path: Pa
     assert kind in c.notes[0] and "x.yaml document 1" in c.notes[0] and "ignored" in c.notes[0]
 
 
+def test_many_objects_of_an_ignored_kind_make_one_note_per_kind(tmp_path: Path) -> None:
+    """Issue 24 (audit): a real cluster's export holds hundreds of ConfigMaps, Secrets and EndpointSlices, which made
+    a note each; one note per kind names the first and counts the rest."""
+    docs = [f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n" for i in range(5)]
+    docs += [f"apiVersion: v1\nkind: Secret\nmetadata: {{name: s{i}}}\n" for i in range(2)]
+    c = load(write(tmp_path, "x.yaml", "---\n".join([*docs, pod_doc("a")])))
+    assert [p.name for p in c.pods] == ["a"]
+    assert c.notes == [
+        f"{tmp_path / 'x.yaml'} document 1: ConfigMap ignored (no effect on scheduling), and 4 more ConfigMap objects",
+        f"{tmp_path / 'x.yaml'} document 6: Secret ignored (no effect on scheduling), and 1 more Secret object",
+    ]
+
+
 # --- errors ---------------------------------------------------------------------------------------
 
 

@@ -310,5 +310,10 @@ def test_help_shows_metavars_not_python_types_and_keeps_brackets() -> None:
         shown = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
         assert shown.exit_code == 0, name
         assert not re.search(r"<(?:list\[)?(?:int|float|str|bool|path|Path)\]?>", shown.output), (name, shown.output)
+        usage = next(line for line in shown.output.splitlines() if "Usage:" in line)
+        assert "{" not in usage, usage  # typer's {data_dir}: DATA_DIR, as Unix tools and cli.md write it
     compare = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "200"}).output
     assert "pip install 'packsched[ray]'" in compare and re.search(r"--workers\s+N\s", compare)
+    assert "compare [OPTIONS] DATA_DIR" in compare
+    simulate = CliRunner().invoke(app, ["simulate", "--help"], env={"COLUMNS": "200"}).output
+    assert "simulate [OPTIONS] PATHS..." in simulate

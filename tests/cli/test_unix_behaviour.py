@@ -788,6 +788,32 @@ def test_an_output_file_replaced_keeps_its_permissions_or_gets_the_umask(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "new.json"]
 
 
+def test_an_output_path_that_is_a_pipe_or_a_link_stays_one(tmp_path: Path) -> None:
+    """Issue 24 (finding 6, audit): an output named by a device or a pipe (``--html /dev/full``, ``-o /dev/stdout``)
+    was replaced by a regular file, as root the device itself: it is written in place. A symbolic link keeps
+    pointing at its file, which gets the new text."""
+    import stat
+
+    from packsched.api.files import write_text_replacing
+
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there: opening it to write does not wait
+    try:
+        write_text_replacing(fifo, "page")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert os.read(reader, 100) == b"page"
+    finally:
+        os.close(reader)
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_text_replacing(link, "new")
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe.html", "real.json"]
+
+
 # -- validate reads big files with libyaml's loader ------------------------------------------------------------
 
 

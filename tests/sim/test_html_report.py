@@ -277,6 +277,41 @@ def test_more_pages(trace_dir: Path, tmp_path: Path) -> None:
     ]
 
 
+def test_the_pages_field_types_are_the_schemas() -> None:
+    """FIELD_TYPES (checked before a page is built) repeats what schemas/ requires of each document's top level."""
+    from packsched.sim.htmlreport.page import FIELD_TYPES
+
+    for path in sorted((ROOT / "schemas").glob("*.schema.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        if schema["properties"]["schema"]["const"] not in BUILDERS:
+            continue
+        expected = {}
+        for name in schema["required"]:
+            prop = schema["properties"][name]
+            prop = schema["$defs"][prop["$ref"].split("/")[-1]] if "$ref" in prop else prop
+            if name != "schema" and "type" in prop:
+                expected[name] = tuple(prop["type"]) if isinstance(prop["type"], list) else (prop["type"],)
+        assert FIELD_TYPES[schema["properties"]["schema"]["const"]] == expected, path.name
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"schema": "packsched.simulate/v1"}, "packsched.simulate/v1 document without the field 'placements'"),
+        ({"schema": "packsched.explain/v1", "pod": None}, "pod: must be string, got null"),
+        ({"schema": "packsched.compare/v1", "policies": {"a": 1}}, "policies: must be array, got object"),
+        ({"schema": "packsched.replay/v1", "runs": [{}]}, "packsched.replay/v1 document without the field 'seed'"),
+    ],
+)
+def test_report_on_a_malformed_document_names_the_field(tmp_path: Path, doc: dict[str, Any], message: str) -> None:
+    """Issue 24: report printed a Python KeyError, or rendered "None" for a field of another type."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    result = runner.invoke(app, ["report", str(path)])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "KeyError" not in result.output and not (tmp_path / "doc.html").exists()
+
+
 def test_every_schema_has_a_page_and_bad_documents_are_refused(tmp_path: Path) -> None:
     schemas = {p.name.replace(".schema.json", "") for p in (ROOT / "schemas").glob("*.schema.json")}
     assert {s.removeprefix("packsched.").replace("/", ".") for s in BUILDERS} <= schemas

@@ -107,8 +107,7 @@ def _fmt(name: str, amount: int) -> str:
 
 def _error(pod: Pod, messages: list[str]) -> str:
     """The API server's refusal (an aggregate of several errors is bracketed)."""
-    body = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
-    return f'pods "{pod.name}" is forbidden: {body}'
+    return f'pods "{pod.name}" is forbidden: {_aggregate(messages)}'
 
 
 # -- LimitRanger --------------------------------------------------------------------------------------------------
@@ -133,14 +132,10 @@ def apply_limit_ranges(pod: Pod, ranges: Iterable[LimitRange]) -> tuple[Pod, str
         containers = [_merge(c, requests, limits) for c in containers]
         inits = [_merge(c, requests, limits) for c in inits]
     out = replace(pod, containers=containers, init_containers=inits)
+    invalid = _invalid_requests(containers, inits)
+    if invalid:  # the API server validates the mutated pod before the validating admission plugins run
+        return out, f'Pod "{pod.name}" is invalid: {_aggregate(invalid)}'
     errors: list[str] = []
-    for c in (*containers, *inits):  # what validation says of the mutated pod
-        for name, req in c.requests.items():
-            if name in c.limits and req > c.limits[name] and not is_extended_resource(name):
-                errors.append(
-                    f"spec.containers[{c.name}].resources.requests: Invalid value: {_fmt(name, req)!r}: must be "
-                    f"less than or equal to {name} limit of {_fmt(name, c.limits[name])}"
-                )
     for lr in mine:  # the validating phase
         for item in lr.limits:
             if item.type == CONTAINER:
@@ -149,6 +144,33 @@ def apply_limit_ranges(pod: Pod, ranges: Iterable[LimitRange]) -> tuple[Pod, str
             elif item.type == POD:
                 errors += _constraints(item, *_pod_totals(containers, inits))
     return out, (_error(pod, errors) if errors else None)
+
+
+def _invalid_requests(containers: list[Container], inits: list[Container]) -> list[str]:
+    """What the API server's pod validation says of requests beside their limits: at most the limit, and equal to it
+    for a resource that cannot be overcommitted (extended resources, hugepages); fields by index, as it writes them."""
+    errors: list[str] = []
+    for field_name, group in (("containers", containers), ("initContainers", inits)):
+        for i, c in enumerate(group):
+            for name, req in c.requests.items():
+                if name not in c.limits:
+                    continue
+                limit = c.limits[name]
+                if is_extended_resource(name) or is_hugepages(name):
+                    detail = "must be equal to" if req != limit else ""
+                else:
+                    detail = "must be less than or equal to" if req > limit else ""
+                if detail:
+                    errors.append(
+                        f'spec.{field_name}[{i}].resources.requests: Invalid value: "{_fmt(name, req)}": {detail} '
+                        f"{name} limit of {_fmt(name, limit)}"
+                    )
+    return errors
+
+
+def _aggregate(messages: list[str]) -> str:
+    """Several errors as the API server joins them: one as it is, more bracketed."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def _merge(c: Container, requests: ResourceList, limits: ResourceList) -> Container:

@@ -53,6 +53,9 @@ class Reading:
     # ResourceClaims and templates asking for admin access (DRA): (namespace, file, document label, field path),
     # checked against their namespace's labels once every file is read
     admin_access: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # kinds that do not affect scheduling (ConfigMap, Secret, ...) -> (index of their one note, where the first
+    # was, how many were read): a real cluster's export holds hundreds, said in one note per kind
+    ignored: dict[str, tuple[int, str, int]] = field(default_factory=dict)
 
 
 @dataclass

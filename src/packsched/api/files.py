@@ -65,8 +65,21 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     ``tmp`` is renamed onto ``path``, at once: a reader sees the old file or the new one, never half of one. On
     any error (Ctrl-C included) ``tmp`` is removed and ``path`` is left as it was; an OSError (a full disk, an I/O
     error) becomes an :class:`OutputError` naming ``path``. The file gets the permissions a new file gets (the
-    umask), or those of the file it replaces."""
-    target = Path(path)
+    umask), or those of the file it replaces. A path that names no regular file (``/dev/stdout``, ``/dev/null``, a
+    pipe) is written in place: renaming onto it would put a file where the device or pipe was. A symbolic link stays
+    one: the file it points to is replaced."""
+    shown = Path(path)
+    try:
+        kind = os.stat(shown).st_mode
+    except OSError:  # not there yet (or unreachable: the write below says why)
+        kind = None
+    if kind is not None and not stat.S_ISREG(kind):
+        try:
+            yield shown
+        except OSError as exc:
+            raise write_error(shown, exc) from None
+        return
+    target = Path(os.path.realpath(shown)) if kind is not None and shown.is_symlink() else shown
     folder = target.parent
     tmp: Path | None = None
     try:
@@ -86,7 +99,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise write_error(target, exc) from None
+        raise write_error(shown, exc) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):

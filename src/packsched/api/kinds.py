@@ -675,6 +675,21 @@ KINDS: dict[str, Decoder] = {
 # -- what every object has --------------------------------------------------------------------------------------
 
 
+def _note_ignored(reading: Reading, kind: str, where: str) -> None:
+    """One note per kind that does not affect scheduling, naming the first object and counting the others."""
+    notes = reading.cluster.notes
+    index, first, count = reading.ignored.get(kind, (len(notes), where, 0))
+    count += 1
+    text = f"{first}: {kind} ignored (no effect on scheduling)"
+    if count > 1:
+        text += f", and {count - 1} more {kind} object{'s' if count > 2 else ''}"
+    if index == len(notes):
+        notes.append(text)
+    else:
+        notes[index] = text
+    reading.ignored[kind] = (index, first, count)
+
+
 def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: str) -> Decoder | None:
     """The decoder of ``doc``'s kind, or None: the document is not an object packsched reads (recorded as an error,
     or as a note for a kind that does not affect scheduling)."""
@@ -687,7 +702,7 @@ def _decoder(reading: Reading, doc: Any, label: str, errors: ErrorList, path: st
         errors.add(in_document(label, "kind"), "Required value: every document needs a kind")
         return None
     if kind in schema.IGNORED_KINDS:
-        reading.cluster.notes.append(f"{where}: {kind} ignored (no effect on scheduling)")
+        _note_ignored(reading, kind, where)
         return None
     if kind in CONFIG_KINDS:
         if reading.named:

@@ -44,3 +44,14 @@ def install() -> None:
 
         display._packsched = True  # type: ignore[attr-defined]
         cls.display_type_rich = display  # type: ignore[method-assign,assignment]
+    usage = getattr(TyperArgument, "_usage_display_name", None)
+    if usage is not None and not getattr(usage, "_packsched", False):
+        # typer 0.2x writes a required argument as {data_dir} in the usage line; Unix tools (and docs/reference/cli.md)
+        # write DATA_DIR, an optional one [DATA_DIR], several PATHS...
+        def usage_name(self: Any) -> str:
+            name = str(self.metavar or self.name).upper()
+            name = name if self.required else f"[{name}]"
+            return name if self.nargs == 1 else f"{name}..."
+
+        usage_name._packsched = True  # type: ignore[attr-defined]
+        TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]

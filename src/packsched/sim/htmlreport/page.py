@@ -1283,6 +1283,93 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Page]] = {
 }
 
 
+# The JSON types of each page's top-level fields, as schemas/<command>.v1.schema.json gives them for its required
+# fields (tests/sim/test_html_report.py keeps the two in step): a field of another type (`"pod": null`) is refused
+# by name instead of showing as "None" on the page.
+FIELD_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "packsched.compare/v1": {"trace": ("object",), "seeds": ("array",), "policies": ("array",), "outputs": ("object",)},
+    "packsched.demo/v1": {"configs": ("array",)},
+    "packsched.explain/v1": {
+        "pod": ("string",),
+        "attempts": ("integer",),
+        "selected": ("string", "null"),
+        "reason": ("string", "null"),
+        "nodes": ("array",),
+    },
+    "packsched.quotas/v1": {"quotas": ("array",), "warnings": ("array",)},
+    "packsched.replay/v1": {
+        "trace": ("object",),
+        "policy": ("string", "null"),
+        "config": ("string", "null"),
+        "runs": ("array",),
+        "mean": ("object",),
+        "sd": ("object",),
+        "seconds_per_run": ("number",),
+        "outputs": ("object",),
+    },
+    "packsched.scenario-report/v1": {"scenario": ("string",), "steps": ("array",)},
+    "packsched.simulate/v1": {
+        "seed": ("integer",),
+        "config": ("object",),
+        "summary": ("object",),
+        "placements": ("array",),
+        "nodes": ("array",),
+        "events": ("array",),
+        "end_time": ("number",),
+        "warnings": ("array",),
+    },
+    "packsched.tune/v1": {
+        "trace": ("object",),
+        "space": ("object",),
+        "metric": ("object",),
+        "seeds": ("array",),
+        "holdout_seeds": ("array",),
+        "study": ("object",),
+        "holdout": ("array",),
+        "seconds": ("number",),
+        "outputs": ("object",),
+    },
+    "packsched.verify-record/v1": {
+        "file": ("string",),
+        "record": ("object",),
+        "counts": ("object",),
+        "ties": ("array",),
+        "differences": ("array",),
+        "notes": ("array",),
+    },
+    "packsched.whatif-compare/v1": {
+        "input": ("string",),
+        "configs": ("object",),
+        "results": ("object",),
+        "steps": ("object",),
+    },
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a parsed JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _malformed(schema: str, exc: Exception) -> ReportError:
+    """A builder's error on a document that is not as its schema says, in words."""
+    if isinstance(exc, KeyError):
+        return ReportError(f"a {schema} document without the field {exc.args[0]!r} (or an entry without it)")
+    if isinstance(exc, IndexError):
+        return ReportError(f"a {schema} document with a list shorter than its other fields say")
+    return ReportError(f"a {schema} document with a field of another type than its schema's ({exc})")
+
+
 def build_page(doc: Any, extras: Mapping[str, Any] | None = None) -> Page:
     if not isinstance(doc, dict):
         raise ReportError("not a packsched JSON document (expected an object with a `schema` field)")
@@ -1294,9 +1381,13 @@ def build_page(doc: Any, extras: Mapping[str, Any] | None = None) -> Page:
         raise ReportError(
             f"unknown schema {schema!r}: expected packsched.<command>/v<N> (the -o json output of a packsched command)"
         )
+    for name, types in FIELD_TYPES.get(str(schema), {}).items():
+        found = json_type(doc[name]) if name in doc else None
+        if found is not None and found not in types and not (found == "integer" and "number" in types):
+            raise ReportError(f"{name}: must be {' or '.join(types)}, got {found} (in a {schema} document)")
     try:
         page = builder(doc, extras or {})
     except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise ReportError(f"a {schema} document with a missing or malformed field: {exc!r}") from None
+        raise _malformed(str(schema), exc) from None
     page["schema"] = schema
     return page
