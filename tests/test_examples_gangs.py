@@ -224,4 +224,133 @@ def test_explain_of_an_upstream_gang_member_shows_its_group() -> None:
     }
     assert [m["pod"] for m in group["members"]] == ["default/eval-0", "default/eval-1"]
     table = runner.invoke(app, [*args, "--pod", "default/eval-1"])
-    assert "default/eval/shards (minCount 2; 2 bound)" in table.output
+    assert "default/eval/shards (minCount 2): 2 bound, 0 waiting at Permit, 0 pending" in table.output
+
+
+WAITS_1_35 = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-0}
+status:
+  allocatable: {cpu: "96", memory: 1000Gi, nvidia.com/gpu: "8", pods: "110"}
+---
+apiVersion: scheduling.k8s.io/v1alpha1
+kind: Workload
+metadata: {name: train, namespace: default}
+spec:
+  podGroups:
+  - name: workers
+    policy: {gang: {minCount: 3}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: default}
+spec:
+  parallelism: 3
+  completions: 3
+  template:
+    spec:
+      workloadRef: {name: train, podGroup: workers}
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: registry.example.com/train:1.0
+        resources:
+          requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: "4"}
+          limits: {nvidia.com/gpu: "4"}
+"""
+
+
+def explain(args: list[str], pod: str) -> tuple[dict[str, Any], str]:
+    """explain's JSON and its table for ``pod``."""
+    result = runner.invoke(app, ["explain", *args, "--pod", pod, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    table = runner.invoke(app, ["explain", *args, "--pod", pod])
+    assert table.exit_code == 0, table.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data, table.output
+
+
+def test_explain_at_2m_shows_a_coscheduling_gang_waiting_at_permit_and_where_its_last_member_does_not_fit() -> None:
+    args = [str(EX / "cluster.yaml"), str(EX / "gang-times-out.yaml"), "--config", str(EX / "config.yaml")]
+    data, table = explain([*args, "--at", "2m"], "dev/sweep-9")
+    # at 2m, nine workers hold the nine free GPUs at Permit (their 60 s wait runs from 1m10s), the tenth fits nowhere
+    assert (data["at"], data["selected"], data["waiting"], data["reason"]) == (
+        120.0,
+        "gpu-2",
+        "Permit",
+        "waiting at Permit (Coscheduling)",
+    )
+    group = data["group"]
+    counts = ("bound", "waiting_at_permit", "pending", "not_created", "gone")
+    assert {k: group[k] for k in counts} == {
+        "bound": 0,
+        "waiting_at_permit": 9,
+        "pending": 1,
+        "not_created": 0,
+        "gone": 0,
+    }
+    members = {m["pod"]: m for m in group["members"]}
+    left = members["dev/sweep-8"]
+    assert (left["state"], left["node"]) == ("pending", None)
+    assert left["reason"].startswith("0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+    assert [(n["node"], n["feasible"], n["rejected_by"], n["reasons"]) for n in left["nodes"]] == [
+        (f"gpu-{i}", False, "NodeResourcesFit", ["Insufficient nvidia.com/gpu"]) for i in range(4)
+    ]
+    assert all(m["state"] == "waiting" and m["nodes"] is None for k, m in members.items() if k != "dev/sweep-8")
+    assert members["dev/sweep-9"]["node"] == "gpu-2"
+    assert "dev/sweep (minMember 10): 0 bound, 9 waiting at Permit, 1 pending" in table
+    assert "Assumed on node gpu-2, waiting at Permit (Coscheduling)" in table
+    assert "Nodes for dev/sweep-8" in table
+    assert "4: gpu-0, gpu-1, gpu-2, gpu-3" in table and "Insufficient nvidia.com/gpu (NodeResourcesFit)" in table
+    # at the end the gang is bound whole: nothing waits, no member lists its nodes
+    end, _ = explain(args, "dev/sweep-9")
+    assert "at" not in end and "waiting" not in end
+    assert (end["group"]["bound"], end["group"]["waiting_at_permit"], end["group"]["pending"]) == (10, 0, 0)
+    assert all(m["nodes"] is None for m in end["group"]["members"])
+
+
+def test_explain_of_a_1_37_gang_that_cannot_complete_lists_every_members_nodes() -> None:
+    args = [str(EX / "upstream-gang-waits-1.37.yaml"), "--config", str(EX / "config-upstream-1.37.yaml")]
+    data, table = explain(args, "default/llm-train-4")
+    group = data["group"]
+    assert (group["api_version"], group["min_member"], group["bound"], group["pending"]) == (
+        "scheduling.k8s.io/v1beta1",
+        5,
+        0,
+        5,
+    )
+    members = {m["pod"]: m for m in group["members"]}
+    # the group's last cycle placed four (filters passed on some node) and not the fifth: none is bound
+    assert [n["feasible"] for n in members["default/llm-train-4"]["nodes"]] == [False, False]
+    assert all(any(n["feasible"] for n in members[f"default/llm-train-{i}"]["nodes"]) for i in range(4))
+    assert members["default/llm-train-0"]["reason"].startswith("pod group is unschedulable, minCount (5)")
+    assert "default/llm-train (minCount 5): 0 bound, 0 waiting at Permit, 5 pending" in table
+    assert "Nodes for default/llm-train-4" in table
+
+
+def test_explain_at_shows_a_1_35_gang_waiting_at_permit_and_members_held_at_pre_enqueue(tmp_path: Path) -> None:
+    manifest = tmp_path / "train.yaml"
+    manifest.write_text(WAITS_1_35)
+    config = str(EX / "config-upstream-1.35.yaml")
+    data, table = explain([str(manifest), "--config", config, "--at", "1m"], "default/train-0")
+    group = data["group"]
+    # two workers fill the node and wait at Permit (GangScheduling's 5 min) for the third, which fits nowhere
+    assert (group["bound"], group["waiting_at_permit"], group["pending"]) == (0, 2, 1)
+    states = {m["pod"]: (m["state"], m["node"]) for m in group["members"]}
+    assert states == {
+        "default/train-0": ("waiting", "gpu-0"),
+        "default/train-1": ("waiting", "gpu-0"),
+        "default/train-2": ("pending", None),
+    }
+    assert "waiting at Permit (GangScheduling)" in table
+    # eval's pods wait at PreEnqueue for their Workload (created at 60s): pending, never tried, no nodes
+    data, _ = explain([str(EX / "upstream-gang-1.35.yaml"), "--config", config, "--at", "30s"], "default/eval-0")
+    assert data["attempts"] == 0 and data["group"]["pending"] == 2
+    assert all(m["nodes"] is None and "to appear in scheduling queue" in m["reason"] for m in data["group"]["members"])
+
+
+def test_explain_at_refuses_a_bad_time() -> None:
+    result = runner.invoke(app, ["explain", str(EX / "gang-fits.yaml"), "--pod", "prod/llm-train-0", "--at", "-5m"])
+    assert result.exit_code == 2
+    assert "--at: must not be negative" in result.output

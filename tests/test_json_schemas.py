@@ -137,6 +137,31 @@ CASES = {
             "dev/sweep-9",
         ),
     ),
+    "explain-gang-waiting": Case(  # at 2m: nine members wait at Permit, one is pending with its nodes' verdicts
+        "packsched.explain/v1",
+        (
+            "explain",
+            ex("gangs", "cluster.yaml"),
+            ex("gangs", "gang-times-out.yaml"),
+            "--config",
+            ex("gangs", "config.yaml"),
+            "--pod",
+            "dev/sweep-9",
+            "--at",
+            "2m",
+        ),
+    ),
+    "explain-gang-1.37-cannot-complete": Case(
+        "packsched.explain/v1",
+        (
+            "explain",
+            ex("gangs", "upstream-gang-waits-1.37.yaml"),
+            "--config",
+            ex("gangs", "config-upstream-1.37.yaml"),
+            "--pod",
+            "default/llm-train-4",
+        ),
+    ),
     "gangs-times-out": Case(
         "packsched.gangs/v1",
         (

@@ -49,6 +49,7 @@ from packsched.framework.interface import (
     UPDATE,
     AssignedPodAddPlugin,
     ClusterEvent,
+    PreEnqueuePlugin,
     QueueingHintPlugin,
 )
 from packsched.framework.podinfo import PodInfo
@@ -85,7 +86,9 @@ class EventHandlers:
     _hints: dict[str, QueueingHintPlugin]  # plugins with queueing hints for their events
     # plugin -> the events on which the pods its PreEnqueue holds back run PreEnqueue again (``pre_enqueue_events``)
     _gate_events: dict[str, frozenset[str]]
-    _activated_at: dict[str, float]  # when each pod was last activated (see activate)
+    # the pods activated at the instant ``_activated_instant`` of the clock (see activate)
+    _activated_now: set[str]
+    _activated_instant: float | None
     # pods that are not finished, by (namespace, scheduling group), for the gang plugins (Handle.group_members)
     _groups: dict[tuple[str, str], dict[str, PodInfo]]
     # kube-scheduler's own pod groups (GenericWorkload): every pod with a group, and where it stands
@@ -152,17 +155,33 @@ class EventHandlers:
     def group_gated(self, key: str) -> bool:
         """kube-scheduler 1.37: whether a pod of the group is held back at PreEnqueue (upstream's queue then holds
         the group's whole entity back)."""
-        return any(qp.info.pod_group is not None and qp.info.pod_group.key == key for qp in self._queue.gated_pods())
+        return self._queue.first_gated_in_group(key) is not None
 
     def _retry_gated_group(self, key: str) -> None:
         """kube-scheduler 1.37: the queue holds a pod group's pods as one entity, and a pod joining it runs
-        PreEnqueue again for every pod of the entity: the group's pods held back at PreEnqueue are tried again."""
-        for qp in self._queue.gated_pods():
-            ref = qp.info.pod_group
+        PreEnqueue again for every pod of the entity: the group's pods held back at PreEnqueue are tried again.
+
+        Each pod's plugin that held it back runs first, and while it still refuses, nothing else runs (upstream
+        runPreEnqueuePluginsForPod). A plugin whose verdict is one per pod group (``pre_enqueue_per_group``,
+        GangScheduling: its Workload or PodGroup and how many pods the group has) is asked once for the group: when
+        every held pod of the group is held by that plugin for one reason and its verdict is that reason again,
+        nothing changes for any of them, and none is visited (a gang of 1,000 pods arriving one by one would
+        otherwise run PreEnqueue half a million times)."""
+        memo: dict[tuple[str, str, str], Status] = {}
+        kinds = self._queue.gate_kinds(key)
+        if len(kinds) == 1:
+            ((scheduler_name, plugin_name, reason),) = kinds
+            first = self._queue.first_gated_in_group(key)
+            fwk = self.frameworks.get(scheduler_name)
+            plugin = _pre_enqueue_plugin(fwk, plugin_name) if fwk is not None else None
+            if first is not None and plugin is not None and getattr(plugin, "pre_enqueue_per_group", False):
+                st = memo[(scheduler_name, plugin_name, key)] = plugin.pre_enqueue(first.info)
+                if not st.ok and st.message == reason and (st.plugin or plugin_name) == plugin_name:
+                    return
+        for qp in self._queue.gated_in_group(key):
             fwk = self.framework_for(qp.info)
-            if ref is None or ref.key != key or fwk is None:
-                continue
-            self._pre_enqueue_again(fwk, qp)
+            if fwk is not None:
+                self._pre_enqueue_again(fwk, qp, memo)
 
     def dequeue(self, pod: PodInfo) -> None:
         """The pod is no longer pending (deleted, or bound by someone else): out of the queue, no nomination.
@@ -177,7 +196,7 @@ class EventHandlers:
             self._groups.setdefault((pod.pod.namespace, group), {})[pod.key] = pod
 
     def _untrack(self, pod: PodInfo) -> None:
-        self._activated_at.pop(pod.key, None)
+        self._activated_now.discard(pod.key)
         self._gangs.delete(pod)
         group = pod_group_name(pod.pod)
         members = self._groups.get((pod.pod.namespace, group)) if group else None
@@ -197,11 +216,17 @@ class EventHandlers:
         clock. A gang that keeps failing activates its siblings out of backoff on every round (kube-scheduler then
         spins in real time until the cluster changes); in the simulator a cycle takes no time, so without the
         guard the round would repeat forever at one instant. With it, the next round waits for the pods'
-        backoff."""
+        backoff. (Each member of a gang asks for its unscheduled siblings at Permit: after the first, at one
+        instant, all of them are activated already, which one set comparison finds.)"""
         now = self.clock()
-        fresh = [k for k in keys if self._activated_at.get(k) != now]
-        for k in fresh:
-            self._activated_at[k] = now
+        if self._activated_instant != now:
+            self._activated_instant, self._activated_now = now, set()
+        done = self._activated_now
+        keys = list(keys)
+        if done.issuperset(keys):
+            return
+        fresh = [k for k in keys if k not in done]
+        done.update(fresh)
         self._queue.activate(fresh, now)
 
     def next_pod(self) -> QueuedPod | None:
@@ -300,6 +325,7 @@ class EventHandlers:
         moves gated pods on their plugins' events, running PreEnqueue again as they enter the active queue)."""
         if not self._hints and not self._gate_events:
             return
+        memo: dict[tuple[str, str, str], Status] = {}
         for qp in self._queue.gated_pods():
             if only is not None and not only(qp):
                 continue
@@ -312,15 +338,38 @@ class EventHandlers:
             fwk = self.framework_for(qp.info)
             if fwk is None:
                 continue
-            self._pre_enqueue_again(fwk, qp)
+            self._pre_enqueue_again(fwk, qp, memo)
 
-    def _pre_enqueue_again(self, fwk: Framework, qp: QueuedPod) -> None:
-        """PreEnqueue once more for a pod it held back: let in (to the active heap), or held with the new reason."""
-        gate = fwk.run_pre_enqueue(qp.info)
-        if gate.ok:
-            self._queue.ungate(qp.info.key)
-        else:
-            qp.last_reason, qp.gate_plugin = gate.message, gate.plugin
+    def _pre_enqueue_again(
+        self, fwk: Framework, qp: QueuedPod, memo: dict[tuple[str, str, str], Status] | None = None
+    ) -> None:
+        """PreEnqueue once more for a pod it held back, as upstream's queue runs it again: the plugin that held it
+        back first, and while that one still refuses, no other; else every other plugin in the profile's order. Let
+        in (to the active heap), or held with the new reason. ``memo``: verdicts of plugins whose verdict is one per
+        pod group (``pre_enqueue_per_group``), by (schedulerName, plugin, group), reused while nothing changes (the
+        retries of one event)."""
+        info = qp.info
+        holding = _pre_enqueue_plugin(fwk, qp.gate_plugin)
+        if holding is not None:
+            ref = info.pod_group
+            if memo is not None and ref is not None and getattr(holding, "pre_enqueue_per_group", False):
+                mk = (fwk.name, holding.name, ref.key)
+                st = memo.get(mk)
+                if st is None:
+                    st = memo[mk] = holding.pre_enqueue(info)
+            else:
+                st = holding.pre_enqueue(info)
+            if not st.ok:
+                self._queue.hold_again(qp, st.message, st.plugin or holding.name)
+                return
+        for p in fwk.pre_enqueue:
+            if p is holding:
+                continue
+            st = p.pre_enqueue(info)
+            if not st.ok:
+                self._queue.hold_again(qp, st.message, st.plugin or p.name)
+                return
+        self._queue.ungate(info.key)
 
     def next_flush(self, older_than: float, period: float) -> float | None:
         """When upstream's periodic flush (every ``period`` seconds from time 0) would next move a pod that no
@@ -526,3 +575,10 @@ class FailedAttempt(Protocol):
 
     @property
     def rejected_on_node(self) -> bool: ...
+
+
+def _pre_enqueue_plugin(fwk: Framework, name: str) -> PreEnqueuePlugin | None:
+    """The profile's PreEnqueue plugin called ``name``, or None ("": no plugin)."""
+    if not name:
+        return None
+    return next((p for p in fwk.pre_enqueue if p.name == name), None)

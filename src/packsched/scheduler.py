@@ -258,7 +258,8 @@ class Scheduler(EventHandlers):
         self._groups = {}
         self._gangs = PodGroupStates()
         self._pod_group_objects = {}
-        self._activated_at = {}
+        self._activated_now = set()
+        self._activated_instant = None
         self._pod_group_cycle = PodGroupCycle(self)
         self._use_config(config, registry)
 

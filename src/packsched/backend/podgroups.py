@@ -12,6 +12,7 @@ scheduler's informer lists no finished pod).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -33,24 +34,39 @@ class PodGroupState:
     assigned: set[str] = field(default_factory=set)
     deadline: float | None = None
 
+    # ``unscheduled``'s keys in order, kept beside it once asked for (unscheduled_keys): None until then
+    _sorted: list[str] | None = field(default=None, repr=False, compare=False)
+
+    def _unscheduled_add(self, key: str) -> None:
+        if key not in self.unscheduled:
+            self.unscheduled.add(key)
+            if self._sorted is not None:
+                bisect.insort(self._sorted, key)
+
+    def _unscheduled_discard(self, key: str) -> None:
+        if key in self.unscheduled:
+            self.unscheduled.discard(key)
+            if self._sorted is not None:
+                del self._sorted[bisect.bisect_left(self._sorted, key)]
+
     def add(self, pod: PodInfo, bound: bool) -> None:
         """A pod of the group appears (upstream addPod), bound or not."""
         self.pods[pod.key] = pod
         if bound:
             self.assigned.add(pod.key)
         else:
-            self.unscheduled.add(pod.key)
+            self._unscheduled_add(pod.key)
 
     def bound(self, pod: PodInfo) -> None:
         """The pod is bound now (upstream updatePod from no node to a node)."""
         self.pods[pod.key] = pod
         self.assigned.add(pod.key)
-        self.unscheduled.discard(pod.key)
+        self._unscheduled_discard(pod.key)
         self.assumed.pop(pod.key, None)
 
     def delete(self, key: str) -> None:
         self.pods.pop(key, None)
-        self.unscheduled.discard(key)
+        self._unscheduled_discard(key)
         self.assumed.pop(key, None)
         self.assigned.discard(key)
 
@@ -64,7 +80,7 @@ class PodGroupState:
             self.assigned.add(pod.key)
         else:
             self.assumed[pod.key] = pod
-        self.unscheduled.discard(pod.key)
+        self._unscheduled_discard(pod.key)
 
     def forget(self, key: str) -> None:
         """The placement is taken back (1.35: Unreserve; 1.36: ForgetPod): unscheduled again, unless bound."""
@@ -72,7 +88,7 @@ class PodGroupState:
             return
         self.assumed.pop(key, None)
         if key not in self.assigned:
-            self.unscheduled.add(key)
+            self._unscheduled_add(key)
 
     @property
     def all_count(self) -> int:
@@ -84,7 +100,14 @@ class PodGroupState:
         return len(self.assumed) + len(self.assigned - self.assumed.keys())
 
     def unscheduled_pods(self) -> list[PodInfo]:
-        return [self.pods[k] for k in sorted(self.unscheduled)]
+        return [self.pods[k] for k in self.unscheduled_keys()]
+
+    def unscheduled_keys(self) -> list[str]:
+        """The unscheduled pods' keys, sorted (kept sorted as they change, once asked for: Permit asks for every
+        pod of a gang)."""
+        if self._sorted is None:
+            self._sorted = sorted(self.unscheduled)
+        return list(self._sorted)
 
     def scheduling_timeout(self, now: float) -> float:
         """1.35's SchedulingTimeout: the time left to the group's deadline, a new one (now + 5 minutes) when none
@@ -96,9 +119,11 @@ class PodGroupState:
         return self.deadline - now
 
     def copy(self) -> PodGroupState:
-        return PodGroupState(
+        out = PodGroupState(
             dict(self.pods), set(self.unscheduled), dict(self.assumed), set(self.assigned), self.deadline
         )
+        out._sorted = None if self._sorted is None else list(self._sorted)
+        return out
 
 
 class PodGroupStates:

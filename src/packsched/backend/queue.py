@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from packsched.config.defaults import DEFAULT_POD_INITIAL_BACKOFF_SECONDS, DEFAULT_POD_MAX_BACKOFF_SECONDS
@@ -27,6 +27,10 @@ class QueuedPod:
     unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
     in_backoff: bool = False  # its latest heap entry is in the backoff heap
     unschedulable_since: float = 0.0  # when it last failed (the periodic flush moves pods waiting too long)
+
+
+# (schedulerName, the PreEnqueue plugin that holds a pod back, its reason)
+GateKind = tuple[str, str, str]
 
 
 @dataclass(order=True)
@@ -56,6 +60,10 @@ class SchedulingQueue:
         self.hinted_plugins: frozenset[str] = frozenset()
         self._hinted: dict[str, QueuedPod] = {}
         self.gated: dict[str, QueuedPod] = {}
+        # the gated pods of each pod group (kube-scheduler's own, by PodGroupRef.key), in the order of ``gated``, and
+        # how many of them are held by each (schedulerName, PreEnqueue plugin, reason)
+        self._gated_by_group: dict[str, dict[str, QueuedPod]] = {}
+        self._gate_kinds: dict[str, dict[GateKind, int]] = {}
         self._queued: dict[str, QueuedPod] = {}  # every pod in any sub-queue, by key
         self._seq = itertools.count()
         self._stamp = itertools.count()
@@ -89,18 +97,92 @@ class SchedulingQueue:
             qp.last_reason = gate_reason
             qp.gate_plugin = gate_plugin
             qp.info.arrival = next(self._stamp)  # kept when it is let in (upstream's queue timestamp)
-            self.gated[info.key] = qp
+            self._gate(qp)
         else:
             self._push_active(qp)
         return qp
 
+    def _gate(self, qp: QueuedPod) -> None:
+        """``qp`` is held back at PreEnqueue. A pod gated again (the same key) keeps its place, in ``gated`` and in
+        its group's list."""
+        key = qp.info.key
+        before = self.gated.get(key)
+        old_ref = before.info.pod_group if before is not None else None
+        ref = qp.info.pod_group
+        moved = before is not None and (old_ref.key if old_ref else None) != (ref.key if ref else None)
+        if before is not None and old_ref is not None:
+            self._count_kind(old_ref.key, before, -1)
+            if moved:
+                self._leave_group(old_ref.key, key)
+        self.gated[key] = qp
+        if ref is not None:
+            if moved:  # now in another group, at the place it keeps in ``gated`` (rare: the group list is rebuilt)
+                self._gated_by_group[ref.key] = {
+                    k: g
+                    for k, g in self.gated.items()
+                    if g.info.pod_group is not None and g.info.pod_group.key == ref.key
+                }
+            else:
+                self._gated_by_group.setdefault(ref.key, {})[key] = qp
+            self._count_kind(ref.key, qp, 1)
+
+    def _leave_group(self, group: str, key: str) -> None:
+        members = self._gated_by_group.get(group)
+        if members is not None:
+            members.pop(key, None)
+            if not members:
+                del self._gated_by_group[group]
+
+    def _ungate(self, key: str) -> QueuedPod | None:
+        qp = self.gated.pop(key, None)
+        ref = qp.info.pod_group if qp is not None else None
+        if qp is not None and ref is not None:
+            self._leave_group(ref.key, key)
+            self._count_kind(ref.key, qp, -1)
+        return qp
+
+    def _count_kind(self, group: str, qp: QueuedPod, step: int) -> None:
+        kind = (qp.info.pod.scheduler_name, qp.gate_plugin, qp.last_reason)
+        kinds = self._gate_kinds.setdefault(group, {})
+        left = kinds.get(kind, 0) + step
+        if left > 0:
+            kinds[kind] = left
+        else:
+            kinds.pop(kind, None)
+            if not kinds:
+                del self._gate_kinds[group]
+
+    def hold_again(self, qp: QueuedPod, reason: str, plugin: str) -> None:
+        """A gated pod that PreEnqueue held back once more: ``plugin`` holds it now, for ``reason``."""
+        ref = qp.info.pod_group if self.gated.get(qp.info.key) is qp else None
+        if ref is not None:
+            self._count_kind(ref.key, qp, -1)
+        qp.last_reason, qp.gate_plugin = reason, plugin
+        if ref is not None:
+            self._count_kind(ref.key, qp, 1)
+
+    def gate_kinds(self, group: str) -> Mapping[GateKind, int]:
+        """For the pod group ``group``'s gated pods: how many each (schedulerName, PreEnqueue plugin, reason)
+        holds."""
+        return self._gate_kinds.get(group, {})
+
+    def first_gated_in_group(self, group: str) -> QueuedPod | None:
+        members = self._gated_by_group.get(group)
+        return next(iter(members.values())) if members else None
+
     def gated_pods(self) -> list[QueuedPod]:
         return list(self.gated.values())
+
+    def gated_in_group(self, group: str) -> list[QueuedPod]:
+        """The gated pods of the pod group ``group`` (a PodGroupRef key), in the order :meth:`gated_pods` lists
+        them."""
+        members = self._gated_by_group.get(group)
+        return list(members.values()) if members else []
 
     def ungate(self, key: str) -> bool:
         """A gated pod whose PreEnqueue plugins now let it in goes to the active heap (upstream moveToActiveQ after
         PreEnqueue passes). False when it is not gated."""
-        qp = self.gated.pop(key, None)
+        qp = self._ungate(key)
         if qp is None:
             return False
         qp.gated = False
@@ -279,7 +361,7 @@ class SchedulingQueue:
         qp = self._queued.pop(key, None)
         self.unschedulable.pop(key, None)
         self._hinted.pop(key, None)
-        self.gated.pop(key, None)
+        self._ungate(key)
         return qp
 
 

@@ -15,7 +15,7 @@ import typer
 import yaml
 from rich.markup import escape
 
-from packsched.api.annotations import format_duration
+from packsched.api.annotations import format_duration, parse_duration
 from packsched.api.errors import InputError
 from packsched.api.files import read_text
 from packsched.api.gpushare import gpu_annotation_errors
@@ -477,18 +477,43 @@ def explain(
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="DURATION",
+            help="the state at this virtual time (90s, 5m, 1h2m) instead of at the end of the simulation",
+        ),
+    ] = None,
 ) -> None:
-    """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node."""
+    """For one pod: every node's filter verdict and reasons, each score plugin's score and the chosen node; for a
+    gang member, its group (members placed, waiting at Permit, pending, and where each unplaced one does not fit)."""
     from packsched.sim import gangs as gang_report
     from packsched.sim import report
-    from packsched.sim.engine import run_simulation
+    from packsched.sim.engine import Simulation
 
     _check_output(output)
+    until: float | None = None
+    if at is not None:
+        try:
+            until = parse_duration(at)
+        except ValueError as exc:
+            err.print(f"[red]error:[/red] --at: {escape(str(exc))}, got {escape(repr(at))}", highlight=False)
+            raise typer.Exit(EXIT_INPUT) from None
     version = _kube_version(kube_version, rtcr_semantics)
     cluster, cfg = _load(paths, config, version, strict, _feature_gates(feature_gates))
     key = pod if "/" in pod else f"default/{pod}"
     target = cluster.pod(key)
-    result = _guard(lambda: run_simulation(cluster, cfg, in_tree_registry(), seed, capture={key}))
+    # a gang member's siblings are explained too (where each one that is not placed does not fit)
+    capture = {key, *gang_report.sibling_keys(cluster, cfg.kube_version, key)}
+
+    def simulate() -> Simulation:
+        sim = Simulation(cluster, cfg, in_tree_registry(), seed, capture)
+        sim.run_until(until)
+        return sim
+
+    sim = _guard(simulate)
+    result = sim.result()
     if target is None and not any(r.pod.key == key for r in result.records):
         # not in the manifests, nor created during the simulation (a replacement, a Job's next pod)
         err.print(f"[red]error:[/red] no pod {key} in the manifests or the simulation")
@@ -502,11 +527,14 @@ def explain(
         cfg,
         bound_by_manifest=(target.node_name or None) if target is not None else None,
     )
+    if until is not None:
+        data["at"] = result.end_time
     preempting = report.preemption_json(key, cycles, result.events)
     if preempting is not None:
         data["preemption"] = preempting
+    waiting = {w.pod.key: w for w in sim.scheduler.waiting_pods()}
     gangs = gang_report.gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records), basic=True)
-    group = gang_report.group_detail(gangs, result, key, cfg.kube_version)
+    group = gang_report.group_detail(gangs, result, key, cfg.kube_version, waiting)
     if group is not None:
         data["group"] = group
     if output == "json":

@@ -30,12 +30,13 @@ Definitions (all times virtual seconds):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from packsched.api.annotations import format_duration
@@ -53,10 +54,13 @@ from packsched.api.podgroups import POD_GROUP_API_VERSION, POD_GROUP_API_VERSION
 from packsched.api.resources import gpu_count
 from packsched.config.types import KubeSchedulerConfiguration
 from packsched.config.versions import KubeVersion
+from packsched.framework.interface import WaitingPodView
+from packsched.sim import report
 from packsched.sim.engine import (
     COMPLETED,
     DELETED_EVENT,
     EVICTED_EVENT,
+    PENDING,
     PREEMPTED_EVENT,
     SCHEDULED,
     UNSCHEDULABLE,
@@ -358,10 +362,58 @@ def _phase(rec: PodRecord) -> str:
     return rec.pod.phase if rec.pod.phase in ("Running", "Succeeded", "Failed") else rec.phase
 
 
-def group_detail(gangs: Sequence[Gang], result: SimResult, pod_key: str, version: KubeVersion) -> dict[str, Any] | None:
+def sibling_keys(cluster: Cluster, version: KubeVersion, pod_key: str) -> set[str]:
+    """The keys of the manifests' pods in the same group as ``pod_key`` (itself included), by the first kind of
+    group it names among those the release reads; empty for a pod in no group or not in the manifests (``explain``
+    captures their cycles: a group's pods the simulation creates later, such as a Job's next pod, are not among
+    them)."""
+    target = cluster.pod(pod_key)
+    if target is None:
+        return set()
+    for api_version, source in _SOURCES.items():
+        if version.minor not in source.minors:
+            continue
+        gang_key = _member_key(api_version, target)
+        if gang_key is not None:
+            return {p.key for p in cluster.pods if _member_key(api_version, p) == gang_key}
+    return set()
+
+
+# A member's state in explain's group (at the end of the simulation, or at ``explain --at``).
+PLACED, WAITING_AT_PERMIT, NOT_PLACED, NOT_CREATED, GONE = "placed", "waiting", "pending", "not created", "gone"
+MEMBER_STATES = (PLACED, WAITING_AT_PERMIT, NOT_PLACED, NOT_CREATED, GONE)
+# the counts' keys in explain's JSON, per state
+_COUNT_KEYS = {
+    PLACED: "bound",
+    WAITING_AT_PERMIT: "waiting_at_permit",
+    NOT_PLACED: "pending",
+    NOT_CREATED: "not_created",
+    GONE: "gone",
+}
+
+
+def _member_state(rec: PodRecord, waiting: Mapping[str, WaitingPodView]) -> str:
+    if rec.pod.key in waiting:
+        return WAITING_AT_PERMIT
+    if rec.node is not None:
+        return PLACED
+    if rec.phase != PENDING:
+        return GONE
+    return NOT_PLACED if rec.arrived else NOT_CREATED
+
+
+def group_detail(
+    gangs: Sequence[Gang],
+    result: SimResult,
+    pod_key: str,
+    version: KubeVersion,
+    waiting: Mapping[str, WaitingPodView] | None = None,
+) -> dict[str, Any] | None:
     """For ``explain`` of a gang member (``gangs``: :func:`gangs_of` with ``basic``): its group, how many members
-    are bound, and each member's state at the end (node, or the reason it is not placed: the filters' verdicts, a
-    PreFilter or PreEnqueue rejection, a Permit timeout). None for a pod in no gang (or in a basic pod group)."""
+    are bound (placed), held at Permit (``waiting``: the scheduler's waiting pods when the simulation stopped),
+    pending, not created yet or gone, and each member's state: its node, or the reason it is not placed (the
+    filters' verdicts, a PreFilter or PreEnqueue rejection, a Permit timeout) with, when its last attempt was
+    captured, every node's filter verdict in that attempt. None for a pod in no gang (or in a basic pod group)."""
     recs = {r.pod.key: r for r in result.records}
     target = recs.get(pod_key)
     if target is None:
@@ -374,9 +426,33 @@ def group_detail(gangs: Sequence[Gang], result: SimResult, pod_key: str, version
     group = next((g for g in gangs if g.key == gang_key), None)
     if group is not None and group.basic:
         return None  # a basic pod group: no gang
+    held = waiting or {}
     members = [r for r in recs.values() if _member_key(api_version, r.pod) == gang_key]
     name = _SOURCES[api_version].named_by(target.pod)
     kind = _SOURCES[api_version].kind
+    entries: list[dict[str, Any]] = []
+    counts = dict.fromkeys(_COUNT_KEYS.values(), 0)
+    for r in members:
+        state = _member_state(r, held)
+        counts[_COUNT_KEYS[state]] += 1
+        cycles = result.captured.get(r.pod.key, [])
+        last = cycles[-1] if cycles else None
+        verdicts = (
+            report.node_verdicts(last, result.snapshot)
+            if state == NOT_PLACED and last is not None and last.diagnosis is not None
+            else None
+        )
+        entries.append(
+            {
+                "pod": r.pod.key,
+                "phase": r.phase,
+                "state": state,
+                "node": held[r.pod.key].node if state == WAITING_AT_PERMIT else r.node,
+                "reason": r.reason if state in (WAITING_AT_PERMIT, NOT_PLACED, GONE) else None,
+                "attempts": r.attempts,
+                "nodes": verdicts,
+            }
+        )
     return {
         "name": name,
         "namespace": target.pod.namespace,
@@ -384,17 +460,29 @@ def group_detail(gangs: Sequence[Gang], result: SimResult, pod_key: str, version
         "api_version": api_version,
         "exists": group is not None,
         "min_member": group.min_member if group is not None else None,
-        "bound": sum(1 for r in members if r.node is not None),
-        "members": [
-            {
-                "pod": r.pod.key,
-                "phase": r.phase,
-                "node": r.node,
-                "reason": None if r.node is not None else r.reason,
-            }
-            for r in members
-        ],
+        **counts,
+        "members": entries,
     }
+
+
+# a member's nodes with the same verdict are listed together, at most this many by name in the table
+_NODES_NAMED = 5
+
+
+def _verdict_lines(nodes: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(nodes, why) rows for one member: the nodes that reject it grouped by plugin and reasons, in the order of
+    their first node; then the nodes its filters let through (then refused later: Reserve, Permit, a timeout)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for n in nodes:
+        why = ("fits (filters passed)", "") if n["feasible"] else (", ".join(n["reasons"]), n["rejected_by"] or "")
+        groups.setdefault(why, []).append(n["node"])
+    rows = []
+    for (reasons, plugin), names in groups.items():
+        shown = ", ".join(names[:_NODES_NAMED]) + (
+            f" (+{len(names) - _NODES_NAMED} more)" if len(names) > _NODES_NAMED else ""
+        )
+        rows.append((f"{len(names)}: {shown}", f"{reasons} ({plugin})" if plugin else reasons))
+    return rows
 
 
 def print_group(console: Console, group: dict[str, Any]) -> None:
@@ -404,13 +492,25 @@ def print_group(console: Console, group: dict[str, Any]) -> None:
     else:
         need = f"{'minMember' if coscheduling else 'minCount'} {group['min_member']}"
     api = "" if coscheduling else f" ({group['api_version']})"
-    title = f"{group['kind']}{api} {group['namespace']}/{group['name']} ({need}; {group['bound']} bound)"
-    table = Table(title=title)
-    for col in ("member", "phase", "node", "why not placed"):
+    counts = f"{group['bound']} bound, {group['waiting_at_permit']} waiting at Permit, {group['pending']} pending"
+    counts += "".join(f", {group[k]} {k.replace('_', ' ')}" for k in ("not_created", "gone") if group[k])
+    title = f"{group['kind']}{api} {group['namespace']}/{group['name']} ({need})"
+    console.print(f"{escape(title)}: {counts}", highlight=False, soft_wrap=True)
+    table = Table(title=escape(f"Members of {group['namespace']}/{group['name']}"))
+    for col in ("member", "state", "phase", "node", "why not placed"):
         table.add_column(col, overflow="fold")
     for m in group["members"]:
-        table.add_row(m["pod"], m["phase"], m["node"] or "-", m["reason"] or "")
+        table.add_row(m["pod"], m["state"], m["phase"], m["node"] or "-", escape(m["reason"] or ""))
     console.print(table)
+    for m in group["members"]:
+        if not m["nodes"]:
+            continue
+        where = Table(title=escape(f"Nodes for {m['pod']} in its attempt {m['attempts']}"))
+        where.add_column("nodes", overflow="fold")
+        where.add_column("why", overflow="fold")
+        for names, why in _verdict_lines(m["nodes"]):
+            where.add_row(escape(names), escape(why))
+        console.print(where)
 
 
 def gang_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -162,6 +162,13 @@ def explain_json(
     out["profile"] = cycle.profile
     out["selected"] = cycle.node
     out["reason"] = None if cycle.scheduled else cycle.message
+    if cycle.waiting:  # assumed on its node and held (explain --at, before the wait ended)
+        out["waiting"] = "PreBind" if cycle.waiting_in_pre_bind else "Permit"
+        out["reason"] = (
+            f"{cycle.status.message} ({cycle.status.plugin} PreBind)"
+            if cycle.waiting_in_pre_bind
+            else f"waiting at Permit ({cycle.status.plugin})"
+        )
     out["nominated_node"] = cycle.nominated_node
     out["used_nominated_node"] = cycle.used_nominated_node
     out["used_batch_hint"] = cycle.used_batch_hint
@@ -200,6 +207,27 @@ def explain_json(
             entry["total"] = int(sr.totals[i])
         nodes.append(entry)
     out["nodes"] = nodes
+    return out
+
+
+def node_verdicts(cycle: CycleResult, snap: Snapshot) -> list[dict[str, Any]]:
+    """Every node's filter verdict in ``cycle`` (explain's ``nodes`` without the scores): feasible or not, and for a
+    rejected node the first rejecting plugin's reasons and code."""
+    diag = cycle.diagnosis
+    out: list[dict[str, Any]] = []
+    for col, node in enumerate(snap.nodes):
+        status = diag.node_status(col) if diag is not None else None
+        feasible = bool(diag.feasible[col]) if diag is not None else False
+        rejected = not feasible and status is not None
+        out.append(
+            {
+                "node": node.name,
+                "feasible": feasible,
+                "reasons": list(status.reasons) if rejected and status is not None else [],
+                "rejected_by": (status.plugin or None) if rejected and status is not None else None,
+                "code": status.code.label if rejected and status is not None else None,
+            }
+        )
     return out
 
 
@@ -292,7 +320,8 @@ def print_usage(console: Console, snap: Snapshot, limit: int = 200, dra: DraObje
 
 
 def print_explain(console: Console, data: dict[str, Any]) -> None:
-    console.print(f"Pod [bold]{data['pod']}[/bold] (attempts: {data['attempts']})")
+    at = f", at {format_duration(data['at'])}" if data.get("at") is not None else ""
+    console.print(f"Pod [bold]{data['pod']}[/bold] (attempts: {data['attempts']}{at})")
     if data.get("omitted_default_plugins"):
         console.print("Default plugins not simulated: " + ", ".join(data["omitted_default_plugins"]))
     plugins = list(data.get("weights", {}))
@@ -310,7 +339,9 @@ def print_explain(console: Console, data: dict[str, Any]) -> None:
         cells.append("" if n["total"] is None else str(n["total"]))
         table.add_row(*cells)
     console.print(table)
-    if data.get("selected"):
+    if data.get("waiting"):
+        console.print(f"Assumed on node [bold]{data['selected']}[/bold], {escape(data['reason'] or '')}")
+    elif data.get("selected"):
         console.print(f"Selected node: [bold green]{data['selected']}[/bold green]")
     else:
         console.print(f"[bold red]Not scheduled[/bold red]: {data.get('reason')}")

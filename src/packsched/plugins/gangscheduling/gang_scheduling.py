@@ -71,6 +71,9 @@ class _GangScheduling:
     name = NAME
     wait_message = ""
     object_resource = ""
+    # PreEnqueue's verdict depends on the pod's group reference alone (the group's object and how many pods it has):
+    # the queue asks once per group when it retries the held pods of a group (eventhandlers._retry_gated_group)
+    pre_enqueue_per_group = True
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
@@ -129,7 +132,7 @@ class _GangScheduling:
             return Status.error(self._missing_state(ref), NAME), 0.0
         if group.scheduled_count < min_count:
             # the unscheduled pods of the group may have waited for this one: they are tried now
-            self.handle.activate(p.key for p in group.unscheduled_pods())
+            self.handle.activate(group.unscheduled_keys())
             return Status(Code.WAIT, [self.wait_message], NAME), self._timeout(group)
         for key in list(group.assumed):
             waiting = self.handle.get_waiting_pod(key)
