@@ -19,6 +19,7 @@ from packsched.config.types import (
     SEMANTICS_V1_16,
     SEMANTICS_V1_17,
     NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
     RequestedToCapacityRatioParam,
     ResourceSpec,
     ScoringStrategy,
@@ -28,7 +29,9 @@ from packsched.config.versions import parse_kube_version
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.snapshot import Snapshot
+from packsched.framework.status import Code
 from packsched.plugins.noderesources.balanced_allocation import BalancedAllocation
+from packsched.plugins.noderesources.fit import Fit
 from packsched.plugins.noderesources.scoring import SCALAR_NODES, Scorer
 
 GPU = "nvidia.com/gpu"
@@ -128,3 +131,47 @@ def test_a_resource_scoring_zero_is_left_out_node_by_node_too() -> None:
     every = np.arange(snap.n, dtype=np.int64)
     assert scorer.score(snap, pod, every).tolist() == [50] * snap.n
     assert _one_by_one(lambda cols: scorer.score(snap, pod, cols), snap.n) == [50] * snap.n
+
+
+def _verdicts(rejections: list[Any], n: int) -> list[set[tuple[str, Any]]]:
+    """Per selected node: the (reason, code) pairs that reject it."""
+    out: list[set[tuple[str, Any]]] = [set() for _ in range(n)]
+    for r in rejections:
+        for i in np.flatnonzero(r.mask).tolist():
+            out[i].add((r.reason, r.code))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases(), minor=st.sampled_from([33, 34, 36]), pods=st.integers(0, 3))
+def test_the_fit_filter_judges_a_few_nodes_as_it_judges_many(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], minor: int, pods: int
+) -> None:
+    snap, pod, _specs = case
+    snap.allowed_pods[:] = pods  # some nodes full
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [ResourceSpec("cpu", 1)]))
+    plugin = Fit(args, cast(Any, _NoDra()), parse_kube_version(f"1.{minor}"))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap).ok
+    every = np.arange(snap.n, dtype=np.intp)
+    many = _verdicts(plugin.filter(state, pod, snap, every), snap.n)
+    few: list[set[tuple[str, Any]]] = []
+    for col in range(0, snap.n, 2):  # two nodes at a time, in the node-by-node path
+        sel = every[col : col + 2]
+        few.extend(_verdicts(plugin.filter(state, pod, snap, sel), len(sel)))
+    assert few == many
+
+
+def test_the_fit_filter_node_by_node_lets_an_exact_fit_through() -> None:
+    nodes = [Node(f"n{i}", allocatable={"cpu": 1000, "pods": 10}) for i in range(SCALAR_NODES + 1)]
+    snap = Snapshot(nodes)
+    snap.add_pod(make_pod_info(Pod("a", containers=[Container("c", {"cpu": 400})])), 0)
+    snap.add_pod(make_pod_info(Pod("b", containers=[Container("c", {"cpu": 401})])), 1)
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [ResourceSpec("cpu", 1)]))
+    plugin = Fit(args, cast(Any, _NoDra()), parse_kube_version("1.36"))
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", {"cpu": 600})]))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap).ok
+    for sel in (np.array([0, 1], dtype=np.intp), np.arange(snap.n, dtype=np.intp)):
+        verdicts = _verdicts(plugin.filter(state, pod, snap, sel), len(sel))
+        assert verdicts[:2] == [set(), {("Insufficient cpu", Code.UNSCHEDULABLE)}]
