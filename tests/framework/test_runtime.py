@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from helpers import make_config, make_profile, node, pod
-from packsched.config.types import PluginArgs, PluginRef
+from packsched.config.types import PluginRef
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle
 from packsched.framework.podinfo import PodInfo, make_pod_info
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Code
@@ -17,31 +17,34 @@ from tests_support import Actions
 
 
 class OutOfRangeScore:
-    """A score plugin that answers 101 for every node (the most a node may score is 100)."""
+    """A score plugin that answers ``value`` for every node but the first, which scores 50 (the most a node may
+    score is 100, the least 0)."""
 
     name = "OutOfRange"
 
+    def __init__(self, value: int) -> None:
+        self.value = value
+
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
-        return np.full(len(cols), 101, dtype=np.int64)
+        out = np.full(len(cols), self.value, dtype=np.int64)
+        out[0] = 50
+        return out
 
 
-def new_out_of_range(args: PluginArgs | None, handle: Handle) -> OutOfRangeScore:
-    return OutOfRangeScore()
-
-
-def test_an_out_of_range_score_fails_the_cycle_with_an_error_status() -> None:
+@pytest.mark.parametrize("value", [101, -1, -(2**62)])
+def test_an_out_of_range_score_fails_the_cycle_with_an_error_status(value: int) -> None:
     """Upstream RunScorePlugins: a score outside [0, 100] after normalizing is an error status for the pod
     (schedule_one reports it; it does not raise)."""
     prof = make_profile(score={})
     prof.plugins.at("score").enabled = [PluginRef("OutOfRange", 1)]
-    registry = {**in_tree_registry(), "OutOfRange": new_out_of_range}
+    registry = {**in_tree_registry(), "OutOfRange": lambda args, handle: OutOfRangeScore(value)}
     snap = Snapshot([node("a"), node("b")])
     sched = Scheduler(make_config(prof), registry, Actions(), snap)
     result = sched.schedule_one(make_pod_info(pod("p", cpu=100)))
     assert result.node is None
     assert result.status.code == Code.ERROR
     assert result.status.message == (
-        "plugin 'OutOfRange' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
+        f"plugin 'OutOfRange' returns an invalid score {value}, it should in the range of [0, 100] after normalizing"
     )
 
 

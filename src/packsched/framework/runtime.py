@@ -619,13 +619,21 @@ def _normalized(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: I
     them (a PluginError naming the plugin otherwise)."""
     if entry.normalizer is not None:
         scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
-    if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+    if len(scores) and _out_of_range(scores):
         bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
         raise PluginError(
             f"plugin {entry.plugin.name!r} returns an invalid score {bad}, it should in the "
             f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
         )
     return scores
+
+
+def _out_of_range(scores: IntArray) -> bool:
+    """Whether a score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]; for int64 scores in one pass (read as
+    unsigned, a negative score is larger than any valid one)."""
+    if MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
+        return bool(scores.view(np.uint64).max() > MAX_NODE_SCORE)
+    return bool(scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE)
 
 
 def _signers(points: Mapping[str, list[tuple[Plugin, int]]]) -> list[SignPlugin] | None:
