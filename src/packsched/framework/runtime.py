@@ -209,16 +209,23 @@ class Framework:
         # Opportunistic batching (1.35+): only when every PreFilter, Filter, PreScore and Score plugin signs pods
         # (upstream computeBatchablePlugins; packsched has no extenders, which would also rule it out)
         self.signers, self.batch = _batching(handle, pts)
+        self._refused_last: SignPlugin | None = None  # the signing plugin that last refused a pod
 
     def sign_pod(self, pod: PodInfo) -> str | None:
         """The pod's signature (upstream SignPod): the scheduler name and every signing plugin's fragments, one
         JSON text; None when the profile cannot sign pods or a plugin refuses this one."""
         if self.signers is None:
             return None
+        # the plugin that refused the last pod is asked first: where one refuses most pods (PodTopologySpread with
+        # system default constraints), the others are not asked in vain (signing reads the pod only)
+        refused = self._refused_last
+        if refused is not None and refused.sign_pod(pod) is None:
+            return None
         sig: dict[str, object] = {SIGN_SCHEDULER_NAME: pod.pod.scheduler_name}
         for p in self.signers:
             fragments = p.sign_pod(pod)
             if fragments is None:
+                self._refused_last = p
                 return None
             sig.update(fragments)
         return json.dumps(sig, sort_keys=True, separators=(",", ":"))
