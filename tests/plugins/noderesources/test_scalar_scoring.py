@@ -60,7 +60,7 @@ def _amount(big: bool) -> st.SearchStrategy[int]:
 def cases(draw: st.DrawFn) -> tuple[Snapshot, Any, list[ResourceSpec]]:
     big = draw(st.booleans())
     nodes = []
-    for i in range(draw(st.integers(SCALAR_NODES + 1, 9))):
+    for i in range(draw(st.integers(SCALAR_NODES + 1, SCALAR_NODES + 4))):
         alloc = {r: draw(_amount(big)) for r in RESOURCES[:4] if draw(st.booleans())}
         alloc["pods"] = 110
         nodes.append(Node(f"n{i}", allocatable=alloc, capacity=dict(alloc)))

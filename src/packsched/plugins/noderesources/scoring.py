@@ -132,10 +132,12 @@ def gather(
     return out
 
 
-# Up to this many nodes, the scorers below work node by node with Python integers (``scalar_terms``): after a bind
-# the equivalence cache re-scores one or a few nodes, where numpy's fixed cost per call far outweighs the arithmetic.
-# The results are the numpy path's to the bit (tests/plugins/noderesources/test_scalar_scoring.py).
-SCALAR_NODES = 4
+# Up to this many nodes, the scorers below (and NodeResourcesFit's filter) work node by node with Python integers
+# (``scalar_terms``): after a bind the equivalence cache filters and scores again the one or few nodes changed since
+# a class was last used, where numpy's fixed cost per call outweighs the arithmetic (measured on the 2-core machine:
+# the array path is slower below about ten nodes). The results are the array path's to the bit
+# (tests/plugins/noderesources/test_scalar_scoring.py).
+SCALAR_NODES = 8
 
 # One resource as the node-by-node scorers read it: its name and weight, the snapshot matrix and row of its
 # allocatable (None: the name is no resource the scorer knows, read as 0 in the legacy arithmetic), the matrix and
