@@ -48,6 +48,36 @@ def test_an_out_of_range_score_fails_the_cycle_with_an_error_status(value: int) 
     )
 
 
+class SmallScore:
+    """A score plugin that answers 1 on odd columns and 0 on even ones (all 0 for a pod named ``zero-*``)."""
+
+    name = "SmallScore"
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        if pod.pod.name.startswith("zero-"):
+            return np.zeros(len(cols), dtype=np.int64)
+        return np.asarray(cols % 2, dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", ["p", "zero-p"])
+def test_the_totals_are_the_weighted_sums_of_every_plugins_scores(name: str) -> None:
+    """run_score adds nothing for a plugin whose every score is 0 and skips multiplying by a weight of 1: the totals
+    are still each node's sum of weight x normalised score over the plugins."""
+    prof = make_profile()
+    prof.plugins.at("score").enabled.append(PluginRef("SmallScore", 5))
+    registry = {**in_tree_registry(), "SmallScore": lambda args, handle: SmallScore()}
+    nodes = [node(f"n{i}", cpu=1000 * (i + 1), memory=(i + 1) * 2**30) for i in range(6)]
+    snap = Snapshot(nodes)
+    sched = Scheduler(make_config(prof), registry, Actions(), snap)
+    result = sched.schedule_one(make_pod_info(pod(name, cpu=500, memory=2**28)))
+    scores = result.scores
+    assert result.node is not None and scores is not None
+    assert {"SmallScore", "NodeResourcesFit"} <= set(scores.per_plugin)
+    expected = sum(scores.per_plugin[p] * scores.weights[p] for p in scores.per_plugin)
+    assert scores.totals.tolist() == np.asarray(expected).tolist()
+    assert scores.weights["SmallScore"] == 5
+
+
 def test_plugin_names_are_the_plugins_names_in_order() -> None:
     prof = make_profile()
     sched = Scheduler(make_config(prof), in_tree_registry(), Actions(), Snapshot([node("a")]))

@@ -523,10 +523,12 @@ class Framework:
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
             raw[plugin.name] = scores
-            scores = _normalized(entry, state, pod, scores)
+            scores, top = _normalized_top(entry, state, pod, scores)
             per_plugin[plugin.name] = scores
             weights[plugin.name] = entry.weight
-            totals += scores * entry.weight
+            if top == 0:
+                continue  # every node scores 0 here: nothing to add
+            totals += scores if entry.weight == 1 else scores * entry.weight
         if not self.scores:
             totals[:] = 1  # upstream: with no score plugins every node scores one
         return ScoreResult(cols, per_plugin, weights, totals, raw)
@@ -624,23 +626,33 @@ class Framework:
 def _normalized(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
     """One plugin's scores after its NormalizeScore (if it has one), checked to lie in [0, 100] as upstream checks
     them (a PluginError naming the plugin otherwise)."""
+    return _normalized_top(entry, state, pod, scores)[0]
+
+
+def _normalized_top(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: IntArray) -> tuple[IntArray, int]:
+    """``_normalized``, and the highest of the scores (0 for none)."""
     if entry.normalizer is not None:
         scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
-    if len(scores) and _out_of_range(scores):
+    top = _top(scores)
+    if top > MAX_NODE_SCORE:
         bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
         raise PluginError(
             f"plugin {entry.plugin.name!r} returns an invalid score {bad}, it should in the "
             f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
         )
-    return scores
+    return scores, top
 
 
-def _out_of_range(scores: IntArray) -> bool:
-    """Whether a score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]; for int64 scores in one pass (read as
-    unsigned, a negative score is larger than any valid one)."""
+def _top(scores: IntArray) -> int:
+    """The highest score, or more than MAX_NODE_SCORE when one lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]; 0 for
+    no scores. For int64 scores in one pass: read as unsigned, a negative score is larger than any valid one."""
+    if not len(scores):
+        return 0
     if MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
-        return bool(scores.view(np.uint64).max() > MAX_NODE_SCORE)
-    return bool(scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE)
+        return int(scores.view(np.uint64).max())
+    if scores.min() < MIN_NODE_SCORE:
+        return MAX_NODE_SCORE + 1
+    return int(scores.max())
 
 
 def _signers(points: Mapping[str, list[tuple[Plugin, int]]]) -> list[SignPlugin] | None:
