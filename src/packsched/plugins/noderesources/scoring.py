@@ -73,7 +73,7 @@ def requests_key(pod: PodInfo, dra: DraObjects | None) -> Hashable | None:
     """Everything of the pod the resource plugins read (NodeLocalPlugin's key): its requests and the amounts it
     counts for scoring. None when a DeviceClass serves one of its resources (``dra``: DRA-backed extended
     resources are on): devices are state beyond a node's sums."""
-    if dra is not None and backed_resources(dra, pod.requests):
+    if dra is not None and dra.classes and backed_resources(dra, pod.requests):
         return None
     return (frozenset(pod.requests.items()), pod.non_zero_cpu, pod.non_zero_memory, pod.incoming_non_zero)
 
