@@ -216,6 +216,21 @@ def test_inter_pod_affinity_signs_labels_and_refuses_affinity() -> None:
     assert signature(fwk, a) == signature(fwk, c)  # labels do not count then
 
 
+def test_a_pod_signs_the_same_after_a_pod_that_was_refused() -> None:
+    """The framework asks the plugin that refused the last pod first: a refusal ends early, and a pod that plugin
+    accepts gets the signature every plugin gives it, as from a framework that never saw a refusal."""
+    cfg = default_with(["PodTopologySpread"], 37)
+    fwk = framework_of(load_config_data(cfg, "c.yaml", set(REGISTRY)), 37)
+    fresh = framework_of(load_config_data(cfg, "c.yaml", set(REGISTRY)), 37)
+    refused = pod("r", cpu=100)
+    refused.pod_anti_affinity = PodAffinity(required=(PodAffinityTerm("zone", LabelSelector((("app", "x"),))),))
+    plain = pod("a", cpu=250)
+    plain.labels = {"app": "y"}
+    assert signature(fwk, refused) is None
+    assert signature(fwk, plain) == signature(fresh, plain) is not None
+    assert signature(fwk, refused) is None
+
+
 def test_pod_topology_spread_without_defaults_signs_pods_without_constraints() -> None:
     data = default_with([], 37)
     data["profiles"][0]["pluginConfig"] = [

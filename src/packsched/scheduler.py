@@ -580,14 +580,20 @@ class Scheduler(EventHandlers):
         )
         start = self.next_start_node_index % n
         rotated = self._rotated_order(order, start)
-        hits = np.flatnonzero(alive[rotated])
-        if len(hits) >= k and k < n:
-            hits = hits[:k]
-            processed = int(hits[-1]) + 1
-        else:
+        in_order = alive[rotated]
+        if k >= n:  # every node is looked at: the feasible ones in the rotated order
             processed = n
+            found = rotated[in_order]
+        else:
+            hits = np.flatnonzero(in_order)
+            if len(hits) >= k:
+                hits = hits[:k]
+                processed = int(hits[-1]) + 1
+            else:
+                processed = n
+            found = rotated[hits]
         self.next_start_node_index = (start + processed) % n
-        return rotated[hits].astype(np.int64), diagnosis
+        return found.astype(np.int64, copy=False), diagnosis
 
     def _rotated_order(self, order: IntArray, start: int) -> IntArray:
         """The node order from ``start`` round: kept while neither changes (with every node scored, the start

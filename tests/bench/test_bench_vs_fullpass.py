@@ -53,7 +53,7 @@ def _placements(nodes: int, pods: int, seed: int) -> tuple[dict[str, str], dict[
     chosen = bench.full_pass(prob)
     numpy_nodes = {base_pods[k].name: prob.names[int(c)] for k, c in enumerate(chosen) if c >= 0}
     run_nodes, run_pods = bench.make_cluster(nodes, pods, seed)
-    _setup, _t, placed = bench.run_packsched(run_nodes, run_pods, "fit", 100, seed)
+    _setup, _t, _cpu, placed = bench.run_packsched(run_nodes, run_pods, "fit", 100, seed)
     return numpy_nodes, placed
 
 
@@ -86,13 +86,13 @@ def test_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     report = json.loads(capsys.readouterr().out)
     assert report["fullpass"]["placed"] == 60 and len(report["fullpass"]["pods_per_s_runs"]) == 2
     fit = report["profiles"]["fit"]
-    assert fit["agreement"] == 1.0 and fit["placed"] == 60 and fit["ratio"] > 0
+    assert fit["agreement"] == 1.0 and fit["placed"] == 60 and fit["ratio"] > 0 and fit["cpu_ratio"] > 0
     default = report["profiles"]["default"]
     assert default["placed"] == 60 and default["same_node"] <= 60
     assert report["machine"]["numpy"] and report["percentage_of_nodes_to_score"] == 100
     assert bench.main(["--nodes", "10", "--pods", "20", "--repeat", "1", "--profile", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "| full-pass numpy loop |" in out and "packsched / full pass" in out
+    assert "| full-pass numpy loop |" in out and "packsched / full pass" in out and "pods per CPU s" in out
     assert "| packsched, NodeResourcesFit only (`fit`) |" in out and "(100.0 %)" in out
     assert "top 15 by cumulative time" in out and (tmp_path / "default.prof").exists()
     with pytest.raises(SystemExit):

@@ -39,6 +39,7 @@ def is_prefixed_native(name: str) -> bool:
     return _NATIVE_PREFIX in name
 
 
+@lru_cache(maxsize=4096)  # asked for the same few names in every scheduling cycle
 def is_extended_resource(name: str) -> bool:
     """A fully qualified name outside kubernetes.io/ (``nvidia.com/gpu``), and not a requests. prefix."""
     return not is_native_resource(name) and not name.startswith("requests.")
@@ -48,6 +49,7 @@ def is_hugepages(name: str) -> bool:
     return name.startswith(_HUGEPAGES_PREFIX)
 
 
+@lru_cache(maxsize=4096)  # asked for the same few names in every scheduling cycle
 def is_scalar_resource(name: str) -> bool:
     """Every resource the scheduler tracks besides cpu, memory, ephemeral-storage and pods."""
     return (

@@ -209,16 +209,23 @@ class Framework:
         # Opportunistic batching (1.35+): only when every PreFilter, Filter, PreScore and Score plugin signs pods
         # (upstream computeBatchablePlugins; packsched has no extenders, which would also rule it out)
         self.signers, self.batch = _batching(handle, pts)
+        self._refused_last: SignPlugin | None = None  # the signing plugin that last refused a pod
 
     def sign_pod(self, pod: PodInfo) -> str | None:
         """The pod's signature (upstream SignPod): the scheduler name and every signing plugin's fragments, one
         JSON text; None when the profile cannot sign pods or a plugin refuses this one."""
         if self.signers is None:
             return None
+        # the plugin that refused the last pod is asked first: where one refuses most pods (PodTopologySpread with
+        # system default constraints), the others are not asked in vain (signing reads the pod only)
+        refused = self._refused_last
+        if refused is not None and refused.sign_pod(pod) is None:
+            return None
         sig: dict[str, object] = {SIGN_SCHEDULER_NAME: pod.pod.scheduler_name}
         for p in self.signers:
             fragments = p.sign_pod(pod)
             if fragments is None:
+                self._refused_last = p
                 return None
             sig.update(fragments)
         return json.dumps(sig, sort_keys=True, separators=(",", ":"))
@@ -516,10 +523,12 @@ class Framework:
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
             raw[plugin.name] = scores
-            scores = _normalized(entry, state, pod, scores)
+            scores, top = _normalized_top(entry, state, pod, scores)
             per_plugin[plugin.name] = scores
             weights[plugin.name] = entry.weight
-            totals += scores * entry.weight
+            if top == 0:
+                continue  # every node scores 0 here: nothing to add
+            totals += scores if entry.weight == 1 else scores * entry.weight
         if not self.scores:
             totals[:] = 1  # upstream: with no score plugins every node scores one
         return ScoreResult(cols, per_plugin, weights, totals, raw)
@@ -617,15 +626,33 @@ class Framework:
 def _normalized(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
     """One plugin's scores after its NormalizeScore (if it has one), checked to lie in [0, 100] as upstream checks
     them (a PluginError naming the plugin otherwise)."""
+    return _normalized_top(entry, state, pod, scores)[0]
+
+
+def _normalized_top(entry: WeightedScore, state: CycleState, pod: PodInfo, scores: IntArray) -> tuple[IntArray, int]:
+    """``_normalized``, and the highest of the scores (0 for none)."""
     if entry.normalizer is not None:
         scores = np.asarray(entry.normalizer.normalize_score(state, pod, scores), dtype=np.int64)
-    if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+    top = _top(scores)
+    if top > MAX_NODE_SCORE:
         bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
         raise PluginError(
             f"plugin {entry.plugin.name!r} returns an invalid score {bad}, it should in the "
             f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
         )
-    return scores
+    return scores, top
+
+
+def _top(scores: IntArray) -> int:
+    """The highest score, or more than MAX_NODE_SCORE when one lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]; 0 for
+    no scores. For int64 scores in one pass: read as unsigned, a negative score is larger than any valid one."""
+    if not len(scores):
+        return 0
+    if MIN_NODE_SCORE == 0 and scores.dtype == np.int64:
+        return int(scores.view(np.uint64).max())
+    if scores.min() < MIN_NODE_SCORE:
+        return MAX_NODE_SCORE + 1
+    return int(scores.max())
 
 
 def _signers(points: Mapping[str, list[tuple[Plugin, int]]]) -> list[SignPlugin] | None:

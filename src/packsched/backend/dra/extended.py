@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,7 @@ DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.Resou
 EXTENDED_CLAIM_INFIX = "-extended-resources-"
 
 
+@lru_cache(maxsize=4096)  # asked for the same few names in every scheduling cycle
 def is_dra_extended_name(name: str) -> bool:
     """upstream IsDRAExtendedResourceName: an extended resource name, or an implicit class name."""
     return is_extended_resource(name) or name.startswith(DEVICE_CLASS_PREFIX)

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import replace
 
+import numpy as np
+
+from packsched.api.dra import DraObjects
 from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs, ResourceSpec
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
@@ -15,7 +18,16 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.helper import signers
-from packsched.plugins.noderesources.scoring import balanced_score, gather, pod_request_for, requests_key
+from packsched.plugins.noderesources.scoring import (
+    SCALAR_NODES,
+    balanced_node,
+    balanced_score,
+    gather,
+    node_amounts,
+    pod_request_for,
+    requests_key,
+    scalar_terms,
+)
 
 NAME = "NodeResourcesBalancedAllocation"
 
@@ -54,6 +66,10 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         # Real requests on both sides (no 100m/200Mi defaults), unlike NodeResourcesFit's scoring.
         dra = self.handle.dra() if self.dra_extended else None
+        if len(cols) <= SCALAR_NODES:
+            scores = self._score_nodes(pod, snap, cols, dra)
+            if scores is not None:
+                return scores
         columns = gather(snap, pod, self.resources, cols, non_zero=False, dra=dra)
         with_pod = balanced_score(columns, len(cols))
         if not self.scores_change:
@@ -64,6 +80,27 @@ class BalancedAllocation:
         without_pod = balanced_score(without, len(cols))
         half = MAX_NODE_SCORE // 2
         return half + (half + with_pod - without_pod) // 2
+
+    def _score_nodes(self, pod: PodInfo, snap: Snapshot, cols: IntArray, dra: DraObjects | None) -> IntArray | None:
+        """``score`` node by node in Python (a few nodes: those the equivalence cache re-scores after a bind); None
+        where only the array path applies (devices counted, more than two resources)."""
+        terms = scalar_terms(snap, pod, self.resources, non_zero=False, dra=dra)
+        if terms is None or len(terms) > 2:
+            return None
+        half = MAX_NODE_SCORE // 2
+        out: list[int] = []
+        for col in cols.tolist():
+            amounts = node_amounts(terms, col)
+            with_pod = balanced_node([(alloc, req) for _w, alloc, req in amounts])
+            assert with_pod is not None
+            if not self.scores_change:
+                out.append(with_pod)
+                continue
+            without = [(alloc, req - t[6]) for (_w, alloc, req), t in zip(amounts, terms, strict=True)]
+            without_pod = balanced_node(without)
+            assert without_pod is not None
+            out.append(half + (half + with_pod - without_pod) // 2)
+        return np.array(out, dtype=np.int64)
 
 
 def new_balanced_allocation(args: PluginArgs | None, handle: Handle) -> BalancedAllocation:

@@ -73,7 +73,7 @@ def requests_key(pod: PodInfo, dra: DraObjects | None) -> Hashable | None:
     """Everything of the pod the resource plugins read (NodeLocalPlugin's key): its requests and the amounts it
     counts for scoring. None when a DeviceClass serves one of its resources (``dra``: DRA-backed extended
     resources are on): devices are state beyond a node's sums."""
-    if dra is not None and backed_resources(dra, pod.requests):
+    if dra is not None and dra.classes and backed_resources(dra, pod.requests):
         return None
     return (frozenset(pod.requests.items()), pod.non_zero_cpu, pod.non_zero_memory, pod.incoming_non_zero)
 
@@ -132,6 +132,62 @@ def gather(
     return out
 
 
+# Up to this many nodes, the scorers below (and NodeResourcesFit's filter) work node by node with Python integers
+# (``scalar_terms``): after a bind the equivalence cache filters and scores again the one or few nodes changed since
+# a class was last used, where numpy's fixed cost per call outweighs the arithmetic (measured on the 2-core machine:
+# the array path is slower below about ten nodes). The results are the array path's to the bit
+# (tests/plugins/noderesources/test_scalar_scoring.py).
+SCALAR_NODES = 8
+
+# One resource as the node-by-node scorers read it: its name and weight, the snapshot matrix and row of its
+# allocatable (None: the name is no resource the scorer knows, read as 0 in the legacy arithmetic), the matrix and
+# row of what the node's pods request, and what the incoming pod adds.
+ScalarTerm = tuple[str, int, IntArray | None, int, IntArray | None, int, int]
+
+
+def scalar_terms(
+    snap: Snapshot,
+    pod: PodInfo,
+    resources: Sequence[ResourceSpec],
+    *,
+    non_zero: bool,
+    legacy: bool = False,
+    dra: DraObjects | None = None,
+) -> list[ScalarTerm] | None:
+    """``gather``'s resources, with its skips, for reading node by node (``node_amounts``); None where a
+    DeviceClass serves one of them (those are counted from devices: the array path's job)."""
+    out: list[ScalarTerm] = []
+    for spec in resources:
+        name = spec.name
+        pod_req = pod_request_for(pod, name, non_zero)
+        if not legacy and pod_req == 0 and is_scalar_resource(name):
+            continue
+        if dra is not None and not legacy and pod_req > 0 and class_for(dra, name) is not None:
+            return None
+        row = snap.row.get(name)
+        if not is_scored_resource(name) or row is None:
+            if legacy:
+                out.append((name, spec.weight, None, 0, None, 0, pod_req))
+            continue
+        if non_zero and name == CPU:
+            out.append((name, spec.weight, snap.alloc, row, snap.nonzero, 0, pod_req))
+        elif non_zero and name == MEMORY:
+            out.append((name, spec.weight, snap.alloc, row, snap.nonzero, 1, pod_req))
+        else:
+            out.append((name, spec.weight, snap.alloc, row, snap.requested, row, pod_req))
+    return out
+
+
+def node_amounts(terms: Sequence[ScalarTerm], col: int) -> list[tuple[int, int, int]]:
+    """Per term on node ``col``: (weight, allocatable, requested including the incoming pod), Python integers."""
+    out: list[tuple[int, int, int]] = []
+    for _name, weight, alloc_m, arow, used_m, urow, pod_req in terms:
+        alloc = alloc_m.item(arow, col) if alloc_m is not None else 0
+        used = used_m.item(urow, col) if used_m is not None else 0
+        out.append((weight, alloc, used + pod_req))
+    return out
+
+
 def _dra_columns(
     snap: Snapshot,
     dra: DraObjects,
@@ -168,11 +224,13 @@ class Scorer:
         self.resources = list(strategy.resources)
         self.semantics = strategy.semantics
         self.table: IntArray | None = None
+        self._shape: list[int] = []  # the table as Python integers, for the node-by-node path
         if self.type == REQUESTED_TO_CAPACITY_RATIO:
             shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
             if not shape:
                 raise ValueError("RequestedToCapacityRatio needs a shape with at least one point")
             self.table = shape_table(scaled_points(shape, self.semantics))
+            self._shape = [int(v) for v in self.table.tolist()]
         elif self.type not in (LEAST_ALLOCATED, MOST_ALLOCATED):
             raise ValueError(f"scoring strategy type {self.type!r} is not supported")
 
@@ -184,8 +242,47 @@ class Scorer:
         if not self.resources:
             raise PluginError("resources not found")
         dra = self.handle.dra() if self.handle is not None else None
+        if len(cols) <= SCALAR_NODES:
+            terms = scalar_terms(snap, pod, self.resources, non_zero=True, legacy=self.legacy, dra=dra)
+            if terms is not None:
+                return np.array([self.score_node(node_amounts(terms, c)) for c in cols.tolist()], dtype=np.int64)
         columns = gather(snap, pod, self.resources, cols, non_zero=True, legacy=self.legacy, dra=dra)
         return self.combine(columns, len(cols), exact=snap.big)
+
+    def score_node(self, amounts: Sequence[tuple[int, int, int]]) -> int:
+        """``combine`` for one node from its (weight, allocatable, requested) per resource, in Python integers
+        (exact for any size, as ``combine`` with ``exact``)."""
+        rtcr = self.type == REQUESTED_TO_CAPACITY_RATIO
+        legacy = self.legacy
+        num = den = 0
+        for weight, alloc, req in amounts:
+            if not legacy and alloc <= 0:
+                continue
+            per = self.resource_score_node(alloc, req)
+            if rtcr and per <= 0:
+                continue  # a resource scoring 0 is dropped from both sums
+            num += per * weight
+            den += weight
+        if den <= 0:
+            return 0
+        return (2 * num + den) // (2 * den) if rtcr else num // den
+
+    def resource_score_node(self, alloc: int, req: int) -> int:
+        """``resource_score`` for one node and resource."""
+        cap = alloc if alloc > 0 else 1
+        if self.type == LEAST_ALLOCATED:
+            return 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // cap
+        if self.type == MOST_ALLOCATED:
+            return min(req, alloc) * MAX_NODE_SCORE // cap
+        if self.legacy:
+            util = (
+                MAX_UTILIZATION
+                if alloc == 0 or req > alloc
+                else MAX_UTILIZATION - (alloc - req) * MAX_UTILIZATION // cap
+            )
+        else:
+            util = MAX_UTILIZATION if req > alloc else max(req, 0) * MAX_UTILIZATION // cap
+        return self._shape[util]
 
     def combine(self, columns: Sequence[ResourceColumns], n: int, exact: bool = False) -> IntArray:
         """The node scores from per-resource columns; ``exact`` computes with Python integers (huge amounts)."""
@@ -252,6 +349,18 @@ def balanced_score(columns: Sequence[ResourceColumns], n: int) -> IntArray:
         if (count == 2).any():
             std = np.where(count == 2, _first_two_valid(f, v), std)
     return np.asarray(((1.0 - std) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)
+
+
+def balanced_node(amounts: Sequence[tuple[int, int]]) -> int | None:
+    """``balanced_score`` for one node from its (allocatable, requested) per resource, in the same float64
+    arithmetic; None for more than two resources (the array path's mean and deviation)."""
+    if not amounts:
+        return MAX_NODE_SCORE
+    if len(amounts) > 2:
+        return None
+    fractions = [min(float(req) / float(alloc), 1.0) for alloc, req in amounts if alloc > 0]
+    std = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
+    return int((1.0 - std) * MAX_NODE_SCORE)
 
 
 def _first_two_valid(f: npt.NDArray[np.float64], v: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:

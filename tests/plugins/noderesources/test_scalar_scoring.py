@@ -1,0 +1,177 @@
+"""The resource scorers' node-by-node path (a few nodes, Python integers: ``scoring.SCALAR_NODES``) against their
+array path (many nodes, numpy): every node's score must be the same to the bit, on random nodes and pods, for every
+strategy and semantics, BalancedAllocation before and after 1.36, huge amounts, missing and unknown resources."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from packsched.api.objects import Container, Node, Pod
+from packsched.config.types import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    SEMANTICS_CURRENT,
+    SEMANTICS_V1_16,
+    SEMANTICS_V1_17,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    RequestedToCapacityRatioParam,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+from packsched.config.versions import parse_kube_version
+from packsched.framework.cycle_state import CycleState
+from packsched.framework.podinfo import make_pod_info
+from packsched.framework.snapshot import Snapshot
+from packsched.framework.status import Code
+from packsched.plugins.noderesources.balanced_allocation import BalancedAllocation
+from packsched.plugins.noderesources.fit import Fit
+from packsched.plugins.noderesources.scoring import SCALAR_NODES, Scorer
+
+GPU = "nvidia.com/gpu"
+RESOURCES = ("cpu", "memory", GPU, "example.com/foo", "not-a-resource")
+STRATEGIES = [
+    (LEAST_ALLOCATED, SEMANTICS_CURRENT),
+    (MOST_ALLOCATED, SEMANTICS_CURRENT),
+    (REQUESTED_TO_CAPACITY_RATIO, SEMANTICS_CURRENT),
+    (REQUESTED_TO_CAPACITY_RATIO, SEMANTICS_V1_16),
+    (REQUESTED_TO_CAPACITY_RATIO, SEMANTICS_V1_17),
+]
+
+
+class _NoDra:
+    """The one thing BalancedAllocation asks its handle here: no DRA objects."""
+
+    def dra(self) -> None:
+        return None
+
+
+def _amount(big: bool) -> st.SearchStrategy[int]:
+    return st.integers(0, 2**62 if big else 64_000)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[Snapshot, Any, list[ResourceSpec]]:
+    big = draw(st.booleans())
+    nodes = []
+    for i in range(draw(st.integers(SCALAR_NODES + 1, SCALAR_NODES + 4))):
+        alloc = {r: draw(_amount(big)) for r in RESOURCES[:4] if draw(st.booleans())}
+        alloc["pods"] = 110
+        nodes.append(Node(f"n{i}", allocatable=alloc, capacity=dict(alloc)))
+    snap = Snapshot(nodes)
+    for j in range(draw(st.integers(0, 12))):
+        requests = {r: draw(_amount(big)) // 4 for r in RESOURCES[:4] if draw(st.booleans())}
+        col = draw(st.integers(0, len(nodes) - 1))
+        snap.add_pod(make_pod_info(Pod(f"p{j}", containers=[Container("c", requests)])), col)
+    requests = {r: draw(_amount(big)) // 2 for r in RESOURCES[:4] if draw(st.booleans())}
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", requests)]))
+    names = draw(st.lists(st.sampled_from(RESOURCES), min_size=1, max_size=4, unique=True))
+    specs = [ResourceSpec(n, draw(st.integers(1, 5))) for n in names]
+    return snap, pod, specs
+
+
+def _one_by_one(score: Any, n: int) -> list[int]:
+    """Each node scored alone (the node-by-node path), in column order."""
+    out: list[int] = []
+    for col in range(n):
+        out.extend(score(np.array([col], dtype=np.int64)).tolist())
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=cases(),
+    which=st.integers(0, len(STRATEGIES) - 1),
+    utils=st.lists(st.integers(0, 100), min_size=1, max_size=4, unique=True),
+    data=st.data(),
+)
+def test_a_scorer_scores_a_few_nodes_as_it_scores_many(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], which: int, utils: list[int], data: st.DataObject
+) -> None:
+    snap, pod, specs = case
+    kind, semantics = STRATEGIES[which]
+    # a shape that may score 0 (such a resource is left out of the mean) and may give halves to round
+    points = [UtilizationShapePoint(u, data.draw(st.integers(0, 10))) for u in sorted(utils)]
+    shape = RequestedToCapacityRatioParam(points) if kind == REQUESTED_TO_CAPACITY_RATIO else None
+    scorer = Scorer(ScoringStrategy(kind, specs, shape, semantics))
+    every = np.arange(snap.n, dtype=np.int64)
+    assert len(every) > SCALAR_NODES  # the array path
+    assert _one_by_one(lambda cols: scorer.score(snap, pod, cols), snap.n) == scorer.score(snap, pod, every).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases(), minor=st.sampled_from([35, 36]))
+def test_balanced_allocation_scores_a_few_nodes_as_it_scores_many(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], minor: int
+) -> None:
+    snap, pod, specs = case
+    names = [s.name for s in specs if s.name != "not-a-resource"][:2] or ["cpu"]
+    args = NodeResourcesBalancedAllocationArgs([ResourceSpec(n, 1) for n in names])
+    plugin = BalancedAllocation(args, cast(Any, _NoDra()), parse_kube_version(f"1.{minor}"))
+    state = CycleState()
+    every = np.arange(snap.n, dtype=np.int64)
+    many = plugin.score(state, pod, snap, every).tolist()
+    assert _one_by_one(lambda cols: plugin.score(state, pod, snap, cols), snap.n) == many
+
+
+def test_a_resource_scoring_zero_is_left_out_node_by_node_too() -> None:
+    # cpu: nothing requested, utilisation 0 scores 0 and leaves the mean; memory: half used scores 50
+    nodes = [Node(f"n{i}", allocatable={"cpu": 1000, "memory": 1000, "pods": 10}) for i in range(SCALAR_NODES + 1)]
+    snap = Snapshot(nodes)
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", {"cpu": 0, "memory": 500})]))
+    shape = RequestedToCapacityRatioParam([UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10)])
+    specs = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+    scorer = Scorer(ScoringStrategy(REQUESTED_TO_CAPACITY_RATIO, specs, shape, SEMANTICS_CURRENT))
+    every = np.arange(snap.n, dtype=np.int64)
+    assert scorer.score(snap, pod, every).tolist() == [50] * snap.n
+    assert _one_by_one(lambda cols: scorer.score(snap, pod, cols), snap.n) == [50] * snap.n
+
+
+def _verdicts(rejections: list[Any], n: int) -> list[set[tuple[str, Any]]]:
+    """Per selected node: the (reason, code) pairs that reject it."""
+    out: list[set[tuple[str, Any]]] = [set() for _ in range(n)]
+    for r in rejections:
+        for i in np.flatnonzero(r.mask).tolist():
+            out[i].add((r.reason, r.code))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases(), minor=st.sampled_from([33, 34, 36]), pods=st.integers(0, 3))
+def test_the_fit_filter_judges_a_few_nodes_as_it_judges_many(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], minor: int, pods: int
+) -> None:
+    snap, pod, _specs = case
+    snap.allowed_pods[:] = pods  # some nodes full
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [ResourceSpec("cpu", 1)]))
+    plugin = Fit(args, cast(Any, _NoDra()), parse_kube_version(f"1.{minor}"))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap).ok
+    every = np.arange(snap.n, dtype=np.intp)
+    many = _verdicts(plugin.filter(state, pod, snap, every), snap.n)
+    few: list[set[tuple[str, Any]]] = []
+    for col in range(0, snap.n, 2):  # two nodes at a time, in the node-by-node path
+        sel = every[col : col + 2]
+        few.extend(_verdicts(plugin.filter(state, pod, snap, sel), len(sel)))
+    assert few == many
+
+
+def test_the_fit_filter_node_by_node_lets_an_exact_fit_through() -> None:
+    nodes = [Node(f"n{i}", allocatable={"cpu": 1000, "pods": 10}) for i in range(SCALAR_NODES + 1)]
+    snap = Snapshot(nodes)
+    snap.add_pod(make_pod_info(Pod("a", containers=[Container("c", {"cpu": 400})])), 0)
+    snap.add_pod(make_pod_info(Pod("b", containers=[Container("c", {"cpu": 401})])), 1)
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [ResourceSpec("cpu", 1)]))
+    plugin = Fit(args, cast(Any, _NoDra()), parse_kube_version("1.36"))
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", {"cpu": 600})]))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap).ok
+    for sel in (np.array([0, 1], dtype=np.intp), np.arange(snap.n, dtype=np.intp)):
+        verdicts = _verdicts(plugin.filter(state, pod, snap, sel), len(sel))
+        assert verdicts[:2] == [set(), {("Insufficient cpu", Code.UNSCHEDULABLE)}]
