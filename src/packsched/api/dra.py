@@ -343,9 +343,10 @@ class ClaimApi(Protocol):
     """Where a live scheduler records what DynamicResources decides (the API server); the simulator has none and
     records it in :class:`DraObjects` itself. Every method raises :class:`ClaimWriteError` when the write fails."""
 
-    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod) -> None:
+    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod, stamp: bool = False) -> None:
         """Write ``allocation`` (None: the claim is allocated already) into the claim's status and add the pod to
-        its ``reservedFor``."""
+        its ``reservedFor``; ``stamp`` (device binding conditions on): the allocation gets its
+        ``allocationTimestamp`` when it has none."""
         ...
 
     def unreserve(self, claim: ResourceClaim, pod: Pod) -> None:

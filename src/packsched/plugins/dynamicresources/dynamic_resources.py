@@ -829,14 +829,14 @@ class DynamicResources:
         ext = data.ext_allocations.get(node)
         try:
             for claim, alloc in todo:
-                api.reserve(claim, alloc, pod.pod)
+                api.reserve(claim, alloc, pod.pod, self.features.device_binding)
                 data.written.append(claim)
                 if alloc is not None:
                     data.allocated.add(claim.key)
             if ext is not None:
                 made, alloc = ext
                 created = data.created = api.create_extended(made, pod.pod)
-                api.reserve(created, alloc, pod.pod)
+                api.reserve(created, alloc, pod.pod, self.features.device_binding)
                 data.written.append(created)
                 api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
         except ClaimWriteError as exc:
