@@ -542,6 +542,15 @@ class DraObjects:
         copy = replace(self, claims=self.claims | claims, templates=self.templates | templates)
         return copy, len(claims) + len(templates)
 
+    def adopt(self, other: DraObjects) -> None:
+        """Take the claims, templates and slices of ``other``, a catalog made from this one (``without_...``), in
+        place: whoever holds this catalog reads them from now on; the allocated devices are counted again."""
+        self.claims = other.claims
+        self.templates = other.templates
+        self.slices = other.slices
+        self._held = None
+        self.changed()
+
     def without_binding_conditions(self) -> tuple[DraObjects, int]:
         """The catalog as an API server with DRADeviceBindingConditions (or DRAResourceClaimDeviceStatus) off keeps
         it: devices' ``bindingConditions``, ``bindingFailureConditions`` and ``bindsToNode`` dropped from the
