@@ -173,3 +173,19 @@ def test_a_case_in_its_own_process(tmp_path: Path) -> None:
     failed = perf.run_child("NoSuchWorkload", "tiny", 1, None, 100, path)
     assert "error" in failed
     assert "NoSuchWorkload" in perf.markdown([{**failed, "loadavg_1m": 0.0}])
+
+
+def test_gc_freeze_runs_the_case_with_its_objects_frozen(tmp_path: Path) -> None:
+    """``--gc-freeze``: the case's objects leave the collector's generations before the run (undone here, so that
+    this test process's objects do not stay frozen)."""
+    import gc
+
+    before = gc.get_freeze_count()
+    try:
+        out = perf.run_case("SchedulingWithResourceClaimTemplate", "tiny", path=_tiny(tmp_path), gc_freeze=True)
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+    assert frozen > before
+    assert out["gc_freeze"] is True
+    assert out["measured_scheduled"] == out["measured_pods"] == 4

@@ -4,6 +4,8 @@ driver (here the test) sets them True in ``status.devices``; only then is the po
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,8 @@ def test_prebind_waits_for_the_drivers_conditions(
         got: Any = api.get("resourceclaims", "default", "c")
         (result,) = got["status"]["allocation"]["devices"]["results"]
         assert (result["bindingConditions"], result["bindingFailureConditions"]) == (["attached"], ["attach-failed"])
+        stamp = got["status"]["allocation"]["allocationTimestamp"]  # PreBind's, as upstream writes it (to the second)
+        assert abs(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() - time.time()) < 120
         assert not all_bound(["p"])(api)  # the condition is not there yet: PreBind waits
         condition = {
             "type": "attached",
@@ -69,3 +73,39 @@ def test_prebind_waits_for_the_drivers_conditions(
     finally:
         run.stop()
     assert api.stats.bindings == {"default/p": 1}
+
+
+def test_filter_finds_a_binding_past_its_timeout_by_the_claims_allocation_timestamp(
+    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim allocated an hour ago (its ``allocationTimestamp``) whose device's binding conditions never came
+    true and that no pod holds: Filter finds it past the binding timeout (10 minutes), PostFilter deallocates it,
+    and the pod's next attempt allocates it afresh (a new timestamp): as upstream, and as the simulator does."""
+    monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
+    _cluster(api)
+    old = "2026-01-01T00:00:00Z"
+    result = {
+        "request": "g",
+        "driver": DRIVER,
+        "pool": "n0",
+        "device": "gpu-0",
+        "bindingConditions": ["attached"],
+        "bindingFailureConditions": ["attach-failed"],
+    }
+    allocation = {"devices": {"results": [result]}, "allocationTimestamp": old}
+    api.patch_status("resourceclaims", "default", "c", {"status": {"allocation": allocation}})
+    run = start(api, tmp_path)
+    run.wait_ready()
+    try:
+        claimed = pod("p", cpu="100m")
+        claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
+        api.create("pods", claimed)
+
+        def stamped_again(s: FakeApiServer) -> bool:
+            got = (s.store["resourceclaims"].get(("default", "c")) or {}).get("status") or {}
+            return (got.get("allocation") or {}).get("allocationTimestamp") not in (None, old)
+
+        assert api.wait_for(stamped_again, 15)
+    finally:
+        run.stop()
+    assert api.stats.bindings == {}  # its conditions are still not true: PreBind waits

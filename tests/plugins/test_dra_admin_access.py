@@ -151,3 +151,38 @@ def test_with_the_gate_off_the_api_server_drops_admin_access(tmp_path: Path) -> 
     result = runner.invoke(app, [*args[:5], "1.36", *args[6:]])
     assert result.exit_code == 2
     assert "cannot set feature gate DRAAdminAccess to false, feature is locked to true" in result.output
+
+
+def test_a_set_config_turning_the_gate_off_drops_admin_access_as_at_the_start(tmp_path: Path) -> None:
+    """A scenario's setConfig to 1.35 with DRAAdminAccess off: the templates read as that API server keeps them,
+    as a run started with that configuration reads them (one function does both): the probe's claim, made after
+    the step, is an ordinary request, and the device default/a holds is not free for it."""
+    late_probe = MONITOR.replace("metadata: {name: probe, namespace: ops}", LATE)
+    assert LATE in late_probe
+    (tmp_path / "base.yaml").write_text(CLUSTER + ADMIN_NS % "true" + WORKLOAD + late_probe)
+    (tmp_path / "off.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n---\n"
+        "apiVersion: packsched.io/v1alpha1\nkind: PackschedConfiguration\nkubeVersion: '1.35'\n"
+        "featureGates: {DRAAdminAccess: false}\n"
+    )
+    scenario = {
+        "apiVersion": "packsched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "gate-off"},
+        "spec": {"base": "base.yaml", "steps": [{"at": "1s", "setConfig": {"path": "off.yaml"}}]},
+    }
+    (tmp_path / "s.yaml").write_text(json.dumps(scenario))
+    result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    base, step = json.loads(result.stdout)["steps"]
+    assert not base["notes"]
+    assert any("adminAccess dropped from 1 ResourceClaim(s) and template(s)" in n for n in step["notes"])
+    # at 5 s the probe arrives: default/a runs, default/b and the probe wait for the one device
+    assert (step["until"], step["running"], step["pending"]) == (5.0, 1, 2)
+    assert list(step["pending_reasons"]) == [
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are "
+        "available: 1 Preemption is not helpful for scheduling."
+    ]
+
+
+LATE = "metadata: {name: probe, namespace: ops, annotations: {packsched.io/arrival-time: 5s}}"

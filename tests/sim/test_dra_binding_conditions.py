@@ -218,16 +218,26 @@ def test_the_binding_timeout_comes_from_the_plugin_args(tmp_path: Path) -> None:
 
 
 def test_bad_binding_timeouts_are_config_errors(tmp_path: Path) -> None:
+    """DynamicResourcesArgs are typed args (config/args.py): each problem names the file and the field path, in
+    upstream's words per release."""
     (tmp_path / "c.yaml").write_text(CLUSTER)
+    at = "profiles[0].pluginConfig[0].args"
     cases = [
-        ("{bindingTimeout: 500ms}", (), "bindingTimeout: Invalid value: '500ms': must be at least 1 second"),
-        ("{bindingTimeout: soon}", (), "bindingTimeout: Invalid value: 'soon': must be a duration"),
-        ("{filterTimeout: 1s, bindTimeout: 1s}", (), "unknown field(s) ['bindTimeout']"),
+        ("{bindingTimeout: 500ms}", (), f"{at}.bindingTimeout: Invalid value: 500ms: must be at least 1 second"),
+        ("{bindingTimeout: soon}", (), f'{at}.bindingTimeout: Invalid value: "soon": time: invalid duration "soon"'),
+        ("{filterTimeout: -1s}", (), f"{at}.filterTimeout: Invalid value: -1s: must be zero or positive"),
+        ("{filterTimeout: 1s, bindTimeout: 1s}", (), f"{at}.bindTimeout: unknown field"),
         (
             "{bindingTimeout: 60s}",
             ("--kube-version", "1.35"),
-            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
-            "disabled",
+            f"{at}.bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature "
+            "gate is disabled",
+        ),
+        ("{bindingTimeout: 60s}", ("--kube-version", "1.34"), f"{at}.bindingTimeout: unknown field"),
+        (
+            "{filterTimeout: 5s}",
+            ("--feature-gates", "DRASchedulerFilterTimeout=false"),
+            f"{at}.filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled",
         ),
     ]
     for args, extra, message in cases:
@@ -235,6 +245,5 @@ def test_bad_binding_timeouts_are_config_errors(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["simulate", str(tmp_path / "c.yaml"), "--config", str(config), *extra])
         assert result.exit_code == 2, (args, result.output)
         out = " ".join(result.output.split())
-        assert "profiles[0].pluginConfig: plugin 'DynamicResources': " in out, out
-        assert message in out, out
+        assert "config.yaml" in out and message in out, out
         assert "Traceback" not in out

@@ -343,9 +343,10 @@ class ClaimApi(Protocol):
     """Where a live scheduler records what DynamicResources decides (the API server); the simulator has none and
     records it in :class:`DraObjects` itself. Every method raises :class:`ClaimWriteError` when the write fails."""
 
-    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod) -> None:
+    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod, stamp: bool = False) -> None:
         """Write ``allocation`` (None: the claim is allocated already) into the claim's status and add the pod to
-        its ``reservedFor``."""
+        its ``reservedFor``; ``stamp`` (device binding conditions on): the allocation gets its
+        ``allocationTimestamp`` when it has none."""
         ...
 
     def unreserve(self, claim: ResourceClaim, pod: Pod) -> None:
@@ -540,6 +541,15 @@ class DraObjects:
             return self, 0
         copy = replace(self, claims=self.claims | claims, templates=self.templates | templates)
         return copy, len(claims) + len(templates)
+
+    def adopt(self, other: DraObjects) -> None:
+        """Take the claims, templates and slices of ``other``, a catalog made from this one (``without_...``), in
+        place: whoever holds this catalog reads them from now on; the allocated devices are counted again."""
+        self.claims = other.claims
+        self.templates = other.templates
+        self.slices = other.slices
+        self._held = None
+        self.changed()
 
     def without_binding_conditions(self) -> tuple[DraObjects, int]:
         """The catalog as an API server with DRADeviceBindingConditions (or DRAResourceClaimDeviceStatus) off keeps

@@ -19,6 +19,8 @@ from packsched.api.pods import decode_label_selector, decode_node_affinity
 from packsched.config import catalog
 from packsched.config.defaults import (
     DEFAULT_BIND_TIMEOUT_SECONDS,
+    DEFAULT_DRA_BINDING_TIMEOUT_S,
+    DEFAULT_DRA_FILTER_TIMEOUT_S,
     DEFAULT_HARD_POD_AFFINITY_WEIGHT,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
@@ -46,6 +48,7 @@ from packsched.config.types import (
     SCORING_STRATEGY_TYPES,
     SYSTEM_DEFAULTING,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -91,7 +94,7 @@ _CURRENT_TYPED = frozenset(
     }
 )
 TYPED_ARGS: dict[str, frozenset[str]] = {
-    catalog.V1: _CURRENT_TYPED,
+    catalog.V1: _CURRENT_TYPED | {"DynamicResources"},  # DynamicResourcesArgs: v1 only (1.30+)
     catalog.V1BETA3: _CURRENT_TYPED,
     catalog.V1BETA2: _CURRENT_TYPED,
     # BalancedAllocation had no args before v1beta2.
@@ -322,6 +325,73 @@ def decode_volume_binding_args(r: Reader, raw: object, path: str) -> VolumeBindi
     return VolumeBindingArgs(DEFAULT_BIND_TIMEOUT_SECONDS if timeout is None else timeout, shape)
 
 
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float | None:
+    """A Go duration ("15s", "1m30s", "500ms", "-1s") in seconds; None when it is not one."""
+    if text in ("0", "-0", "+0"):
+        return 0.0
+    m = re.fullmatch(r"([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+", text)
+    if not m:
+        return None
+    total = sum(
+        float(num) * _DURATION_UNITS[unit]
+        for num, unit in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", text)
+    )
+    return -total if m.group(1) == "-" else total
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds as Go's Duration.String() writes them ("500ms", "1m0s", "10m0s", "-1s")."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
+
+    def trimmed(value: int, scale: int) -> str:
+        whole, frac = divmod(value, scale)
+        digits = str(frac).rjust(len(str(scale)) - 1, "0").rstrip("0")
+        return f"{whole}.{digits}" if digits else str(whole)
+
+    if ns < 1_000:
+        return f"{sign}{ns}ns"
+    if ns < 1_000_000:
+        return f"{sign}{trimmed(ns, 1_000)}µs"
+    if ns < 1_000_000_000:
+        return f"{sign}{trimmed(ns, 1_000_000)}ms"
+    hours, rest = divmod(ns, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    secs = trimmed(rest, 1_000_000_000) + "s"
+    if hours:
+        return f"{sign}{hours}h{minutes}m{secs}"
+    if minutes:
+        return f"{sign}{minutes}m{secs}"
+    return sign + secs
+
+
+def _read_duration(r: Reader, raw: object, path: str) -> float | None:
+    """A metav1.Duration field: a Go duration string; None when absent or null."""
+    if raw is None:
+        return None
+    text = r.str(raw, path)
+    if not isinstance(raw, str):
+        return None
+    seconds = parse_duration(text)
+    if seconds is None:
+        r.errors.add(path, f"Invalid value: {json.dumps(text)}: time: invalid duration {json.dumps(text)}")
+    return seconds
+
+
+def decode_dynamic_resources_args(r: Reader, raw: object, path: str) -> DynamicResourcesArgs:
+    """filterTimeout and bindingTimeout (Go durations; absent or null: not given)."""
+    data = r.fields(raw, path, ("filterTimeout", "bindingTimeout", *TYPE_META))
+    return DynamicResourcesArgs(
+        _read_duration(r, data.get("filterTimeout"), child(path, "filterTimeout")),
+        _read_duration(r, data.get("bindingTimeout"), child(path, "bindingTimeout")),
+    )
+
+
 def decode_v1beta1_score_only_args(r: Reader, name: str, raw: object, path: str) -> ScoreOnlyResourceArgs:
     kind = V1BETA1_SCORE_ONLY[name]
     known = ["resources", *TYPE_META]
@@ -365,6 +435,8 @@ def decode_plugin_args(r: Reader, name: str, raw: object, path: str, api_version
         return decode_pod_topology_spread_args(r, raw, path)
     if name == "VolumeBinding":
         return decode_volume_binding_args(r, raw, path)
+    if name == "DynamicResources":
+        return decode_dynamic_resources_args(r, raw, path)
     return decode_v1beta1_score_only_args(r, name, raw, path)
 
 
@@ -410,6 +482,16 @@ def default_volume_binding_args(args: VolumeBindingArgs, version: KubeVersion) -
         args.shape = [UtilizationShapePoint(u, score) for u, score in DEFAULT_VOLUME_BINDING_SHAPE]
 
 
+def default_dynamic_resources_args(args: DynamicResourcesArgs, version: KubeVersion) -> None:
+    """SetDefaults_DynamicResourcesArgs: filterTimeout 10 s with DRASchedulerFilterTimeout on; from 1.35 (the
+    release that added the field) bindingTimeout 600 s with DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus on."""
+    if args.filter_timeout is None and version.dra_filter_timeout:
+        args.filter_timeout = DEFAULT_DRA_FILTER_TIMEOUT_S
+    if args.binding_timeout is None and version.minor >= 35 and version.dra_device_binding:
+        args.binding_timeout = DEFAULT_DRA_BINDING_TIMEOUT_S
+
+
 def default_v1beta1_score_only_args(args: ScoreOnlyResourceArgs) -> None:
     """v1.19-v1.21 SetDefaults_*Args: only an empty resource list is defaulted; a weight of 0 stays 0 (and
     fails validation), as it did before v1.22."""
@@ -440,6 +522,10 @@ def default_args(name: str, api_version: str, version: KubeVersion = DEFAULT_KUB
         binding = VolumeBindingArgs()
         default_volume_binding_args(binding, version)
         return binding
+    if name == "DynamicResources" and api_version == catalog.V1:
+        dra = DynamicResourcesArgs()
+        default_dynamic_resources_args(dra, version)
+        return dra
     if api_version == catalog.V1BETA1 and name in (
         "NodeResourcesLeastAllocated",
         "NodeResourcesMostAllocated",
@@ -464,6 +550,8 @@ def apply_defaults(
         default_pod_topology_spread_args(args, api_version)
     elif isinstance(args, VolumeBindingArgs):
         default_volume_binding_args(args, version)
+    elif isinstance(args, DynamicResourcesArgs):
+        default_dynamic_resources_args(args, version)
     elif isinstance(args, ScoreOnlyResourceArgs) and api_version == catalog.V1BETA1:
         default_v1beta1_score_only_args(args)
 
@@ -739,6 +827,38 @@ def weight_map_first_error(weights: Mapping[str, int]) -> str | None:
     return None
 
 
+def validate_dynamic_resources_args(
+    args: DynamicResourcesArgs, path: str = "", version: KubeVersion = DEFAULT_KUBE_VERSION
+) -> list[FieldError]:
+    """Upstream ValidateDynamicResourcesArgs: filterTimeout zero or more with DRASchedulerFilterTimeout on, not
+    given with it off; bindingTimeout at least 1 s with DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus on, not given with either off; 1.34's DynamicResourcesArgs has no bindingTimeout
+    (its strict decoding refuses the field)."""
+    errs: list[FieldError] = []
+    ft, bt = child(path, "filterTimeout"), child(path, "bindingTimeout")
+    if args.filter_timeout is not None:
+        if not version.dra_filter_timeout:
+            errs.append(FieldError(ft, "Forbidden: DRASchedulingFilterTimeout feature gate is disabled"))
+        elif args.filter_timeout < 0:
+            errs.append(
+                FieldError(ft, f"Invalid value: {duration_text(args.filter_timeout)}: must be zero or positive")
+            )
+    if args.binding_timeout is not None:
+        if version.minor < 35:
+            errs.append(FieldError(bt, f"unknown field; DynamicResourcesArgs of {version} has only filterTimeout"))
+        elif not version.dra_device_binding:
+            errs.append(
+                FieldError(
+                    bt, "Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"
+                )
+            )
+        elif args.binding_timeout < 1:
+            errs.append(
+                FieldError(bt, f"Invalid value: {duration_text(args.binding_timeout)}: must be at least 1 second")
+            )
+    return errs
+
+
 def validate_plugin_args(
     name: str, args: TypedPluginArgs, path: str, api_version: str, version: KubeVersion = DEFAULT_KUBE_VERSION
 ) -> list[FieldError]:
@@ -756,6 +876,8 @@ def validate_plugin_args(
         return validate_pod_topology_spread_args(args, path)
     if isinstance(args, VolumeBindingArgs):
         return validate_volume_binding_args(args, path, version)
+    if isinstance(args, DynamicResourcesArgs):
+        return validate_dynamic_resources_args(args, path, version)
     if isinstance(args, ScoreOnlyResourceArgs):
         msg = v1beta1_args_first_error(args)
         return [FieldError(path, msg)] if msg else []

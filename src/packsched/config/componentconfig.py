@@ -15,7 +15,6 @@ Per version (kubernetes/kubernetes ``pkg/scheduler/apis/config/<version>/default
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList, FieldError
 from packsched.config import args as pluginargs
 from packsched.config import catalog
+from packsched.config.args import parse_duration
 from packsched.config.defaults import (
     DEFAULT_CLIENT_BURST,
     DEFAULT_CLIENT_QPS,
@@ -176,23 +176,6 @@ def convert(
     validate_configuration(cfg, ctx)
     cfg.warnings.extend(ctx.warnings)
     return cfg
-
-
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float | None:
-    """A Go duration ("15s", "1m30s", "500ms") in seconds; None when it is not one."""
-    if text in ("0", "-0", "+0"):
-        return 0.0
-    m = re.fullmatch(r"([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+", text)
-    if not m:
-        return None
-    total = sum(
-        float(num) * _DURATION_UNITS[unit]
-        for num, unit in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", text)
-    )
-    return -total if m.group(1) == "-" else total
 
 
 def _decode_live_only(ctx: _Context, top: Mapping[str, Any]) -> tuple[LeaderElection, tuple[str, float, int]]:
@@ -536,10 +519,9 @@ def _plugin_config_entry(
     if not typed:
         if name not in enabled:
             ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
-        own = name not in catalog.UPSTREAM_PLUGINS or name in _ARGS_READ_BY_PLUGIN
+        own = name not in catalog.UPSTREAM_PLUGINS
         if name in ctx.known and own and isinstance(args, dict) and args:
-            # packsched's own plugins (GPUShare, FGDScore, ...) and those of _ARGS_READ_BY_PLUGIN read their args
-            # map themselves
+            # packsched's own plugins (GPUShare, FGDScore, ...) read their args map themselves
             prof.plugin_config[name] = args
         return  # untyped args of upstream plugins (out-of-tree, or left out by packsched) are not used
     if isinstance(args, dict):
@@ -550,10 +532,6 @@ def _plugin_config_entry(
         ctx.warnings.append(f'{jp}: plugin "{name}" is not enabled in this profile; its args have no effect')
     if name in ctx.known:
         prof.plugin_config[name] = args
-
-
-# Upstream plugins whose args packsched's plugin reads from the map itself (DynamicResourcesArgs' bindingTimeout)
-_ARGS_READ_BY_PLUGIN = frozenset({"DynamicResources"})
 
 
 def _default_missing_args(ctx: _Context, prof: Profile, enabled: Collection[str], cp: str) -> None:

@@ -63,6 +63,9 @@ DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 # VolumeBindingArgs: bindTimeoutSeconds when none is given; the shape when StorageCapacityScoring is on and none is
 # given, (utilization, score on 0..10): emptier nodes' volumes score higher.
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
+# DynamicResourcesArgs (DynamicResourcesFilterTimeoutDefault, DynamicResourcesBindingTimeoutDefault), in seconds
+DEFAULT_DRA_FILTER_TIMEOUT_S = 10.0
+DEFAULT_DRA_BINDING_TIMEOUT_S = 600.0
 DEFAULT_VOLUME_BINDING_SHAPE = ((0, 10), (100, 0))
 
 # InterPodAffinityArgs

@@ -202,6 +202,14 @@ GATES: Final[dict[str, Gate]] = {
             "them)",
         ),
         _gate(
+            "DRASchedulerFilterTimeout",
+            (34, True, BETA),
+            modelled_from=34,
+            depends=_DRA,
+            effect="DynamicResourcesArgs.filterTimeout (default 10 s; off, giving it is an error); packsched's "
+            "Filter has no time limit",
+        ),
+        _gate(
             "DRADeviceTaints",
             (33, False, ALPHA),
             (36, True, BETA),

@@ -153,6 +153,18 @@ class VolumeBindingArgs:
     shape: list[UtilizationShapePoint] | None = None
 
 
+@dataclass
+class DynamicResourcesArgs:
+    """Upstream's DynamicResourcesArgs, in seconds (None: not given, or not defaulted at this release):
+    ``filterTimeout`` (with DRASchedulerFilterTimeout, beta and on from 1.34: default 10 s, 0 for no limit; a
+    limit on one node's allocation in Filter, which packsched's allocator does not time: accepted, not used) and
+    ``bindingTimeout`` (from 1.35, with DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on: default
+    600 s, at least 1 s; how long PreBind waits for devices' binding conditions)."""
+
+    filter_timeout: float | None = None
+    binding_timeout: float | None = None
+
+
 # A plugin's args after decoding: one of the typed *Args above, or the plain map of a plugin that reads its own
 # args (packsched's GPU plugins).
 TypedPluginArgs: TypeAlias = (
@@ -164,6 +176,7 @@ TypedPluginArgs: TypeAlias = (
     | PodTopologySpreadArgs
     | ScoreOnlyResourceArgs
     | VolumeBindingArgs
+    | DynamicResourcesArgs
 )
 PluginArgs: TypeAlias = TypedPluginArgs | dict[str, Any]
 

@@ -320,6 +320,12 @@ class KubeVersion:
         return self.minor >= 37
 
     @property
+    def dra_filter_timeout(self) -> bool:
+        """DRASchedulerFilterTimeout on (beta and on from 1.34): DynamicResourcesArgs' filterTimeout is defaulted
+        (10 s) and may be given."""
+        return self.minor >= 34 and self.feature("DRASchedulerFilterTimeout")
+
+    @property
     def dra_device_binding(self) -> bool:
         """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus both on (v1.36+ by default; the first is
         alpha and off in 1.34-1.35, the second beta and on from 1.33, GA and locked on in 1.37): ResourceSlices keep

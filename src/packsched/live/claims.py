@@ -3,7 +3,10 @@
 
 - PreBind, per claim not reserved for the pod yet: the allocation Reserve found (when the claim had none) into
   ``status.allocation``, after the ``resource.kubernetes.io/delete-protection`` finalizer is added with a plain
-  update, and the pod into ``status.reservedFor``: one status update with the claim's resourceVersion. A conflict
+  update, and the pod into ``status.reservedFor``: one status update with the claim's resourceVersion. With
+  device binding conditions on (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus), an allocation
+  without ``allocationTimestamp`` gets one (the wall clock's, to the second), as upstream's PreBind writes it:
+  Filter measures the binding timeout from it (live/dra_objects.py). A conflict
   (409) reads the claim again and tries again, five tries in all (client-go's ``retry.DefaultRetry``); a claim
   deleted, or allocated by someone else meanwhile, fails the write.
 - the claim for a pod's DRA-backed extended resources: created (``generateName`` ``<pod>-extended-resources-``,
@@ -20,6 +23,7 @@ needs no read.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import logging
 import threading
 import time
@@ -29,6 +33,7 @@ from packsched.api.dra import Allocation, ClaimSpec, ClaimWriteError, ResourceCl
 from packsched.api.objects import NodeSelectorTerm, Pod, Requirement
 from packsched.backend.dra.capacity import quantity_text
 from packsched.live.port import DELETED, PODS, ApiError, ApiPort, Obj, Resource
+from packsched.live.recorder import rfc3339
 
 LOG = logging.getLogger("packsched.live")
 
@@ -103,6 +108,7 @@ class ClaimWriter:
         self.resource = resource
         self._lock = threading.Lock()
         self._objects: dict[str, Obj] = {}  # claim key -> the object its watch last delivered
+        self.wall: Callable[[], float] = time.time  # the wall clock allocationTimestamp is written in
         self.writes = 0  # status writes that went through
         self.conflicts = 0  # status writes answered 409 (and tried again)
 
@@ -127,14 +133,14 @@ class ClaimWriter:
 
     # -- PreBind ------------------------------------------------------------------------------------------
 
-    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod) -> None:
+    def reserve(self, claim: ResourceClaim, allocation: Allocation | None, pod: Pod, stamp: bool = False) -> None:
         res = self.resource()
         obj = self._cached(claim)
         for attempt in range(CONFLICT_TRIES):
             if obj is None or attempt > 0:
                 obj = self._get(claim)
             try:
-                self._reserve_once(res, claim, obj, allocation, pod)
+                self._reserve_once(res, claim, obj, allocation, pod, stamp)
                 with self._lock:
                     self.writes += 1
                 return
@@ -149,7 +155,7 @@ class ClaimWriter:
         raise ClaimWriteError(f"claim {claim.key}: still in conflict after {CONFLICT_TRIES} tries")
 
     def _reserve_once(
-        self, res: Resource, claim: ResourceClaim, obj: Obj, allocation: Allocation | None, pod: Pod
+        self, res: Resource, claim: ResourceClaim, obj: Obj, allocation: Allocation | None, pod: Pod, stamp: bool
     ) -> None:
         meta = obj.setdefault("metadata", {})
         if meta.get("deletionTimestamp"):
@@ -169,6 +175,12 @@ class ClaimWriter:
             *(status.get("reservedFor") or []),
             {"resource": "pods", "name": pod.name, "uid": pod.uid},
         ]
+        if stamp:  # as upstream, with DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on (1.35+)
+            written = status.get("allocation")
+            if not written:
+                raise ClaimWriteError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+            if not written.get("allocationTimestamp"):
+                written["allocationTimestamp"] = rfc3339(dt.datetime.fromtimestamp(self.wall(), dt.UTC))
         self.port.update_status(res, claim.namespace, claim.name, obj)
 
     def create_extended(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:

@@ -12,13 +12,17 @@ once (:meth:`DraHandlers.flush`, after the batch): a cluster's claims listed aft
 every held-back pod's PreEnqueue once per claim.
 
 An allocation PreBind wrote stays in flight (its devices taken for the next pods) until the claim's watch shows it;
-the claim made in memory for a pod's DRA-backed extended resources gives way to the one created on the server
+a claim's ``allocationTimestamp`` is read onto the scheduler's clock, so that Filter finds an allocation whose device
+binding outlived the binding timeout, as upstream's does (PreBind writes the timestamp: live/claims.py); the claim
+made in memory for a pod's DRA-backed extended resources gives way to the one created on the server
 (annotated ``resource.kubernetes.io/extended-resource-claim``, owned by the pod) once that one shows its
 allocation.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from collections.abc import Callable
 
 from packsched.api.dra import DraObjects, ResourceClaim, ResourceSlice
@@ -35,10 +39,13 @@ class DraHandlers:
         changed: Callable[[frozenset[str] | None], None],
         stats: Stats,
         writer: ClaimWriter | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``changed``: called by :meth:`flush` after changes that may let waiting pods in (the scheduler's
-        ``dra_changed``)."""
+        ``dra_changed``); ``clock``: the scheduler's (a claim's ``allocationTimestamp`` is read onto it)."""
         self.dra = dra
+        self.clock = clock
+        self.wall: Callable[[], float] = time.time
         self.changed = changed
         self.stats = stats
         self.writer = writer
@@ -119,6 +126,8 @@ class DraHandlers:
         new = out.dra.claims[key]
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         new.extended = annotations.get(EXTENDED_CLAIM_ANNOTATION) == "true" and bool(new.owner_pod)
+        if new.allocation is not None:
+            new.allocated_at = self._allocated_at(obj)
         dra.claims[key] = new
         if new.allocation is not None:
             dra.in_flight.pop(key, None)  # the allocation PreBind wrote is seen: no longer in flight
@@ -128,6 +137,20 @@ class DraHandlers:
             self.pending = True  # deallocated: its devices are free for any pod
         elif old is None or old.allocation != new.allocation or old.reserved_for != new.reserved_for:
             self.pending_claims.add(key)  # created, or its status changed: its pods may go on
+
+    def _allocated_at(self, obj: Obj) -> float | None:
+        """The claim's ``status.allocation.allocationTimestamp`` on the scheduler's clock (what Filter measures
+        the binding timeout against), or None when it has none or it is not an RFC 3339 time."""
+        text = ((obj.get("status") or {}).get("allocation") or {}).get("allocationTimestamp")
+        if not isinstance(text, str) or not text:
+            return None
+        try:
+            at = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=dt.UTC)
+        return self.clock() - (self.wall() - at.timestamp())
 
     def _extended_seen(self, claim: ResourceClaim) -> None:
         """The server's claim for a pod's extended resources: it replaces the one made in memory at Reserve once its

@@ -102,7 +102,9 @@ class InformerHandlers:
         self._arrival = 0
         # namespaces, Services, controllers, the storage catalog
         self.objects = ClusterObjects(scheduler, storage if storage is not None else StorageObjects(), stats)
-        self.dra = DraHandlers(dra if dra is not None else DraObjects(), scheduler.dra_changed, stats, claim_writer)
+        self.dra = DraHandlers(
+            dra if dra is not None else DraObjects(), scheduler.dra_changed, stats, claim_writer, scheduler.clock
+        )
         # kube-scheduler's own Workloads / PodGroups (GenericWorkload)
         self.scheduling_groups = SchedulingGroupHandlers(scheduler, stats, lambda: self.classes)
 

@@ -27,6 +27,7 @@ from packsched.api.objects import Node, Pod
 from packsched.api.podgroups import dropped_reference
 from packsched.backend.disruption import BudgetStatus, budgets
 from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.versions import KubeVersion
 from packsched.framework.interface import (
     ADD,
     ELASTIC_QUOTA,
@@ -217,23 +218,10 @@ class Simulation:
         skipped = cluster.skipped_summary()
         if skipped:
             self.warnings.append(skipped)
-        version = config.kube_version
-        if version.minor >= 34 and not version.dra_admin_access:
-            dra, dropped = cluster.dra.without_admin_access()
-            if dropped:
-                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
-                self.warnings.append(
-                    f"adminAccess dropped from {dropped} ResourceClaim(s) and template(s): the API server drops it "
-                    "with the feature gate DRAAdminAccess off"
-                )
-        if version.minor >= 34 and not version.dra_device_binding:
-            dra, dropped = cluster.dra.without_binding_conditions()
-            if dropped:
-                cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
-                self.warnings.append(
-                    f"devices' bindingConditions, bindingFailureConditions and bindsToNode dropped from {dropped} "
-                    "ResourceSlice(s): the API server drops them with the feature gate DRADeviceBindingConditions off"
-                )
+        dra, self.dra_dropped = gate_drops(cluster.dra, config.kube_version)  # (a scenario's base report says them)
+        if dra is not cluster.dra:
+            cluster = self.cluster = dataclasses.replace(cluster, dra=dra)
+        self.warnings.extend(self.dra_dropped)
         self.scheduler = Scheduler(
             config,
             registry,
@@ -291,6 +279,18 @@ class Simulation:
                 "and never complete; they run until preempted or until the simulation ends",
             )
         return rec
+
+    def reread_dra(self, version: KubeVersion) -> list[str]:
+        """For another configuration (a scenario's setConfig: another version, other feature gates): the DRA
+        objects as an API server with those gates keeps them (:func:`gate_drops`), in the catalog the scheduler
+        reads; answers a warning for each kind of field dropped (added to the run's warnings too)."""
+        dra = self.cluster.dra
+        kept, dropped = gate_drops(dra, version)
+        if kept is not dra:
+            dra.adopt(kept)
+        for message in dropped:
+            self._warn_once(message, message)
+        return dropped
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -661,6 +661,46 @@ def later_objects(cluster: Cluster) -> Iterator[tuple[ClusterEvent, float]]:
     for group in cluster.scheduling_pod_groups:
         if group.created > 0:
             yield ClusterEvent(SCHEDULING_POD_GROUP, ADD, None, group), group.created
+
+
+@dataclass(frozen=True)
+class _GateDrop:
+    """Fields an API server drops from DRA objects while a feature gate is off (upstream's dropDisabledFields)."""
+
+    off: Callable[[KubeVersion], bool]
+    drop: Callable[[DraObjects], tuple[DraObjects, int]]
+    warning: str  # with {n}: how many objects lost the fields
+
+
+_GATE_DROPS = (
+    _GateDrop(
+        lambda v: not v.dra_admin_access,
+        DraObjects.without_admin_access,
+        "adminAccess dropped from {n} ResourceClaim(s) and template(s): the API server drops it with the feature "
+        "gate DRAAdminAccess off",
+    ),
+    _GateDrop(
+        lambda v: not v.dra_device_binding,
+        DraObjects.without_binding_conditions,
+        "devices' bindingConditions, bindingFailureConditions and bindsToNode dropped from {n} ResourceSlice(s): "
+        "the API server drops them with the feature gate DRADeviceBindingConditions off",
+    ),
+)
+
+
+def gate_drops(dra: DraObjects, version: KubeVersion) -> tuple[DraObjects, list[str]]:
+    """The DRA catalog as an API server of ``version`` (its feature gates) keeps it, and a warning per kind of
+    field dropped; ``dra`` itself when nothing was. Read at the start of a run, and again after a scenario's
+    setConfig (another version or other gates)."""
+    warnings: list[str] = []
+    if version.minor < 34:
+        return dra, warnings
+    for rule in _GATE_DROPS:
+        if rule.off(version):
+            dra, n = rule.drop(dra)
+            if n:
+                warnings.append(rule.warning.format(n=n))
+    return dra, warnings
 
 
 def run_simulation(

@@ -408,6 +408,7 @@ class _Runner:
         skipped = cluster.skipped_summary()
         if skipped:  # said in the base cluster's report
             self.notes.append(skipped)
+        self.notes.extend(self.sim.dra_dropped)
 
     def run(self) -> list[StepReport]:
         sim = self.sim
@@ -589,10 +590,11 @@ class _Runner:
     def _setConfig(self, step: Step) -> None:
         config = load_config(step.args["path"], set(self.registry))
         sim = self.sim
+        self.notes.extend(sim.reread_dra(config.kube_version))  # the fields its feature gates drop, as at the start
         sim.scheduler.set_config(config, self.registry)
         # the new plugins list the cluster, as a restarted scheduler's informers would
         running = (ClusterEvent(POD, ADD, None, rec.pod) for rec in sim.records.values() if rec.phase == RUNNING)
-        sim.scheduler.replay_to_plugins(itertools.chain(cluster_objects(self.cluster), running))
+        sim.scheduler.replay_to_plugins(itertools.chain(cluster_objects(sim.cluster), running))
 
     def _setQuota(self, step: Step) -> None:
         args = step.args

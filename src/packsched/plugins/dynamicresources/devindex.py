@@ -267,23 +267,30 @@ class DeviceIndex:
             np.zeros(snap.n, dtype=np.int64),
         )
         memo: dict[int, tuple[CelDevice, bool, bool]] = {}
+        state = dra.allocated_state(self.features.consumable_capacity)  # as _recount, read once for every node
+        taken, shared = state.dedicated, state.shared
+        index, column = snap.index, c.column
+        eligible, free = c.eligible, c.free
         try:
-            for name in layout.on_node:
-                col = snap.index.get(name)
+            for name, slices in layout.on_node.items():
+                col = index.get(name)
                 if col is None:
                     continue
-                slices = layout.on_node[name]
                 if len(slices) == 1 and _lone(slices[0]):
                     found = self._matching_lone(slices[0], expressions, memo)
                 else:
                     found = self._matching(layout.pools(snap.nodes[col], self.features), expressions, memo)
                 if found is None:
-                    c.eligible[col] = False
+                    eligible[col] = False
                     continue
                 c.devices[col] = found
+                left = 0
                 for did in found:
-                    c.column[did] = col
-                self._recount(dra, c, col)
+                    column[did] = col
+                    if did not in taken:
+                        left += 1
+                free[col] = left
+                eligible[col] = not shared or not any(did in shared for did in found)
         except CelRuntimeError:
             return None
         return c
@@ -327,15 +334,26 @@ class DeviceIndex:
         invalid only for a device name listed twice), in one pass over the devices."""
         seen: set[str] = set()
         out: list[DeviceID] = []
+        driver, pool = s.driver, s.pool
         for dev in s.devices:
-            if dev.name in seen:
+            name = dev.name
+            if name in seen:
                 return None
-            seen.add(dev.name)
-            verdict = self._match(dev, expressions, memo)
-            if verdict is None:
+            seen.add(name)
+            # _match, inlined (this loop runs once per device of the cluster when a matcher's counts are built)
+            cel = dev.cel
+            known = memo.get(id(cel))
+            if known is None or known[0] is not cel:
+                self._match(dev, expressions, memo)  # (remembers the device's CelDevice)
+                known = memo[id(cel)]
+            if not known[1]:
+                continue
+            if dev.consumes or dev.taints or dev.policies or dev.binding_conditions:
+                if not self._plain(dev):
+                    return None
+            elif not known[2]:
                 return None
-            if verdict:
-                out.append((s.driver, s.pool, dev.name))
+            out.append((driver, pool, name))
         return out
 
     def _plain(self, dev: Device) -> bool:

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from packsched.api.annotations import parse_duration
+from packsched.api.decode import Reader
 from packsched.api.dra import (
     ALL,
     ALLOCATION_RESULTS_MAX,
@@ -75,6 +75,7 @@ from packsched.api.dra import (
     DraObjects,
     ResourceClaim,
 )
+from packsched.api.errors import ErrorList
 from packsched.api.objects import Node, NodeSelectorTerm, Pod
 from packsched.backend.dra.allocator import (
     AllocationError,
@@ -91,7 +92,12 @@ from packsched.backend.dra.extended import (
     is_dra_extended_name,
     request_mappings,
 )
-from packsched.config.types import PluginArgs
+from packsched.config.args import (
+    decode_dynamic_resources_args,
+    default_dynamic_resources_args,
+    validate_dynamic_resources_args,
+)
+from packsched.config.types import DynamicResourcesArgs, PluginArgs
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -289,7 +295,7 @@ class DynamicResources:
         self.handle = handle
         v = handle.kube_version
         self.features = allocator_features(v)
-        self.binding_timeout = parse_args(args, self.features.device_binding)
+        self.binding_timeout = parse_args(args, v)
         self.extended_resources = v.dra_extended_resource
         self.index = DeviceIndex(self.features)
 
@@ -829,14 +835,14 @@ class DynamicResources:
         ext = data.ext_allocations.get(node)
         try:
             for claim, alloc in todo:
-                api.reserve(claim, alloc, pod.pod)
+                api.reserve(claim, alloc, pod.pod, self.features.device_binding)
                 data.written.append(claim)
                 if alloc is not None:
                     data.allocated.add(claim.key)
             if ext is not None:
                 made, alloc = ext
                 created = data.created = api.create_extended(made, pod.pod)
-                api.reserve(created, alloc, pod.pod)
+                api.reserve(created, alloc, pod.pod, self.features.device_binding)
                 data.written.append(created)
                 api.record_extended(pod.pod, created, request_mappings(pod.pod, data.ext_needed.get(node, {})))
         except ClaimWriteError as exc:
@@ -984,41 +990,28 @@ def new_dynamic_resources(args: PluginArgs | None, handle: Handle) -> DynamicRes
     return DynamicResources(handle, args)
 
 
-_ARG_FIELDS = ("filterTimeout", "bindingTimeout")
-
-
-def parse_args(raw: PluginArgs | None, device_binding: bool) -> float:
-    """DynamicResourcesArgs: the binding timeout in seconds (``bindingTimeout``, a Go duration; upstream's default
-    600 s), checked as upstream's ValidateDynamicResourcesArgs checks it: at least 1 s, and only with device binding
-    conditions on. ``filterTimeout`` (a limit on the wall-clock time of one node's allocation) is accepted, zero or
-    positive, and has no effect in packsched. ValueError names the field."""
+def parse_args(raw: PluginArgs | None, version: KubeVersion) -> float:
+    """The binding timeout in seconds from DynamicResourcesArgs (config/args.py decodes, defaults and validates
+    them as upstream; a configuration file's args arrive here typed). A plain map (a test, or a caller that
+    skips the configuration loader) goes the same way; ValueError names the field. No timeout given or defaulted
+    (1.34, or device binding off): upstream's default, which then never applies."""
     if raw is None:
         return BINDING_TIMEOUT_S
-    if not isinstance(raw, Mapping):
-        raise ValueError("args must be a map")
-    unknown = sorted(set(raw) - {*_ARG_FIELDS, "apiVersion", "kind"})
-    if unknown:
-        raise ValueError(f"unknown field(s) {unknown}; the fields are {', '.join(_ARG_FIELDS)}")
-    kind = raw.get("kind")
-    if kind is not None and kind != "DynamicResourcesArgs":
-        raise ValueError(f"kind: want DynamicResourcesArgs, got {kind!r}")
-    for name in _ARG_FIELDS:
-        if raw.get(name) is not None:
-            try:
-                parse_duration(str(raw[name]))
-            except ValueError as exc:
-                raise ValueError(f"{name}: Invalid value: {raw[name]!r}: {exc}") from None
-    if raw.get("bindingTimeout") is None:
-        return BINDING_TIMEOUT_S
-    if not device_binding:
-        raise ValueError(
-            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is "
-            "disabled"
-        )
-    timeout = parse_duration(str(raw["bindingTimeout"]))
-    if timeout < 1:
-        raise ValueError(f"bindingTimeout: Invalid value: {raw['bindingTimeout']!r}: must be at least 1 second")
-    return timeout
+    if isinstance(raw, Mapping):
+        errors = ErrorList(file="")
+        typed = decode_dynamic_resources_args(Reader(errors), dict(raw), "")
+        if raw.get("kind") not in (None, "DynamicResourcesArgs"):
+            raise ValueError(f"kind: want DynamicResourcesArgs, got {raw.get('kind')!r}")
+        problems = [f"{e.path}: {e.message}" for e in errors.items]
+        if not problems:
+            default_dynamic_resources_args(typed, version)
+            problems = [f"{e.path}: {e.message}" for e in validate_dynamic_resources_args(typed, "", version)]
+        if problems:
+            raise ValueError("; ".join(problems))
+        raw = typed
+    if not isinstance(raw, DynamicResourcesArgs):
+        raise TypeError(f"want args to be of type DynamicResourcesArgs, got {type(raw).__name__}")
+    return BINDING_TIMEOUT_S if raw.binding_timeout is None else raw.binding_timeout
 
 
 def _binding_verdict(claims: Iterable[ResourceClaim | None]) -> Status | None:

@@ -1,0 +1,43 @@
+"""DynamicResourcesArgs through the config loader: typed in v1, defaulted per release as upstream's
+SetDefaults_DynamicResourcesArgs (filterTimeout 10 s with DRASchedulerFilterTimeout on; bindingTimeout 600 s from
+1.35 with device binding conditions on), and Go's duration text in validation messages. The validation cases
+with field paths run through `simulate` in tests/sim/test_dra_binding_conditions.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from packsched.config import default_config
+from packsched.config.args import duration_text, parse_duration
+from packsched.config.types import DynamicResourcesArgs
+from packsched.config.versions import KubeVersion
+from packsched.plugins.registry import in_tree_registry
+
+KNOWN = frozenset(in_tree_registry())
+
+
+@pytest.mark.parametrize(
+    ("minor", "gates", "expected"),
+    [
+        (34, {}, DynamicResourcesArgs(10.0, None)),  # 1.34's args have no bindingTimeout
+        (35, {}, DynamicResourcesArgs(10.0, None)),  # DRADeviceBindingConditions off (alpha)
+        (35, {"DRADeviceBindingConditions": True}, DynamicResourcesArgs(10.0, 600.0)),
+        (36, {}, DynamicResourcesArgs(10.0, 600.0)),
+        (37, {"DRASchedulerFilterTimeout": False}, DynamicResourcesArgs(None, 600.0)),
+    ],
+)
+def test_the_default_profile_gets_each_releases_defaults(
+    minor: int, gates: dict[str, bool], expected: DynamicResourcesArgs
+) -> None:
+    config = default_config(KNOWN, kube_version=KubeVersion(minor, gates))
+    assert config.profiles[0].plugin_config["DynamicResources"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("0", 0.0), ("500ms", 0.5), ("1s", 1.0), ("90s", 90.0), ("10m", 600.0), ("1h2m3.5s", 3723.5), ("-1s", -1.0)],
+)
+def test_durations_read_and_print_as_go_does(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+    go = {"0": "0s", "90s": "1m30s", "10m": "10m0s"}.get(text, text)
+    assert duration_text(seconds) == go
