@@ -449,6 +449,7 @@ class Controller:
             return result if answered is None else self.binding_done(answered)
         if result.waiting:  # held at Permit (a gang not complete yet): settle_waiting binds or requeues it
             LOG.debug("waiting at permit", extra={"pod": key, "node": result.node})
+            result.shed_scores()  # recorded above; the wait keeps the result
             self._waiting_since[key] = start  # nothing is written about the pod while it waits
             return result
         elapsed = time.perf_counter() - start

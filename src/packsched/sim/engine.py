@@ -591,6 +591,8 @@ class Simulation:
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
+            if info.key not in self.capture:
+                result.shed_scores()  # read above; the wait keeps the result
             rec.reason = (
                 f"{result.status.message} ({result.status.plugin} PreBind)"
                 if result.waiting_in_pre_bind
