@@ -402,6 +402,10 @@ spec:
     stolen = owned.replace("name: p}", "name: q}")  # pod q names p's claim: not made for it
     node, reason = simulate_placements(tmp_path, NODES + TEMPLATE % "" + made + stolen)["default/q"]
     assert node is None
+    assert "ResourceClaim default/p-g-x7k2q was not created for Pod default/q (Pod is not owner)" in reason
+    node, reason = simulate_placements(tmp_path, NODES + TEMPLATE % "" + made + stolen, "--kube-version", "1.35")[
+        "default/q"
+    ]
     assert "ResourceClaim default/p-g-x7k2q was not created for pod default/q (pod is not owner)" in reason
 
 

@@ -196,6 +196,7 @@ class ResourceClaim:
     allocation: Allocation | None = None
     reserved_for: list[str] = field(default_factory=list)  # pod keys (namespace/name)
     owner_pod: str = ""  # the pod it was made for (from a template): namespace/name
+    owner_uid: str = ""  # that pod's uid as the claim's ownerReferences give it ("" when not known)
     deleting: bool = False
     source: str = ""
     extended: bool = False  # the claim the scheduler makes for a pod's DRA-backed extended resources

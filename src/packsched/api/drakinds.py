@@ -13,7 +13,7 @@ from packsched.api.dra import (
     decode_device_class,
     decode_slice,
 )
-from packsched.api.storage import controller_owner
+from packsched.api.storage import controller_owner, controller_uid
 
 _TEMPLATE_TOP = ("apiVersion", "kind", "metadata", "spec")
 _TEMPLATE_SPEC = ("metadata", "spec")
@@ -42,6 +42,7 @@ def _resource_claim(ctx: DecodeContext) -> None:
     owner = controller_owner(ctx.r, ctx.meta.get("ownerReferences"), "metadata.ownerReferences")
     if owner is not None and owner.kind == "Pod":  # made from a template by the resourceclaim controller
         claim.owner_pod = f"{ctx.namespace}/{owner.name}"
+        claim.owner_uid = controller_uid(ctx.r, ctx.meta.get("ownerReferences"), "metadata.ownerReferences")
     decode_claim_status(ctx.r, ctx.data.get("status"), claim)
     ctx.cluster.dra.claims[claim.key] = claim
     ctx.cluster.dra.changed(claim.key)

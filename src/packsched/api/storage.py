@@ -269,7 +269,7 @@ def decode_claim(r: Reader, data: dict[str, Any], meta: dict[str, Any], name: st
     pvc.labels = r.str_map(meta.get("labels"), "metadata.labels")
     pvc.annotations = r.str_map(meta.get("annotations"), "metadata.annotations")
     pvc.deleting = meta.get("deletionTimestamp") is not None
-    pvc.owner_uid = _controller_uid(r, meta.get("ownerReferences"), "metadata.ownerReferences")
+    pvc.owner_uid = controller_uid(r, meta.get("ownerReferences"), "metadata.ownerReferences")
     decode_claim_spec(r, data.get("spec"), "spec", pvc)
     status = r.fields(data.get("status"), "status", schema.PVC_STATUS)
     phase = r.one_of(status.get("phase"), "status.phase", (CLAIM_PENDING, CLAIM_BOUND, CLAIM_LOST), "")
@@ -278,7 +278,8 @@ def decode_claim(r: Reader, data: dict[str, Any], meta: dict[str, Any], name: st
     return pvc
 
 
-def _controller_uid(r: Reader, raw: object, path: str) -> str:
+def controller_uid(r: Reader, raw: object, path: str) -> str:
+    """The uid of the controlling owner in ``metadata.ownerReferences`` ("" when none)."""
     for i, item in enumerate(r.list(raw, path)):
         ref = r.fields(item, f"{path}[{i}]", schema.OWNER_REFERENCE)
         if r.bool(ref.get("controller"), f"{path}[{i}].controller"):

@@ -257,8 +257,10 @@ def allocator_features(v: KubeVersion) -> Features:
     )
 
 
-def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
-    """upstream foreachPodResourceClaim: the pod's claims, or why the pod cannot be scheduled yet."""
+def pod_claims(pod: Pod, dra: DraObjects, capitalized: bool = True) -> tuple[list[ResourceClaim], str]:
+    """upstream foreachPodResourceClaim: the pod's claims, or why the pod cannot be scheduled yet. A claim made
+    from a template must be controlled by the pod: by name, and by uid where both are known (upstream compares
+    the uids); ``capitalized``: 1.36+ words that refusal with "Pod" (1.34-1.35: "pod")."""
     out: list[ResourceClaim] = []
     for pc in pod.resource_claims:
         name = dra.pod_claim_name(pod, pc)
@@ -269,10 +271,13 @@ def pod_claims(pod: Pod, dra: DraObjects) -> tuple[list[ResourceClaim], str]:
             return out, f'could not find ResourceClaim "{pod.namespace}/{name}"'
         if claim.deleting:
             return out, f'resourceclaim "{claim.name}" is being deleted'
-        if pc.template_name and claim.owner_pod != pod.key:
+        if pc.template_name and (
+            claim.owner_pod != pod.key or (claim.owner_uid and pod.uid and claim.owner_uid != pod.uid)
+        ):
+            word = "Pod" if capitalized else "pod"
             return out, (
-                f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} "
-                "(pod is not owner)"
+                f"ResourceClaim {claim.namespace}/{claim.name} was not created for {word} {pod.namespace}/{pod.name} "
+                f"({word} is not owner)"
             )
         out.append(claim)
     return out, ""
@@ -297,6 +302,7 @@ class DynamicResources:
         self.features = allocator_features(v)
         self.binding_timeout = parse_args(args, v)
         self.extended_resources = v.dra_extended_resource
+        self.capitalized = v.minor >= 36  # "was not created for Pod ... (Pod is not owner)"
         self.index = DeviceIndex(self.features)
 
     # -- PreEnqueue ----------------------------------------------------------------------------------------
@@ -307,7 +313,7 @@ class DynamicResources:
             return Status()
         if dra is None:  # a scheduler without a DRA catalog: better wait than bind without devices
             return Status.unschedulable(ERR_NOT_TRACKED, plugin=NAME, unresolvable=True)
-        _claims, why = pod_claims(pod.pod, dra)
+        _claims, why = pod_claims(pod.pod, dra, self.capitalized)
         if why:
             return Status.unschedulable(why, plugin=NAME, unresolvable=True)
         return Status()
@@ -322,7 +328,7 @@ class DynamicResources:
         extended = backed_resources(dra, pod.requests) if self.extended_resources else {}
         if not pod.pod.resource_claims and not extended:
             return Status.skip()
-        claims, why = pod_claims(pod.pod, dra)
+        claims, why = pod_claims(pod.pod, dra, self.capitalized)
         if why:
             return Status.unschedulable(why, unresolvable=True)
         if not claims and not extended:
