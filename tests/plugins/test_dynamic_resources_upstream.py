@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 from packsched.api.dra import DraObjects
-from packsched.api.manifests import load_manifests
+from packsched.api.manifests import Cluster, load_manifests
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -42,7 +42,7 @@ from packsched.framework.interface import ClusterEvent
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, PluginError, Status
-from packsched.plugins.dynamicresources.dynamic_resources import new_dynamic_resources
+from packsched.plugins.dynamicresources.dynamic_resources import BINDING_POLL_S, new_dynamic_resources
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 UNSCHEDULABLE = Code.UNSCHEDULABLE
@@ -97,6 +97,14 @@ CEL_NO_KEY = (
     "or guarding the check with has() for optional fields"
 )
 EXT = "example.com/gpu"
+EXT2 = "example.com/gpu2"
+IMPLICIT = f"deviceclass.resource.kubernetes.io/{CLASS}"
+EXT_CLAIM_MADE = "my-pod-extended-resources-0"  # upstream's name for the claim an earlier cycle created
+DRIVER2 = "some-driver-2"
+EXT_CLAIM = "<extended>"  # in Want.in_flight: the claim Filter made for the pod's extended resources
+HEALTHY = f'device.attributes["{DRIVER}"].{ATTR}'
+# "10 minutes ago" (upstream: time.Now() less 10 minutes, a moment before the case looks): past the 600 s timeout
+TEN_MINUTES_AGO = -600.001
 
 
 # -- objects --------------------------------------------------------------------------------------------------
@@ -112,27 +120,39 @@ def node(name: str, allocatable: dict[str, str] | None = None) -> dict[str, Any]
 
 
 def node_slice(
-    name: str, devices: list[str] | None = None, healthy: bool = False, taint: bool = False, driver: str = DRIVER
+    name: str,
+    devices: list[str] | None = None,
+    healthy: bool | None = None,
+    taint: bool = False,
+    driver: str = DRIVER,
+    binding: bool = False,
 ) -> dict[str, Any]:
-    """upstream st.MakeResourceSlice(node, driver): one pool named after the node, one slice."""
+    """upstream st.MakeResourceSlice(node, driver): one pool named after the node, one slice; ``binding``: upstream's
+    fabricSlice (a device binding to the node with binding conditions, the slice selecting the node by name)."""
     listed: list[dict[str, Any]] = []
     for dev in devices or ["instance-1"]:
         item: dict[str, Any] = {"name": dev}
-        if healthy:
-            item["attributes"] = {ATTR: {"bool": True}}
+        if healthy is not None:
+            item["attributes"] = {ATTR: {"bool": healthy}}
         if taint:
             item["taints"] = [{"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}]
+        if binding:
+            item |= {"bindsToNode": True, "bindingConditions": ["condition"], "bindingFailureConditions": ["failed"]}
         listed.append(item)
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+        "devices": listed,
+    }
+    if binding:
+        spec["nodeSelector"] = by_name((name,))
+    else:
+        spec["nodeName"] = name
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
         "metadata": {"name": f"{name}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": listed,
-        },
+        "spec": spec,
     }
 
 
@@ -151,11 +171,21 @@ def by_label(key: str, value: str) -> dict[str, Any]:
     return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}
 
 
-def result(device: str = "instance-1", request: str = "req-1", admin: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"request": request, "driver": DRIVER, "pool": NODE, "device": device}
+def result(
+    device: str = "instance-1", request: str = "req-1", admin: bool = False, driver: str = DRIVER, binding: bool = False
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"request": request, "driver": driver, "pool": NODE, "device": device}
     if admin:
         out["adminAccess"] = True
+    if binding:  # upstream allocationResultWithBindingConditions
+        out |= {"bindingConditions": ["condition"], "bindingFailureConditions": ["failed"]}
     return out
+
+
+def device_status(device: str = "instance-1", driver: str = DRIVER, **conditions: bool) -> dict[str, Any]:
+    """A claim's ``status.devices`` entry with the given conditions."""
+    listed = [{"type": t, "status": "True" if v else "False"} for t, v in conditions.items()]
+    return {"driver": driver, "pool": NODE, "device": device, "conditions": listed}
 
 
 def allocation(*results: dict[str, Any], selector: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -174,17 +204,30 @@ def claim(
     reserved: tuple[str, ...] = (),
     admin: bool = False,
     selectors: tuple[str, ...] = (),
-    subrequests: tuple[tuple[str, str, int], ...] = (),
+    subrequests: tuple[tuple[Any, ...], ...] = (),  # (name, class, count[, a CEL selector])
     owner_uid: str = POD_UID,
     deleting: bool = False,
+    lists: tuple[tuple[tuple[str, str, int], ...], ...] = (),
+    devices: tuple[dict[str, Any], ...] = (),
+    requests_named: str = "req-1",
 ) -> dict[str, Any]:
     """upstream st.MakeResourceClaim().Request(class): one request ``req-1`` of one device; ``owned`` is upstream's
     pendingClaim (controlled by the pod, as the resourceclaim controller makes it)."""
     request: dict[str, Any]
-    if subrequests:
+    requests: list[dict[str, Any]] = []
+    if lists:  # several prioritized lists: req-1, req-2, ...
+        for i, subs in enumerate(lists):
+            listed = [{"name": s, "deviceClassName": c, "count": n} for s, c, n in subs]
+            requests.append({"name": f"req-{i + 1}", "firstAvailable": listed})
+        request = requests[0]
+    elif subrequests:
         request = {
             "name": "req-1",
-            "firstAvailable": [{"name": s, "deviceClassName": c, "count": n} for s, c, n in subrequests],
+            "firstAvailable": [
+                {"name": x[0], "deviceClassName": x[1], "count": x[2]}
+                | ({"selectors": [{"cel": {"expression": x[3]}}]} if len(x) > 3 else {})
+                for x in subrequests
+            ],
         }
     else:
         exactly: dict[str, Any] = {"deviceClassName": cls}
@@ -192,7 +235,7 @@ def claim(
             exactly["adminAccess"] = True
         if selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
-        request = {"name": "req-1", "exactly": exactly}
+        request = {"name": requests_named, "exactly": exactly}
     meta: dict[str, Any] = {"name": name, "namespace": NS}
     if owned:
         meta["ownerReferences"] = [
@@ -204,11 +247,13 @@ def claim(
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": meta,
-        "spec": {"devices": {"requests": [request]}},
+        "spec": {"devices": {"requests": requests or [request]}},
     }
     status: dict[str, Any] = {}
     if alloc is not None:
         status["allocation"] = alloc
+    if devices:
+        status["devices"] = list(devices)
     if reserved:
         status["reservedFor"] = [{"resource": "pods", "name": p, "uid": POD_UID} for p in reserved]
     if status:
@@ -217,14 +262,22 @@ def claim(
 
 
 def pod(
-    claim_name: str = "", template: str = "", in_status: bool = False, requests: dict[str, str] | None = None
+    claim_name: str = "",
+    template: str = "",
+    in_status: bool = False,
+    requests: dict[str, str] | None = None,
+    second: dict[str, str] | None = None,
+    claim2: str = "",
 ) -> dict[str, Any]:
-    """upstream podWithClaimName (``claim_name``), podWithClaimTemplate(InStatus) (``template``), or a pod asking
-    for extended resources (``requests``)."""
-    container: dict[str, Any] = {"name": "c"}
-    if requests:
-        container["resources"] = {"requests": requests, "limits": requests}
-    spec: dict[str, Any] = {"containers": [container]}
+    """upstream podWithClaimName (``claim_name``; ``claim2``: podWithTwoClaimNames), podWithClaimTemplate(InStatus)
+    (``template``), or a pod asking for extended resources (``requests``, and a second container's)."""
+    containers: list[dict[str, Any]] = []
+    for i, asked in enumerate([requests, second] if second else [requests]):
+        container: dict[str, Any] = {"name": f"c{i}"}
+        if asked:
+            container["resources"] = {"requests": asked, "limits": asked}
+        containers.append(container)
+    spec: dict[str, Any] = {"containers": containers}
     out: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -233,6 +286,8 @@ def pod(
     }
     if claim_name:
         spec["resourceClaims"] = [{"name": "my-resource", "resourceClaimName": claim_name}]
+        if claim2:
+            spec["resourceClaims"].append({"name": "my-resource-2", "resourceClaimName": claim2})
     elif template:
         spec["resourceClaims"] = [{"name": "my-resource", "resourceClaimTemplateName": template}]
         if in_status:
@@ -241,6 +296,8 @@ def pod(
 
 
 POD_WITH_CLAIM = pod(claim_name=CLAIM)
+POD_WITH_TWO_CLAIMS = pod(claim_name=CLAIM, claim2=CLAIM2)
+EXT_POD = pod(requests={EXT: "1"})
 POD_WITH_TEMPLATE_IN_STATUS = pod(template=CLAIM, in_status=True)
 ALLOCATED = claim(alloc=allocation())
 OTHER_CLAIM = claim(OTHER, owned=False)
@@ -253,6 +310,12 @@ ADMIN_NAMESPACE = {
     "metadata": {"name": NS, "labels": {"resource.kubernetes.io/admin-access": "true"}},
 }
 
+XFAIL_LEFTOVER_EXT = (
+    "packsched's PreFilter does not take up the extended-resource claim an earlier cycle made for the pod (live "
+    "mode): the claim holds the device, Filter says 'cannot allocate all claims' and PostFilter leaves it; upstream "
+    "rejects the node with 'cannot schedule extended resource claim' and PostFilter deletes the claim"
+)
+
 # -- the table --------------------------------------------------------------------------------------------------
 
 Verdict = tuple[Code, str]
@@ -260,6 +323,22 @@ Verdict = tuple[Code, str]
 # for; None: not allocated
 ClaimState = tuple[tuple[tuple[str, str, str, str], ...], tuple[str, ...]] | None
 DEVICE_1 = (("req-1", DRIVER, NODE, "instance-1"),)
+DEVICE_2 = (("req-2", DRIVER2, NODE, "instance-2"),)
+BINDING_1 = DEVICE_1
+EXT_ALLOCATED: ClaimState = ((("container-0-request-0", DRIVER, NODE, "instance-1"),), (POD,))
+# upstream boundClaim, boundClaim2, failedBindingClaim(2): allocations of devices with binding conditions
+BOUND = claim(alloc=allocation(result(binding=True)), devices=(device_status(condition=True, failed=False),))
+FAILED_BINDING = claim(alloc=allocation(result(binding=True)), devices=(device_status(condition=False, failed=True),))
+BOUND2 = claim(
+    CLAIM2,
+    alloc=allocation(result("instance-2", "req-2", driver=DRIVER2, binding=True)),
+    devices=(device_status("instance-2", DRIVER2, condition=True, failed=False),),
+)
+FAILED_BINDING2 = claim(
+    CLAIM2,
+    alloc=allocation(result("instance-2", "req-2", driver=DRIVER2, binding=True)),
+    devices=(device_status("instance-2", DRIVER2, condition=False, failed=True),),
+)
 
 
 @dataclass(frozen=True)
@@ -272,6 +351,10 @@ class Want:
     prebind: Verdict | None = None
     claims: dict[str, ClaimState] = field(default_factory=dict)  # after the last step
     node: str = ""  # the node Reserve took (checked when set)
+    extended: ClaimState | str = "-"  # the claim made for the pod's extended resources ("-": not checked)
+    stamped: tuple[str, ...] | None = None  # the claims with an allocationTimestamp after PreBind (None: unchecked)
+    scores: dict[str, int] = field(default_factory=dict)  # Score per node, and NormalizeScore's answers
+    normalized: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -287,6 +370,9 @@ class Case:
     gates: dict[str, bool] = field(default_factory=dict)
     want: Want = Want()
     unreserve: str = ""  # "before-prebind" (upstream skip-bind) or "after-prebind" (upstream bind-failure)
+    args: dict[str, Any] | None = None  # DynamicResourcesArgs
+    allocated_at: dict[str, float] = field(default_factory=dict)  # claim -> allocationTimestamp (the clock is 0)
+    extended_claim: str = ""  # a claim an earlier cycle made for the pod's extended resources (live mode's watch)
     xfail: str = ""
 
 
@@ -556,6 +642,332 @@ CASES: list[Case] = [
         slices=(node_slice(NODE),),
         want=Want(in_flight=(CLAIM,), claims={CLAIM: ((("req-1/subreq-1", DRIVER, NODE, "instance-1"),), (POD,))}),
     ),
+    # -- DRA-backed extended resources (DRAExtendedResource) --
+    Case(
+        "extended-resource-name-with-node-resource",
+        EXT_POD,
+        nodes=(node(NODE, {EXT: "1"}),),
+        classes=(device_class(extended=EXT),),
+        want=Want(extended=None),  # a device plugin gives it: no claim
+    ),
+    Case(
+        "extended-resource-one-device-plugin-one-dra",
+        pod(requests={EXT: "1", EXT2: "1"}),
+        nodes=(node(NODE, {EXT: "1"}),),
+        classes=(device_class(extended=EXT), device_class(CLASS + "2", extended=EXT2)),
+        slices=(node_slice(NODE),),
+        want=Want(in_flight=(EXT_CLAIM,), extended=((("container-0-request-1", DRIVER, NODE, "instance-1"),), (POD,))),
+    ),
+    Case(
+        "extended-resource-name-with-zero-allocatable",
+        EXT_POD,
+        nodes=(node(NODE, {EXT: "0"}),),
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        want=Want(in_flight=(EXT_CLAIM,), extended=EXT_ALLOCATED),
+    ),
+    Case(
+        "non-DRA-extended-resource-name-with-zero-allocatable",
+        EXT_POD,
+        nodes=(node(NODE, {EXT: "0"}),),
+        classes=(device_class(),),
+        slices=(node_slice(NODE),),
+        want=Want(prefilter=(SKIP, ""), extended=None),
+    ),
+    Case(
+        "extended-resource-name-no-resource",
+        EXT_POD,
+        classes=(device_class(extended=EXT),),
+        want=Want(filter={NODE: (UNRESOLVABLE, "cannot allocate all claims")}, postfilter=(UNSCHEDULABLE, "")),
+    ),
+    Case(
+        "extended-resource-name-with-resources",
+        EXT_POD,
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        want=Want(in_flight=(EXT_CLAIM,), extended=EXT_ALLOCATED),
+    ),
+    Case(
+        "implicit-extended-resource-name-with-resources",
+        pod(requests={IMPLICIT: "1", EXT: "2"}),
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE, [f"instance-{i}" for i in range(1, 5)]),),
+        want=Want(
+            in_flight=(EXT_CLAIM,),
+            extended=(
+                (
+                    ("container-0-request-0", DRIVER, NODE, "instance-1"),
+                    ("container-0-request-1", DRIVER, NODE, "instance-2"),
+                    ("container-0-request-1", DRIVER, NODE, "instance-3"),
+                ),
+                (POD,),
+            ),
+        ),
+    ),
+    Case(
+        "implicit-extended-resource-name-two-containers-with-resources",
+        pod(requests={IMPLICIT: "1"}, second={EXT: "2"}),
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE, [f"instance-{i}" for i in range(1, 5)]),),
+        want=Want(
+            in_flight=(EXT_CLAIM,),
+            extended=(
+                (
+                    ("container-0-request-0", DRIVER, NODE, "instance-1"),
+                    ("container-1-request-0", DRIVER, NODE, "instance-2"),
+                    ("container-1-request-0", DRIVER, NODE, "instance-3"),
+                ),
+                (POD,),
+            ),
+        ),
+    ),
+    Case(
+        "extended-resource-name-with-resources-has-claim",
+        EXT_POD,
+        claims=(
+            claim(
+                EXT_CLAIM_MADE,
+                requests_named="container-0-request-0",
+                alloc=allocation(result(request="container-0-request-0")),
+            ),
+        ),
+        extended_claim=EXT_CLAIM_MADE,
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "cannot schedule extended resource claim")},
+            postfilter=(UNSCHEDULABLE, "deletion of ResourceClaim completed"),
+            extended=None,
+        ),
+        xfail=XFAIL_LEFTOVER_EXT,
+    ),
+    Case(
+        "extended-resource-name-with-resources-delete-claim",
+        EXT_POD,
+        claims=(
+            claim(
+                EXT_CLAIM_MADE,
+                requests_named="container-0-request-0",
+                alloc=allocation(result(request="container-0-request-0"), selector=by_name((NODE2,))),
+            ),
+        ),
+        extended_claim=EXT_CLAIM_MADE,
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "cannot schedule extended resource claim")},
+            postfilter=(UNSCHEDULABLE, "deletion of ResourceClaim completed"),
+            extended=None,
+        ),
+        xfail=XFAIL_LEFTOVER_EXT,
+    ),
+    Case(
+        "extended-resource-name-bind-failure",
+        EXT_POD,
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        unreserve="after-prebind",
+        want=Want(in_flight=(EXT_CLAIM,), extended=None),  # Unreserve deletes the claim PreBind created
+    ),
+    Case(
+        "extended-resource-name-skip-bind",
+        EXT_POD,
+        classes=(device_class(extended=EXT),),
+        slices=(node_slice(NODE),),
+        unreserve="before-prebind",
+        want=Want(in_flight=(EXT_CLAIM,), extended=None),
+    ),
+    # -- allocation timestamps and device binding conditions (DRADeviceBindingConditions) --
+    Case(
+        "dont-add-allocation-timestamp",
+        POD_WITH_CLAIM,
+        claims=(claim(),),
+        classes=(device_class(),),
+        slices=(node_slice(NODE),),
+        gates={"DRADeviceBindingConditions": False},
+        want=Want(in_flight=(CLAIM,), claims={CLAIM: (DEVICE_1, (POD,))}, stamped=()),
+    ),
+    Case(
+        "add-allocation-timestamp",
+        POD_WITH_CLAIM,
+        claims=(claim(),),
+        classes=(device_class(),),
+        slices=(node_slice(NODE),),
+        want=Want(in_flight=(CLAIM,), claims={CLAIM: (DEVICE_1, (POD,))}, stamped=(CLAIM,)),
+    ),
+    Case(
+        "bind-claim-with-binding-conditions",
+        POD_WITH_CLAIM,
+        claims=(claim(),),
+        classes=(device_class(),),
+        slices=(node_slice(NODE, binding=True),),
+        args={"bindingTimeout": "1s"},
+        want=Want(
+            in_flight=(CLAIM,),
+            prebind=(ERROR, "device binding timeout: context deadline exceeded"),
+            claims={CLAIM: (DEVICE_1, (POD,))},
+            stamped=(CLAIM,),
+        ),
+    ),
+    Case(
+        "bound-claim-with-succeeded-binding-conditions",
+        POD_WITH_CLAIM,
+        claims=(BOUND,),
+        want=Want(claims={CLAIM: (DEVICE_1, (POD,))}),
+    ),
+    Case(
+        "bound-claim-with-failed-binding",
+        POD_WITH_CLAIM,
+        claims=(FAILED_BINDING,),
+        slices=(node_slice(NODE),),
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "resourceclaim not available on the node")},
+            postfilter=(UNSCHEDULABLE, "deallocation of ResourceClaim completed"),
+            claims={CLAIM: None},
+        ),
+    ),
+    Case(
+        "bound-claim-with-timed-out-binding",
+        POD_WITH_CLAIM,
+        claims=(claim(alloc=allocation(result(binding=True)), devices=(device_status(),)),),
+        allocated_at={CLAIM: TEN_MINUTES_AGO},
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "resourceclaim not available on the node")},
+            postfilter=(UNSCHEDULABLE, "deallocation of ResourceClaim completed"),
+            claims={CLAIM: None},
+        ),
+    ),
+    Case(
+        "prebind-fail-with-binding-timeout",
+        POD_WITH_CLAIM,
+        claims=(claim(alloc=allocation(result(binding=True)), devices=(device_status(),)),),
+        allocated_at={CLAIM: -590.0},  # the 600 s binding timeout runs out 10 s into the case
+        args={"bindingTimeout": "600s"},
+        want=Want(prebind=(ERROR, f"device binding timeout: claim={CLAIM}"), claims={CLAIM: (BINDING_1, (POD,))}),
+        xfail="packsched's PreBind waits bindingTimeout from its own start, not from the claim's allocationTimestamp "
+        "(upstream isPodReadyForBinding), and says 'context deadline exceeded' instead of naming the claim",
+    ),
+    Case(
+        "bound-claim-with-mixed-binding-conditions",
+        POD_WITH_CLAIM,
+        claims=(
+            claim(alloc=allocation(result(binding=True)), devices=(device_status(condition1=True, condition2=False),)),
+        ),
+        allocated_at={CLAIM: TEN_MINUTES_AGO},
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "resourceclaim not available on the node")},
+            postfilter=(UNSCHEDULABLE, "deallocation of ResourceClaim completed"),
+            claims={CLAIM: None},
+        ),
+    ),
+    Case(
+        "bound-claim-without-binding-conditions",
+        POD_WITH_TEMPLATE_IN_STATUS,
+        claims=(ALLOCATED, OTHER_CLAIM),
+        want=Want(claims={CLAIM: (DEVICE_1, (POD,)), OTHER: None}, stamped=(CLAIM,)),
+    ),
+    Case(
+        "multi-claims-binding-conditions-all-success",
+        POD_WITH_TWO_CLAIMS,
+        claims=(BOUND, BOUND2),
+        classes=(device_class(),),
+        slices=(node_slice(NODE, binding=True), node_slice(NODE, ["instance-2"], driver=DRIVER2, binding=True)),
+        want=Want(claims={CLAIM: (DEVICE_1, (POD,)), CLAIM2: (DEVICE_2, (POD,))}),
+    ),
+    Case(
+        "multi-claims-binding-conditions-one-fail",
+        POD_WITH_TWO_CLAIMS,
+        claims=(BOUND, FAILED_BINDING2),
+        classes=(device_class(),),
+        slices=(node_slice(NODE, binding=True), node_slice(NODE, ["instance-2"], driver=DRIVER2, binding=True)),
+        want=Want(
+            filter={NODE: (UNRESOLVABLE, "resourceclaim not available on the node")},
+            postfilter=(UNSCHEDULABLE, "deallocation of ResourceClaim completed"),
+            claims={CLAIM: (DEVICE_1, ()), CLAIM2: None},
+        ),
+    ),
+    # -- Score: prioritized lists (upstream's comparison ignores which device a result names; ours are checked) --
+    Case(
+        "single-claim-prioritized-list-scoring",
+        POD_WITH_CLAIM,
+        claims=(claim(subrequests=(("subreq-1", CLASS, 1, HEALTHY), ("subreq-2", CLASS, 1))),),
+        classes=(device_class(),),
+        nodes=(node(NODE), node(NODE2)),
+        slices=(node_slice(NODE, healthy=True), node_slice(NODE2, healthy=False)),
+        want=Want(
+            scores={NODE: 8, NODE2: 7},
+            normalized={NODE: 100, NODE2: 87},
+            node=NODE,
+            in_flight=(CLAIM,),
+            claims={CLAIM: ((("req-1/subreq-1", DRIVER, NODE, "instance-1"),), (POD,))},
+        ),
+    ),
+    Case(
+        "multiple-claims-prioritized-list-scoring",
+        POD_WITH_TWO_CLAIMS,
+        claims=(
+            claim(subrequests=(("subreq-1", CLASS, 1),)),
+            claim(
+                CLAIM2,
+                subrequests=(
+                    ("subreq-1", CLASS, 4),
+                    ("subreq-2", CLASS, 3),
+                    ("subreq-3", CLASS, 2),
+                    ("subreq-4", CLASS, 1),
+                ),
+            ),
+        ),
+        classes=(device_class(),),
+        nodes=(node(NODE), node(NODE2), node(NODE3)),
+        slices=(
+            node_slice(NODE, [f"instance-{i}" for i in range(1, 5)]),
+            node_slice(NODE2, ["instance-1", "instance-2"]),
+            node_slice(NODE3),
+        ),
+        want=Want(
+            filter={NODE3: (UNRESOLVABLE, "cannot allocate all claims")},
+            scores={NODE: 15, NODE2: 13},
+            normalized={NODE: 100, NODE2: 86},
+            node=NODE,
+            in_flight=(CLAIM, CLAIM2),
+            claims={
+                CLAIM: ((("req-1/subreq-1", DRIVER, NODE, "instance-1"),), (POD,)),
+                CLAIM2: (
+                    tuple(("req-1/subreq-2", DRIVER, NODE, f"instance-{i}") for i in (2, 3, 4)),
+                    (POD,),
+                ),
+            },
+        ),
+    ),
+    Case(
+        "multiple-requests-prioritized-list-scoring",
+        POD_WITH_CLAIM,
+        claims=(claim(lists=((("subreq-1", CLASS, 2), ("subreq-2", CLASS, 1)),) * 2),),
+        classes=(device_class(),),
+        nodes=(node(NODE), node(NODE2), node(NODE3)),
+        slices=(
+            node_slice(NODE, [f"instance-{i}" for i in range(1, 5)]),
+            node_slice(NODE2, [f"instance-{i}" for i in range(1, 4)]),
+            node_slice(NODE3, ["instance-1", "instance-2"]),
+        ),
+        want=Want(
+            scores={NODE: 16, NODE2: 15, NODE3: 14},
+            normalized={NODE: 100, NODE2: 93, NODE3: 87},
+            node=NODE,
+            in_flight=(CLAIM,),
+            claims={
+                CLAIM: (
+                    (
+                        ("req-1/subreq-1", DRIVER, NODE, "instance-1"),
+                        ("req-1/subreq-1", DRIVER, NODE, "instance-2"),
+                        ("req-2/subreq-1", DRIVER, NODE, "instance-3"),
+                        ("req-2/subreq-1", DRIVER, NODE, "instance-4"),
+                    ),
+                    (POD,),
+                )
+            },
+        ),
+    ),
 ]
 
 
@@ -568,12 +980,13 @@ class FakeHandle:
     store: DraObjects
     kube_version: KubeVersion
     written: list[ClusterEvent] = field(default_factory=list)
+    now: float = 0.0
 
     def dra(self) -> DraObjects | None:
         return self.store
 
     def clock(self) -> float:
-        return 0.0
+        return self.now
 
     def object_written(self, event: ClusterEvent) -> None:
         self.written.append(event)
@@ -591,6 +1004,10 @@ class Got:
     prebind: Verdict | None = None
     claims: dict[str, ClaimState] = field(default_factory=dict)
     node: str = ""
+    extended: ClaimState | str = "-"
+    stamped: tuple[str, ...] | None = None
+    scores: dict[str, int] = field(default_factory=dict)
+    normalized: dict[str, int] = field(default_factory=dict)
 
 
 def _verdict(st: Status) -> Verdict | None:
@@ -606,7 +1023,8 @@ def _state(store: DraObjects, name: str) -> ClaimState:
     return devices, tuple(key.split("/", 1)[1] for key in c.reserved_for)
 
 
-def drive(case: Case, tmp: Path) -> Got:
+def _load(case: Case, tmp: Path) -> Cluster:
+    """The case's objects as the simulator holds them, with what a manifest cannot say set on them."""
     path = tmp / "cluster.json"
     items = [*case.nodes, *case.classes, *case.slices, *case.claims, case.pod]
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
@@ -616,9 +1034,24 @@ def drive(case: Case, tmp: Path) -> Got:
         held = load_manifests_one(tmp, other)
         store.in_flight[held.key] = held.allocation
         store.changed(held.key)
+    for name, when in case.allocated_at.items():
+        made = store.claim(NS, name)
+        assert made is not None
+        made.allocated_at = when
+    if case.extended_claim:
+        made = store.claim(NS, case.extended_claim)
+        assert made is not None
+        made.extended = True
+        store.extended_claims[f"{NS}/{POD}"] = made.key
+    return cluster
+
+
+def drive(case: Case, tmp: Path) -> Got:
+    cluster = _load(case, tmp)
+    store = cluster.dra
     version = KubeVersion(case.minor).with_gates(case.gates) if case.gates else KubeVersion(case.minor)
     handle = FakeHandle(Snapshot(cluster.nodes), store, version)
-    plugin: Any = new_dynamic_resources(None, handle)
+    plugin: Any = new_dynamic_resources(case.args, handle)
     target = cluster.pod(f"{NS}/{POD}")
     assert target is not None
     info = make_pod_info(target, version=version)
@@ -654,15 +1087,30 @@ def drive(case: Case, tmp: Path) -> Got:
     if len(passed) > 1 and hasattr(plugin, "score"):
         cols = np.array([snap.index[n] for n in passed], dtype=np.intp)
         scores = plugin.score(state, info, snap, cols)
+        normalized = plugin.normalize_score(state, info, scores.copy())
+        got.scores = {n: int(s) for n, s in zip(passed, scores, strict=True)}
+        got.normalized = {n: int(s) for n, s in zip(passed, normalized, strict=True)}
         chosen = passed[int(np.argmax(scores))]  # the first of the best, as upstream's driver
     got.node = chosen
     reserved = plugin.reserve(state, info, chosen)
     assert reserved.ok, reserved
-    got.in_flight = tuple(sorted(k.split("/", 1)[1] for k in store.in_flight))
+    got.in_flight = tuple(
+        sorted(EXT_CLAIM if store.claims[k].extended else k.split("/", 1)[1] for k in store.in_flight)
+    )
     if case.unreserve == "before-prebind":
         plugin.unreserve(state, info, chosen)
         return _finish(got, case, store)
-    got.prebind = _verdict(plugin.pre_bind(state, info, chosen))
+    bound = plugin.pre_bind(state, info, chosen)
+    for _ in range(1000):  # Wait: the scheduler asks again after the poll interval (upstream PreBind polls)
+        if bound.code != Code.WAIT:
+            break
+        handle.now += BINDING_POLL_S
+        bound = plugin.pre_bind(state, info, chosen)
+    prefix = 'running PreBind plugin "DynamicResources": '
+    if bound.code == ERROR and bound.message.startswith(prefix):
+        bound = Status(ERROR, [bound.message[len(prefix) :]])
+    got.prebind = _verdict(bound)
+    got.stamped = tuple(sorted(c.name for c in store.claims.values() if c.allocated_at is not None))
     if case.unreserve == "after-prebind":
         plugin.unreserve(state, info, chosen)
     return _finish(got, case, store)
@@ -679,6 +1127,9 @@ def load_manifests_one(tmp: Path, doc: dict[str, Any]) -> Any:
 
 def _finish(got: Got, case: Case, store: DraObjects) -> Got:
     got.claims = {name: _state(store, name) for name in case.want.claims}
+    if case.want.extended != "-":
+        key = store.extended_claims.get(f"{NS}/{POD}")
+        got.extended = None if key is None else _state(store, key.split("/", 1)[1])
     return got
 
 
@@ -694,6 +1145,10 @@ def _expected(case: Case, got: Got) -> Want:
         w.prebind,
         w.claims,
         w.node or got.node,
+        w.extended,
+        got.stamped if w.stamped is None else w.stamped,
+        w.scores,
+        w.normalized,
     )
 
 
@@ -713,7 +1168,8 @@ def test_upstream_case(case: Case, tmp_path: Path) -> None:
     assert got.postfilter == want.postfilter
     assert (got.in_flight, got.prebind) == (want.in_flight, want.prebind)
     assert got.claims == want.claims
-    assert got.node == want.node
+    assert (got.node, got.extended, got.stamped) == (want.node, want.extended, want.stamped)
+    assert (got.scores, got.normalized) == (want.scores, want.normalized)
 
 
 def test_the_table_is_accounted_for() -> None:

@@ -783,11 +783,14 @@ class DynamicResources:
             self._unreserve_live(data, dra, dra.api, pod)
             return
         touched = list(data.reserved)
-        for key in data.reserved:
+        ext_key = dra.extended_claims.get(pod.key)
+        if ext_key is not None and ext_key not in touched:
+            touched.append(ext_key)  # PreBind wrote it (a failed wait for binding conditions): deleted all the same
+        for key in touched:
             dra.in_flight.pop(key, None)
             made = dra.claims.get(key)
             if made is not None and made.extended and made.owner_pod == pod.key:
-                del dra.claims[key]  # the claim for extended resources was never created
+                del dra.claims[key]  # upstream unreserveExtendedResourceClaim: the pod's claim goes
                 dra.extended_claims.pop(pod.key, None)
         data.reserved.clear()
         data.binding_since = None
