@@ -76,6 +76,22 @@ SKIPPED: dict[str, str] = {
     "timeout_zero": "DRASchedulerFilterTimeout: packsched's Filter has no time limit",
     "add-allocation-timestamp-failure": "an API-server client error injected by a reactor",
     "bind-failure-concurrent-deallocation": "a concurrent API-server write during PreBind",
+    **{
+        name: "DRANodeAllocatableResources (node-allocatable devices) is not modelled"
+        for name in (
+            "node-allocatable-resource-multiplier",
+            "node-allocatable-mapping-and-overhead-in-same-device",
+            "node-allocatable-resource-capacitykey",
+            "node-allocatable-resource-capacitykey-and-multiplier",
+            "node-allocatable-resource-insufficient-resources-with-multiplier",
+            "node-allocatable-resource-insufficient-with-capacityKey",
+            "node-allocatable-direct-mapped-sharing-rejected",
+            "node-allocatable-mapping-and-overhead-sharing-rejected",
+            "node-allocatable-overhead-only-sharing-allowed",
+            "node-allocatable-unreferenced-claim-direct-mapped",
+            "node-allocatable-unreferenced-claim-overhead",
+        )
+    },
     "DRA-disabled": "DynamicResourceAllocation off: locked on from 1.34; before, the profile has no DynamicResources",
 }
 
@@ -95,6 +111,9 @@ BROKEN = f'device.attributes["{DRIVER}"].{ATTR}'  # a selector that fails at run
 CEL_NO_KEY = (
     f"CEL runtime error: no such key: {ATTR}. consider using CEL optional chaining (.? followed by orValue()) "
     "or guarding the check with has() for optional fields"
+)
+CEL_ERROR_ON_WORKER = (
+    f"claim default/my-pod-my-resource: selector #0 on device {DRIVER}/{NODE}/instance-1: {CEL_NO_KEY}"
 )
 EXT = "example.com/gpu"
 EXT2 = "example.com/gpu2"
@@ -559,6 +578,17 @@ CASES: list[Case] = [
                 )
             }
         ),
+    ),
+    Case(
+        "CEL-runtime-error-for-one-of-three-nodes",
+        POD_WITH_CLAIM,
+        nodes=(node(NODE), node(NODE2), node(NODE3)),
+        claims=(claim(selectors=(BROKEN,)),),
+        classes=(device_class(),),
+        slices=(node_slice(NODE), node_slice(NODE2, healthy=True), node_slice(NODE3, healthy=True)),
+        # upstream's want names UnschedulableAndUnresolvable and a PreScore status, but its verify compares the
+        # message only and the plugin has no PreScore: the code's answer is the Error, as with two nodes
+        want=Want(filter={NODE: (ERROR, CEL_ERROR_ON_WORKER)}),
     ),
     Case(
         "missing-class",
@@ -1172,7 +1202,11 @@ def test_upstream_case(case: Case, tmp_path: Path) -> None:
     assert (got.scores, got.normalized) == (want.scores, want.normalized)
 
 
+UPSTREAM_CASES = 94  # TestPlugin's table in v1.37.2
+
+
 def test_the_table_is_accounted_for() -> None:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names))
     assert not set(names) & set(SKIPPED)
+    assert len(names) + len(SKIPPED) == UPSTREAM_CASES
