@@ -33,8 +33,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from packsched.api.dra import DraObjects
+from packsched.api.dra import EXACT_COUNT, DeviceClass, DraObjects
 from packsched.api.manifests import Cluster, load_manifests
+from packsched.api.objects import Container, Pod
+from packsched.backend.dra.extended import claim_requests, request_mappings
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -1210,3 +1212,159 @@ def test_the_table_is_accounted_for() -> None:
     assert len(names) == len(set(names))
     assert not set(names) & set(SKIPPED)
     assert len(names) + len(SKIPPED) == UPSTREAM_CASES
+
+
+# -- extendeddynamicresources_test.go: the claim made for a pod's DRA-backed extended resources ------------------
+# Upstream's pods as st.MakePod builds them: Res adds app container con<i>, InitReq init container init-con<i>,
+# SidecarReq init container sidecar-con<i> (restartPolicy Always); <i> counts the containers of that list. The
+# resources a node must give through DRA are those of the case's list that its class map resolves.
+
+GPU, GPU1, GPU_INIT = EXT, EXT + "1", EXT + "init"
+CLASS_INIT_IMPLICIT = "deviceclass.resource.kubernetes.io/classInit"
+Spec = tuple[tuple[str, dict[str, int]], ...]  # (container kind: app, init or sidecar; its requests)
+
+
+def _pod_of(spec: Spec) -> Pod:
+    apps: list[Container] = []
+    inits: list[Container] = []
+    for kind, asked in spec:
+        if kind == "app":
+            apps.append(Container(f"con{len(apps)}", requests=dict(asked)))
+        else:
+            name = f"{'init' if kind == 'init' else 'sidecar'}-con{len(inits)}"
+            inits.append(Container(name, requests=dict(asked), restart_policy="Always" if kind == "sidecar" else ""))
+    return Pod(POD, NS, containers=apps, init_containers=inits)
+
+
+def _needed(resources: tuple[str, ...], classes: dict[str, str]) -> dict[str, DeviceClass]:
+    return {n: DeviceClass(classes[n]) for n in resources if n in classes}
+
+
+POD1: Spec = (("app", {GPU: 1, GPU1: 2}),)
+POD2: Spec = (("app", {GPU: 1}), ("app", {GPU1: 2}))
+POD_INIT: Spec = (("app", {GPU: 1}), ("init", {GPU_INIT: 2}))
+POD_INIT2: Spec = (("app", {GPU: 1}), ("init", {GPU_INIT: 1}), ("init", {GPU_INIT: 2}))
+POD_INIT3: Spec = (("app", {GPU: 1}), ("init", {GPU_INIT: 1}), ("sidecar", {GPU_INIT: 1}), ("init", {GPU_INIT: 2}))
+DEV_MAP = {GPU: "class"}
+DEV_MAP2 = {GPU: "class", GPU1: "class1"}
+DEV_MAP_INIT = {GPU: "class", GPU_INIT: "classInit", CLASS_INIT_IMPLICIT: "classInit"}
+
+# Test_createRequestsAndMappings_requests: name -> (pod, resources, class map, the requests as (name, class, count))
+REQUEST_CASES: dict[str, tuple[Spec, tuple[str, ...], dict[str, str], list[tuple[str, str, int]]]] = {
+    "nil": (POD1, (), {}, []),
+    "one resource match": (POD1, (GPU,), DEV_MAP, [("container-0-request-0", "class", 1)]),
+    "one resource match, one resource not match": (POD1, (GPU, GPU1), DEV_MAP, [("container-0-request-0", "class", 1)]),
+    "two resources match": (
+        POD1,
+        (GPU, GPU1),
+        DEV_MAP2,
+        [("container-0-request-0", "class", 1), ("container-0-request-1", "class1", 2)],
+    ),
+    "two containers match": (
+        POD2,
+        (GPU, GPU1),
+        DEV_MAP2,
+        [("container-0-request-0", "class", 1), ("container-1-request-0", "class1", 2)],
+    ),
+    "one init container, one regular container": (
+        POD_INIT,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [("container-0-request-0", "classInit", 2), ("container-1-request-0", "class", 1)],
+    ),
+    "two init containers, one regular container": (
+        POD_INIT2,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [("container-1-request-0", "classInit", 2), ("container-2-request-0", "class", 1)],
+    ),
+    "three init containers, one sidecar, one regular container": (
+        POD_INIT3,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [
+            ("container-1-request-0", "classInit", 1),
+            ("container-2-request-0", "classInit", 2),
+            ("container-3-request-0", "class", 1),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(REQUEST_CASES))
+def test_upstream_extended_claim_requests(name: str) -> None:
+    spec, resources, classes, want = REQUEST_CASES[name]
+    got = claim_requests(_pod_of(spec), _needed(resources, classes))
+    shown = []
+    for r in got:
+        assert r.exactly is not None and r.exactly.mode == EXACT_COUNT
+        shown.append((r.name, r.exactly.device_class, r.exactly.count))
+    assert shown == want
+
+
+# Test_createRequestsAndMappings_mappings: name -> (pod, resources, class map, (container, resource, request))
+MAPPING_CASES: dict[str, tuple[Spec, tuple[str, ...], dict[str, str], list[tuple[str, str, str]]]] = {
+    "one container, two requests": (
+        POD1,
+        (GPU, GPU1),
+        DEV_MAP2,
+        [("con0", GPU, "container-0-request-0"), ("con0", GPU1, "container-0-request-1")],
+    ),
+    "one container, one explicit and one implicit request": (
+        (("init", {GPU_INIT: 1, CLASS_INIT_IMPLICIT: 2}),),
+        (GPU, GPU_INIT, CLASS_INIT_IMPLICIT),
+        DEV_MAP_INIT,
+        [("init-con0", CLASS_INIT_IMPLICIT, "container-0-request-0"), ("init-con0", GPU_INIT, "container-0-request-1")],
+    ),
+    "two containers, two requests": (
+        POD2,
+        (GPU, GPU1),
+        DEV_MAP2,
+        [("con0", GPU, "container-0-request-0"), ("con1", GPU1, "container-1-request-0")],
+    ),
+    "one init container, one regular container, one request": (
+        POD_INIT,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [("init-con0", GPU_INIT, "container-0-request-0"), ("con0", GPU, "container-1-request-0")],
+    ),
+    "three containers (two are init container), two requests": (
+        POD_INIT2,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [
+            ("init-con0", GPU_INIT, "container-1-request-0"),
+            ("init-con1", GPU_INIT, "container-1-request-0"),
+            ("con0", GPU, "container-2-request-0"),
+        ],
+    ),
+    "three containers (two are init container), both explicit and implicit resources": (
+        (("app", {GPU: 1}), ("init", {GPU_INIT: 1}), ("init", {CLASS_INIT_IMPLICIT: 2})),
+        (GPU, GPU_INIT, CLASS_INIT_IMPLICIT),
+        DEV_MAP_INIT,
+        [
+            ("init-con0", GPU_INIT, "container-0-request-0"),
+            ("init-con1", CLASS_INIT_IMPLICIT, "container-1-request-0"),
+            ("con0", GPU, "container-2-request-0"),
+        ],
+    ),
+    "four containers (two are init container, one sidecar), three requests": (
+        POD_INIT3,
+        (GPU, GPU_INIT),
+        DEV_MAP_INIT,
+        [
+            ("init-con0", GPU_INIT, "container-1-request-0"),
+            ("sidecar-con1", GPU_INIT, "container-1-request-0"),
+            ("init-con2", GPU_INIT, "container-2-request-0"),
+            ("con0", GPU, "container-3-request-0"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MAPPING_CASES))
+def test_upstream_extended_claim_request_mappings(name: str) -> None:
+    spec, resources, classes, want = MAPPING_CASES[name]
+    got = request_mappings(_pod_of(spec), _needed(resources, classes))
+    # upstream sorts the mappings by request name, then container name
+    assert sorted(got, key=lambda m: (m[2], m[0])) == want
