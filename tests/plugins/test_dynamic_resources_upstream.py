@@ -20,7 +20,11 @@ How our setup differs from upstream's:
   filter plugin: ...``); packsched's Filter takes every node in one call, so an error ends the cycle at the first
   node in order, as upstream's driver does.
 
-Upstream cases left out, each with its reason (SKIPPED below; counted in test_the_table_is_accounted_for):
+TestPlugin has 94 cases: 57 ported (54 pass, 3 xfail naming the difference), 37 left out with a reason each
+(SKIPPED below; test_the_table_is_accounted_for checks the count). The file also ports
+extendeddynamicresources_test.go (the claim's requests, 8 cases; its request mappings, 7 cases) and
+noderesources/fit_test.go's DRA cases (TestEnoughRequests 7, TestFitScore 2 as one, TestFitSignPod 2; 4 left out:
+FIT_SKIPPED).
 """
 
 from __future__ import annotations
@@ -35,16 +39,18 @@ import pytest
 
 from packsched.api.dra import EXACT_COUNT, DeviceClass, DraObjects
 from packsched.api.manifests import Cluster, load_manifests
-from packsched.api.objects import Container, Pod
+from packsched.api.objects import Container, Node, Pod
 from packsched.backend.dra.extended import claim_requests, request_mappings
+from packsched.config.types import LEAST_ALLOCATED, NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import ClusterEvent
+from packsched.framework.interface import SIGN_RESOURCES, ClusterEvent
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, PluginError, Status
 from packsched.plugins.dynamicresources.dynamic_resources import BINDING_POLL_S, new_dynamic_resources
+from packsched.plugins.noderesources.fit import Fit
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 UNSCHEDULABLE = Code.UNSCHEDULABLE
@@ -1368,3 +1374,127 @@ def test_upstream_extended_claim_request_mappings(name: str) -> None:
     got = request_mappings(_pod_of(spec), _needed(resources, classes))
     # upstream sorts the mappings by request name, then container name
     assert sorted(got, key=lambda m: (m[2], m[0])) == want
+
+
+# -- noderesources/fit_test.go: NodeResourcesFit and DRA-backed extended resources -------------------------------
+# TestEnoughRequests' DRA cases: the node is upstream's makeAllocatableResources(10, 20, 32, 5, 20, 5) (cpu in
+# millicores, memory and storage in bytes), holding one pod of the given requests; the DRA catalog holds one
+# DeviceClass serving extended.resource.dra.io/something ("no catalog": upstream's nil draManager).
+
+FIT_DRA = "extended.resource.dra.io/something"
+FIT_A, FIT_B = "example.com/aaa", "example.com/bbb"
+FIT_NODE = {
+    "cpu": 10,
+    "memory": 20,
+    "pods": 32,
+    FIT_A: 5,
+    "ephemeral-storage": 20,
+    "hugepages-2Mi": 5,
+}
+# name -> (DRAExtendedResource on, a DRA catalog, the pod's requests, the node's pod's requests, the verdict or None)
+FIT_CASES: dict[str, tuple[bool, bool, dict[str, int], dict[str, int], Verdict | None]] = {
+    "extended resource backed by device plugin": (True, True, {FIT_A: 1}, {}, None),
+    "extended resource backed by DRA": (True, True, {"cpu": 1, "memory": 1, FIT_DRA: 1}, {}, None),
+    "extended resource backed by DRA, nil draManager": (True, False, {"cpu": 1, "memory": 1, FIT_A: 1}, {}, None),
+    "extended resource backed by DRA not enabled": (
+        False,
+        True,
+        {"cpu": 1, "memory": 1, FIT_DRA: 1},
+        {},
+        (UNRESOLVABLE, f"Insufficient {FIT_DRA}"),
+    ),
+    "extended resource NOT backed by DRA": (
+        True,
+        True,
+        {"cpu": 1, "memory": 1, FIT_B: 1},
+        {},
+        (UNRESOLVABLE, f"Insufficient {FIT_B}"),
+    ),
+    "extended resource was backed by Device Plugin (Allocatable: 0)": (True, True, {FIT_DRA: 1}, {FIT_DRA: 0}, None),
+    "extended resource was backed by Device Plugin (Allocatable: 0), global cache": (
+        True,
+        True,
+        {FIT_A: 1},
+        {FIT_A: 0},
+        None,
+    ),
+}
+
+
+@dataclass
+class FitHandle:
+    store: DraObjects | None
+
+    def dra(self) -> DraObjects | None:
+        return self.store
+
+
+def _fit_catalog() -> DraObjects:
+    return DraObjects(classes={"device-class-name": DeviceClass("device-class-name", extended_resource_name=FIT_DRA)})
+
+
+def _fit(handle: Any, dra_extended: bool, specs: list[ResourceSpec]) -> Fit:
+    # upstream emulates 1.36 with the gate off where a case turns DRAExtendedResource off
+    version = KubeVersion(37) if dra_extended else KubeVersion(36).with_gates({"DRAExtendedResource": False})
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, specs))
+    return Fit(args, handle, version)
+
+
+@pytest.mark.parametrize("name", list(FIT_CASES))
+def test_upstream_fit_dra_cases(name: str) -> None:
+    enabled, catalog, asked, held, want = FIT_CASES[name]
+    snap = Snapshot([Node("node", allocatable=dict(FIT_NODE), capacity=dict(FIT_NODE))])
+    snap.add_pod(make_pod_info(Pod("existing", containers=[Container("c", dict(held))])), 0)
+    plugin = _fit(FitHandle(_fit_catalog() if catalog else None), enabled, [ResourceSpec("cpu", 1)])
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", dict(asked))]))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, snap).ok
+    got = [(r.code, r.reason) for r in plugin.filter(state, pod, snap, slice(None)) if r.mask.any()]
+    assert got == ([] if want is None else [want])
+
+
+def test_upstream_fit_scores_dra_backed_extended_resources(tmp_path: Path) -> None:
+    """TestFitScore's "ScoringStrategy LeastAllocated with Extended resources" (with and without PreScore, which
+    packsched does not split): the resource is counted from the class's devices, 3 on node1 and 2 on node2."""
+    items = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "device-class-name"},
+            "spec": {"extendedResourceName": FIT_DRA},
+        },
+        *(node(n) for n in ("node1", "node2")),
+    ]
+    for n, count in (("node1", 3), ("node2", 2)):
+        made = node_slice(n, [f"device-{i}" for i in range(1, count + 1)], driver="test-driver")
+        items.append(made)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster = load_manifests([str(path)])
+    snap = Snapshot(cluster.nodes)
+    plugin = _fit(FitHandle(cluster.dra), True, [ResourceSpec(FIT_DRA, 1)])
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", {FIT_DRA: 1})]))
+    scores = plugin.score(CycleState(), pod, snap, np.arange(snap.n, dtype=np.intp))
+    assert scores.tolist() == [66, 50]
+
+
+@pytest.mark.parametrize(("enabled", "signed"), [(True, False), (False, True)])
+def test_upstream_fit_sign_pod_dra_cases(enabled: bool, signed: bool) -> None:
+    """TestFitSignPod's "DRA extended resource enabled - returns unschedulable" (the pod is not signed: packsched's
+    None) and "DRA extended resource disabled" (signed by its requests)."""
+    plugin = _fit(FitHandle(_fit_catalog() if enabled else None), enabled, [ResourceSpec("cpu", 1)])
+    pod = make_pod_info(Pod("p", containers=[Container("c", {"cpu": 1000, "memory": 2000, FIT_DRA: 1})]))
+    fragments = plugin.sign_pod(pod)
+    assert (fragments is not None) == signed
+    if fragments is not None:
+        assert fragments == {SIGN_RESOURCES: sorted(pod.requests.items())}
+
+
+# fit_test.go's DRA cases not ported, with the reason
+FIT_SKIPPED: dict[str, str] = {
+    "requested-resources-dra-in-node": "haveAnyRequestedResourcesIncreased: a queueing-hint helper packsched lacks",
+    "requested-resources-dra-not-in-node": "haveAnyRequestedResourcesIncreased: a queueing-hint helper packsched lacks",
+    "requested-resources-dra-zero-capacity": "haveAnyRequestedResourcesIncreased: a queueing-hint helper packsched "
+    "lacks",
+    "Register events with DRAExtendedResource feature enabled": "EventsToRegister's list (queueing internals)",
+}
