@@ -153,6 +153,8 @@ def test_malformed_records_are_refused_with_the_line(tmp_path: Path) -> None:
         ('{"seed": 0}\n', 'line 1: not a packsched record: no "schema" field'),
         ("", "line 1: empty record"),
         (json.dumps(head) + "\n" + json.dumps({**event, "resource": "widgets"}) + "\n", "line 2: unknown resource"),
+        (json.dumps({**head, "featureGates": {"GenericWorkload": "yes"}}) + "\n", 'line 1: field "featureGates.'),
+        (json.dumps({**head, "featureGates": {"Nope": True}}) + "\n", "line 1: featureGates: unrecognized feature"),
         (
             json.dumps(head) + '\n{"t": 1, "decision": "p", "outcome": "scheduled", "node": "n0"}\n',
             'line 2: field "decision"',

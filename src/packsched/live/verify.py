@@ -182,8 +182,7 @@ def recorded_config(head: Header, known_plugins: Collection[str]) -> KubeSchedul
         try:
             return default_config(known_plugins, version, gates)
         except InputError as exc:
-            problems = "; ".join(str(e) for e in exc.errors)
-            raise RecordError(1, f"featureGates: {problems}") from None
+            raise RecordError(1, "; ".join(_gates_named(str(e)) for e in exc.errors)) from None
     name = "config.json" if head.config_path.endswith(".json") else "config.yaml"
     with tempfile.TemporaryDirectory(prefix="packsched-record-") as tmp:
         path = os.path.join(tmp, name)
@@ -193,10 +192,16 @@ def recorded_config(head: Header, known_plugins: Collection[str]) -> KubeSchedul
             cfg = load_config(path, known_plugins, kube_version=version, feature_gates=gates)
         except InputError as exc:
             shown = head.config_path or "config"
-            problems = "; ".join(str(e).replace(path, shown) for e in exc.errors)
+            problems = "; ".join(_gates_named(str(e).replace(path, shown)) for e in exc.errors)
             raise RecordError(1, f"the recorded configuration does not load: {problems}") from None
     cfg.source_file = head.config_path
     return cfg
+
+
+def _gates_named(problem: str) -> str:
+    """A loader's problem with the gates given as ``--feature-gates``, which a record's header names
+    ``featureGates``."""
+    return problem.replace("--feature-gates", "featureGates")
 
 
 class Replay:
