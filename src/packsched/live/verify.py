@@ -10,6 +10,11 @@ decision rather than its own (another node: the reservation moves to the recorde
 nomination), so that one difference does not cascade into the next ones. Recorded binding answers go through the
 controller's own answer handling.
 
+A pod-group cycle (kube-scheduler 1.36+ with GenericWorkload) runs once, at the recorded decision of its first pod;
+the decisions serve recorded for the group's other pods, one after the other, are compared with their results in
+that cycle. Waits at Permit end as serve's loop ends them (before each decision, and at a binding answer the replay
+has no binding cycle for): the record has no line for the end of a wait, so it is followed rather than compared.
+
 A decision is identical when the outcome, the node, the message of a pod not scheduled, the nomination and the
 victims (as a set) are the same. A different node where both nodes are among the recorded best-scored ones is a tie
 that selectHost broke another way, reported apart from the differences.
