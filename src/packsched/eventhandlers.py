@@ -235,8 +235,8 @@ class EventHandlers:
 
     def take(self, key: str) -> QueuedPod | None:
         """Take the pod out of the queue to try it now, out of turn (a record's replay tries pods in the recorded
-        order). None when it is not queued."""
-        return self._queue.remove(key)
+        order), as popping it would have (its attempts counted). None when it is not queued."""
+        return self._queue.take(key)
 
     def requeue(self, info: PodInfo) -> None:
         """A pod that left the queue without an outcome (a bind conflict the watch never resolved) waits again,

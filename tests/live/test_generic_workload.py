@@ -6,6 +6,7 @@ grants."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ class _Serving:
     """serve at ``1.<minor>`` with GenericWorkload (and GangScheduling) on, against the fake API server (serving
     that release's kind)."""
 
-    def __init__(self, api: FakeApiServer, tmp: Path, minor: int) -> None:
+    def __init__(self, api: FakeApiServer, tmp: Path, minor: int, record: str = "") -> None:
         api.serve_generic_workload(minor)
         tmp.mkdir(parents=True, exist_ok=True)
         port = KubernetesPort.connect(api.kubeconfig(str(tmp / "kc")), timeout_s=2)
@@ -42,7 +43,7 @@ class _Serving:
             # 1.35-1.36: the plugin has a gate of its own (1.37 enables it with GenericWorkload)
             feature_gates={"GenericWorkload": True, **({"GangScheduling": True} if minor < 37 else {})},
         )
-        opts = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5)
+        opts = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, record=record)
         self.server = Server(port, cfg, in_tree_registry(), opts)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -136,6 +137,61 @@ def test_a_1_37_gang_is_scheduled_in_one_pod_group_cycle_and_its_podgroup_says_s
     check_cluster(api, expect_bound=4)
 
 
+def test_a_1_37_gang_served_with_record_verifies_and_a_tampered_decision_differs(
+    api: FakeApiServer, tmp_path: Path
+) -> None:
+    """serve --record with GenericWorkload at 1.37 (the gate given apart from the configuration's text): the
+    header keeps the gate, the PodGroups' events are recorded under their own name (not Coscheduling's "podgroups"),
+    each pod-group cycle writes one decision per member; verify-record replays the cycles with no difference, and
+    a member's decision changed in the record is one."""
+    from typer.testing import CliRunner
+
+    from packsched.cli.main import app
+
+    record = tmp_path / "gangs.jsonl"
+    api.create("nodes", node("n0", cpu="2"))
+    api.create(SCHEDULING_POD_GROUPS, _pod_group("train", 3))
+    api.create_many("pods", [_member(n, "train") for n in ("w0", "w1", "w2")])
+    with _Serving(api, tmp_path, 37, record=str(record)) as run:
+        assert api.wait_for(all_bound(["w0", "w1", "w2"]), DEADLINE_S)
+        api.create(SCHEDULING_POD_GROUPS, _pod_group("big", 3))  # room for one pod of 500m left: rejected whole
+        api.create_many("pods", [_member(n, "big") for n in ("b0", "b1", "b2")])
+        assert wait(lambda: _condition(api, "big", "PodGroupInitiallyScheduled"), DEADLINE_S)
+        pg = api.get(SCHEDULING_POD_GROUPS, "default", "big") or {}
+        pg["spec"]["schedulingPolicy"]["gang"]["minCount"] = 1
+        api.update(SCHEDULING_POD_GROUPS, pg)
+        assert api.wait_for(lambda s: sum(bool(_bound(s, n)) for n in ("b0", "b1", "b2")) == 1, DEADLINE_S)
+        attempts = run.server.controller.stats.attempts
+    lines = [json.loads(t) for t in record.read_text().splitlines()]
+    assert lines[0]["kubeVersion"] == "1.37" and lines[0]["featureGates"] == {"GenericWorkload": True}
+    assert "featureGates" not in lines[0]["config"]["text"]
+    resources = {ln["resource"] for ln in lines if "event" in ln}
+    assert "podgroups.v1beta1.scheduling.k8s.io" in resources and "podgroups" not in resources
+    decisions = [ln for ln in lines if "decision" in ln]
+    assert len(decisions) == attempts
+    big = [d for d in decisions if d["decision"].startswith("default/b")]
+    assert {d["outcome"] for d in big} == {"scheduled", "unschedulable"}  # rejected whole, then one placed
+    assert sum(d["outcome"] == "scheduled" for d in decisions) == 4
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["verify-record", str(record), "-o", "json"])
+    report = json.loads(res.stdout)
+    assert res.exit_code == 0 and report["differences"] == [], res.output
+    assert report["counts"]["decisions"] == attempts and report["record"]["featureGates"] == {"GenericWorkload": True}
+    assert report["counts"]["identical"] + report["counts"]["ties"] == attempts
+
+    # the second member of the first cycle recorded as unschedulable: a difference at its line, none elsewhere
+    at = next(i for i, ln in enumerate(lines) if ln.get("decision") == decisions[1]["decision"])
+    tampered = [*lines]
+    tampered[at] = {**lines[at], "outcome": "unschedulable", "node": None, "message": "no room"}
+    (tmp_path / "tampered.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in tampered))
+    res = runner.invoke(app, ["verify-record", str(tmp_path / "tampered.jsonl"), "-o", "json"])
+    report = json.loads(res.stdout)
+    assert res.exit_code == 1, res.output
+    assert [(d["line"], d["fields"]) for d in report["differences"]] == [(at + 1, ["outcome"])]
+    assert report["differences"][0]["replayed"]["node"] == decisions[1]["node"]
+
+
 def test_a_1_36_gang_has_its_podgroupscheduled_condition(api: FakeApiServer, tmp_path: Path) -> None:
     api.create("nodes", node("n0", cpu="4"))
     api.create(SCHEDULING_POD_GROUPS, _pod_group("train", 2))
@@ -177,6 +233,52 @@ def test_a_1_35_gang_of_a_workload_waits_at_permit_until_complete(api: FakeApiSe
     lost = api.get("pods", "default", "lost") or {}
     assert not lost["spec"].get("nodeName")
     check_cluster(api, expect_bound=3)
+
+
+def test_a_1_35_gang_recorded_replays_its_waits_at_permit(api: FakeApiServer, tmp_path: Path) -> None:
+    """1.35's gangs wait at Permit, one pod's cycle after the other: the record holds the Workload's events (under
+    their own name) and each pod's decision; the replay ends the waits as serve did (the last pod's Permit lets
+    the others go) and every binding answer reaches a binding cycle of the replay's, with no difference."""
+    from packsched.live.record import read_record
+    from packsched.live.verify import Replay, recorded_config
+
+    record = tmp_path / "gangs.jsonl"
+    api.create("nodes", node("n0", cpu="4"))
+    api.create(
+        "workloads",
+        {
+            "metadata": {"name": "job", "namespace": "default"},
+            "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 3}}}]},
+        },
+    )
+    names = ["w0", "w1", "w2"]
+    members = [pod(n, cpu="500m") for n in names]
+    for p in members:
+        p["spec"]["workloadRef"] = {"name": "job", "podGroup": "workers"}
+    api.create_many("pods", members[:2])
+    with _Serving(api, tmp_path, 35, record=str(record)) as run:
+        ctl = run.server.controller
+        assert wait(lambda: ctl.queue.counts(ctl.clock()).gated == 2, DEADLINE_S)
+        api.create("pods", members[2])
+        assert api.wait_for(all_bound(names), DEADLINE_S)
+    with record.open() as fh:
+        head, lines = read_record(fh)
+        assert head.feature_gates == {"GangScheduling": True, "GenericWorkload": True}
+        registry = in_tree_registry()
+        replay = Replay(head, recorded_config(head, set(registry)), registry)
+        seen = []
+        for line in lines:
+            replay.apply(line)
+            seen.append(line)
+    assert any(getattr(ln, "res", None) == SCHEDULING_WORKLOADS for ln in seen)
+    out = replay.out
+    assert out.differences == [] and out.decisions == 3 and out.binds == 3
+    assert out.identical + len(out.ties) == 3
+    # every wait ended, every binding cycle answered, and each pod is where serve bound it
+    assert replay.ctl.scheduler.waiting_pods() == [] and replay._binding == {}
+    assert replay.ctl.stats.bound == 3  # the two that waited included (their answers went through binding_done)
+    placed = {info.key: replay.ctl.snapshot.nodes[info.node].name for info in replay.ctl.cache.pods()}
+    assert placed == {f"default/{n}": "n0" for n in names}
 
 
 def test_rbac_generic_workload_grants_exactly_what_serve_uses(api: FakeApiServer, tmp_path: Path) -> None:

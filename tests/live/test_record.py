@@ -12,12 +12,13 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from live.fakeapi import FakeApiServer
+from live.fakeapi import SCHEDULING_POD_GROUPS, FakeApiServer
 from live.harness import ROOT, SCHEDULER, all_bound, check_cluster, node, pod, start, wait, write_config
 from packsched.cli.main import app
 from packsched.live.record import SCHEMA
 
 runner = CliRunner()
+GANG_OF_2 = {"schedulingPolicy": {"gang": {"minCount": 2}}}
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -152,6 +153,8 @@ def test_malformed_records_are_refused_with_the_line(tmp_path: Path) -> None:
         ('{"seed": 0}\n', 'line 1: not a packsched record: no "schema" field'),
         ("", "line 1: empty record"),
         (json.dumps(head) + "\n" + json.dumps({**event, "resource": "widgets"}) + "\n", "line 2: unknown resource"),
+        (json.dumps({**head, "featureGates": {"GenericWorkload": "yes"}}) + "\n", 'line 1: field "featureGates.'),
+        (json.dumps({**head, "featureGates": {"Nope": True}}) + "\n", "line 1: featureGates: unrecognized feature"),
         (
             json.dumps(head) + '\n{"t": 1, "decision": "p", "outcome": "scheduled", "node": "n0"}\n',
             'line 2: field "decision"',
@@ -247,15 +250,24 @@ def test_the_replay_follows_the_recorded_decision_not_its_own(tmp_path: Path) ->
 
 
 def test_serve_record_option_writes_the_record_on_sigterm(api: FakeApiServer, tmp_path: Path) -> None:
+    """As a user runs it, with kube-scheduler 1.37's own gangs on (--feature-gates GenericWorkload=true): a gang of
+    two is recorded and replayed with the plain pods."""
     kubeconfig = api.kubeconfig(str(tmp_path / "kubeconfig"))
+    api.serve_generic_workload(37)
     for i in range(2):
         api.create("nodes", node(f"n{i}"))
     for i in range(4):
         api.create("pods", pod(f"p{i}"))
     api.create("pods", pod("huge", cpu="64"))
+    api.create(SCHEDULING_POD_GROUPS, {"metadata": {"name": "g", "namespace": "default"}, "spec": GANG_OF_2})
+    for name in ("g0", "g1"):
+        member = pod(name)
+        member["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+        api.create("pods", member)
     config = write_config(tmp_path)
     record = tmp_path / "serve.jsonl"
     args = ["serve", "--config", config, "--kubeconfig", kubeconfig, "--no-leader-elect", "--port", "0"]
+    args += ["--feature-gates", "GenericWorkload=true"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "packsched.cli.main", *args, "--record", str(record)],
         cwd=ROOT,
@@ -263,17 +275,20 @@ def test_serve_record_option_writes_the_record_on_sigterm(api: FakeApiServer, tm
         text=True,
     )
     try:
-        assert api.wait_for(all_bound([f"p{i}" for i in range(4)]), 30)
+        assert api.wait_for(all_bound([f"p{i}" for i in range(4)] + ["g0", "g1"]), 30)
         assert wait(lambda: _pending_condition(api, "huge"), 10)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 0, stderr
     lines = _lines(record)  # complete lines only: flushed on the way out
-    assert lines[0]["config"]["path"] == config
+    assert lines[0]["config"]["path"] == config and lines[0]["featureGates"] == {"GenericWorkload": True}
     assert {ln["decision"] for ln in lines if "decision" in ln} == {f"default/p{i}" for i in range(4)} | {
-        "default/huge"
+        "default/huge",
+        "default/g0",
+        "default/g1",
     }
+    assert any(ln.get("resource") == "podgroups.v1beta1.scheduling.k8s.io" for ln in lines)
     code, report = _verify(record)
     assert code == 0 and report["counts"]["differences"] == 0
 

@@ -356,6 +356,15 @@ class SchedulingQueue:
         """When the longest-waiting unschedulable pod that ``which`` picks failed, or None."""
         return min((qp.unschedulable_since for qp in self.unschedulable.values() if which(qp)), default=None)
 
+    def take(self, key: str) -> QueuedPod | None:
+        """Take this pod out of the queue wherever it waits, as :meth:`pop` would have (one attempt more): a
+        record's replay tries the pods in the recorded order. None when it is not queued."""
+        qp = self.remove(key)
+        if qp is not None:
+            qp.attempts += 1
+            qp.moves_seen = self.move_requests
+        return qp
+
     def remove(self, key: str) -> QueuedPod | None:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""
         qp = self._queued.pop(key, None)

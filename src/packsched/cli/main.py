@@ -797,14 +797,6 @@ def serve(
         err.print("[red]error:[/red] --log-level must be debug, info, warning or error")
         raise typer.Exit(EXIT_INPUT)
     cfg = _guard(lambda: _config(config, version, gates))
-    if cfg.kube_version.generic_workload and record is not None:
-        err.print(
-            "[red]error:[/red] --record: a record does not keep scheduling.k8s.io Workloads or PodGroups yet, so "
-            "verify-record could not replay the gangs of GenericWorkload; serve without --record",
-            highlight=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_INPUT)
     path = str(kubeconfig) if kubeconfig is not None else (cfg.kubeconfig or None)
     api = _guard(lambda: KubernetesPort.connect(path, qps=cfg.client_qps, burst=cfg.client_burst))
     logs.setup(log_format, log_level)

@@ -6,7 +6,8 @@ cluster event as the informers delivered it (the API object itself, decoded agai
 replay), every scheduling cycle's decision and every binding cycle's answer::
 
     {"schema": "packsched.record/v1", "packsched": "0.1.0", "created": "...", "seed": 0, "kubeVersion": "1.33",
-     "preemptionMode": "delete", "profiles": ["packsched"], "config": {"path": "config.yaml", "text": "..."}}
+     "featureGates": {}, "preemptionMode": "delete", "profiles": ["packsched"],
+     "config": {"path": "config.yaml", "text": "..."}}
     {"t": 0.0121, "event": "ADDED", "resource": "pods", "object": {"metadata": {...}, "spec": {...}, ...}}
     {"t": 0.0203, "decision": "default/web-1", "profile": "packsched", "outcome": "scheduled", "node": "n2",
      "top": ["n2", "n3"], "message": "", "nominated": null, "victims": [], "blocked": "", "refused": "",
@@ -14,13 +15,19 @@ replay), every scheduling cycle's decision and every binding cycle's answer::
     {"t": 0.0311, "bind": "default/web-1", "node": "n2", "ok": true}
 
 ``t`` is seconds since the record began, on the scheduler's clock. ``config`` is null for kube-scheduler's defaults
-(no configuration file). A decision's ``outcome`` is ``scheduled`` (``node`` chosen, its binding cycle started),
-``unschedulable`` or ``error`` (``message`` says why; ``internal``: the attempt raised); ``top`` the nodes with the
-best score in that cycle (selectHost broke a tie between them when there are several); ``nominated`` what preemption
-said of the nomination (a node, ``""`` cleared, null left alone); ``victims`` the pods preemption chose; ``blocked``
-why a victim could not be removed (the preemption stopped there) and ``refused`` that victim when a
-PodDisruptionBudget refused its eviction. A binding answer that failed carries ``error`` and, when the API server
-answered, its ``code`` and ``reason``.
+(no configuration file); ``featureGates`` the gates set away from the release's defaults, by ``--feature-gates`` or
+the file's PackschedConfiguration (absent in records of packsched before it: none). An event's ``resource`` is the
+kind's plural, except for kube-scheduler's own pod-group kinds (scheduling.k8s.io, feature gate GenericWorkload),
+named ``plural.version.group`` as kubectl names a kind fully (``podgroups.v1beta1.scheduling.k8s.io``): their
+plural is also that of Coscheduling's PodGroup (``podgroups``, scheduling.x-k8s.io). A decision's ``outcome`` is
+``scheduled`` (``node`` chosen, its binding cycle started, or held at Permit), ``unschedulable`` or ``error``
+(``message`` says why; ``internal``: the attempt raised); ``top`` the nodes with the best score in that cycle
+(selectHost broke a tie between them when there are several); ``nominated`` what preemption said of the nomination
+(a node, ``""`` cleared, null left alone); ``victims`` the pods preemption chose; ``blocked`` why a victim could not be
+removed (the preemption stopped there) and ``refused`` that victim when a PodDisruptionBudget refused its eviction.
+A pod-group cycle (kube-scheduler 1.36+) writes one decision for each pod it tried, one after the other, the
+cycle's victims in each. The end of a wait at Permit is not a line: its binding answer is. A binding answer that
+failed carries ``error`` and, when the API server answered, its ``code`` and ``reason``.
 
 Lines are encoded and written by a thread of their own from a bounded queue, into a buffered file flushed whenever
 the queue runs dry and on close: the scheduling thread only queues references (the informers never change an
@@ -38,7 +45,7 @@ import logging
 import queue as queue_mod
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -56,12 +63,16 @@ from packsched.live.port import (
     POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
+    SCHEDULING_POD_GROUPS,
+    SCHEDULING_POD_GROUPS_1_36,
+    SCHEDULING_WORKLOADS,
     SERVICES,
     STORAGE_RESOURCES,
     WORKLOADS,
     ApiError,
     Obj,
     Resource,
+    is_generic_workload,
 )
 from packsched.scheduler import BindingCycle, CycleResult
 
@@ -73,10 +84,18 @@ UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
 OUTCOMES = (SCHEDULED, UNSCHEDULABLE, ERROR)
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED")
-# Every kind serve may watch, by plural (the name a record gives it; DRA's objects carry the version they were
-# served at in their apiVersion).
+
+
+def record_name(res: Resource) -> str:
+    """The name a record gives a kind: its plural; ``plural.version.group`` for kube-scheduler's own pod-group kinds,
+    whose plural ``podgroups`` Coscheduling's PodGroup (scheduling.x-k8s.io) has too."""
+    return f"{res.plural}.{res.version}.{res.group}" if is_generic_workload(res) else res.plural
+
+
+# Every kind serve may watch, by the name a record gives it (DRA's objects carry the version they were served at in
+# their apiVersion).
 RESOURCES: dict[str, Resource] = {
-    r.plural: r
+    record_name(r): r
     for r in (
         NODES,
         PODS,
@@ -89,8 +108,12 @@ RESOURCES: dict[str, Resource] = {
         *WORKLOADS,
         *STORAGE_RESOURCES,
         *DRA_RESOURCES,
+        SCHEDULING_WORKLOADS,
+        SCHEDULING_POD_GROUPS_1_36,
+        SCHEDULING_POD_GROUPS,
     )
 }
+_NAMES = {r: name for name, r in RESOURCES.items()}  # (a DRA kind served at an older version: its plural)
 QUEUE_CAPACITY = 100_000  # lines waiting for the writer before the scheduler waits for it
 BUFFER_BYTES = 1 << 20
 
@@ -123,14 +146,17 @@ def header(
     kube_version: str,
     preemption_mode: str,
     profiles: Sequence[str],
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Obj:
-    """The first line. ``config_text`` None: kube-scheduler's defaults (no configuration file)."""
+    """The first line. ``config_text`` None: kube-scheduler's defaults (no configuration file). ``feature_gates``:
+    those set away from the release's defaults (the command line's are not in the configuration's text)."""
     return {
         "schema": SCHEMA,
         "packsched": packsched_version(),
         "created": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seed": seed,
         "kubeVersion": kube_version,
+        "featureGates": dict(sorted((feature_gates or {}).items())),
         "preemptionMode": preemption_mode,
         "profiles": list(profiles),
         "config": None if config_text is None else {"path": config_path or "", "text": config_text},
@@ -200,7 +226,7 @@ class RecordWriter:
 
     def event(self, res: Resource, etype: str, obj: Obj) -> None:
         """A cluster change as the scheduling thread applies it (the object is encoded later, by the writer)."""
-        self._queue.put({"t": self._t(), "event": etype, "resource": res.plural, "object": obj})
+        self._queue.put({"t": self._t(), "event": etype, "resource": _NAMES.get(res, res.plural), "object": obj})
 
     def decision(
         self, result: CycleResult, snapshot: Snapshot, victims: Sequence[str], blocked: str = "", refused: str = ""
@@ -302,6 +328,7 @@ class Header:
     config_path: str
     config_text: str | None  # None: kube-scheduler's defaults
     profiles: list[str] = field(default_factory=list)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -418,7 +445,16 @@ def parse_header(text: str) -> Header:
         config_path=path,
         config_text=text_,
         profiles=f.str_list("profiles"),
+        feature_gates=_gates(f),
     )
+
+
+def _gates(f: _Fields) -> dict[str, bool]:
+    gates = f.get("featureGates", dict, {})
+    for name, value in gates.items():
+        if not isinstance(value, bool):
+            raise f.fail(f'field "featureGates.{name}" must be bool, got {json.dumps(value)[:60]}')
+    return dict(gates)
 
 
 def parse_line(text: str, line: int) -> Line:

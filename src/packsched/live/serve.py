@@ -188,6 +188,7 @@ class Server:
             str(config.kube_version),
             self.options.removal,
             [p.scheduler_name for p in config.profiles],
+            dict(config.kube_version.gates),
         )
         return RecordWriter(self.options.record, head)
 

@@ -10,6 +10,11 @@ decision rather than its own (another node: the reservation moves to the recorde
 nomination), so that one difference does not cascade into the next ones. Recorded binding answers go through the
 controller's own answer handling.
 
+A pod-group cycle (kube-scheduler 1.36+ with GenericWorkload) runs once, at the recorded decision of its first pod;
+the decisions serve recorded for the group's other pods, one after the other, are compared with their results in
+that cycle. Waits at Permit end as serve's loop ends them (before each decision, and at a binding answer the replay
+has no binding cycle for): the record has no line for the end of a wait, so it is followed rather than compared.
+
 A decision is identical when the outcome, the node, the message of a pod not scheduled, the nomination and the
 victims (as a set) are the same. A different node where both nodes are among the recorded best-scored ones is a tie
 that selectHost broke another way, reported apart from the differences.
@@ -153,6 +158,7 @@ class Verification:
                 "packsched": h.packsched,
                 "seed": h.seed,
                 "kubeVersion": h.kube_version,
+                "featureGates": h.feature_gates,
                 "config": h.config_path if h.config_text is not None else None,
                 "lines": self.lines,
                 "events": self.events,
@@ -176,21 +182,31 @@ def recorded_config(head: Header, known_plugins: Collection[str]) -> KubeSchedul
         version = parse_kube_version(head.kube_version) if head.kube_version else None
     except ValueError as exc:
         raise RecordError(1, f"kubeVersion: {exc}") from None
+    gates = head.feature_gates
     if head.config_text is None:
-        return default_config(known_plugins, version)
+        try:
+            return default_config(known_plugins, version, gates)
+        except InputError as exc:
+            raise RecordError(1, "; ".join(_gates_named(str(e)) for e in exc.errors)) from None
     name = "config.json" if head.config_path.endswith(".json") else "config.yaml"
     with tempfile.TemporaryDirectory(prefix="packsched-record-") as tmp:
         path = os.path.join(tmp, name)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(head.config_text)
         try:
-            cfg = load_config(path, known_plugins, kube_version=version)
+            cfg = load_config(path, known_plugins, kube_version=version, feature_gates=gates)
         except InputError as exc:
             shown = head.config_path or "config"
-            problems = "; ".join(str(e).replace(path, shown) for e in exc.errors)
+            problems = "; ".join(_gates_named(str(e).replace(path, shown)) for e in exc.errors)
             raise RecordError(1, f"the recorded configuration does not load: {problems}") from None
     cfg.source_file = head.config_path
     return cfg
+
+
+def _gates_named(problem: str) -> str:
+    """A loader's problem with the gates given as ``--feature-gates``, which a record's header names
+    ``featureGates``."""
+    return problem.replace("--feature-gates", "featureGates")
 
 
 class Replay:
@@ -215,6 +231,9 @@ class Replay:
         )
         self.out = Verification(head)
         self._binding: dict[str, tuple[QueuedPod, BindingCycle]] = {}  # binding cycles waiting for their answer
+        # the pod-group cycle run last: each member's entry and result, with the cycle's victims, by pod, until its
+        # recorded decision comes
+        self._group: dict[str, tuple[QueuedPod, CycleResult, list[str]]] = {}
         if head.packsched and head.packsched != packsched_version():
             self.out.notes.append(
                 f"recorded by packsched {head.packsched}, replayed by packsched {packsched_version()}: "
@@ -225,6 +244,7 @@ class Replay:
         self.out.lines = line.line
         self.now = max(self.now, line.t)
         if isinstance(line, EventLine):
+            self._end_group_cycle()
             self.out.events += 1
             try:
                 self.ctl.handle(line.res, line.etype, line.obj)
@@ -241,6 +261,12 @@ class Replay:
 
     def _decide(self, d: DecisionLine) -> None:
         ctl = self.ctl
+        member = self._group.pop(d.pod, None)
+        if member is not None:  # one more decision of the pod-group cycle run at an earlier line
+            self._decide_member(d, *member)
+            return
+        self._end_group_cycle()
+        self._settle_waits()
         tr = ctl.pods.get(d.pod)
         if tr is None or d.pod in ctl.cache or ctl.scheduler.framework_for(tr.info) is None:
             replayed: dict[str, Any] = {"outcome": UNKNOWN, "node": None, "top": [], "message": "", "nominated": None}
@@ -249,6 +275,9 @@ class Replay:
             return
         info = tr.info
         qp = ctl.scheduler.take(d.pod) or QueuedPod(info)  # serve took it off the queue to try it
+        if ctl.scheduler.in_pod_group_cycle(info):
+            self._group_cycle(d, qp)
+            return
         self.actions.victims = []
         result: CycleResult | None = None
         try:
@@ -262,6 +291,84 @@ class Replay:
             del replayed["profile"]
         self._compare(d, replayed)
         self._follow(d, qp, info, result)
+
+    # -- pod-group cycles (kube-scheduler 1.36+ with GenericWorkload) ----------------------------------------------
+
+    def _group_cycle(self, d: DecisionLine, qp: QueuedPod) -> None:
+        """The first recorded decision of a pod-group cycle: the cycle runs (taking the group's other pods out of
+        the queue, as serve's did); each member's result waits for that member's line (serve records one per
+        member it tried, one after the other)."""
+        sched = self.ctl.scheduler
+        self.actions.victims = []
+        try:
+            members = sched.schedule_pod_group(qp)
+        except Exception as exc:  # as serve answers a cycle that raised: every pod of the group back, in error
+            error = Status.error(f"internal error: {exc}")
+            for tr in list(self.ctl.pods.values()):
+                info = tr.info
+                if info.pod_group != qp.info.pod_group or info.key in self.ctl.cache:
+                    continue
+                sched.forget_assumed(info)
+                failed = CycleResult(info, info.pod.scheduler_name, status=error)
+                if info is qp.info:
+                    sched.handle_failure(qp, failed)
+                else:
+                    sched.requeue(info)
+                self._group[info.key] = (QueuedPod(info), failed, [])
+        else:
+            victims = list(self.actions.victims)  # serve records the cycle's victims with each member's decision
+            for member, result in members:
+                self._group[member.info.key] = (member, result, victims)
+        first = self._group.pop(d.pod, None)
+        if first is not None:
+            self._decide_member(d, *first)
+
+    def _decide_member(self, d: DecisionLine, qp: QueuedPod, result: CycleResult, victims: list[str]) -> None:
+        """A member's recorded decision against its result in the replayed cycle, then the recorded one followed:
+        a pod serve placed elsewhere is moved there, one serve did not place is taken back and sent to the queue
+        (the cycle sent back those it did not place itself)."""
+        replayed = decision_fields(result, self.ctl.snapshot, victims)
+        del replayed["profile"]
+        self._compare(d, replayed)
+        sched = self.ctl.scheduler
+        job = result.binding
+        if d.outcome == SCHEDULED:
+            if job is not None and job.node != d.node:
+                if d.node in self.ctl.snapshot.index:
+                    job = sched.reserve_instead(job, str(d.node)).binding
+                else:
+                    sched.release(job)
+                    sched.requeue(qp.info)
+                    job = None
+            if job is not None:
+                self._binding[d.pod] = (qp, job)
+            return
+        if job is not None:
+            sched.release(job)
+            failed = CycleResult(
+                qp.info,
+                d.profile or qp.info.pod.scheduler_name,
+                status=Status(Code.ERROR if d.outcome == ERROR else Code.UNSCHEDULABLE, [d.message]),
+            )
+            sched.handle_failure(qp, failed)
+
+    def _end_group_cycle(self) -> None:
+        """Members the replayed cycle placed but serve recorded no decision for (serve held them back untried):
+        taken back and sent to the queue."""
+        sched = self.ctl.scheduler
+        for qp, result, _victims in self._group.values():
+            if result.binding is not None:
+                sched.release(result.binding)
+                sched.requeue(qp.info)
+        self._group.clear()
+
+    def _settle_waits(self) -> None:
+        """End the waits at Permit that ended by now, as serve does before each attempt: an allowed pod's binding
+        cycle waits for its recorded answer; a rejected one is back in the queue (the scheduler sent it)."""
+        for result in self.ctl.scheduler.settle_waiting():
+            job = result.binding
+            if job is not None:
+                self._binding[job.pod.key] = (job.queued if job.queued is not None else QueuedPod(job.pod), job)
 
     def _compare(self, d: DecisionLine, replayed: dict[str, Any]) -> None:
         fields: list[str] = []
@@ -332,6 +439,8 @@ class Replay:
             ctl.victims.refused[d.refused] = (refused.info.pod, self.now)
 
     def _answered(self, b: BindLine) -> None:
+        if b.pod not in self._binding:
+            self._settle_waits()  # a pod whose wait at Permit ended (its gang complete) since the last decision
         waiting = self._binding.pop(b.pod, None)
         if waiting is None:
             return  # the replay did not place it (reported at its decision)
