@@ -333,15 +333,7 @@ class Replay:
         sched = self.ctl.scheduler
         job = result.binding
         if d.outcome == SCHEDULED:
-            if job is not None and job.node != d.node:
-                if d.node in self.ctl.snapshot.index:
-                    job = sched.reserve_instead(job, str(d.node)).binding
-                else:
-                    sched.release(job)
-                    sched.requeue(qp.info)
-                    job = None
-            if job is not None:
-                self._binding[d.pod] = (qp, job)
+            self._follow_placed(d, qp, job, requeue=True)
             return
         if job is not None:
             sched.release(job)
@@ -407,14 +399,7 @@ class Replay:
         job = result.binding if result is not None else None
         if d.outcome == SCHEDULED:
             # A pod the replay found no room for stays pending here until the watch shows it bound.
-            if job is not None and job.node != d.node:
-                if d.node in ctl.snapshot.index:
-                    job = sched.reserve_instead(job, str(d.node)).binding
-                else:
-                    sched.release(job)
-                    job = None
-            if job is not None:
-                self._binding[d.pod] = (qp, job)
+            self._follow_placed(d, qp, job, requeue=False)
             return
         if job is not None:
             sched.release(job)
@@ -437,6 +422,21 @@ class Replay:
         refused = ctl.pods.get(d.refused) if d.refused else None
         if refused is not None:  # its budget counts as allowing no disruption for a while, as in serve
             ctl.victims.refused[d.refused] = (refused.info.pod, self.now)
+
+    def _follow_placed(self, d: DecisionLine, qp: QueuedPod, job: BindingCycle | None, *, requeue: bool) -> None:
+        """serve placed the pod on ``d.node``: the replay's choice is moved there (or, on a node the replay does not
+        know, taken back: sent to the queue when ``requeue``), and its binding cycle waits for the recorded answer."""
+        sched = self.ctl.scheduler
+        if job is not None and job.node != d.node:
+            if d.node in self.ctl.snapshot.index:
+                job = sched.reserve_instead(job, str(d.node)).binding
+            else:
+                sched.release(job)
+                if requeue:
+                    sched.requeue(qp.info)
+                job = None
+        if job is not None:
+            self._binding[d.pod] = (qp, job)
 
     def _answered(self, b: BindLine) -> None:
         if b.pod not in self._binding:
