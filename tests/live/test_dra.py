@@ -370,3 +370,40 @@ def test_a_record_of_serve_with_claims_verifies(api: FakeApiServer, tmp_path: Pa
     report = json.loads(res.stdout)
     assert report["differences"] == []
     assert report["counts"]["decisions"] == len([ln for ln in lines if "decision" in ln]) >= 2
+
+
+def test_an_extended_resource_claim_left_by_an_earlier_cycle_is_deleted(api: FakeApiServer, tmp_path: Path) -> None:
+    """The claim an earlier scheduler made for p's extended resources is still on the server (its binding failed,
+    and so did its deletion), allocated on n0's two devices: as upstream, every node refuses p (`cannot schedule
+    extended resource claim`), PostFilter deletes the claim (its finalizer first), and the deletion's watch event
+    moves p, whose next attempt creates and allocates a new claim and binds."""
+    api.serve_dra()
+    api.create("deviceclasses", device_class(extended="example.com/gpu"))
+    api.create("nodes", node("n0"))
+    api.create("resourceslices", resource_slice("n0", 2))
+    p = pod("p", cpu="100m")
+    p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
+    p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "2"}
+    created = api.create("pods", p)
+    left = claim("p-extended-resources-old", owner=created, count=2)
+    left["metadata"]["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+    left["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    left["spec"]["devices"]["requests"][0]["name"] = "container-0-request-0"
+    results = [
+        {"request": "container-0-request-0", "driver": DRIVER, "pool": "n0", "device": f"gpu-{i}"} for i in (0, 1)
+    ]
+    left["status"] = {"allocation": {"devices": {"results": results}}, "reservedFor": []}
+    api.create("resourceclaims", left)
+    run = serve(api, tmp_path)
+    try:
+        assert api.wait_for(all_bound(["p"]), 20)
+    finally:
+        run.stop()
+    assert api.get("resourceclaims", "default", "p-extended-resources-old") is None
+    (made,) = api.objects("resourceclaims")
+    assert made["metadata"]["name"].startswith("p-extended-resources-")
+    assert sorted(r["device"] for r in made["status"]["allocation"]["devices"]["results"]) == ["gpu-0", "gpu-1"]
+    assert reserved(api, made["metadata"]["name"]) == ["p"]
+    log = requests(api)
+    delete = first(log, "DELETE", "/resourceclaims/p-extended-resources-old")
+    assert delete < first(log, "POST", "/namespaces/default/resourceclaims") < first(log, "POST", "/pods/p/binding")

@@ -109,3 +109,39 @@ def test_filter_finds_a_binding_past_its_timeout_by_the_claims_allocation_timest
     finally:
         run.stop()
     assert api.stats.bindings == {}  # its conditions are still not true: PreBind waits
+
+
+def test_prebind_ends_when_a_claims_binding_outlives_the_timeout_since_its_allocation(
+    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim was allocated 599 s ago (by an earlier attempt), its device's binding conditions not true yet and no
+    pod holding it: Filter still finds it in time, PreBind reserves the pod in it and polls; a second later the
+    claim's 600 s are over and PreBind ends with upstream's ``device binding timeout: claim=c`` (isPodReadyForBinding),
+    long before the wait's own 600 s; the pod is not bound."""
+    monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
+    _cluster(api)
+    almost = dt.datetime.fromtimestamp(time.time() - 599, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    result = {
+        "request": "g",
+        "driver": DRIVER,
+        "pool": "n0",
+        "device": "gpu-0",
+        "bindingConditions": ["attached"],
+        "bindingFailureConditions": ["attach-failed"],
+    }
+    allocation = {"devices": {"results": [result]}, "allocationTimestamp": almost}
+    api.patch_status("resourceclaims", "default", "c", {"status": {"allocation": allocation}})
+    run = start(api, tmp_path)
+    run.wait_ready()
+    try:
+        claimed = pod("p", cpu="100m")
+        claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
+        api.create("pods", claimed)
+
+        def timed_out(s: FakeApiServer) -> bool:
+            return any("device binding timeout: claim=c" in str(e.get("note", "")) for e in s.objects("events"))
+
+        assert api.wait_for(timed_out, 15)
+    finally:
+        run.stop()
+    assert api.stats.bindings == {}

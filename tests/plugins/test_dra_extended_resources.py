@@ -301,3 +301,74 @@ def test_request_mappings_as_upstream(
     # every request named is one of the claim's
     names = {r.name for r in claim_requests(pod, needed)}
     assert {q for _c, _r, q in got} <= names
+
+
+LEFTOVER = """
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: p-extended-resources-x7k2q
+  annotations: {resource.kubernetes.io/extended-resource-claim: "true"}
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: p, uid: uid-p, controller: true}]
+spec:
+  devices:
+    requests:
+    - name: container-0-request-0
+      exactly: {deviceClassName: gpu.example.com, count: 2}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: container-0-request-0, driver: gpu.example.com, pool: gpu-1, device: gpu-0}
+      - {request: container-0-request-0, driver: gpu.example.com, pool: gpu-1, device: gpu-1}
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [gpu-1]}]}]
+"""
+
+
+def test_a_claim_an_earlier_cycle_left_is_deleted_and_made_anew(tmp_path: Path) -> None:
+    """A snapshot holds the claim an earlier scheduler made for p's extended resources (its binding failed, and so
+    did its deletion): upstream's Filter refuses every node (`cannot schedule extended resource claim`), PostFilter
+    deletes the claim, and the deletion's event requeues p, whose next attempt makes and allocates a new claim."""
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 2) + LEFTOVER
+    text += pod("p").replace("metadata: {name: p}", "metadata: {name: p, uid: uid-p}")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = runner.invoke(app, ["simulate", str(path), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (placement,) = data["placements"]
+    assert placement["node"] == "gpu-1"
+    failed = [e for e in data["events"] if e["pod"] == "default/p" and e["kind"] == "unschedulable"]
+    assert len(failed) == 1
+    assert (
+        "0/1 nodes are available: 1 cannot schedule extended resource claim. deletion of ResourceClaim completed, "
+        "preemption:" in failed[0]["reason"]
+    )
+    cluster = load_manifests([str(path)])
+    sim = Simulation(cluster, default_config(set(in_tree_registry())), in_tree_registry())
+    sim.run_until(60.0)
+    assert "default/p-extended-resources-x7k2q" not in cluster.dra.claims
+    (made,) = [c for c in cluster.dra.claims.values() if c.extended]
+    assert made.owner_pod == "default/p" and made.reserved_for == ["default/p"]
+    assert made.allocation is not None and {r.device for r in made.allocation.results} == {"gpu-0", "gpu-1"}
+
+
+def test_a_claim_left_for_another_pod_uid_is_not_the_pods(tmp_path: Path) -> None:
+    # the claim's owner has p's name but another uid (an earlier pod of that name): not p's, and it holds both
+    # devices, so p cannot have them (upstream findExtendedResourceClaim compares the uid)
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 2) + LEFTOVER.replace("uid: uid-p", "uid: uid-old")
+    text += pod("p").replace("metadata: {name: p}", "metadata: {name: p, uid: uid-p}")
+    node_, reason = simulate_placements(tmp_path, text)["default/p"]
+    assert node_ is None
+    assert "1 cannot allocate all claims" in reason, reason
+
+
+def test_postfilter_counts_the_extended_resource_claim_as_a_claim(tmp_path: Path) -> None:
+    # upstream PreFilter adds the claim for the pod's extended resources to its claims, so PostFilter does not take
+    # the no-claims path: 1.36 says "still not schedulable" (1.37 says nothing), not "no new claims to deallocate"
+    text = CLASS + node("gpu-1") + slice_of("gpu-1", 1) + pod("p")
+    _node, reason = simulate_placements(tmp_path, text, "--kube-version", "1.36")["default/p"]
+    assert reason is not None and "still not schedulable, preemption:" in reason, reason
+    assert "no new claims to deallocate" not in reason

@@ -20,7 +20,7 @@ How our setup differs from upstream's:
   filter plugin: ...``); packsched's Filter takes every node in one call, so an error ends the cycle at the first
   node in order, as upstream's driver does.
 
-TestPlugin has 94 cases: 57 ported (54 pass, 3 xfail naming the difference), 37 left out with a reason each
+TestPlugin has 94 cases: 57 ported (all pass), 37 left out with a reason each
 (SKIPPED below; test_the_table_is_accounted_for checks the count). The file also ports
 extendeddynamicresources_test.go (the claim's requests, 8 cases; its request mappings, 7 cases) and
 noderesources/fit_test.go's DRA cases (TestEnoughRequests 7, TestFitScore 2 as one, TestFitSignPod 2; 4 left out:
@@ -336,12 +336,6 @@ ADMIN_NAMESPACE = {
     "kind": "Namespace",
     "metadata": {"name": NS, "labels": {"resource.kubernetes.io/admin-access": "true"}},
 }
-
-XFAIL_LEFTOVER_EXT = (
-    "packsched's PreFilter does not take up the extended-resource claim an earlier cycle made for the pod (live "
-    "mode): the claim holds the device, Filter says 'cannot allocate all claims' and PostFilter leaves it; upstream "
-    "rejects the node with 'cannot schedule extended resource claim' and PostFilter deletes the claim"
-)
 
 # -- the table --------------------------------------------------------------------------------------------------
 
@@ -777,7 +771,6 @@ CASES: list[Case] = [
             postfilter=(UNSCHEDULABLE, "deletion of ResourceClaim completed"),
             extended=None,
         ),
-        xfail=XFAIL_LEFTOVER_EXT,
     ),
     Case(
         "extended-resource-name-with-resources-delete-claim",
@@ -797,7 +790,6 @@ CASES: list[Case] = [
             postfilter=(UNSCHEDULABLE, "deletion of ResourceClaim completed"),
             extended=None,
         ),
-        xfail=XFAIL_LEFTOVER_EXT,
     ),
     Case(
         "extended-resource-name-bind-failure",
@@ -882,8 +874,6 @@ CASES: list[Case] = [
         allocated_at={CLAIM: -590.0},  # the 600 s binding timeout runs out 10 s into the case
         args={"bindingTimeout": "600s"},
         want=Want(prebind=(ERROR, f"device binding timeout: claim={CLAIM}"), claims={CLAIM: (BINDING_1, (POD,))}),
-        xfail="packsched's PreBind waits bindingTimeout from its own start, not from the claim's allocationTimestamp "
-        "(upstream isPodReadyForBinding), and says 'context deadline exceeded' instead of naming the claim",
     ),
     Case(
         "bound-claim-with-mixed-binding-conditions",

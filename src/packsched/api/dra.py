@@ -58,6 +58,8 @@ _SELECTOR = ("cel",)
 _CEL = ("expression",)
 _CONSTRAINT = ("requests", "matchAttribute", "distinctAttribute")
 _TOLERATION = ("key", "operator", "value", "effect", "tolerationSeconds")
+# resourceapi.ExtendedResourceClaimAnnotation: the claim the scheduler made for a pod's DRA-backed extended resources
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 _CLASS_SPEC = ("selectors", "config", "extendedResourceName")
 _SLICE_SPEC = (
     "driver",

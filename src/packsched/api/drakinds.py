@@ -5,6 +5,7 @@ from __future__ import annotations
 from packsched.api.decoding import DecodeContext, Decoder
 from packsched.api.dra import (
     DRA_API_VERSIONS,
+    EXTENDED_CLAIM_ANNOTATION,
     ResourceClaim,
     ResourceClaimTemplate,
     admin_access_path,
@@ -43,6 +44,10 @@ def _resource_claim(ctx: DecodeContext) -> None:
     if owner is not None and owner.kind == "Pod":  # made from a template by the resourceclaim controller
         claim.owner_pod = f"{ctx.namespace}/{owner.name}"
         claim.owner_uid = controller_uid(ctx.r, ctx.meta.get("ownerReferences"), "metadata.ownerReferences")
+        annotations = ctx.meta.get("annotations")
+        if isinstance(annotations, dict) and annotations.get(EXTENDED_CLAIM_ANNOTATION) == "true":
+            claim.extended = True  # made by a scheduler for the pod's DRA-backed extended resources
+            ctx.cluster.dra.extended_claims[claim.owner_pod] = claim.key
     decode_claim_status(ctx.r, ctx.data.get("status"), claim)
     ctx.cluster.dra.claims[claim.key] = claim
     ctx.cluster.dra.changed(claim.key)

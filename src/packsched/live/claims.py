@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from packsched.api.dra import Allocation, ClaimSpec, ClaimWriteError, ResourceClaim
+from packsched.api.dra import EXTENDED_CLAIM_ANNOTATION, Allocation, ClaimSpec, ClaimWriteError, ResourceClaim
 from packsched.api.objects import NodeSelectorTerm, Pod, Requirement
 from packsched.backend.dra.capacity import quantity_text
 from packsched.live.port import DELETED, PODS, ApiError, ApiPort, Obj, Resource
@@ -38,8 +38,6 @@ from packsched.live.recorder import rfc3339
 LOG = logging.getLogger("packsched.live")
 
 FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
-# resourceapi.ExtendedResourceClaimAnnotation
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 CONFLICT_TRIES = 5  # retry.DefaultRetry: 5 steps
 CONFLICT_PAUSE_S = 0.01  # retry.DefaultRetry: 10 ms
 

@@ -25,8 +25,8 @@ import datetime as dt
 import time
 from collections.abc import Callable
 
-from packsched.api.dra import DraObjects, ResourceClaim, ResourceSlice
-from packsched.live.claims import EXTENDED_CLAIM_ANNOTATION, ClaimWriter
+from packsched.api.dra import EXTENDED_CLAIM_ANNOTATION, DraObjects, ResourceClaim, ResourceSlice
+from packsched.live.claims import ClaimWriter
 from packsched.live.decode import decode_or_log
 from packsched.live.port import DELETED, DRA_GROUP, Obj, Resource, key_of
 from packsched.live.victims import Stats

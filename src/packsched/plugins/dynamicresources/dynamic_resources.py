@@ -138,6 +138,9 @@ MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
+# the pod's extended-resource claim an earlier cycle made is still there: every node refuses, PostFilter deletes it
+ERR_LEFTOVER_EXTENDED = "cannot schedule extended resource claim"
+MSG_EXTENDED_DELETED = "deletion of ResourceClaim completed"
 ERR_NOT_TRACKED = "packsched does not track ResourceClaims here: the pod's claims cannot be allocated"
 # device binding conditions (DRADeviceBindingConditions): PreBind polls the claims every 5 s until every condition is
 # True, a failure condition is True (ErrDeviceBindingFailed) or the binding timeout passes (ErrDeviceBindingTimeout)
@@ -217,6 +220,9 @@ class _State:
     ext_allocations: dict[str, tuple[ResourceClaim, Allocation]] = field(default_factory=dict)  # by node name
     # by node name: the extended resources that node gives through DRA (what the claim made for it requests)
     ext_needed: dict[str, dict[str, DeviceClass]] = field(default_factory=dict)
+    # the claim an earlier cycle made for the pod's extended resources, still on the server (upstream PreFilter
+    # finds it by its annotation and controlling owner): Filter refuses every node and PostFilter deletes it
+    leftover: ResourceClaim | None = None
     pod: Pod | None = None
     # live mode: the claims PreBind reserved for the pod on the API server (with the keys of those it wrote an
     # allocation into), and the extended-resource claim it made
@@ -381,6 +387,7 @@ class DynamicResources:
         if extended:
             data.extended = extended
             data.pod = pod.pod
+            data.leftover = _leftover_extended_claim(dra, pod.pod)
             data.ext_requests = {n: a for n, a in pod.requests.items() if a > 0 and is_dra_extended_name(n)}
         state.write(STATE_KEY, data)
         return Status()
@@ -551,6 +558,9 @@ class DynamicResources:
             return known[0]
         node = snap.nodes[col]
         ext_claim: ResourceClaim | None = None
+        if data.leftover is not None:
+            data.verdicts[col] = (ERR_LEFTOVER_EXTENDED, "")
+            return ERR_LEFTOVER_EXTENDED
         if data.extended:
             reason, ext_claim = self._extended_claim(data, snap, col)
             if reason:
@@ -724,7 +734,8 @@ class DynamicResources:
         data = state.read(STATE_KEY)
         dra = self.handle.dra()
         worded = self.handle.kube_version.dra_post_filter_message  # 1.34-1.36; 1.37 says nothing
-        if not isinstance(data, _State) or not data.claims or dra is None:
+        if not isinstance(data, _State) or not (data.claims or data.extended) or dra is None:
+            # (the claim for the pod's DRA-backed extended resources counts: upstream PreFilter adds it)
             return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_NO_CLAIMS] if worded else []))
         for index in sorted(data.unavailable):
             claim = data.claims[index]
@@ -741,7 +752,27 @@ class DynamicResources:
                 # after its backoff, when the claim can be allocated on another node
                 self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
                 return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
+        if data.leftover is not None:
+            return PostFilterResult(None, self._delete_leftover(dra, data.leftover, pod))
         return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else []))
+
+    def _delete_leftover(self, dra: DraObjects, claim: ResourceClaim, pod: PodInfo) -> Status:
+        """upstream PostFilter's deletion of the extended-resource claim an earlier cycle left: on the API server in
+        live mode (the watch brings the deletion, which frees its devices and requeues the pod), else from the
+        catalog, its deletion handled as that event."""
+        if dra.api is not None:
+            try:
+                dra.api.delete(claim)
+            except ClaimWriteError as exc:
+                return Status.error(str(exc), plugin=NAME)
+            return Status(Code.UNSCHEDULABLE, [MSG_EXTENDED_DELETED])
+        dra.claims.pop(claim.key, None)
+        dra.in_flight.pop(claim.key, None)
+        if dra.extended_claims.get(pod.key) == claim.key:
+            del dra.extended_claims[pod.key]
+        dra.changed(claim.key)
+        self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, DELETE, claim, None))
+        return Status(Code.UNSCHEDULABLE, [MSG_EXTENDED_DELETED])
 
     # -- Reserve, Unreserve, PreBind ----------------------------------------------------------------------
 
@@ -868,16 +899,40 @@ class DynamicResources:
 
     def _wait_live(self, dra: DraObjects, keys: list[str]) -> Status:
         """Live mode, on the binding worker: upstream PreBind's poll of the claims, as the watch brings them,
-        every BINDING_POLL_S until their devices' binding conditions hold, a failure condition is True, or
-        the binding timeout passes."""
-        deadline = time.monotonic() + self.binding_timeout
+        every BINDING_POLL_S until their devices' binding conditions hold, a failure condition is True, a claim's
+        binding timeout since its allocation passes, or the binding timeout since the wait began passes."""
+        deadline = self.handle.clock() + self.binding_timeout
         while True:
-            verdict = _binding_verdict(dra.claims.get(key) for key in keys)
+            verdict = self._ready_for_binding([dra.claims.get(key) for key in keys], self.handle.clock())
             if verdict is not None:
                 return verdict
-            if time.monotonic() >= deadline:
+            left = deadline - self.handle.clock()
+            if left <= BINDING_POLL_S:  # the wait's deadline comes before the next poll
+                time.sleep(max(left, 0.0))
                 return _binding_timed_out()
             time.sleep(BINDING_POLL_S)
+
+    def _ready_for_binding(self, claims: Iterable[ResourceClaim | None], now: float) -> Status | None:
+        """upstream isPodReadyForBinding, claim by claim in order: an Error when a device's binding failure
+        condition is True (``device binding failed: ...``) or when a claim that is not ready was allocated longer
+        than the binding timeout ago (``device binding timeout: claim=NAME``); None (wait) at the first claim not
+        ready yet; Success when every claim is ready. A claim not there or not allocated yet (live mode, before
+        the watch brings the write) counts as not ready."""
+        for claim in claims:
+            if claim is None or claim.allocation is None:
+                return None
+            ready, failure = claim.binding_state()
+            if failure:
+                return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
+            if ready:
+                continue
+            since = claim.allocated_at
+            if self.features.device_binding and since is not None and since + self.binding_timeout < now:
+                return Status.error(
+                    f'running PreBind plugin "{NAME}": {ERR_BINDING_TIMEOUT}: claim={claim.name}', plugin=NAME
+                )
+            return None
+        return Status()
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         data = state.read(STATE_KEY)
@@ -903,9 +958,10 @@ class DynamicResources:
 
     def _binding_conditions(self, data: _State, claims: list[ResourceClaim], node: str, now: float) -> Status:
         """upstream PreBind's wait for device binding conditions: done when every claim's devices have theirs True;
-        an Error when a binding failure condition is True, or when the binding timeout passed since the wait
-        began (``device binding timeout: context deadline exceeded``); else Wait, and the scheduler asks again
-        after BINDING_POLL_S (upstream polls every 5 s)."""
+        an Error when a binding failure condition is True, when a claim's binding timeout since its
+        allocationTimestamp passed (``device binding timeout: claim=NAME``), or when the binding timeout passed
+        since the wait began (``device binding timeout: context deadline exceeded``); else Wait, and the scheduler
+        asks again after BINDING_POLL_S (upstream polls every 5 s)."""
         if not self.features.device_binding:
             return Status()
         pending = [c for c in claims if c.has_binding_conditions]
@@ -913,11 +969,11 @@ class DynamicResources:
             return Status()
         if data.binding_since is None:
             data.binding_since = now
-        verdict = _binding_verdict(pending)
+        elif now >= data.binding_since + self.binding_timeout:
+            return _binding_timed_out()  # the wait's deadline came before this poll
+        verdict = self._ready_for_binding(pending, now)
         if verdict is not None:
             return verdict
-        if now >= data.binding_since + self.binding_timeout:
-            return _binding_timed_out()
         return Status(Code.WAIT, [f"waiting for binding conditions for device on node {node}"], NAME)
 
     # -- the pods' claims when they go --------------------------------------------------------------------
@@ -939,6 +995,20 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
+
+
+def _leftover_extended_claim(dra: DraObjects, pod: Pod) -> ResourceClaim | None:
+    """upstream findExtendedResourceClaim: the claim for the pod's extended resources that an earlier cycle made
+    (annotated as such and controlled by the pod: same name, and same uid where both are known), if it is still
+    there: its binding failed and deleting it failed too (live mode), or a snapshot holds it. (The claim a cycle
+    makes at Reserve never reaches a later PreFilter: Unreserve deletes it, or the pod is bound.)"""
+    key = dra.extended_claims.get(pod.key)
+    claim = dra.claims.get(key) if key is not None else None
+    if claim is None or not claim.extended or claim.owner_pod != pod.key:
+        return None
+    if claim.owner_uid and pod.uid and claim.owner_uid != pod.uid:
+        return None
+    return claim
 
 
 def _selected(terms: tuple[NodeSelectorTerm, ...], snap: Snapshot, cols: np.ndarray) -> np.ndarray:
@@ -1021,22 +1091,6 @@ def parse_args(raw: PluginArgs | None, version: KubeVersion) -> float:
     if not isinstance(raw, DynamicResourcesArgs):
         raise TypeError(f"want args to be of type DynamicResourcesArgs, got {type(raw).__name__}")
     return BINDING_TIMEOUT_S if raw.binding_timeout is None else raw.binding_timeout
-
-
-def _binding_verdict(claims: Iterable[ResourceClaim | None]) -> Status | None:
-    """PreBind's check of the device binding conditions: an Error when a device's binding failure condition is
-    True, Success when every claim's devices have their binding conditions True, None while it waits (a claim that
-    is not there or not allocated yet, in live mode before the watch brings the write, counts as waiting)."""
-    ready = True
-    for claim in claims:
-        if claim is None or claim.allocation is None:
-            ready = False
-            continue
-        ok, failure = claim.binding_state()
-        if failure:
-            return Status.error(f'running PreBind plugin "{NAME}": {failure}', plugin=NAME)
-        ready = ready and ok
-    return Status() if ready else None
 
 
 def _binding_timed_out() -> Status:
