@@ -317,3 +317,11 @@ def test_help_shows_metavars_not_python_types_and_keeps_brackets() -> None:
     assert "compare [OPTIONS] DATA_DIR" in compare
     simulate = CliRunner().invoke(app, ["simulate", "--help"], env={"COLUMNS": "200"}).output
     assert "simulate [OPTIONS] PATHS..." in simulate
+
+
+def test_a_missing_argument_is_named_as_the_usage_line_names_it() -> None:
+    """typer said "Missing argument 'data_dir'." under a usage line reading DATA_DIR."""
+    result = CliRunner().invoke(app, ["compare"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "Missing argument 'DATA_DIR'." in result.output, result.output
+    assert "data_dir" not in result.output

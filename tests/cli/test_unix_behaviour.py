@@ -633,6 +633,23 @@ def test_a_closed_standard_output_ends_the_command_quietly(args: list[str]) -> N
     assert _errors(run.stderr) == []
 
 
+def test_an_output_file_that_is_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``packsched report doc.json -o /dev/stdout | head -1``: the output file is standard output, whose reader has
+    gone; the command exits with 0 and says nothing, as when it prints there itself (it said ``-o /dev/stdout:
+    cannot write: Broken pipe`` and exited with 2)."""
+    doc = tmp_path / "sim.json"
+    with open(doc, "w", encoding="utf-8") as fh:
+        assert _packsched([*SIMULATE, "-o", "json"], fh).returncode == 0
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        run = _packsched(["report", str(doc), "-o", "/dev/stdout"], write)
+    finally:
+        os.close(write)
+    assert run.returncode == 0, run.stderr
+    assert _errors(run.stderr) == []
+
+
 @pytest.mark.parametrize(("args", "code"), [(SIMULATE, 0), (["simulate", "/no/such/file.yaml"], 2)])
 def test_a_closed_standard_error_changes_neither_the_output_nor_the_exit_code(args: list[str], code: int) -> None:
     """Nobody reads the notes or the errors: the command still prints its table and exits with its own code

@@ -66,8 +66,9 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     any error (Ctrl-C included) ``tmp`` is removed and ``path`` is left as it was; an OSError (a full disk, an I/O
     error) becomes an :class:`OutputError` naming ``path``. The file gets the permissions a new file gets (the
     umask), or those of the file it replaces. A path that names no regular file (``/dev/stdout``, ``/dev/null``, a
-    pipe) is written in place: renaming onto it would put a file where the device or pipe was. A symbolic link stays
-    one: the file it points to is replaced."""
+    pipe) is written in place: renaming onto it would put a file where the device or pipe was (a pipe whose reader
+    stopped early raises BrokenPipeError, as standard output does). A symbolic link stays one: the file it points to
+    is replaced."""
     shown = Path(path)
     try:
         kind = os.stat(shown).st_mode
@@ -76,6 +77,8 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     if kind is not None and not stat.S_ISREG(kind):
         try:
             yield shown
+        except BrokenPipeError:
+            raise  # a pipe whose reader stopped early (``-o /dev/stdout | head``): the CLI exits quietly
         except OSError as exc:
             raise write_error(shown, exc) from None
         return

@@ -55,3 +55,11 @@ def install() -> None:
 
         usage_name._packsched = True  # type: ignore[attr-defined]
         TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+    hint = getattr(TyperArgument, "get_error_hint", None)
+    if hint is not None and not getattr(hint, "_packsched", False):
+        # and its error names the argument as the usage line does: "Missing argument 'DATA_DIR'." (typer: 'data_dir')
+        def error_hint(self: Any, *_ctx: Any) -> str:
+            return f"'{str(self.metavar or self.name).upper()}'"
+
+        error_hint._packsched = True  # type: ignore[attr-defined]
+        TyperArgument.get_error_hint = error_hint  # type: ignore[method-assign]
