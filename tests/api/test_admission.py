@@ -81,6 +81,21 @@ def test_a_container_with_everything_is_kept_as_is() -> None:
     assert refusal is None and out.containers[0] is c
 
 
+def test_a_default_request_of_an_extended_resource_without_a_limit_is_invalid() -> None:
+    """A LimitRange's defaultRequest of an extended resource with no default limit: the defaulted container requests
+    it without a limit, which the API server's validation refuses for a resource that cannot be overcommitted
+    (packsched admitted the pod). A default limit makes it valid (the request defaults to it)."""
+    item = LimitRangeItem("Container", default_request={"example.com/foo": 1})
+    _, refusal = admit(make_pod(Container("c")), item)
+    assert refusal == (
+        'Pod "p" is invalid: spec.containers[0].resources.limits: Required value: Limit must be set for non '
+        "overcommitable resources"
+    )
+    out, refusal = admit(make_pod(Container("c")), LimitRangeItem("Container", default={"example.com/foo": 1}))
+    assert refusal is None
+    assert out.containers[0].requests == out.containers[0].limits == {"example.com/foo": 1}
+
+
 def test_a_default_request_above_the_containers_limit_is_invalid() -> None:
     """The API server's validation of the defaulted pod, before any validating admission plugin: request <= limit,
     and request == limit for a resource that cannot be overcommitted (extended resources, hugepages); containers by

@@ -147,13 +147,20 @@ def apply_limit_ranges(pod: Pod, ranges: Iterable[LimitRange]) -> tuple[Pod, str
 
 
 def _invalid_requests(containers: list[Container], inits: list[Container]) -> list[str]:
-    """What the API server's pod validation says of requests beside their limits: at most the limit, and equal to it
-    for a resource that cannot be overcommitted (extended resources, hugepages); fields by index, as it writes them."""
+    """What the API server's pod validation says of requests beside their limits: at most the limit, and, for a
+    resource that cannot be overcommitted (extended resources, hugepages), equal to it and not without it (a
+    LimitRange's ``defaultRequest`` of such a resource with no ``default`` limit makes the pod invalid); fields by
+    index, as it writes them."""
     errors: list[str] = []
     for field_name, group in (("containers", containers), ("initContainers", inits)):
         for i, c in enumerate(group):
             for name, req in c.requests.items():
                 if name not in c.limits:
+                    if is_extended_resource(name) or is_hugepages(name):
+                        errors.append(
+                            f"spec.{field_name}[{i}].resources.limits: Required value: Limit must be set for non "
+                            "overcommitable resources"
+                        )
                     continue
                 limit = c.limits[name]
                 if is_extended_resource(name) or is_hugepages(name):
