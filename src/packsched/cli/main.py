@@ -337,8 +337,8 @@ def gangs(
     feature_gates: FeatureGatesOpt = None,
     strict: StrictOpt = False,
 ) -> None:
-    """Per gang after the simulation (scheduler-plugins' PodGroups; kube-scheduler's own with --kube-version 1.35
-    or 1.36): when its job was submitted and started, the wait, the GPU-hours its placed members held while waiting
+    """Per gang after the simulation (scheduler-plugins' PodGroups; kube-scheduler's own from --kube-version 1.35,
+    with GenericWorkload on): when its job was submitted and started, the wait, the GPU-hours its placed members held while waiting
     at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
     from packsched.sim import gangs as gang_report
     from packsched.sim.engine import run_simulation
