@@ -11,6 +11,7 @@ upstream's ``schedule_one_podgroup.go`` beside ``schedule_one.go``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -80,6 +81,8 @@ class PodGroupCycle:
         copies = sched._gangs.copy()
         sched.scheduling_cycle += 1  # the group's pods share one cycle
         outcome = self._algorithm(fwk, members, results, copies, explain)
+        sched.last_pod_group_cycle.algorithm_done = time.perf_counter()
+        sched.last_pod_group_cycle.waiting_on_preemption = outcome.waiting_on_preemption
         self._submit(fwk, members, results, outcome)
 
     def _algorithm(

@@ -26,6 +26,7 @@ a rejected group with the group's message, a pod that found no node with its own
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
@@ -124,9 +125,12 @@ class PlacementCycle:
         sched.scheduling_cycle += 1
         copies = sched._gangs.copy()
         out = self._algorithm(fwk, group, members, results, copies, explain)
+        report = sched.last_pod_group_cycle
+        report.algorithm_done = time.perf_counter()
         out.untried = Status(out.status.code, list(out.status.reasons))
         if out.status.code == Code.UNSCHEDULABLE:
             self._pod_group_post_filter(fwk, group, members, out)
+        report.waiting_on_preemption = out.waiting_on_preemption
         self._submit(fwk, members, results, out)
 
     def _validate(self, members: list[QueuedPod], group: SchedulingPodGroup) -> str | None:

@@ -151,6 +151,16 @@ class CycleResult:
 
 
 @dataclass
+class PodGroupCycleReport:
+    """What live mode's metrics read of the last pod-group cycle (upstream's podgroup_* metrics): when its algorithm
+    (placing the pods) ended, on ``time.perf_counter()``'s clock (None when the cycle stopped before it), and whether
+    the group went back to wait for preemption's victims."""
+
+    algorithm_done: float | None = None
+    waiting_on_preemption: bool = False
+
+
+@dataclass
 class BindingCycle:
     """What a binding cycle needs: the pod's scheduling cycle chose ``node``, assumed the pod there, reserved and
     permitted it; PreBind and Bind are left (upstream's ``bindingCycle``, run in a goroutine of its own)."""
@@ -267,6 +277,7 @@ class Scheduler(EventHandlers):
         self._pod_group_objects = {}
         self._activated_now = set()
         self._activated_instant = None
+        self.last_pod_group_cycle = PodGroupCycleReport()
         self._pod_group_cycle = PodGroupCycle(self)
         self._use_config(config, registry)
 
@@ -466,6 +477,7 @@ class Scheduler(EventHandlers):
         queue entry and result, in the cycle's order. ``explain``: the pods whose nodes' scores to keep."""
         members = self._pop_pod_group(first)
         results = [CycleResult(q.info, q.info.pod.scheduler_name) for q in members]
+        self.last_pod_group_cycle = PodGroupCycleReport()
         self._pod_group_cycle.run(members, results, explain)
         return list(zip(members, results, strict=True))
 

@@ -153,6 +153,19 @@ def test_a_gang_whose_last_member_fits_nowhere_times_out_and_is_never_bound(api:
     failed = sum(1 for _, _, outcome, _ in run.cycles if outcome == "failed")
     waited = sum(1 for _, _, outcome, _ in run.cycles if outcome == "waiting")  # the last waits may still be on
     assert failed + 2 <= _attempts(run.server, "unschedulable") <= failed + waited
+    # kube-scheduler's permit_wait_duration_seconds: each rejected wait by its code, none allowed; at least the two
+    # first waits, which lasted the group's timeout (1 s)
+    text = run.server.metrics.exposition().decode()
+    rejected = _sample(text, 'scheduler_permit_wait_duration_seconds_count{result="Unschedulable"}')
+    assert 2 <= rejected <= waited
+    assert _sample(text, 'scheduler_permit_wait_duration_seconds_bucket{le="0.512",result="Unschedulable"}') < rejected
+    assert 'result="Success"' not in text.split("scheduler_permit_wait_duration_seconds", 1)[1].split("# HELP")[0]
+
+
+def _sample(text: str, series: str) -> float:
+    """The value of the one series ``series`` (name and labels as exposed) in a Prometheus exposition."""
+    (line,) = [ln for ln in text.splitlines() if ln.rpartition(" ")[0] == series]
+    return float(line.rpartition(" ")[2])
 
 
 def _attempts(server: Server, result: str) -> float:

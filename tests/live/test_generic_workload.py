@@ -87,6 +87,16 @@ def _condition(api: FakeApiServer, group: str, ctype: str) -> dict[str, Any]:
     return conds[0] if conds else {}
 
 
+def _sample(text: str, name: str, **labels: str) -> float:
+    """The value of metric ``name`` whose labels include ``labels`` in a Prometheus exposition (0 when absent)."""
+    total = 0.0
+    for line in text.splitlines():
+        head, _, value = line.rpartition(" ")
+        if head.split("{", 1)[0] == name and all(f'{k}="{v}"' in head for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
 def _bound(api: FakeApiServer, name: str) -> str:
     return str((api.store["pods"].get(("default", name)) or {}).get("spec", {}).get("nodeName") or "")
 
@@ -127,6 +137,15 @@ def test_a_1_37_gang_is_scheduled_in_one_pod_group_cycle_and_its_podgroup_says_s
         assert not any((api.get("pods", "default", n) or {})["spec"].get("nodeName") for n in big)
         writes = run.server.controller.pod_group_conditions.writes
         assert writes == 2  # the watch showed each condition written: none written twice
+        # upstream's pod-group metrics (1.36+ with GenericWorkload): one attempt per cycle, by the group's verdict
+        text = run.server.metrics.exposition().decode()
+        assert _sample(text, "scheduler_podgroup_schedule_attempts_total", result="scheduled") >= 1
+        assert _sample(text, "scheduler_podgroup_schedule_attempts_total", result="unschedulable") >= 1
+        cycles = sum(
+            _sample(text, "scheduler_podgroup_schedule_attempts_total", result=r) for r in ("scheduled", "unschedulable")
+        )
+        assert _sample(text, "scheduler_podgroup_scheduling_algorithm_duration_seconds_count") == cycles
+        assert _sample(text, "scheduler_podgroup_scheduling_attempt_duration_seconds_count", result="scheduled") >= 1
         # its minCount lowered to 1 (the one field 1.37 lets change): the group fits with the one pod there is room
         # for, and its condition turns True
         pg = api.get(SCHEDULING_POD_GROUPS, "default", "big") or {}
@@ -230,6 +249,11 @@ def test_a_1_35_gang_of_a_workload_waits_at_permit_until_complete(api: FakeApiSe
         assert api.stats.bindings == {}
         api.create("pods", member("w2"))
         assert api.wait_for(all_bound(names), DEADLINE_S)
+        # the first two placed waited at Permit for the third (kube-scheduler's permit_wait_duration_seconds); 1.35
+        # has no pod-group cycles, and so none of the podgroup metrics
+        text = run.server.metrics.exposition().decode()
+        assert _sample(text, "scheduler_permit_wait_duration_seconds_count", result="Success") == 2
+        assert "scheduler_podgroup_" not in text
     lost = api.get("pods", "default", "lost") or {}
     assert not lost["spec"].get("nodeName")
     check_cluster(api, expect_bound=3)

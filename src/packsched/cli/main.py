@@ -338,8 +338,8 @@ def gangs(
     strict: StrictOpt = False,
 ) -> None:
     """Per gang after the simulation (scheduler-plugins' PodGroups; kube-scheduler's own from --kube-version 1.35,
-    with GenericWorkload on): when its job was submitted and started, the wait, the GPU-hours its placed members held while waiting
-    at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
+    with GenericWorkload on): when its job was submitted and started, the wait, the GPU-hours its placed members
+    held while waiting at Permit, Permit timeouts, and the phase the PodGroup controller writes."""
     from packsched.sim import gangs as gang_report
     from packsched.sim.engine import run_simulation
 

@@ -19,7 +19,7 @@ import logging
 import queue as queue_mod
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -37,7 +37,7 @@ from packsched.live.binding import BindingDone, BindingPool
 from packsched.live.claims import ClaimWriter
 from packsched.live.handlers import InformerHandlers, Tracked
 from packsched.live.health_port import ApiHealth, Prober
-from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics
+from packsched.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, WAITING_ON_PREEMPTION, Metrics
 from packsched.live.pod_status import PodStatusWriter
 from packsched.live.podgroup_conditions import PodGroupConditionWriter
 from packsched.live.podgroup_status import PodGroupStatusController
@@ -164,7 +164,7 @@ class Controller:
         as scheduler-plugins' controllers do."""
         self.port = port
         self.config = config
-        self.metrics = metrics or Metrics()
+        self.metrics = metrics or Metrics(pod_groups=config.kube_version.pod_group_scheduling_cycle)
         self.recorder = recorder or Recorder(port, identity)
         self.identity = identity
         self.clock = clock
@@ -219,6 +219,7 @@ class Controller:
         self.pod_group_conditions = PodGroupConditionWriter(self.recorder, config.kube_version)
         # pods held at Permit: when their scheduling attempt began (perf_counter), for the attempt's duration
         self._waiting_since: dict[str, float] = {}
+        self._permit_since: dict[str, float] = {}  # pod -> when its wait at Permit began (perf_counter)
         self._last_flush = clock()
         self._last_housekeeping = 0.0
         # pods whose bind got 409 (their conflict_since set), looked at by the housekeeping (not every pod)
@@ -405,6 +406,7 @@ class Controller:
             LOG.exception("pod-group scheduling cycle failed", extra={"pod": info.key})
             self._group_cycle_failed(qp, exc)
             return
+        self._observe_group(members, start)
         for member, result in members:
             tr = self.pods.get(member.info.key)
             if tr is None or tr.info is not member.info:
@@ -414,6 +416,29 @@ class Controller:
             self.stats.attempts += 1
             self._after_cycle(member, tr, result, start, sent_back=True)
         self.pod_group_conditions.cycle_done(members)
+
+    def _observe_group(self, members: Sequence[tuple[QueuedPod, CycleResult]], start: float) -> None:
+        """Upstream's pod-group metrics for the cycle that began at ``start`` (perf_counter): the algorithm's
+        duration, and the attempt by its verdict (scheduled, unschedulable, waiting on preemption, error). A group
+        held back untried has no verdict and is no attempt."""
+        m = self.metrics
+        if m.pod_group_attempts is None or m.pod_group_attempt_duration is None or not members:
+            return
+        verdict = next((r.group_status for _, r in members if r.group_status is not None), None)
+        if verdict is None:
+            return
+        report = self.scheduler.last_pod_group_cycle
+        if report.algorithm_done is not None and m.pod_group_algorithm_duration is not None:
+            m.pod_group_algorithm_duration.observe(max(report.algorithm_done - start, 0.0))
+        if verdict.ok:
+            result = SCHEDULED
+        elif verdict.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            result = WAITING_ON_PREEMPTION if report.waiting_on_preemption else UNSCHEDULABLE
+        else:
+            result = ERROR
+        profile = members[0][1].profile
+        m.pod_group_attempts.labels(result, profile).inc()
+        m.pod_group_attempt_duration.labels(result, profile).observe(time.perf_counter() - start)
 
     def _group_cycle_failed(self, qp: QueuedPod, exc: Exception) -> None:
         """A pod-group cycle that raised: every pod of the group taken out of the queue is sent back with the
@@ -451,6 +476,8 @@ class Controller:
             LOG.debug("waiting at permit", extra={"pod": key, "node": result.node})
             result.shed_scores()  # recorded above; the wait keeps the result
             self._waiting_since[key] = start  # nothing is written about the pod while it waits
+            if not result.waiting_in_pre_bind:
+                self._permit_since[key] = time.perf_counter()
             return result
         elapsed = time.perf_counter() - start
         profile = result.profile
@@ -478,6 +505,11 @@ class Controller:
         for result in self.scheduler.settle_waiting():
             key = result.pod.key
             start = self._waiting_since.pop(key, None)
+            since = self._permit_since.pop(key, None)
+            if since is not None and not result.waiting_in_pre_bind:
+                # upstream WaitOnPermit's metric, by the wait's outcome (Success, or the rejection's code)
+                outcome = Status() if result.binding is not None else result.status
+                self.metrics.permit_wait.labels(outcome.code.label).observe(time.perf_counter() - since)
             job = result.binding
             if job is not None:
                 qp = job.queued if job.queued is not None else QueuedPod(job.pod)

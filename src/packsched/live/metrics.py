@@ -8,6 +8,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
+WAITING_ON_PREEMPTION = "waiting_on_preemption"  # a pod group's attempt that preempted and waits for the victims
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -17,7 +18,10 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 
 
 class Metrics:
-    def __init__(self) -> None:
+    """``pod_groups``: kube-scheduler 1.36+ with GenericWorkload on, where upstream registers its pod-group metrics
+    (``scheduler_podgroup_*``); they are absent otherwise, as there."""
+
+    def __init__(self, pod_groups: bool = False) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.schedule_attempts = Counter(
@@ -51,6 +55,37 @@ class Metrics:
             buckets=_exponential(1, 2, 7),
             registry=r,
         )
+        self.permit_wait = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
+        self.pod_group_attempts: Counter | None = None
+        self.pod_group_attempt_duration: Histogram | None = None
+        self.pod_group_algorithm_duration: Histogram | None = None
+        if pod_groups:
+            self.pod_group_attempts = Counter(
+                "scheduler_podgroup_schedule_attempts",
+                "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could "
+                "not be scheduled, while 'error' means an internal scheduler problem.",
+                ["result", "profile"],
+                registry=r,
+            )
+            self.pod_group_attempt_duration = Histogram(
+                "scheduler_podgroup_scheduling_attempt_duration_seconds",
+                "Pod group scheduling attempt latency in seconds",
+                ["result", "profile"],
+                buckets=_exponential(0.001, 2, 15),
+                registry=r,
+            )
+            self.pod_group_algorithm_duration = Histogram(
+                "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+                "Pod group scheduling algorithm latency in seconds",
+                buckets=_exponential(0.001, 2, 15),
+                registry=r,
+            )
         self.leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "

@@ -126,7 +126,7 @@ class Server:
         self.config = config
         self.options = options or ServeOptions()
         self.identity = self.options.identity or default_identity()
-        self.metrics = Metrics()
+        self.metrics = Metrics(pod_groups=config.kube_version.pod_group_scheduling_cycle)
         self.recorder = Recorder(port, self.identity, paused=lambda: self.api_health.down)
         self.record = self._open_record(config) if self.options.record else None
         self.controller = Controller(
