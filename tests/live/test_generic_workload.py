@@ -141,9 +141,8 @@ def test_a_1_37_gang_is_scheduled_in_one_pod_group_cycle_and_its_podgroup_says_s
         text = run.server.metrics.exposition().decode()
         assert _sample(text, "scheduler_podgroup_schedule_attempts_total", result="scheduled") >= 1
         assert _sample(text, "scheduler_podgroup_schedule_attempts_total", result="unschedulable") >= 1
-        cycles = sum(
-            _sample(text, "scheduler_podgroup_schedule_attempts_total", result=r) for r in ("scheduled", "unschedulable")
-        )
+        name = "scheduler_podgroup_schedule_attempts_total"
+        cycles = sum(_sample(text, name, result=r) for r in ("scheduled", "unschedulable"))
         assert _sample(text, "scheduler_podgroup_scheduling_algorithm_duration_seconds_count") == cycles
         assert _sample(text, "scheduler_podgroup_scheduling_attempt_duration_seconds_count", result="scheduled") >= 1
         # its minCount lowered to 1 (the one field 1.37 lets change): the group fits with the one pod there is room

@@ -6,8 +6,6 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -112,6 +110,9 @@ FeatureGatesOpt = Annotated[
 def _print_version(value: bool) -> None:
     if not value:
         return
+    from importlib.metadata import PackageNotFoundError  # 40 ms of imports: not for every command's start
+    from importlib.metadata import version as package_version
+
     try:
         text = package_version("packsched")
     except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed

@@ -47,8 +47,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from typing import IO, Any
 
 from packsched.framework.podinfo import PodInfo
@@ -133,6 +131,9 @@ class TruncatedRecord(RecordError):
 
 
 def packsched_version() -> str:
+    from importlib.metadata import PackageNotFoundError  # imported when a record is written, not at serve's start
+    from importlib.metadata import version as package_version
+
     try:
         return package_version("packsched")
     except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
