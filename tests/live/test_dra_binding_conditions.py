@@ -43,6 +43,27 @@ def _allocated(s: FakeApiServer) -> bool:
     return bool((got.get("status") or {}).get("allocation"))
 
 
+def _allocated_then_served(api: FakeApiServer, tmp_path: Path, stamp: str) -> Any:
+    """Claim c allocated at ``stamp`` (its device's binding conditions not true, no pod holding it), serve started,
+    and pod p, which uses c, created."""
+    result = {
+        "request": "g",
+        "driver": DRIVER,
+        "pool": "n0",
+        "device": "gpu-0",
+        "bindingConditions": ["attached"],
+        "bindingFailureConditions": ["attach-failed"],
+    }
+    allocation = {"devices": {"results": [result]}, "allocationTimestamp": stamp}
+    api.patch_status("resourceclaims", "default", "c", {"status": {"allocation": allocation}})
+    run = start(api, tmp_path)
+    run.wait_ready()
+    claimed = pod("p", cpu="100m")
+    claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
+    api.create("pods", claimed)
+    return run
+
+
 def test_prebind_waits_for_the_drivers_conditions(
     api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -84,22 +105,8 @@ def test_filter_finds_a_binding_past_its_timeout_by_the_claims_allocation_timest
     monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
     _cluster(api)
     old = "2026-01-01T00:00:00Z"
-    result = {
-        "request": "g",
-        "driver": DRIVER,
-        "pool": "n0",
-        "device": "gpu-0",
-        "bindingConditions": ["attached"],
-        "bindingFailureConditions": ["attach-failed"],
-    }
-    allocation = {"devices": {"results": [result]}, "allocationTimestamp": old}
-    api.patch_status("resourceclaims", "default", "c", {"status": {"allocation": allocation}})
-    run = start(api, tmp_path)
-    run.wait_ready()
+    run = _allocated_then_served(api, tmp_path, old)
     try:
-        claimed = pod("p", cpu="100m")
-        claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
-        api.create("pods", claimed)
 
         def stamped_again(s: FakeApiServer) -> bool:
             got = (s.store["resourceclaims"].get(("default", "c")) or {}).get("status") or {}
@@ -121,22 +128,8 @@ def test_prebind_ends_when_a_claims_binding_outlives_the_timeout_since_its_alloc
     monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
     _cluster(api)
     almost = dt.datetime.fromtimestamp(time.time() - 599, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    result = {
-        "request": "g",
-        "driver": DRIVER,
-        "pool": "n0",
-        "device": "gpu-0",
-        "bindingConditions": ["attached"],
-        "bindingFailureConditions": ["attach-failed"],
-    }
-    allocation = {"devices": {"results": [result]}, "allocationTimestamp": almost}
-    api.patch_status("resourceclaims", "default", "c", {"status": {"allocation": allocation}})
-    run = start(api, tmp_path)
-    run.wait_ready()
+    run = _allocated_then_served(api, tmp_path, almost)
     try:
-        claimed = pod("p", cpu="100m")
-        claimed["spec"]["resourceClaims"] = [{"name": "g", "resourceClaimName": "c"}]
-        api.create("pods", claimed)
 
         def timed_out(s: FakeApiServer) -> bool:
             return any("device binding timeout: claim=c" in str(e.get("note", "")) for e in s.objects("events"))
