@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -118,23 +119,62 @@ def test_filter_finds_a_binding_past_its_timeout_by_the_claims_allocation_timest
     assert api.stats.bindings == {}  # its conditions are still not true: PreBind waits
 
 
-def test_prebind_ends_when_a_claims_binding_outlives_the_timeout_since_its_allocation(
-    api: FakeApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+class _Clock:
+    """The scheduler's clock in the live wait below: ``time.sleep`` in the plugin moves it on, nothing waits."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _live_wait(
+    monkeypatch: pytest.MonkeyPatch, allocated_ago: float | None, timeout_s: float = 600.0
+) -> tuple[str, float]:
+    """Live PreBind's wait (``_wait_live``) for claim c, allocated ``allocated_ago`` seconds before the wait begins
+    (None: no allocationTimestamp), whose device's binding condition never comes true: its verdict and how long it
+    waited, on a clock the plugin's sleeps move."""
+    from packsched.api.dra import Allocation, ClaimSpec, DeviceResult, DraObjects, ResourceClaim
+    from packsched.config.versions import KubeVersion
+
+    clock = _Clock()
+    monkeypatch.setattr(dynamic_resources, "time", SimpleNamespace(sleep=clock.sleep))  # the plugin's time only
+    result = DeviceResult("g", DRIVER, "n0", "gpu-0", binding_conditions=("attached",))
+    claim = ResourceClaim("c", "default", ClaimSpec(), allocation=Allocation((result,)))
+    claim.allocated_at = None if allocated_ago is None else clock.now - allocated_ago
+    dra = DraObjects()
+    dra.claims[claim.key] = claim
+
+    class Handle:
+        kube_version = KubeVersion(37)
+
+        def clock(self) -> float:
+            return clock.now
+
+        def dra(self) -> DraObjects:
+            return dra
+
+    plugin = dynamic_resources.new_dynamic_resources({"bindingTimeout": f"{timeout_s:g}s"}, Handle())  # type: ignore[arg-type]
+    start = clock.now
+    verdict = plugin._wait_live(dra, [claim.key])
+    return verdict.message, clock.now - start
+
+
+def test_live_prebind_ends_when_a_claims_binding_outlives_the_timeout_since_its_allocation(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The claim was allocated 599 s ago (by an earlier attempt), its device's binding conditions not true yet and no
-    pod holding it: Filter still finds it in time, PreBind reserves the pod in it and polls; a second later the
-    claim's 600 s are over and PreBind ends with upstream's ``device binding timeout: claim=c`` (isPodReadyForBinding),
-    long before the wait's own 600 s; the pod is not bound."""
-    monkeypatch.setattr(dynamic_resources, "BINDING_POLL_S", 0.02)
-    _cluster(api)
-    almost = dt.datetime.fromtimestamp(time.time() - 599, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    run = _allocated_then_served(api, tmp_path, almost)
-    try:
-
-        def timed_out(s: FakeApiServer) -> bool:
-            return any("device binding timeout: claim=c" in str(e.get("note", "")) for e in s.objects("events"))
-
-        assert api.wait_for(timed_out, 15)
-    finally:
-        run.stop()
-    assert api.stats.bindings == {}
+    """upstream isPodReadyForBinding, polled every 5 s: a claim allocated 590 s before PreBind (by an earlier
+    attempt) times out 10 s into the wait, strictly after allocationTimestamp + bindingTimeout, with the claim's
+    name (``device binding timeout: claim=c``), long before the wait's own 600 s (which it used to wait out); a claim
+    without a timestamp waits those 600 s and ends with the wait's ``context deadline exceeded``; and with a timeout
+    that is not a multiple of the poll the wait ends at its deadline, not at the next poll."""
+    message, waited = _live_wait(monkeypatch, allocated_ago=590.0)
+    assert message.endswith("device binding timeout: claim=c") and waited == 15.0  # polls at 0, 5, 10 (not yet), 15
+    message, waited = _live_wait(monkeypatch, allocated_ago=None)
+    assert message.endswith("device binding timeout: context deadline exceeded") and waited == 600.0
+    message, waited = _live_wait(monkeypatch, allocated_ago=None, timeout_s=12.0)
+    assert message.endswith("device binding timeout: context deadline exceeded") and waited == 12.0
