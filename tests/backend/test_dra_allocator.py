@@ -6,9 +6,8 @@ v0.37.2: 275 cases), case by case: the same inputs, the same allocations or erro
   ``MORE_CASES`` (91: the prioritized list, the claim limit, partitionable devices and shared counters, pools and
   their generations, device taints and tolerations, distinct attributes, the search's combinations), each checked
   against upstream's case of that name.
-- 62 more are ported in the neighbouring files (``ELSEWHERE``: shared counters per release, consumable capacity,
-  binding conditions); 59 are left out for a feature packsched does not model (``SKIPPED``, a reason each); 6
-  shares-of-a-device cases are modelled but not ported yet (``NOT_PORTED``).
+- 68 more are ported in the neighbouring files (``ELSEWHERE``: shared counters per release, consumable capacity,
+  binding conditions); 59 are left out for a feature packsched does not model (``SKIPPED``, a reason each).
   ``test_upstream_table_is_accounted_for`` checks that these add up to upstream's 275, once each.
 - ``OWN_CASES``: 12 cases of packsched's own (no upstream case has their inputs), kept apart.
 
@@ -1962,7 +1961,7 @@ def test_claim_limit_wording_per_release(minor: int, text: str) -> None:
 
 
 # -- how upstream's table (v0.37.2: 275 cases) is accounted for: ported here (CASES), ported in the neighbouring
-# files, left out for a feature packsched does not model (SKIPPED), or modelled but not ported yet (NOT_PORTED) --
+# files (ELSEWHERE), or left out for a feature packsched does not model (SKIPPED) -----------------------------------
 
 UPSTREAM_CASES = 275
 SKIPPED: dict[str, str] = {
@@ -2102,6 +2101,12 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {  # file (beside this one) -> the upstr
         "allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable",
         "consumable-capacity-with-partitionable-device-multiple-capacity-pools",
         "with-distinct-constraints",
+        "allow-multiple-allocations-with-partitionable-device",
+        "with-distinct-constraints-with-subrequests",
+        "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
+        "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint",
+        "consumable-capacity-fractional-range-gate-disabled",
+        "consumable-capacity-fractional-range-gate-enabled-round-up",
     ),
     "test_dra_binding_conditions.py": (
         "device-binding-conditions",
@@ -2116,23 +2121,12 @@ ELSEWHERE: dict[str, tuple[str, ...]] = {  # file (beside this one) -> the upstr
         "partitionable-devices-with-binding-conditions-and-taints-tolerated",
     ),
 }
-NOT_PORTED: dict[str, str] = {
-    name: "shares of a device (DRAConsumableCapacity), for test_dra_consumable_capacity.py: not ported yet"
-    for name in (
-        "allow-multiple-allocations-with-partitionable-device",
-        "with-distinct-constraints-with-subrequests",
-        "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
-        "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint",
-        "consumable-capacity-fractional-range-gate-disabled",
-        "consumable-capacity-fractional-range-gate-enabled-round-up",
-    )
-}
 
 
 def test_upstream_table_is_accounted_for() -> None:
     """Every case of upstream's table is in exactly one place, and a case said to be ported elsewhere is there."""
     elsewhere = [name for names in ELSEWHERE.values() for name in names]
-    groups = [list(MORE_CASES) + [n for n in CASES if n not in MORE_CASES], elsewhere, list(SKIPPED), list(NOT_PORTED)]
+    groups = [list(MORE_CASES) + [n for n in CASES if n not in MORE_CASES], elsewhere, list(SKIPPED)]
     names = [name for group in groups for name in group]
     assert len(names) == len(set(names)) == UPSTREAM_CASES
     assert not set(names) & set(OWN_CASES)
@@ -2144,4 +2138,4 @@ def test_upstream_table_is_accounted_for() -> None:
 
 def test_case_counts() -> None:
     """The counts the module docstring gives."""
-    assert (len(CASES), len(OWN_CASES), len(SKIPPED), len(NOT_PORTED)) == (148, 12, 59, 6)
+    assert (len(CASES), len(OWN_CASES), len(SKIPPED)) == (148, 12, 59)
