@@ -11,19 +11,17 @@ v0.37.2: 275 cases), case by case: the same inputs, the same allocations or erro
   ``test_upstream_table_is_accounted_for`` checks that these add up to upstream's 275, once each.
 - ``OWN_CASES``: 12 cases of packsched's own (no upstream case has their inputs), kept apart.
 
-Where the comparison is narrower than upstream's: upstream's results also carry the request's tolerations
-(DRADeviceTaints), a field packsched's ``DeviceResult`` does not have, and some upstream cases count the
-allocator's allocateOne calls, which packsched does not expose; both are left out. Upstream's claims have no
-namespace ("claim claim-0" in its errors), ours are in "default". Upstream's features are all off unless a case
-turns them on; ``Features()`` here has admin access and the prioritized list on, so a case that needs one off
-says so.
+Where the comparison is narrower than upstream's: some upstream cases count the allocator's allocateOne calls,
+which packsched does not expose. Upstream's claims have no namespace ("claim claim-0" in its errors), ours are in
+"default". Upstream's features are all off unless a case turns them on; ``Features()`` here has admin access and
+the prioritized list on, so a case that needs one off says so.
 
 A case: ``slices`` (name, node selection, pool, driver, devices[, shared counters]; a pool is "name" or (name,
 slice count, generation)), ``claims`` (name, requests, constraints), ``classes`` (name -> driver), ``allocated``
-devices, the node (name, region), features; ``want``: one list of (request, driver, pool, device[, admin]) or
-``DeviceResult`` per claim, with the node selector ("node" for the node itself, a tuple of (key, values) label
-requirements, or None); or ``want`` None (no allocation); or ``error``: a part of the error's text (or a tuple of
-parts).
+devices, the node (name, region), features; ``want``: one list per claim of (request, driver, pool, device[,
+admin[, toleration, ...]]) or ``DeviceResult``, with the node selector ("node" for the node itself, a tuple of
+(key, values) label requirements, or None); or ``want`` None (no allocation); or ``error``: a part of the error's
+text (or a tuple of parts).
 """
 
 from __future__ import annotations
@@ -1447,7 +1445,7 @@ MORE_CASES: dict[str, dict[str, Any]] = {
         ],
         "want": None,
     },
-    # device taints and tolerations (upstream's results also carry the request's tolerations: see the docstring)
+    # device taints and tolerations (a result carries its request's tolerations, as upstream's do)
     "tainted-two-devices": {
         "claims": [claim("claim-0", req("req-0"))],
         "features": TAINTS,
@@ -1464,13 +1462,13 @@ MORE_CASES: dict[str, dict[str, Any]] = {
         "claims": [claim("claim-0", treq("req-0", TOL_NE))],
         "features": TAINTS,
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS]), dev("device-2", taints=[NE])])],
-        "want": [("node", [("req-0", A, "pool-1", "device-2")])],
+        "want": [("node", [("req-0", A, "pool-1", "device-2", None, TOL_NE)])],
     },
     "tainted-two-devices-prioritized-list-tolerated": {
         "claims": [claim("claim-0", first_available("req-0", sub(SR0), sub(SR1, tol=(TOL_NE,))))],
         "features": TAINTS,
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS]), dev("device-2", taints=[NE])])],
-        "want": [("node", [("req-0/subReq-1", A, "pool-1", "device-2")])],
+        "want": [("node", [("req-0/subReq-1", A, "pool-1", "device-2", None, TOL_NE)])],
     },
     "tainted-no-effect": {
         "claims": [claim("claim-0", req("req-0"))],
@@ -1482,7 +1480,7 @@ MORE_CASES: dict[str, dict[str, Any]] = {
         "claims": [claim("claim-0", treq("req-0", TOL_NS, TOL_NE))],
         "features": TAINTS,
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS, NE])])],
-        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1", None, TOL_NS, TOL_NE)])],
     },
     "tainted-disabled": {
         "claims": [claim("claim-0", req("req-0"))],
@@ -1786,13 +1784,13 @@ OWN_CASES: dict[str, dict[str, Any]] = {
         "claims": [claim("claim-0", treq("req-0", TOL_NS, mode=ALL))],
         "features": TAINTS,
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
-        "want": [("node", [("req-0", A, "pool-1", "device-1")])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1", None, TOL_NS)])],
     },
     "tainted-admin-access-toleration": {
         "claims": [claim("claim-0", admin_req("req-0", TOL_NS))],
         "features": TAINTS,
         "slices": [("slice-1", N1, "pool-1", A, [dev("device-1", taints=[NS])])],
-        "want": [("node", [("req-0", A, "pool-1", "device-1", True)])],
+        "want": [("node", [("req-0", A, "pool-1", "device-1", True, TOL_NS)])],
     },
     # admin access shares a device across claims, but one claim does not get the same device twice
     "admin-access-one-device-twice-in-one-claim": {
@@ -1901,7 +1899,7 @@ def _want(case: dict[str, Any]) -> list[tuple[Any, list[DeviceResult]]] | None:
             (
                 terms,
                 [
-                    r if isinstance(r, DeviceResult) else DeviceResult(*r[:4], r[4] if len(r) > 4 else None)
+                    r if isinstance(r, DeviceResult) else DeviceResult(*r[:4], *r[4:5], tolerations=tuple(r[5:]))
                     for r in results
                 ],
             )

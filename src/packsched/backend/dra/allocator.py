@@ -671,6 +671,7 @@ class _Run:
             tuple(sorted(taken.items())) if taken else None,
             dev.binding_conditions if self.features.device_binding else (),
             dev.binding_failure_conditions if self.features.device_binding else (),
+            data.exact.tolerations,
         )
         self.results[ci].append((result, s, dev))
         before = len(self.results[ci]) - 1
