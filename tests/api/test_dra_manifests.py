@@ -14,7 +14,8 @@ from packsched.api.cluster import Cluster
 from packsched.api.dra import EXACT_COUNT, Allocation, DeviceResult, DraObjects
 from packsched.api.errors import ErrorList
 from packsched.api.manifests import decode_document
-from packsched.api.objects import Pod, PodResourceClaim
+from packsched.api.objects import Pod, PodResourceClaim, Toleration
+from packsched.live.claims import allocation_json
 
 V1, V1BETA2, V1BETA1 = "resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"
 
@@ -564,3 +565,35 @@ status:
     assert dra.allocated_state(False).dedicated == {("d", "p", "gpu-0")}
     errors = errors_of(text % "Not-A-UID")
     assert "UUID" in errors["status.allocation.devices.results[0].shareID"]
+
+
+def test_result_tolerations_are_read_and_written_back() -> None:
+    """DRADeviceTaints: the allocator copies a request's tolerations into its results, where the device taint
+    eviction controller reads them; a claim's status keeps them (tolerationSeconds included) both ways."""
+    result = {
+        "request": "r",
+        "driver": "d",
+        "pool": "p",
+        "device": "gpu-0",
+        "tolerations": [
+            {"operator": "Exists", "key": "dirty", "effect": "NoExecute", "tolerationSeconds": 30},
+            {"operator": "Equal", "key": "k", "value": "v"},
+        ],
+    }
+    text = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}
+status: {allocation: {devices: {results: [%s]}}}
+"""
+    dra = ok(text % yaml.safe_dump(result, default_flow_style=True).strip())
+    alloc = dra.claims["default/c"].allocation
+    assert alloc is not None
+    assert alloc.results[0].tolerations == (
+        Toleration("dirty", "Exists", "", "NoExecute", 30),
+        Toleration("k", "Equal", "v", ""),
+    )
+    assert allocation_json(alloc)["devices"] == {"results": [result]}
+    errors = errors_of(text % "{request: r, driver: d, pool: p, device: g, tolerations: [{tolerationSeconds: x}]}")
+    assert "status.allocation.devices.results[0].tolerations[0].tolerationSeconds" in errors

@@ -2,8 +2,9 @@
 upstream's shared allocator test table (dynamic-resource-allocation v0.37.2,
 ``structured/internal/allocatortesting/allocator_testing.go``): the same inputs and the same allocations or
 errors, written as data. upstream compares share IDs against a fixed one; here a share is ``share=True`` and its
-ID is checked to be a UUID. ``len(CASES)`` cases are ported (the count is pinned below); the fractional-range
-cases of 1.37 are ported separately, with the gate on.
+ID is checked to be a UUID. ``len(CASES)`` cases are ported (the count is pinned below); DRAFractionalCapacityRange
+(1.37) has its own table, ``FRACTIONAL_CASES``: upstream's two cases (the gate on and off) and two of packsched's
+(a request not on a step without the gate, a request finer than a milli unit).
 
 Then a property test: whatever claims and devices, no device's capacity is consumed beyond its value and no device
 that does not allow multiple allocations is allocated twice.
@@ -125,6 +126,9 @@ def did(device: str) -> tuple[str, str, str]:
 
 
 STRING_ATTR = "driver-a/stringAttribute"
+GI = 2**30
+MEM_AT_LEAST = 'device.capacity["driver-a"].memory.compareTo(quantity("%dGi")) >= 0'
+BOOL_TRUE = 'device.attributes["driver-a"].boolAttribute'
 
 CASES: dict[str, dict[str, Any]] = {
     "consumable-capacity-disabled-feature": {
@@ -474,16 +478,115 @@ CASES: dict[str, dict[str, Any]] = {
         ],
         "want": [[res(f"req-{i}", f"device-{i + 1}") for i in range(4)]],
     },
+    # shares of devices that consume shared counters, and distinct attributes over shares
+    "allow-multiple-allocations-with-partitionable-device": {
+        "features": ON_PART,
+        "claims": [
+            claim(
+                "claim-0",
+                req("req-0"),
+                subs(
+                    "req-1",
+                    ("subReq-0", exact(selectors=(MEM_AT_LEAST % 6,))),
+                    ("subReq-1", exact(selectors=(MEM_AT_LEAST % 4,))),
+                ),
+            )
+        ],
+        "slices": [
+            one_slice(
+                *(
+                    dev(f"device-{i}", {"memory": m * GI}, consumes={"counter-set-1": {"memory": m * GI}})
+                    for i, m in ((1, 4), (2, 6), (3, 4))
+                ),
+                pool=("pool-1", 2),
+            ),
+            counters_slice({"counter-set-1": {"memory": 8 * GI}}),
+        ],
+        "want": [[res("req-0", "device-1", {"memory": 4 * GI}), res("req-1/subReq-1", "device-3", {"memory": 4 * GI})]],
+    },
+    "with-distinct-constraints-with-subrequests": {
+        "features": ON_PL,
+        "class": PLAIN_CLASS,
+        "claims": [
+            claim(
+                "claim-0",
+                *(
+                    subs(f"req-{i}", ("subReq-0", exact(selectors=(BOOL_TRUE,))), ("subReq-1", exact()))
+                    for i in range(3)
+                ),
+                constraints=(DeviceConstraint(("req-0", "req-1"), "", "driver-a/boolAttribute"),),
+            )
+        ],
+        "slices": [
+            one_slice(
+                dev("device-1", attrs={"boolAttribute": ("bool", True)}),
+                dev("device-2", attrs={"boolAttribute": ("bool", False)}),
+            )
+        ],
+        # the constraint binds req-0 and req-1 only: req-1 falls back to subReq-1, req-2 shares device-1
+        "want": [
+            [res("req-0/subReq-0", "device-1"), res("req-1/subReq-1", "device-2"), res("req-2/subReq-0", "device-1")]
+        ],
+    },
+    "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint": {
+        "claims": [
+            claim("claim-0", req("req-0", 1), req("req-1", 1), constraints=(DeviceConstraint((), "", STRING_ATTR),))
+        ],
+        "slices": [
+            one_slice(
+                dev(
+                    "device-1",
+                    {C0: 2},
+                    policies={C0: rng()},
+                    attrs={"stringAttribute": ("string", "stringAttributeValue")},
+                )
+            )
+        ],
+        "want": None,
+    },
+    "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint": {
+        "claims": [
+            claim("claim-0", req("req-0", 2), req("req-1", 2), constraints=(DeviceConstraint((), "", STRING_ATTR),))
+        ],
+        "slices": [
+            one_slice(
+                dev(
+                    "device-1",
+                    {C0: 4},
+                    policies={C0: rng()},
+                    attrs={"stringAttribute": ("string", "stringAttributeValue1")},
+                ),
+                pool=("pool-1", 2),
+            ),
+            one_slice(
+                dev(
+                    "device-2",
+                    {C0: 4},
+                    policies={C0: rng()},
+                    attrs={"stringAttribute": ("string", "stringAttributeValue2")},
+                ),
+                pool=("pool-1", 2),
+            ),
+        ],
+        "want": [[res("req-0", "device-1", {C0: 2}), res("req-1", "device-2", {C0: 2})]],
+    },
 }
 
 # DRAFractionalCapacityRange (1.37): a fractional range rounds in milli units.
 FRACTIONAL = Features(consumable_capacity=True, fractional_capacity_range=True)
 FRACTIONAL_CASES: dict[str, dict[str, Any]] = {
-    "fractional-range-rounds-up-to-a-milli-step": {
+    "consumable-capacity-fractional-range-gate-enabled-round-up": {
         "features": FRACTIONAL,
         "claims": [claim("claim-0", req("req-0", Fraction(250, 1000)))],
         "slices": [one_slice(dev("device-1", {C0: 1}, policies={C0: rng("200/1000", "200/1000", "100/1000", 1)}))],
         "want": [[res("req-0", "device-1", {C0: Fraction(3, 10)})]],
+    },
+    "consumable-capacity-fractional-range-gate-disabled": {
+        "features": ON,
+        "claims": [claim("claim-0", req("req-0", Fraction(200, 1000)))],
+        "slices": [one_slice(dev("device-1", {C0: 1}, policies={C0: rng("200/1000", "200/1000", "100/1000", 1)}))],
+        # whole units: 200m is 1 (Quantity.Value() rounds up), and so are the min and the step
+        "want": [[res("req-0", "device-1", {C0: 1})]],
     },
     "fractional-range-whole-units-without-the-gate": {
         "features": ON,
@@ -538,8 +641,8 @@ def test_upstream_consumable_capacity_case(name: str) -> None:
 
 
 def test_ported_case_count() -> None:
-    assert len(CASES) == 43
-    assert len(FRACTIONAL_CASES) == 3
+    assert len(CASES) == 47
+    assert len(FRACTIONAL_CASES) == 4
 
 
 def test_share_ids_repeat_between_runs() -> None:

@@ -166,6 +166,7 @@ class DeviceResult:
     consumed: tuple[tuple[str, Fraction], ...] | None = None  # ``consumedCapacity`` (None: not set)
     binding_conditions: tuple[str, ...] = ()  # DRADeviceBindingConditions: the device's, copied by the allocator
     binding_failure_conditions: tuple[str, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()  # the request's (DRADeviceTaints), copied by the allocator
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -750,7 +751,8 @@ def _tolerations(r: Reader, raw: object, path: str) -> tuple[Toleration, ...]:
         key, value = r.str(data.get("key"), f"{p}.key"), r.str(data.get("value"), f"{p}.value")
         if op == "Exists" and value:
             r.errors.add(f"{p}.value", "Invalid value: must be empty when `operator` is 'Exists'")
-        out.append(Toleration(key, op, value, effect))
+        seconds = r.int(data.get("tolerationSeconds"), f"{p}.tolerationSeconds")
+        out.append(Toleration(key, op, value, effect, seconds))
     return tuple(out)
 
 
@@ -1300,6 +1302,7 @@ def decode_claim_status(r: Reader, raw: object, claim: ResourceClaim) -> None:
                     consumed,
                     tuple(r.str_list(d.get("bindingConditions"), f"{p}.bindingConditions")),
                     tuple(r.str_list(d.get("bindingFailureConditions"), f"{p}.bindingFailureConditions")),
+                    _tolerations(r, d.get("tolerations"), f"{p}.tolerations"),
                 )
             )
         claim.allocation = Allocation(

@@ -164,6 +164,7 @@ class Toleration:
     operator: str = "Equal"  # Equal or Exists
     value: str = ""
     effect: str = ""  # empty matches every effect
+    seconds: int | None = None  # tolerationSeconds: kept for a device's (DRA allocation results carry it)
 
     def tolerates(self, taint: Taint) -> bool:
         """Upstream ToleratesTaint: effect, then key (empty key with Exists matches all), then value."""

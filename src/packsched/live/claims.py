@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 
 from packsched.api.dra import EXTENDED_CLAIM_ANNOTATION, Allocation, ClaimSpec, ClaimWriteError, ResourceClaim
-from packsched.api.objects import NodeSelectorTerm, Pod, Requirement
+from packsched.api.objects import NodeSelectorTerm, Pod, Requirement, Toleration
 from packsched.backend.dra.capacity import quantity_text
 from packsched.live.port import DELETED, PODS, ApiError, ApiPort, Obj, Resource
 from packsched.live.recorder import rfc3339
@@ -46,6 +46,16 @@ def _requirement(req: Requirement) -> Obj:
     out: Obj = {"key": req.key, "operator": req.operator}
     if req.values:
         out["values"] = list(req.values)
+    return out
+
+
+def _toleration(t: Toleration) -> Obj:
+    out: Obj = {"operator": t.operator}
+    for name, value in (("key", t.key), ("value", t.value), ("effect", t.effect)):
+        if value:
+            out[name] = value
+    if t.seconds is not None:
+        out["tolerationSeconds"] = t.seconds
     return out
 
 
@@ -72,6 +82,8 @@ def allocation_json(alloc: Allocation) -> Obj:
         if r.binding_conditions:  # DRADeviceBindingConditions: the device's, which PreBind then waits for
             item["bindingConditions"] = list(r.binding_conditions)
             item["bindingFailureConditions"] = list(r.binding_failure_conditions)
+        if r.tolerations:  # the request's, which the device taint eviction controller reads here
+            item["tolerations"] = [_toleration(t) for t in r.tolerations]
         results.append(item)
     out: Obj = {"devices": {"results": results}}
     if alloc.node_selector is not None:

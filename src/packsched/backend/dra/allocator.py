@@ -81,6 +81,10 @@ class Features:
     # 1.37's: counters are tracked per pool of each driver (before: per pool name, so two drivers' pools of the same
     # name shared them), and a device with a share allocated but no consumed capacity has its counters paid.
     counters_1_37: bool = True
+    # 1.37's claim limit: each request's fewest devices are checked as the request is read, and the error names
+    # the request ("adding N devices exceeds the claim limit of 32, with M already accounted for"); before, the
+    # claim's sum is checked after all its requests were read ("number of requested devices N exceeds ...")
+    claim_limit_per_request: bool = True
     # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (the allocator's DeviceBindingAndStatus): off, a
     # device with binding conditions is never picked; on, its results carry the device's binding conditions
     device_binding: bool = True
@@ -388,12 +392,18 @@ class _Run:
                         data = self._validate(ci, ri, si, _Request(sub_name, request.name, sub))
                         fewest = data.num_devices if fewest is None else min(fewest, data.num_devices)
                     self.sub_counts[(ci, ri)] = len(request.first_available)
-                    min_devices += fewest or 0
+                    adding = fewest or 0
                 else:
                     assert request.exactly is not None
                     data = self._validate(ci, ri, 0, _Request(request.name, "", request.exactly))
                     self.sub_counts[(ci, ri)] = 0
-                    min_devices += data.num_devices
+                    adding = data.num_devices
+                if self.features.claim_limit_per_request and adding > ALLOCATION_RESULTS_MAX - min_devices:
+                    raise AllocationError(
+                        f"claim {self._claim_id(ci)}, request {request.name}: adding {adding} devices exceeds the "
+                        f"claim limit of {ALLOCATION_RESULTS_MAX}, with {min_devices} already accounted for"
+                    )
+                min_devices += adding
             if min_devices > ALLOCATION_RESULTS_MAX:
                 raise AllocationError(
                     f"claim {self._claim_id(ci)}: number of requested devices {min_devices} exceeds the claim limit "
@@ -661,6 +671,7 @@ class _Run:
             tuple(sorted(taken.items())) if taken else None,
             dev.binding_conditions if self.features.device_binding else (),
             dev.binding_failure_conditions if self.features.device_binding else (),
+            data.exact.tolerations,
         )
         self.results[ci].append((result, s, dev))
         before = len(self.results[ci]) - 1

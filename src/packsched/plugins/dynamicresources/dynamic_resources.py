@@ -259,6 +259,7 @@ def allocator_features(v: KubeVersion) -> Features:
         capacity_checks_1_37=v.minor >= 37,
         counters_1_36=v.dra_counters_1_36,
         counters_1_37=v.dra_counters_1_37,
+        claim_limit_per_request=v.minor >= 37,
         device_binding=v.dra_device_binding,
     )
 
