@@ -7,21 +7,23 @@ report (:mod:`packsched.sim.gangs`).
 - **Seeds.** A synthetic workload (its ``jobs.yaml`` starts with the generator's line, ``# packsched gen-jobs --jobs
   N --nodes N --gpus-per-node N --load X --seed N``) is redrawn for every seed: :func:`packsched.sim.jobgen.draw_jobs`
   with the file's parameters and the run's seed (the same distributions, another job set), written to
-  ``OUT_DIR/workloads/jobs-seed-N.yaml`` beside the workload's other files (its ``cluster.yaml``). Held-out seeds
-  are thus job sets the search never saw. Any other workload (``gen-jobs --from-trace``, hand-written manifests) is
-  one fixed set of jobs: the seeds then vary only the simulator's seed (kube-scheduler's random pick among the
-  nodes of equal score), which says how much a result owes to ties, not how it carries over to other jobs.
+  ``OUT_DIR/workloads/<parameters>/jobs-seed-N.yaml`` and run with the workload's other files (its
+  ``cluster.yaml``). Held-out seeds are thus job sets the search never saw. Any other workload (``gen-jobs
+  --from-trace``, hand-written manifests) is one fixed set of jobs: the seeds then vary only the simulator's seed
+  (kube-scheduler's random pick among the nodes of equal score), which says how much a result owes to ties, not
+  how it carries over to other jobs. The simulator's seed is the run's seed in both cases.
 - **A run** is one simulation of the whole workload (arrivals, runs, completions) under one configuration and one
-  seed, in a worker process (:func:`run_job`); its result is the gang report's summary (:class:`JobRunResult`).
-- **Metrics** (all lower is better; :data:`JOB_METRICS`): the jobs' wait from submission to start (mean, median,
-  95th percentile), where a job that never started counts as waiting until the simulation ended (so a
+  seed, in a worker process (:func:`run_job`), up to the workload's :func:`horizon`; its result is the gang
+  report's summary (:class:`JobRunResult`).
+- **Metrics** (all lower is better; ``packsched.sim.tune.JOB_METRICS``): the jobs' wait from submission to start
+  (mean, median, 95th percentile), where a job that never started counts as waiting until the horizon (so a
   configuration cannot shorten the waits by starting fewer jobs), the jobs never started, and the GPU-hours
   held idle: at Permit (Coscheduling waiting for a gang's last member) or in partial gangs (bound pod by pod while
   the rest of the job was not).
-- **Baselines** (:func:`job_baselines`): ``workload``, the ``config-*.yaml`` files beside the workload (gen-jobs
-  writes RequestedToCapacityRatio packing with Coscheduling and without); ``LeastAllocated``, ``MostAllocated`` and
-  ``RequestedToCapacityRatio`` (``stock``: all three): kube-scheduler's default profile with that scoring strategy
-  over cpu, memory and ``nvidia.com/gpu`` (weights 1), pod by pod.
+- **Baselines** (``packsched.sim.tune.JobBench.baselines``): ``workload``, the ``config-*.yaml`` files beside the
+  workload (gen-jobs writes RequestedToCapacityRatio packing with Coscheduling and without); ``LeastAllocated``,
+  ``MostAllocated`` and ``RequestedToCapacityRatio`` (``stock``: all three): kube-scheduler's default profile with
+  that scoring strategy over cpu, memory and ``nvidia.com/gpu`` (weights 1), pod by pod.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from packsched.api.cluster import Cluster
 from packsched.api.errors import ErrorList, InputError
 from packsched.api.files import write_text_replacing
+from packsched.api.gangs import pod_group_name
 from packsched.api.gpushare import GPU_MILLI
 from packsched.api.manifests import iter_manifest_files, load_manifests
 from packsched.config.defaults import DEFAULT_SCHEDULER_NAME
@@ -276,15 +280,31 @@ def job_config(spec: JobRunSpec) -> KubeSchedulerConfiguration:
 
 def run_job(spec: JobRunSpec, progress: Callable[[int, int], None] | None = None) -> JobRunResult:
     """One simulation (in a worker process; ``progress`` is not reported: a run is one event loop)."""
-    from packsched.sim.engine import run_simulation  # the simulator: only where a run happens
+    from packsched.sim.engine import Simulation  # the simulator: only where a run happens
 
     start = time.perf_counter()
     cluster = load_manifests(list(spec.manifests))  # fresh objects per run: a run changes them
     cfg = job_config(spec)
-    result = run_simulation(cluster, cfg, in_tree_registry(), spec.seed)
+    sim = Simulation(cluster, cfg, in_tree_registry(), spec.seed)
+    sim.run_until(horizon(cluster))
+    result = sim.result()
     gangs = [g for g in gangs_of(cluster, cfg.kube_version, (r.pod for r in result.records)) if g.pod_group]
     rows = gang_rows(gangs, result)
     return JobRunResult.of(spec.label, spec.seed, rows, result.end_time, time.perf_counter() - start)
+
+
+def horizon(cluster: Cluster) -> float:
+    """Where a run stops: the last job's arrival plus every job's run time, the time the jobs would take one
+    after another (each job the run time of its longest pod; a pod without one counts nothing). A configuration
+    that does not leave jobs stuck has started them all well before; one whose gangs block one another (holding
+    part of the cluster at Permit, timing out, trying again) would otherwise run for ever."""
+    arrival: dict[tuple[str, str], float] = {}
+    run: dict[tuple[str, str], float] = {}
+    for pod in cluster.pods:
+        key = (pod.namespace, pod_group_name(pod) or f"pod {pod.name}")  # a pod in no group: a job of its own
+        arrival[key] = min(arrival.get(key, pod.arrival_time), pod.arrival_time)
+        run[key] = max(run.get(key, 0.0), pod.run_duration or 0.0)
+    return max(arrival.values(), default=0.0) + sum(run.values())
 
 
 def check_job_specs(specs: Sequence[JobRunSpec]) -> None:
@@ -301,9 +321,17 @@ def check_job_specs(specs: Sequence[JobRunSpec]) -> None:
             job_config(spec)
 
 
+def seed_folder(generator: Generator, out_dir: Path) -> Path:
+    """Where the job sets of a generator's seeds go: a folder per generator (the studies of two workloads may
+    share an --out-dir, and a study refused for another workload leaves the files of its own alone)."""
+    g = generator
+    return out_dir / WORKLOADS_OUT / f"jobs{g.jobs}-nodes{g.nodes}-gpus{g.gpus_per_node}-load{g.load:g}"
+
+
 def write_seed_workloads(generator: Generator, seeds: Sequence[int], out_dir: Path) -> dict[int, str]:
-    """The job set of each seed, written once to ``out_dir/workloads/jobs-seed-N.yaml``; seed -> its path."""
-    folder = out_dir / WORKLOADS_OUT
+    """The job set of each seed, written once to ``OUT_DIR/workloads/<generator>/jobs-seed-N.yaml``; seed -> its
+    path."""
+    folder = seed_folder(generator, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     paths: dict[int, str] = {}
     for seed in seeds:

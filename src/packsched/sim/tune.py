@@ -36,11 +36,11 @@ from packsched.scheduler import TIE_NAME
 from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS, DEFAULT_STUDY, DEFAULT_TUNE
 from packsched.sim.jobtune import (
     WORKLOAD_BASELINES,
-    WORKLOADS_OUT,
     JobRunResult,
     JobRunSpec,
     JobWorkload,
     check_job_specs,
+    seed_folder,
     write_seed_workloads,
 )
 from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
@@ -353,12 +353,13 @@ class JobBench:
         w = self.workload
         gen = w.generator
         if gen is not None:
+            folder = seed_folder(gen, self.out_dir)
             what = (
                 f"Jobs: {w.path}, drawn afresh for each seed (gen-jobs {gen.args('SEED')}), {w.nodes} nodes; "
-                f"the job sets are in {self.out_dir / WORKLOADS_OUT}."
+                f"the job sets are in {folder}."
             )
-            again = f"{self.out_dir / WORKLOADS_OUT}/jobs-seed-{seeds[0] if seeds else 'N'}.yaml"
-            files = " ".join([*w.manifests, again])
+            again = folder / f"jobs-seed-{seeds[0] if seeds else 'N'}.yaml"
+            files = " ".join([*w.manifests, str(again)])
         else:
             what = f"Jobs: {w.path} ({w.jobs} jobs, {w.pods} pods, {w.nodes} nodes), one fixed set of jobs."
             files = w.path
