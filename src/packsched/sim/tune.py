@@ -110,13 +110,25 @@ JOB_METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric(
-            "job-wait-mean", "mean job wait (s), unstarted jobs waiting to the end", "minimize", _job("wait_mean"), JOBS
+            "job-wait-mean",
+            "mean job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_mean"),
+            JOBS,
         ),
         Metric(
-            "job-wait-p50", "median job wait (s), unstarted jobs waiting to the end", "minimize", _job("wait_p50"), JOBS
+            "job-wait-p50",
+            "median job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_p50"),
+            JOBS,
         ),
         Metric(
-            "job-wait-p95", "p95 job wait (s), unstarted jobs waiting to the end", "minimize", _job("wait_p95"), JOBS
+            "job-wait-p95",
+            "p95 job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_p95"),
+            JOBS,
         ),
         Metric("jobs-never-started", "jobs never started", "minimize", _job("never_started"), JOBS),
         Metric(

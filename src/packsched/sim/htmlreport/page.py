@@ -1067,9 +1067,9 @@ TUNE_AXES = {  # the metric's axis title, with its unit; a count metric ticks wh
     "pending-pods": ("pods left pending up to 100% arrived (count)", True),
     "free-nodes": ("nodes without any pod at 100% arrived (count)", True),
     # on a job workload (sim/jobtune.py)
-    "job-wait-mean": ("mean job wait, unstarted jobs to the end (s)", False),
-    "job-wait-p50": ("median job wait, unstarted jobs to the end (s)", False),
-    "job-wait-p95": ("p95 job wait, unstarted jobs to the end (s)", False),
+    "job-wait-mean": ("mean job wait, never-started jobs to the horizon (s)", False),
+    "job-wait-p50": ("median job wait, never-started jobs to the horizon (s)", False),
+    "job-wait-p95": ("p95 job wait, never-started jobs to the horizon (s)", False),
     "jobs-never-started": ("jobs never started (count)", True),
     "gpu-hours-held-at-permit": ("GPU-hours held at Permit (GPU-h)", False),
     "gpu-hours-in-partial-gangs": ("GPU-hours in partial gangs (GPU-h)", False),
