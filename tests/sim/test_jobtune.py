@@ -275,3 +275,33 @@ def test_the_summary_validates_and_the_page_shows_the_gang_figures(tuned: tuple[
     text = json.dumps(page, ensure_ascii=False)
     assert "job workload" in text and "jobs never started (mean ± SD)" in text
     assert "GPU-h in partial gangs (mean ± SD)" in text and "unallocated GPU %" not in text
+
+
+def test_ctrl_c_keeps_the_finished_trials_and_the_same_command_resumes(
+    jobs_dir: Path, space: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from packsched.sim import sweep
+    from packsched.sim.sweep import Interrupted
+
+    real = sweep.run_all  # tune imports the sweep's functions when it runs: patched there
+    calls: list[int] = []
+
+    def interrupted_second(run: Any, specs: Any, workers: int, on_done: Any = None, on_pods: Any = None) -> Any:
+        calls.append(len(specs))
+        if len(calls) == 2:
+            raise Interrupted([], len(specs))
+        return real(run, specs, workers, on_done, on_pods)
+
+    monkeypatch.setattr(sweep, "run_all", interrupted_second)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["tune", str(jobs_dir), "--space", str(space), "--trials", "2", "--seeds", "1", "--holdout-seeds", "",
+              "--workers", "1", "--out-dir", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 130, result.output
+    stopped = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert stopped["interrupted"] == {"phase": "search"}
+    assert (stopped["study"]["complete"], stopped["study"]["failed"]) == (1, 1)
+    monkeypatch.setattr(sweep, "run_all", real)
+    resumed = tune(jobs_dir, space, out, "--holdout-seeds", "")
+    assert (resumed["study"]["complete"], resumed["study"]["finished_now"]) == (2, 1)

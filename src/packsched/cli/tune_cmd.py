@@ -136,7 +136,7 @@ def tune(
         typer.Option(
             "--metric",
             help=f"what to optimise; on a trace, at 100% arrived: {', '.join(METRIC_NAMES)}; on a job workload: "
-            f"{', '.join(JOB_METRIC_NAMES)} [default: {METRIC_NAMES[0]}, {JOB_METRIC_NAMES[0]}]",
+            f"{', '.join(JOB_METRIC_NAMES)} (default: {METRIC_NAMES[0]} on a trace, {JOB_METRIC_NAMES[0]} on jobs)",
             show_default=False,
         ),
     ] = None,
@@ -159,7 +159,7 @@ def tune(
             "--baselines",
             help="policies run on the held-out seeds: names, stock, paper ('' for none); on a job workload "
             f"LeastAllocated, MostAllocated, RequestedToCapacityRatio, stock, {WORKLOAD} (the config-*.yaml beside "
-            f"it) [default: stock; {WORKLOAD},stock]",
+            f"it) (default: stock on a trace, {WORKLOAD},stock on jobs)",
             show_default=False,
         ),
     ] = None,
