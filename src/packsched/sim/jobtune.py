@@ -103,7 +103,7 @@ class JobWorkload:
     pods: int
     nodes: int
     configs: tuple[str, ...]
-    digest: str  # of the files' content: a resumed study must see the same workload
+    digest: str  # of the content of ``manifests``: a resumed study must see the same workload
 
 
 def _generator(path: str) -> Generator | None:
@@ -156,8 +156,8 @@ def read_workload(path: str) -> JobWorkload:
     manifests = files
     if generator is not None and jobs_file is not None:
         manifests = [f for f in files if os.path.realpath(f) != os.path.realpath(jobs_file)]
-    digest = hashlib.sha256()
-    for f in files:
+    digest = hashlib.sha256()  # of the files the runs read (a synthetic workload's jobs: its parameters instead)
+    for f in manifests:
         digest.update(Path(f).read_bytes())
     # the configurations gen-jobs writes beside the workload (none for a single manifest file)
     beside = base if folder != base else (folder.parent if folder.is_dir() else None)

@@ -312,7 +312,8 @@ class JobBench:
     def fingerprint(self) -> dict[str, Any]:
         w = self.workload
         gen = w.generator
-        return {"workload": f"gen-jobs {gen.args()}" if gen is not None else f"sha256 {w.digest}"}
+        drawn = f"gen-jobs {gen.args()}, " if gen is not None else ""
+        return {"workload": f"{drawn}sha256 {w.digest}"}
 
     def prepare(self, seeds: Sequence[int]) -> None:
         """Draw (and write) the job set of every seed of a synthetic workload."""
