@@ -80,7 +80,7 @@ LONG_RUNS: dict[str, str] = {
     ),
     "packsched tune /tmp/jobs --space examples/tune/space-jobs.yaml --trials 20 --holdout-seeds 45-49 --workers 2 "
     "--out-dir /tmp/tune-jobs": (
-        "long run: 90 simulations of 200 gangs (20 trials x 3 seeds, then 6 x 5), about 12 minutes "
+        "long run: 90 simulations of 200 gangs (20 trials x 3 seeds, then 6 x 5), about 14 minutes "
         "(tests/sim/test_jobtune.py runs a smaller one, as does the command of docs/guides/tuning.md)"
     ),
 }

@@ -59,6 +59,8 @@ def _is_trace(path: Path) -> bool:
     """A GPU trace folder (openb_*.csv), or anything that is not a job workload (its errors say what is missing)."""
     from packsched.sim.scenario import is_whatif_input
 
+    if path.is_dir() and any(path.glob("openb_*.csv")):
+        return True
     return not (is_whatif_input(str(path)) or (path / WORKLOAD).is_dir())
 
 

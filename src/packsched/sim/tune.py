@@ -1,5 +1,7 @@
 """``packsched tune``: search a :class:`~packsched.sim.tunespace.TuneSpace` for the stock kube-scheduler
-configuration that does best on a GPU trace replay, with Optuna (``pip install 'packsched[tune]'``).
+configuration that does best on a GPU trace replay or on a job workload, with Optuna (``pip install
+'packsched[tune]'``). What the trials run on is a bench: :class:`TraceBench` (the trace replay) or
+:class:`JobBench` (gang-scheduled jobs simulated whole, :mod:`packsched.sim.jobtune`); the search is the same.
 
 - The sampler is Optuna's TPE (multivariate, grouped for the strategy-dependent shape, constant liar for trials
   run side by side), seeded: for a given ``--seed``, ``--workers`` and study, the same trials in the same order.
@@ -7,11 +9,12 @@ configuration that does best on a GPU trace replay, with Optuna (``pip install '
   is the number of finished trials the study should hold, so the same command after Ctrl-C runs only the missing
   ones. Trials left running by a process that died are marked failed; the sampler's seed is offset by the trials
   already in the study, so a resumed search does not draw its first points again. A study records the setup it
-  searches (trace, metric, seeds, space); another setup under the same name is refused.
+  searches (trace or workload, metric, seeds, space); another setup under the same name is refused.
 - A trial is one configuration replayed on every tuning seed (the published protocol, ``sim/replay.py``); its
   value is the mean of the metric over them. Trials are asked ``batch`` at a time and their replays run together
   on the local process pool (or Ray), through :mod:`packsched.sim.sweep`.
-- At the end, the best configuration is replayed on the held-out seeds beside the baselines (named policies).
+- At the end, the best configuration is replayed on the held-out seeds beside the baselines (named policies; on
+  a job workload also the configuration files beside it).
 """
 
 from __future__ import annotations
