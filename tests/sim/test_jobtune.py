@@ -176,7 +176,7 @@ def test_metrics_count_a_job_never_started_as_waiting_until_the_end() -> None:
 
 def test_a_job_that_never_fits_waits_until_the_horizon(tmp_path: Path) -> None:
     """A job whose pod asks more GPUs than a node has never starts: the run stops at the horizon (the last
-    arrival plus every job's run time) and counts it as waiting until then."""
+    arrival plus every job's run time plus an hour) and counts it as waiting until then."""
     folder = tmp_path / "w"
     folder.mkdir()
     (folder / "cluster.yaml").write_text(jobgen.dump(jobgen.cluster_documents(2, 8), ""), encoding="utf-8")
@@ -189,12 +189,12 @@ def test_a_job_that_never_fits_waits_until_the_horizon(tmp_path: Path) -> None:
     assert workload.generator is None and workload.jobs == 2
     from packsched.api.manifests import load_manifests
 
-    assert horizon(load_manifests([str(folder)])) == 100.0 + 600.0 + 300.0
+    assert horizon(load_manifests([str(folder)])) == 100.0 + 600.0 + 300.0 + 3600.0
     config = tmp_path / "config.yaml"
     config.write_text(jobgen.dump([jobgen.config_document(True)], ""), encoding="utf-8")
     r = run_job(JobRunSpec("x", 0, workload.manifests, None, str(config)))
-    assert (r.started, r.never_started, r.end_time) == (1, 1, 1000.0)
-    assert r.wait_mean == pytest.approx((0.0 + 900.0) / 2)
+    assert (r.started, r.never_started, r.end_time) == (1, 1, 4600.0)
+    assert r.wait_mean == pytest.approx((0.0 + 4500.0) / 2)
     assert set(in_tree_registry())  # (the registry the run used)
 
 

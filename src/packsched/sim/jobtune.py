@@ -61,6 +61,7 @@ WORKLOADS_OUT = "workloads"  # in --out-dir: the job set drawn for each seed
 GENERATOR_LINE = re.compile(
     r"^# packsched gen-jobs --jobs (\d+) --nodes (\d+) --gpus-per-node (\d+) --load (\S+) --seed (\d+)\s*$"
 )
+HORIZON_MARGIN_S = 3600.0  # a run's horizon beyond the jobs' arrivals and run times (see horizon())
 WORKLOAD_BASELINES = "workload"  # --baselines: the config-*.yaml files beside the workload
 GPU = jobgen.GPU
 # the resources of a job stock policy: what a job's pods ask
@@ -295,16 +296,17 @@ def run_job(spec: JobRunSpec, progress: Callable[[int, int], None] | None = None
 
 def horizon(cluster: Cluster) -> float:
     """Where a run stops: the last job's arrival plus every job's run time, the time the jobs would take one
-    after another (each job the run time of its longest pod; a pod without one counts nothing). A configuration
-    that does not leave jobs stuck has started them all well before; one whose gangs block one another (holding
-    part of the cluster at Permit, timing out, trying again) would otherwise run for ever."""
+    after another (each job the run time of its longest pod; a pod without one counts nothing), plus
+    :data:`HORIZON_MARGIN_S` for the last one's waits (at Permit, in backoff). A configuration that does not leave
+    jobs stuck has started them all well before; one whose gangs block one another (holding part of the cluster at
+    Permit, timing out, trying again) would otherwise run for ever."""
     arrival: dict[tuple[str, str], float] = {}
     run: dict[tuple[str, str], float] = {}
     for pod in cluster.pods:
         key = (pod.namespace, pod_group_name(pod) or f"pod {pod.name}")  # a pod in no group: a job of its own
         arrival[key] = min(arrival.get(key, pod.arrival_time), pod.arrival_time)
         run[key] = max(run.get(key, 0.0), pod.run_duration or 0.0)
-    return max(arrival.values(), default=0.0) + sum(run.values())
+    return max(arrival.values(), default=0.0) + sum(run.values()) + HORIZON_MARGIN_S
 
 
 def check_job_specs(specs: Sequence[JobRunSpec]) -> None:
