@@ -78,6 +78,11 @@ LONG_RUNS: dict[str, str] = {
     "--config /tmp/jobs/config-pod-by-pod.yaml": (
         "long run: two simulations of 200 gangs over 10 hours, about 30 s (tests/sim/test_jobgen.py runs a smaller one)"
     ),
+    "packsched tune /tmp/jobs --space examples/tune/space-jobs.yaml --trials 20 --holdout-seeds 45-49 --workers 2 "
+    "--out-dir /tmp/tune-jobs": (
+        "long run: 90 simulations of 200 gangs (20 trials x 3 seeds, then 6 x 5), about 14 minutes "
+        "(tests/sim/test_jobtune.py runs a smaller one, as does the command of docs/guides/tuning.md)"
+    ),
 }
 
 

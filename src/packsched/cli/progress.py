@@ -16,9 +16,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from packsched.sim.replay import RunResult
-from packsched.sim.sweep import RunSpec
-
 INTERVAL_ENV = "PACKSCHED_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL_S = 5.0
 
@@ -60,7 +57,7 @@ class RunProgress:
         self._current: tuple[str, int, int] | None = None  # the run in this process: name, pods done, pods
         self._bar: Progress | None = None
         self._runs_task: Any = None
-        self._pod_tasks: dict[RunSpec, Any] = {}
+        self._pod_tasks: dict[Any, Any] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -96,14 +93,15 @@ class RunProgress:
     def elapsed(self) -> str:
         return elapsed_text(time.monotonic() - self.started)
 
-    def run_done(self, _result: RunResult) -> None:
+    def run_done(self, _result: object) -> None:
         self.done += 1
         self._current = None
         if self._bar is not None:
             self._bar.advance(self._runs_task)
 
-    def pods(self, spec: RunSpec, done: int, total: int) -> None:
-        """A run in this process (``--workers 1``) has placed ``done`` of its ``total`` pods."""
+    def pods(self, spec: Any, done: int, total: int) -> None:
+        """A run in this process (``--workers 1``) has placed ``done`` of its ``total`` pods; ``spec``: a RunSpec,
+        or any run's spec with a ``label`` and a ``seed``."""
         name = f"{spec.label} seed {spec.seed}"
         self._current = (name, done, total)
         if self._bar is None:

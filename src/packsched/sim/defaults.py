@@ -12,3 +12,12 @@ DEFAULT_STUDY = "packsched-tune"  # `packsched tune`'s study name in its storage
 STORAGE_FILE = "study.db"  # `packsched tune`'s SQLite file, in --out-dir
 # `packsched tune --metric`: the names of packsched.sim.tune.METRICS, in its order (tests/sim/test_tune.py checks)
 METRIC_NAMES = ("unallocated-gpu", "pending-pods", "free-nodes")
+# ... on a job workload: the names of packsched.sim.tune.JOB_METRICS, in its order; the first is the default
+JOB_METRIC_NAMES = (
+    "job-wait-mean",
+    "job-wait-p50",
+    "job-wait-p95",
+    "jobs-never-started",
+    "gpu-hours-held-at-permit",
+    "gpu-hours-in-partial-gangs",
+)

@@ -171,6 +171,14 @@ def _round_time(t: float) -> float:
     return round(t, 9)
 
 
+def _round_time_up(t: float) -> float:
+    """The first virtual time (to the nanosecond) at or after ``t``. The clock moves to the next due time this way:
+    a time due a fraction of a nanosecond after the grid (a wait at Permit of 60 s from 16353.065 ends at
+    16413.065000000002) would otherwise be rounded to just before it, never reached, and the loop would spin."""
+    r = round(t, 9)
+    return r if r >= t else round(r + 1e-9, 9)
+
+
 class Simulation:
     def __init__(
         self,
@@ -508,7 +516,7 @@ class Simulation:
         if self._timeline:
             times.append(self._timeline[0].time)
         due = [t for t in times if t is not None]
-        return _round_time(min(due)) if due else None
+        return _round_time_up(min(due)) if due else None
 
     def _next_flush(self) -> float | None:
         """The next flush tick that may move a pod, while it may help: the cluster changed (a pod bound or gone)

@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -51,9 +51,10 @@ STOP_WAIT_S = 2.0  # how long an ended worker process is waited for
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) during a sweep: ``done`` holds the runs that finished (in the order of the specs) out
-    of ``total``; the others were cancelled. ``signum``: the signal that stopped it (SIGINT for Ctrl-C)."""
+    of ``total`` (RunResults, or what :func:`run_all`'s function returns); the others were cancelled.
+    ``signum``: the signal that stopped it (SIGINT for Ctrl-C)."""
 
-    def __init__(self, done: list[RunResult], total: int, signum: int = signal.SIGINT) -> None:
+    def __init__(self, done: list[Any], total: int, signum: int = signal.SIGINT) -> None:
         super().__init__(f"interrupted: {len(done)} of {total} runs finished")
         self.done = done
         self.total = total
@@ -142,7 +143,13 @@ def check_specs(specs: Sequence[RunSpec]) -> None:
             check_replay(trace, build_config(spec, trace), as_dra=spec.as_dra)
 
 
-def _in_order(results: dict[int, RunResult]) -> list[RunResult]:
+S = TypeVar("S")
+R = TypeVar("R")
+# One run in a worker process: (spec, progress callback or None) -> its result.
+Runner = Callable[[S, Callable[[int, int], None] | None], R]
+
+
+def _in_order(results: dict[int, R]) -> list[R]:
     return [results[i] for i in sorted(results)]
 
 
@@ -175,12 +182,24 @@ def run_local(
 ) -> list[RunResult]:
     """Run every spec; ``workers`` > 1 uses a process pool. Results come back in the order of ``specs``. Ctrl-C
     raises :class:`Interrupted` with the runs that finished, the rest cancelled and the workers ended."""
-    results: dict[int, RunResult] = {}
+    return run_all(run_spec, specs, workers, on_done, on_pods)
+
+
+def run_all(
+    run: Runner[S, R],
+    specs: Sequence[S],
+    workers: int,
+    on_done: Callable[[R], None] | None = None,
+    on_pods: Callable[[S, int, int], None] | None = None,
+) -> list[R]:
+    """:func:`run_local` for any kind of run: ``run`` (a module-level function, sent to the worker processes)
+    called on each spec (``packsched tune`` on a job workload runs simulations through it)."""
+    results: dict[int, R] = {}
     if workers <= 1 or len(specs) == 1:
         try:
             for i, spec in enumerate(specs):
                 cb = (lambda done, total, s=spec: on_pods(s, done, total)) if on_pods else None
-                results[i] = run_spec(spec, cb)
+                results[i] = run(spec, cb)
                 if on_done:
                     on_done(results[i])
         except KeyboardInterrupt as stop:
@@ -188,7 +207,7 @@ def run_local(
         return _in_order(results)
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals)
     try:
-        pending: dict[Future[RunResult], int] = {pool.submit(run_spec, s): i for i, s in enumerate(specs)}
+        pending: dict[Future[R], int] = {pool.submit(run, s, None): i for i, s in enumerate(specs)}
         while pending:
             done, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             for fut in done:

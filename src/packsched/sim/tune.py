@@ -1,5 +1,7 @@
 """``packsched tune``: search a :class:`~packsched.sim.tunespace.TuneSpace` for the stock kube-scheduler
-configuration that does best on a GPU trace replay, with Optuna (``pip install 'packsched[tune]'``).
+configuration that does best on a GPU trace replay or on a job workload, with Optuna (``pip install
+'packsched[tune]'``). What the trials run on is a bench: :class:`TraceBench` (the trace replay) or
+:class:`JobBench` (gang-scheduled jobs simulated whole, :mod:`packsched.sim.jobtune`); the search is the same.
 
 - The sampler is Optuna's TPE (multivariate, grouped for the strategy-dependent shape, constant liar for trials
   run side by side), seeded: for a given ``--seed``, ``--workers`` and study, the same trials in the same order.
@@ -7,11 +9,12 @@ configuration that does best on a GPU trace replay, with Optuna (``pip install '
   is the number of finished trials the study should hold, so the same command after Ctrl-C runs only the missing
   ones. Trials left running by a process that died are marked failed; the sampler's seed is offset by the trials
   already in the study, so a resumed search does not draw its first points again. A study records the setup it
-  searches (trace, metric, seeds, space); another setup under the same name is refused.
+  searches (trace or workload, metric, seeds, space); another setup under the same name is refused.
 - A trial is one configuration replayed on every tuning seed (the published protocol, ``sim/replay.py``); its
   value is the mean of the metric over them. Trials are asked ``batch`` at a time and their replays run together
   on the local process pool (or Ray), through :mod:`packsched.sim.sweep`.
-- At the end, the best configuration is replayed on the held-out seeds beside the baselines (named policies).
+- At the end, the best configuration is replayed on the held-out seeds beside the baselines (named policies; on
+  a job workload also the configuration files beside it).
 """
 
 from __future__ import annotations
@@ -34,6 +37,15 @@ from packsched.api.errors import InputError
 from packsched.api.files import replacing, write_text_replacing
 from packsched.scheduler import TIE_NAME
 from packsched.sim.defaults import DEFAULT_NODES, DEFAULT_PODS, DEFAULT_STUDY, DEFAULT_TUNE
+from packsched.sim.jobtune import (
+    WORKLOAD_BASELINES,
+    JobRunResult,
+    JobRunSpec,
+    JobWorkload,
+    check_job_specs,
+    seed_folder,
+    write_seed_workloads,
+)
 from packsched.sim.policies import FIT_POLICIES, PAPER_POLICIES
 from packsched.sim.replay import RunResult
 from packsched.sim.sweep import Interrupted, RunSpec, check_specs
@@ -44,11 +56,12 @@ if TYPE_CHECKING:
 
 SCHEMA = "packsched.tune/v1"
 ARRIVED_PCT = 100
+TRACE, JOBS = "trace", "jobs"  # what a tune runs its trials on: a GPU trace replay, a job workload
 TUNED = "tuned"
 USER_ATTR = "packsched"
 BASELINE_SETS: dict[str, tuple[str, ...]] = {"stock": FIT_POLICIES, "paper": tuple(PAPER_POLICIES)}
 OPTUNA_MISSING = "Optuna is not installed: pip install 'packsched[tune]'"
-RunBatch = Callable[[Sequence[RunSpec]], list[RunResult]]
+RunBatch = Callable[[Sequence[Any]], list[Any]]  # RunSpecs -> RunResults, or JobRunSpecs -> JobRunResults
 
 
 @dataclass(frozen=True)
@@ -56,25 +69,88 @@ class Metric:
     name: str
     description: str
     direction: str  # "minimize" or "maximize"
-    curve: str | None  # a RunResult curve read at ARRIVED_PCT; None: unallocated GPU %
+    read: Callable[[Any], float | None]  # a run's value: a RunResult's (trace), a JobRunResult's (jobs)
+    kind: str = TRACE
 
-    def of(self, run: RunResult) -> float | None:
-        if self.curve is None:
-            return run.unallocated(ARRIVED_PCT)
-        return run.at(self.curve, ARRIVED_PCT)
+    def of(self, run: Any) -> float | None:
+        return self.read(run)
 
     def better(self, a: float, b: float) -> bool:
         return a < b if self.direction == "minimize" else a > b
 
 
+def _curve(name: str) -> Callable[[Any], float | None]:
+    def read(run: RunResult) -> float | None:
+        return run.at(name, ARRIVED_PCT)
+
+    return read
+
+
+def _unallocated(run: RunResult) -> float | None:
+    return run.unallocated(ARRIVED_PCT)
+
+
+def _job(key: str) -> Callable[[Any], float | None]:
+    def read(run: JobRunResult) -> float | None:
+        value = getattr(run, key)
+        return None if value is None else float(value)
+
+    return read
+
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        Metric("unallocated-gpu", "unallocated GPU % at 100% arrived", "minimize", None),
-        Metric("pending-pods", "pods left pending (fitting nowhere) up to 100% arrived", "minimize", "dropped_pods"),
-        Metric("free-nodes", "nodes left without any pod at 100% arrived", "maximize", "free_nodes"),
+        Metric("unallocated-gpu", "unallocated GPU % at 100% arrived", "minimize", _unallocated),
+        Metric(
+            "pending-pods", "pods left pending (fitting nowhere) up to 100% arrived", "minimize", _curve("dropped_pods")
+        ),
+        Metric("free-nodes", "nodes left without any pod at 100% arrived", "maximize", _curve("free_nodes")),
     )
 }
+# On a job workload (sim/jobtune.py), from the gang report; a job never started waits until the simulation's end.
+JOB_METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric(
+            "job-wait-mean",
+            "mean job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_mean"),
+            JOBS,
+        ),
+        Metric(
+            "job-wait-p50",
+            "median job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_p50"),
+            JOBS,
+        ),
+        Metric(
+            "job-wait-p95",
+            "p95 job wait (s), never-started jobs waiting to the horizon",
+            "minimize",
+            _job("wait_p95"),
+            JOBS,
+        ),
+        Metric("jobs-never-started", "jobs never started", "minimize", _job("never_started"), JOBS),
+        Metric(
+            "gpu-hours-held-at-permit",
+            "GPU-hours held at Permit (gangs waiting for their last member)",
+            "minimize",
+            _job("gpu_hours_held_at_permit"),
+            JOBS,
+        ),
+        Metric(
+            "gpu-hours-in-partial-gangs",
+            "GPU-hours in partial gangs (bound while the rest of the job was not)",
+            "minimize",
+            _job("gpu_hours_in_partial_gangs"),
+            JOBS,
+        ),
+    )
+}
+DEFAULT_METRIC = {TRACE: "unallocated-gpu", JOBS: "job-wait-mean"}
 
 
 def seeds_text(seeds: Sequence[int]) -> str:
@@ -127,36 +203,40 @@ def _optuna() -> Any:
     return optuna
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """A configuration replayed beside the best one on the held-out seeds: a named policy or a file."""
+
+    label: str
+    policy: str | None = None
+    config: str | None = None
+
+
+def _mean_sd(values: Sequence[float | None]) -> dict[str, float | None]:
+    vals = [v for v in values if v is not None]
+    return {
+        "mean": _round(float(np.mean(vals))) if vals else None,
+        "sd": _round(float(np.std(vals))) if vals else None,
+    }
+
+
 @dataclass
-class TuneSettings:
+class TraceBench:
+    """Trials replayed on a GPU trace (the published protocol, ``sim/replay.py``)."""
+
     data_dir: str
-    space: TuneSpace
-    metric: Metric
-    seeds: list[int]
-    holdout_seeds: list[int]
-    trials: int
-    out_dir: Path
-    storage: Path
-    baselines: list[str] = field(default_factory=lambda: list(FIT_POLICIES))
-    study_name: str = DEFAULT_STUDY
-    seed: int = 0
-    batch: int = 1  # trials asked, and replayed, together
     pods: str = DEFAULT_PODS
     nodes: str = DEFAULT_NODES
     tune: float = DEFAULT_TUNE
     tie_break: str = TIE_NAME
+    kind: str = TRACE
+    gpu_share: bool = True  # the generated configurations have GPUShare (the replay needs it)
 
     def fingerprint(self) -> dict[str, Any]:
-        """What a study's trials depend on: a resumed study must have the same."""
-        return {
-            "pods": self.pods,
-            "nodes": self.nodes,
-            "tune": self.tune,
-            "tie_break": self.tie_break,
-            "metric": self.metric.name,
-            "seeds": list(self.seeds),
-            "space": self.space.as_json(),
-        }
+        return {"pods": self.pods, "nodes": self.nodes, "tune": self.tune, "tie_break": self.tie_break}
+
+    def prepare(self, seeds: Sequence[int]) -> None:
+        """Nothing to prepare: every seed replays the same trace."""
 
     def spec(self, label: str, seed: int, *, policy: str | None = None, config: Path | None = None) -> RunSpec:
         return RunSpec(
@@ -171,32 +251,199 @@ class TuneSettings:
             self.tie_break,
         )
 
+    def check(self, specs: Sequence[Any]) -> None:
+        check_specs(specs)
+
+    def baselines(self, names: Sequence[str]) -> list[Baseline]:
+        return [Baseline(name, name) for name in expand_baselines(names)]
+
+    def info(self) -> dict[str, Any]:
+        """The summary's description of what the trials ran on."""
+        return {
+            "trace": {
+                "data_dir": self.data_dir,
+                "pods": self.pods,
+                "nodes": self.nodes,
+                "tune": self.tune,
+                "tie_break": self.tie_break,
+            }
+        }
+
+    def extras(self, runs: Sequence[Any]) -> dict[str, Any]:
+        """A held-out group's figures beside the metric."""
+        return {"unallocated_gpu_pct": _mean_sd([r.unallocated(ARRIVED_PCT) for r in runs])}
+
+    def best_lines(self, path: Path, seeds: Sequence[int]) -> tuple[str, list[str]]:
+        """best-config.yaml's comment: what the trials ran on, and how to reproduce and deploy the result."""
+        return (
+            f"Trace: {self.data_dir}, pods {self.pods}, nodes {self.nodes}, tune {self.tune:g}, tie-break "
+            f"{self.tie_break}.",
+            [
+                f"Reproduce: packsched replay {self.data_dir} --pods {self.pods} --config {path} --seeds "
+                f"{seeds_text(seeds)}",
+                "To deploy (deploy/configmap.yaml): set schedulerName to the one your pods name (deploy/ uses "
+                "packsched);",
+                "GPUShare is packsched's per-GPU accounting of the alibabacloud.com/gpu-* annotations, which the "
+                "replay",
+                "needs; the replay drops pods that fit nowhere, hence postFilter (preemption) disabled: remove that",
+                "block to keep kube-scheduler's preemption.",
+            ],
+        )
+
+
+# The figures of the gang report a held-out group of a job workload shows beside the metric (mean and SD).
+JOB_FIGURES = (
+    "never_started",
+    "wait_mean",
+    "wait_p95",
+    "gpu_hours_held_at_permit",
+    "gpu_hours_in_partial_gangs",
+    "permit_timeouts",
+)
+
+
+@dataclass
+class JobBench:
+    """Trials simulated on a job workload (``sim/jobtune.py``): with a synthetic one, each seed its own job set."""
+
+    workload: JobWorkload
+    out_dir: Path
+    kind: str = JOBS
+    gpu_share: bool = False
+    files: dict[int, str] = field(default_factory=dict)  # seed -> its drawn jobs (synthetic workloads)
+
+    def fingerprint(self) -> dict[str, Any]:
+        w = self.workload
+        gen = w.generator
+        drawn = f"gen-jobs {gen.args()}, " if gen is not None else ""
+        return {"workload": f"{drawn}sha256 {w.digest}"}
+
+    def prepare(self, seeds: Sequence[int]) -> None:
+        """Draw (and write) the job set of every seed of a synthetic workload."""
+        if self.workload.generator is not None:
+            self.files.update(write_seed_workloads(self.workload.generator, seeds, self.out_dir))
+
+    def manifests(self, seed: int) -> tuple[str, ...]:
+        if self.workload.generator is None:
+            return self.workload.manifests
+        return (*self.workload.manifests, self.files[seed])
+
+    def spec(self, label: str, seed: int, *, policy: str | None = None, config: Path | None = None) -> JobRunSpec:
+        path = str(config.resolve()) if config is not None else None
+        return JobRunSpec(label, seed, self.manifests(seed), policy, path)
+
+    def check(self, specs: Sequence[Any]) -> None:
+        check_job_specs(specs)
+
+    def baselines(self, names: Sequence[str]) -> list[Baseline]:
+        out: list[Baseline] = []
+        for name in names:
+            if name == WORKLOAD_BASELINES:
+                out += [Baseline(Path(c).stem, None, c) for c in self.workload.configs]
+            else:
+                out += [Baseline(p, p) for p in BASELINE_SETS.get(name, (name,))]
+        return list(dict.fromkeys(out))
+
+    def info(self) -> dict[str, Any]:
+        w = self.workload
+        gen = w.generator
+        return {
+            "trace": None,
+            "workload": {
+                "path": w.path,
+                "jobs": w.jobs,
+                "pods": w.pods,
+                "nodes": w.nodes,
+                "generator": None if gen is None else f"gen-jobs {gen.args()}",
+                "seeds_draw_jobs": gen is not None,
+            },
+        }
+
+    def extras(self, runs: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "unallocated_gpu_pct": {"mean": None, "sd": None},
+            "jobs": {key: _mean_sd([getattr(r, key) for r in runs]) for key in JOB_FIGURES},
+        }
+
+    def best_lines(self, path: Path, seeds: Sequence[int]) -> tuple[str, list[str]]:
+        w = self.workload
+        gen = w.generator
+        if gen is not None:
+            folder = seed_folder(gen, self.out_dir)
+            what = (
+                f"Jobs: {w.path}, drawn afresh for each seed (gen-jobs {gen.args('SEED')}), {w.nodes} nodes; "
+                f"the job sets are in {folder}."
+            )
+            again = folder / f"jobs-seed-{seeds[0] if seeds else 'N'}.yaml"
+            files = " ".join([*w.manifests, str(again)])
+        else:
+            what = f"Jobs: {w.path} ({w.jobs} jobs, {w.pods} pods, {w.nodes} nodes), one fixed set of jobs."
+            files = w.path
+        return (
+            what,
+            [
+                f"Reproduce one seed: packsched gangs {files} --config {path} --seed {seeds[0] if seeds else 0}",
+                "To deploy (deploy/configmap.yaml): set schedulerName to the one your pods name (deploy/ uses "
+                "packsched);",
+                "with Coscheduling, install scheduler-plugins' PodGroup CRD and label each job's pods with its "
+                "PodGroup.",
+                "postFilter (preemption) is disabled, as in every tuned configuration: remove that block to keep",
+                "kube-scheduler's preemption (the simulated jobs have one priority: it never preempts among them).",
+            ],
+        )
+
+
+Bench = TraceBench | JobBench
+
+
+@dataclass
+class TuneSettings:
+    bench: Bench
+    space: TuneSpace
+    metric: Metric
+    seeds: list[int]
+    holdout_seeds: list[int]
+    trials: int
+    out_dir: Path
+    storage: Path
+    baselines: list[Baseline] = field(default_factory=lambda: [Baseline(p, p) for p in FIT_POLICIES])
+    study_name: str = DEFAULT_STUDY
+    seed: int = 0
+    batch: int = 1  # trials asked, and replayed, together
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a study's trials depend on: a resumed study must have the same."""
+        return {
+            **self.bench.fingerprint(),
+            "metric": self.metric.name,
+            "seeds": list(self.seeds),
+            "space": self.space.as_json(),
+        }
+
+    def spec(self, label: str, seed: int, *, policy: str | None = None, config: Path | None = None) -> Any:
+        return self.bench.spec(label, seed, policy=policy, config=config)
+
 
 @dataclass
 class HoldoutGroup:
     label: str
     policy: str | None
     config: str | None
-    runs: list[RunResult]
+    runs: list[Any]  # RunResults (trace) or JobRunResults (jobs)
     metric: Metric
+    bench: Bench
 
     def values(self) -> list[float]:
         return [v for v in (self.metric.of(r) for r in self.runs) if v is not None]
 
     def as_json(self) -> dict[str, Any]:
-        vals = self.values()
-        unalloc = [v for v in (r.unallocated(ARRIVED_PCT) for r in self.runs) if v is not None]
         return {
             "label": self.label,
             "policy": self.policy,
             "config": self.config,
             "values": {str(r.seed): _round(self.metric.of(r)) for r in self.runs},
-            "mean": _round(float(np.mean(vals))) if vals else None,
-            "sd": _round(float(np.std(vals))) if vals else None,
-            "unallocated_gpu_pct": {
-                "mean": _round(float(np.mean(unalloc))) if unalloc else None,
-                "sd": _round(float(np.std(unalloc))) if unalloc else None,
-            },
+            **_mean_sd(self.values()),
+            **self.bench.extras(self.runs),
             "seconds_per_run": round(float(np.mean([r.seconds for r in self.runs])), 3) if self.runs else None,
         }
 
@@ -221,7 +468,10 @@ class Tuner:
     def open(self) -> None:
         """Check the trace, open (or create) the study and check that it searches this setup; InputError else."""
         s = self.s
-        check_specs([s.spec("check", s.seeds[0], policy=name) for name in (FIT_POLICIES[1], *s.baselines)])
+        s.bench.prepare([*s.seeds, *s.holdout_seeds])
+        checks = [s.spec("check", s.seeds[0], policy=FIT_POLICIES[1])]
+        checks += [s.spec(b.label, s.seeds[0], policy=b.policy, config=_path(b.config)) for b in s.baselines]
+        s.bench.check(checks)
         optuna = _optuna()
         url = f"sqlite:///{s.storage.resolve()}"
         try:
@@ -296,10 +546,15 @@ class Tuner:
                 for trial in asked:
                     choice = s.space.sample(trial)
                     path = trial_dir / f"trial-{trial.number:04d}.yaml"
-                    write_config(path, choice, [f"packsched tune: trial {trial.number} of study {s.study_name!r}"])
+                    write_config(
+                        path,
+                        choice,
+                        [f"packsched tune: trial {trial.number} of study {s.study_name!r}"],
+                        gpu_share=s.bench.gpu_share,
+                    )
                     trial.set_user_attr("config", str(path))
                     specs += [s.spec(_label(trial.number), seed, config=path) for seed in s.seeds]
-                check_specs(specs)
+                s.bench.check(specs)
                 try:
                     runs = run_batch(specs)
                 except Interrupted as stop:
@@ -311,7 +566,7 @@ class Tuner:
                     if trial.number not in told:
                         study.tell(trial, state=optuna.trial.TrialState.FAIL)
 
-    def _tell(self, asked: Sequence[optuna.Trial], runs: Sequence[RunResult], told: set[int]) -> None:
+    def _tell(self, asked: Sequence[optuna.Trial], runs: Sequence[Any], told: set[int]) -> None:
         optuna = _optuna()
         s, study = self.s, self._study()
         for trial in asked:
@@ -338,14 +593,20 @@ class Tuner:
         path = s.out_dir / "best-config.yaml"
         self.write_best(path, best)
         specs = [s.spec(TUNED, seed, config=path) for seed in s.holdout_seeds]
-        specs += [s.spec(name, seed, policy=name) for name in s.baselines for seed in s.holdout_seeds]
-        check_specs(specs)
+        specs += [
+            s.spec(b.label, seed, policy=b.policy, config=_path(b.config))
+            for b in s.baselines
+            for seed in s.holdout_seeds
+        ]
+        s.bench.check(specs)
         runs = run_batch(specs)
-        groups: dict[str, list[RunResult]] = {}
+        groups: dict[str, list[Any]] = {}
         for r in runs:
             groups.setdefault(r.label, []).append(r)
-        self.holdout = [HoldoutGroup(TUNED, None, str(path), groups.get(TUNED, []), s.metric)]
-        self.holdout += [HoldoutGroup(name, name, None, groups.get(name, []), s.metric) for name in s.baselines]
+        self.holdout = [HoldoutGroup(TUNED, None, str(path), groups.get(TUNED, []), s.metric, s.bench)]
+        self.holdout += [
+            HoldoutGroup(b.label, b.policy, b.config, groups.get(b.label, []), s.metric, s.bench) for b in s.baselines
+        ]
 
     # -- outputs ---------------------------------------------------------------------------------------------
 
@@ -375,10 +636,11 @@ class Tuner:
     def write_best(self, path: Path, best: optuna.trial.FrozenTrial) -> None:
         s = self.s
         choice = s.space.from_params(best.params)
+        what, after = s.bench.best_lines(path, s.holdout_seeds or s.seeds)
         lines = [
             f"packsched tune: the best of {len(self.complete())} trials of study {s.study_name!r} "
             f"(trial {best.number}).",
-            f"Trace: {s.data_dir}, pods {s.pods}, nodes {s.nodes}, tune {s.tune:g}, tie-break {s.tie_break}.",
+            what,
             f"Metric: {s.metric.description} ({s.metric.direction}): {best.value:.4g}, the mean over the tuning "
             f"seeds {seeds_text(s.seeds)}.",
         ]
@@ -388,15 +650,8 @@ class Tuner:
             lines.append(
                 f"Held-out seeds {seeds_text(s.holdout_seeds)}: {data['mean']:.4g} ± {data['sd']:.4g} (mean ± SD)."
             )
-        lines += [
-            f"Reproduce: packsched replay {s.data_dir} --pods {s.pods} --config {path} --seeds "
-            f"{seeds_text(s.holdout_seeds or s.seeds)}",
-            "To deploy (deploy/configmap.yaml): set schedulerName to the one your pods name (deploy/ uses packsched);",
-            "GPUShare is packsched's per-GPU accounting of the alibabacloud.com/gpu-* annotations, which the replay",
-            "needs; the replay drops pods that fit nowhere, hence postFilter (preemption) disabled: remove that",
-            "block to keep kube-scheduler's preemption.",
-        ]
-        write_config(path, choice, lines)
+        lines += after
+        write_config(path, choice, lines, gpu_share=s.bench.gpu_share)
 
     def summary(self, outputs: dict[str, str], interrupted: dict[str, Any] | None = None) -> dict[str, Any]:
         s = self.s
@@ -405,19 +660,13 @@ class Tuner:
         best = self.best()
         data: dict[str, Any] = {
             "schema": SCHEMA,
-            "trace": {
-                "data_dir": s.data_dir,
-                "pods": s.pods,
-                "nodes": s.nodes,
-                "tune": s.tune,
-                "tie_break": s.tie_break,
-            },
+            **s.bench.info(),
             "space": {"file": s.space.file, "name": s.space.name},
             "metric": {
                 "name": s.metric.name,
                 "description": s.metric.description,
                 "direction": s.metric.direction,
-                "arrived_pct": ARRIVED_PCT,
+                "arrived_pct": ARRIVED_PCT if s.metric.kind == TRACE else None,
             },
             "seeds": list(s.seeds),
             "holdout_seeds": list(s.holdout_seeds),
@@ -472,13 +721,17 @@ class Tuner:
         return data
 
 
+def _path(config: str | None) -> Path | None:
+    return None if config is None else Path(config)
+
+
 def _label(number: int) -> str:
     return f"trial-{number}"
 
 
-def write_config(path: Path, choice: Choice, comments: Sequence[str]) -> Path:
+def write_config(path: Path, choice: Choice, comments: Sequence[str], *, gpu_share: bool = True) -> Path:
     header = "".join(f"# {line}\n" for line in comments)
-    body = yaml.safe_dump(config_document(choice), sort_keys=False, default_flow_style=False)
+    body = yaml.safe_dump(config_document(choice, gpu_share), sort_keys=False, default_flow_style=False)
     write_text_replacing(path, header + body)
     return path
 

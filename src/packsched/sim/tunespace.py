@@ -217,8 +217,9 @@ class TuneSpace:
         return out
 
 
-def config_document(choice: Choice) -> dict[str, Any]:
-    """The whole KubeSchedulerConfiguration of a choice (see the module's docstring)."""
+def config_document(choice: Choice, gpu_share: bool = True) -> dict[str, Any]:
+    """The whole KubeSchedulerConfiguration of a choice (see the module's docstring). ``gpu_share`` off: without
+    GPUShare (a job workload's pods ask whole ``nvidia.com/gpu``, which NodeResourcesFit counts)."""
     resources = [{"name": n, "weight": w} for n, w in choice.resources.items() if w > 0]
     # No resource kept: kube-scheduler's default ones, written out.
     resources = resources or [{"name": n, "weight": w} for n, w in DEFAULT_RESOURCES]
@@ -227,12 +228,13 @@ def config_document(choice: Choice) -> dict[str, Any]:
         strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": s} for u, s in choice.shape]}
     weights = {FIT: FIT_WEIGHT, **choice.plugins}
     enabled = [{"name": name, "weight": w} for name, w in weights.items() if w > 0]
-    multi_point: dict[str, Any] = {"enabled": [{"name": GPU_SHARE}]}
+    own = [{"name": GPU_SHARE}] if gpu_share else []
+    multi_point: dict[str, Any] = {"enabled": own}
     post_filter: dict[str, Any] = {"disabled": [{"name": "*"}]}
     plugin_config: list[dict[str, Any]] = [{"name": FIT, "args": {"scoringStrategy": strategy}}]
     if choice.with_coscheduling:
         # its QueueSort replaces PrioritySort; its PostFilter (rejecting a gang's placed members) stays on
-        multi_point = {"enabled": [{"name": GPU_SHARE}, {"name": COSCHEDULING}], "disabled": [{"name": "PrioritySort"}]}
+        multi_point = {"enabled": [*own, {"name": COSCHEDULING}], "disabled": [{"name": "PrioritySort"}]}
         post_filter["enabled"] = [{"name": COSCHEDULING}]
         if choice.coscheduling:
             plugin_config.append({"name": COSCHEDULING, "args": dict(choice.coscheduling)})

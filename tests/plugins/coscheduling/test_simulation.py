@@ -142,3 +142,19 @@ def test_a_backed_off_gang_is_tried_again_after_its_backoff() -> None:
     pods = [blocker, *(mk_pod(n, group="g", gpu=1) for n in ("a", "b", "c"))]
     res = simulate(pods, [mk_group("g", min_member=3)], gpus=(3,), podGroupBackoffSeconds=30).run()
     assert [r.phase for r in res.records[1:]] == [RUNNING] * 3
+
+
+@pytest.mark.timeout(60)
+def test_a_wait_at_permit_ending_off_the_nanosecond_grid_ends() -> None:
+    """A wait of 60 s from 16353.065 ends at 16413.065000000002 in floating point: the simulator's clock, kept to
+    the nanosecond, used to round that down to 16413.065, never reach the deadline, and spin there forever (seen
+    in `packsched tune` on a job workload). It moves to the first nanosecond at or after it instead."""
+    pods = [mk_pod("small", group="g", gpu=1), mk_pod("huge", group="g", gpu=16)]
+    for pod in pods:
+        pod.arrival_time = 16353.065
+    groups = [mk_group("g", min_member=2, created=16353.065)]
+    sim = simulate(pods, groups, permitWaitingTimeSeconds=60, podGroupRejectPercentage=100)
+    sim.run_until(16500.0)
+    timeout = next(e for e in sim.result().events if e.pod == "ns/small" and e.kind == UNSCHEDULABLE)
+    assert timeout.time == pytest.approx(16413.065, abs=2e-9)
+    assert "rejected due to timeout after waiting 1m0s" in (timeout.reason or "")

@@ -1066,6 +1066,13 @@ TUNE_AXES = {  # the metric's axis title, with its unit; a count metric ticks wh
     "unallocated-gpu": ("unallocated GPU at 100% arrived (%)", False),
     "pending-pods": ("pods left pending up to 100% arrived (count)", True),
     "free-nodes": ("nodes without any pod at 100% arrived (count)", True),
+    # on a job workload (sim/jobtune.py)
+    "job-wait-mean": ("mean job wait, never-started jobs to the horizon (s)", False),
+    "job-wait-p50": ("median job wait, never-started jobs to the horizon (s)", False),
+    "job-wait-p95": ("p95 job wait, never-started jobs to the horizon (s)", False),
+    "jobs-never-started": ("jobs never started (count)", True),
+    "gpu-hours-held-at-permit": ("GPU-hours held at Permit (GPU-h)", False),
+    "gpu-hours-in-partial-gangs": ("GPU-hours in partial gangs (GPU-h)", False),
 }
 
 
@@ -1088,14 +1095,16 @@ def _seeds_range(seeds: Sequence[int]) -> str:
 
 
 def _tune_context(doc: Mapping[str, Any]) -> str:
-    t = doc.get("trace", {})
+    study = doc.get("study", {})
+    seeds = f"tuning seeds {_seeds_range(doc.get('seeds', []))}, TPE seed {study.get('sampler_seed')}"
+    t = doc.get("trace")
+    if t is None:  # a job workload
+        w = doc.get("workload") or {}
+        drawn = f", jobs drawn per seed ({w.get('generator')})" if w.get("seeds_draw_jobs") else ", fixed jobs"
+        return f"job workload {w.get('path')}: {w.get('jobs')} jobs on {w.get('nodes')} nodes{drawn}, {seeds}"
     pods = str(t.get("pods", ""))
     workload = pods if pods.endswith(".csv") else f"openb_pod_list_{pods}"
-    study = doc.get("study", {})
-    return (
-        f"trace {workload} on {t.get('nodes')} nodes ({t.get('data_dir')}), tuning seeds "
-        f"{_seeds_range(doc.get('seeds', []))}, TPE seed {study.get('sampler_seed')}"
-    )
+    return f"trace {workload} on {t.get('nodes')} nodes ({t.get('data_dir')}), {seeds}"
 
 
 def search_chart(doc: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) -> c.Chart:
@@ -1120,6 +1129,17 @@ def search_chart(doc: Mapping[str, Any], trials: Sequence[Mapping[str, Any]]) ->
         counts=counts,
         x_counts=True,
     )
+
+
+# A job workload's held-out figures (packsched.sim.tune.JOB_FIGURES), with their column titles.
+JOB_FIGURES = (
+    ("never_started", "jobs never started"),
+    ("wait_mean", "job wait mean (s)"),
+    ("wait_p95", "job wait p95 (s)"),
+    ("gpu_hours_held_at_permit", "GPU-h held at Permit"),
+    ("gpu_hours_in_partial_gangs", "GPU-h in partial gangs"),
+    ("permit_timeouts", "Permit timeouts"),
+)
 
 
 def _tuned_label(doc: Mapping[str, Any], label: str) -> str:
@@ -1169,7 +1189,7 @@ def tune_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
     tuned = next((g for g in holdout if g["label"] == "tuned"), None)
     items: list[tuple[str, Any]] = [
         ("metric", f"{metric.get('description')} ({metric.get('direction')})"),
-        ("trace", _tune_context(doc)),
+        ("trace" if doc.get("trace") is not None else "job workload", _tune_context(doc)),
         ("search space", (doc.get("space") or {}).get("name") or (doc.get("space") or {}).get("file")),
         ("finished trials", f"{study.get('complete')} of {study.get('trials')} ({study.get('failed')} failed)"),
         ("best trial", "none" if best is None else best["trial"]),
@@ -1227,6 +1247,14 @@ def tune_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
         sections.append(_trial_table(doc, trials))
     if holdout:
         seeds = [str(x) for x in doc.get("holdout_seeds", [])]
+        # beside the metric: unallocated GPUs on a trace, the gang report's figures on a job workload
+        shown = [(k, label) for k, label in JOB_FIGURES if doc.get("trace") is None]
+        shown = shown or [("unallocated_gpu_pct", "unallocated GPU %")]
+
+        def figure(g: Mapping[str, Any], key: str) -> str:
+            group = g.get(key) if key == "unallocated_gpu_pct" else (g.get("jobs") or {}).get(key)
+            return _pm((group or {}).get("mean"), (group or {}).get("sd"))
+
         sections.append(
             c.table(
                 "holdout",
@@ -1235,7 +1263,7 @@ def tune_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                     c.column("configuration"),
                     c.column(f"{metric.get('name')} (mean ± SD)"),
                     *[c.column(f"seed {x}", fmt="num") for x in seeds],
-                    c.column("unallocated GPU % (mean ± SD)"),
+                    *[c.column(f"{label} (mean ± SD)") for _, label in shown],
                     c.column("s/run", fmt="num"),
                     c.column("config"),
                 ],
@@ -1244,7 +1272,7 @@ def tune_page(doc: Mapping[str, Any], extras: Mapping[str, Any]) -> Page:
                         _tuned_label(doc, g["label"]),
                         _pm(g.get("mean"), g.get("sd")),
                         *[g.get("values", {}).get(x) for x in seeds],
-                        _pm(g.get("unallocated_gpu_pct", {}).get("mean"), g.get("unallocated_gpu_pct", {}).get("sd")),
+                        *[figure(g, key) for key, _ in shown],
                         g.get("seconds_per_run"),
                         g.get("config") or g.get("policy"),
                     ]
@@ -1319,7 +1347,7 @@ FIELD_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
         "warnings": ("array",),
     },
     "packsched.tune/v1": {
-        "trace": ("object",),
+        "trace": ("object", "null"),
         "space": ("object",),
         "metric": ("object",),
         "seeds": ("array",),
