@@ -26,7 +26,7 @@ a rejected group with the group's message, a pod that found no node with its own
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -63,6 +63,13 @@ class PlacementFeasiblePlugin(Protocol):
     name: str
 
     def placement_feasible(self, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Protocol):
+    """A plugin whose PodGroupPostFilter needs the cycle's pods and their states (DynamicResources)."""
+
+    def pod_group_post_filter(self, tried: Iterable[tuple[PodInfo, CycleState]]) -> Status: ...
 
 
 def _placement_plugins(fwk: Framework) -> list[PlacementFeasiblePlugin]:
@@ -248,10 +255,13 @@ class PlacementCycle:
         self, fwk: Framework, group: SchedulingPodGroup, members: list[QueuedPod], out: _Outcome
     ) -> Status:
         """DynamicResources' PodGroupPostFilter: its pod-group state exists once a pod of the cycle reached
-        PreFilter (else the read fails: "not found"); claims to deallocate are not modelled (see semantics.md)."""
+        PreFilter (else the read fails: "not found"); the plugin then frees one unavailable claim per pod tried."""
         if not out.pre_filtered:
             return Status.error("not found")
-        return Status(Code.UNSCHEDULABLE, [DRA_DONE])
+        plugin = fwk.plugins.get("DynamicResources")
+        if not isinstance(plugin, PodGroupPostFilterPlugin):
+            return Status(Code.UNSCHEDULABLE, [DRA_DONE])
+        return plugin.pod_group_post_filter((q.info, st) for q, st in zip(members, out.states, strict=False))
 
     def _preemption_post_filter(
         self, fwk: Framework, group: SchedulingPodGroup, members: list[QueuedPod], out: _Outcome

@@ -400,3 +400,105 @@ def test_pod_group_preemption_reprieves_the_victims_the_gang_does_not_need(tmp_p
     for pod, fits in ((kept, True), (preempted[0], False)):
         node, own = gpus[pod]
         assert (own + 4 * list(placed.values()).count(node) <= 8) is fits
+
+
+DRA_GANG = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+  - name: gpu-1
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+"""
+
+# allocated to a device of a node that is gone (n9), reserved for no pod
+STALE_STATUS = """
+status:
+  allocation:
+    devices:
+      results: [{request: g, driver: gpu.example.com, pool: n9, device: gpu-0}]
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
+"""
+
+
+def dra_worker(name: str, claim: str, stale: bool) -> str:
+    return f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {claim}}}
+spec:
+  devices:
+    requests:
+    - name: g
+      exactly: {{deviceClassName: gpu}}{STALE_STATUS if stale else ""}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default, annotations: {{packsched.io/run-duration: 1h}}}}
+spec:
+  schedulingGroup: {{podGroupName: g}}
+  containers:
+  - name: c
+    resources: {{claims: [{{name: g}}]}}
+  resourceClaims:
+  - name: g
+    resourceClaimName: {claim}
+"""
+
+
+def test_dynamic_resources_frees_a_gangs_claim_allocated_on_a_node_that_is_gone(tmp_path: Path) -> None:
+    """w0's claim is allocated on a node that is gone: no node is available to w0, the gang cannot reach minCount,
+    and DynamicResources' PodGroupPostFilter deallocates the claim (the status write requeues the gang). After the
+    backoff (1 s) both claims get n1's devices and the gang is bound."""
+    sim = simulate(tmp_path, DRA_GANG + dra_worker("w0", "c0", True) + dra_worker("w1", "c1", False))
+    first = events(sim)
+    assert first == [
+        (0.0, "unschedulable", "default/w0", "0/2 nodes are available: 2 resourceclaim not available on the node."),
+        (0.0, "unschedulable", "default/w1", "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"),
+    ]
+    placed = {(e["time"], e["pod"], e["node"]) for e in sim["events"] if e["kind"] == "scheduled"}
+    assert placed == {(1.0, "default/w0", "n1"), (1.0, "default/w1", "n1")}
+    assert sim["summary"] == {"pods": 2, "succeeded": 2}
+
+
+def test_two_pods_sharing_a_claim_to_free_end_the_cycle_with_the_second_writes_conflict(tmp_path: Path) -> None:
+    """w0 and w1 share the stale claim (minCount 1, so both are tried): w0's state deallocates it, w1's writes it
+    from the copy its PreFilter read, which the API server refuses as a conflict: the group's status is that Error.
+    The claim is free all the same, and the next cycle places the group."""
+    w1 = dra_worker("w1", "c0", False)
+    w1 = w1[w1.index("---", 3) :]  # w1 names w0's claim
+    sim = simulate(tmp_path, DRA_GANG.replace("minCount: 2", "minCount: 1") + dra_worker("w0", "c0", True) + w1)
+    conflict = (
+        'error in "DynamicResources" PodGroupPostFilter plugins: Operation cannot be fulfilled on '
+        'resourceclaims.resource.k8s.io "c0": the object has been modified; please apply your changes to the latest '
+        "version and try again"
+    )
+    assert events(sim) == [(0.0, "unschedulable", f"default/w{i}", conflict) for i in range(2)]
+    assert sim["summary"] == {"pods": 2, "succeeded": 2}
