@@ -125,9 +125,12 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
         (0.0, "unschedulable", "default/train-1", group),
         (0.0, "unschedulable", "default/train-2", NO_FIT),
     ]
-    # backoff doubles from 1s; a pod group's cap is 10s times the square root of its pods (17.320508075s)
+    # the group's entity backs off 1 s doubling, capped at 10 s times the square root of its pods (17.320508075 s);
+    # its expiry is truncated to a whole second and the backoff queue is flushed each whole second, so the gang is
+    # tried at the flush after it: 0 + 1 -> 2, 2 + 2 -> 5, 5 + 4 -> 10, 10 + 8 -> 19, 19 + 16 -> 36,
+    # 36 + 17.32 -> 54
     times = [e[0] for e in events(sim, 100.0) if e[2] == "default/train-0"]
-    assert times[:7] == [0.0, 1.0, 3.0, 7.0, 15.0, 31.0, 48.320508075]
+    assert times[:8] == [0.0, 2.0, 5.0, 10.0, 19.0, 36.0, 54.0, 72.0]
     assert not [e for e in sim["events"] if e["kind"] == "waiting" and e["time"] < 600]
     bound = {e["pod"]: e["time"] for e in sim["events"] if e["kind"] == "scheduled" and e["pod"] != "default/blocker"}
     assert min(bound.values()) >= 600.0 and len(bound) == 3
@@ -136,7 +139,8 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
 def test_pod_group_preemption_evicts_the_lower_priority_pod_and_nominates_the_gang(tmp_path: Path) -> None:
     """The gang's PodGroup and pods have priority 1000, the bound blocker 0: DefaultPreemption's PodGroupPostFilter
     removes every lower-priority pod, finds the gang fits, keeps the victims it needs (the blocker) and nominates
-    each worker where the gang fits; the workers wait for the next cycle, after their backoff."""
+    each worker where the gang fits; the workers wait for the next cycle, after their backoff (1 s, then the next
+    whole-second flush: 2 s)."""
     text = NODES + blocker(True) + gang("\n  priorityClassName: high", "\n      priorityClassName: high")
     sim = simulate(tmp_path, text)
     # waiting for preemption, the placed pods carry the group's status itself (no error first)
@@ -151,7 +155,7 @@ def test_pod_group_preemption_evicts_the_lower_priority_pod_and_nominates_the_ga
     nominated = {e[2]: e[3] for e in first if e[1] == "nominated"}
     assert set(nominated) == {"default/train-0", "default/train-1", "default/train-2"}
     placed = {e["pod"]: e["node"] for e in sim["events"] if e["kind"] == "scheduled"}
-    assert placed == nominated and {e["time"] for e in sim["events"] if e["kind"] == "scheduled"} == {1.0}
+    assert placed == nominated and {e["time"] for e in sim["events"] if e["kind"] == "scheduled"} == {2.0}
     assert sim["summary"] == {"pods": 4, "preempted": 1, "succeeded": 3}
 
 
@@ -476,7 +480,7 @@ spec:
 def test_dynamic_resources_frees_a_gangs_claim_allocated_on_a_node_that_is_gone(tmp_path: Path) -> None:
     """w0's claim is allocated on a node that is gone: no node is available to w0, the gang cannot reach minCount,
     and DynamicResources' PodGroupPostFilter deallocates the claim (the status write requeues the gang). After the
-    backoff (1 s) both claims get n1's devices and the gang is bound."""
+    backoff (1 s, then the next whole-second flush: 2 s) both claims get n1's devices and the gang is bound."""
     sim = simulate(tmp_path, DRA_GANG + dra_worker("w0", "c0", True) + dra_worker("w1", "c1", False))
     first = events(sim)
     assert first == [
@@ -484,7 +488,7 @@ def test_dynamic_resources_frees_a_gangs_claim_allocated_on_a_node_that_is_gone(
         (0.0, "unschedulable", "default/w1", "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"),
     ]
     placed = {(e["time"], e["pod"], e["node"]) for e in sim["events"] if e["kind"] == "scheduled"}
-    assert placed == {(1.0, "default/w0", "n1"), (1.0, "default/w1", "n1")}
+    assert placed == {(2.0, "default/w0", "n1"), (2.0, "default/w1", "n1")}
     assert sim["summary"] == {"pods": 2, "succeeded": 2}
 
 
