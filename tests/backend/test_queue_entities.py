@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gangscheduling_support import V137, pod136
 from packsched.api.objects import Container, Pod
@@ -300,3 +302,52 @@ def test_without_entities_the_queue_is_as_before() -> None:
     assert not q.entities
     again = q.pop(1.0)
     assert again is not None and again.info.arrival > before
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "cycle", "join", "activate", "remove"]),
+        st.integers(0, 5),  # the pod (members m0-m5 of one group)
+        st.sampled_from([ENTITY_FITS, ENTITY_REJECTED, ENTITY_ERROR]),
+        st.integers(0, 3),  # how many of the cycle's pods go back
+        st.floats(0.0, 3.0),  # time passing
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS)
+def test_an_entitys_pods_share_its_key_and_expiry(ops: list[tuple[str, int, str, int, float]]) -> None:
+    """Whatever happens, the group's pods in the queue are the entity's, carry its timestamp and wait out one expiry
+    together; a group with no pod back has no entity."""
+    q = queue()
+    now = 0.0
+    out: dict[str, QueuedPod] = {}  # pods of the group outside the queue (in a cycle, bound or rejected at Permit)
+    for op, i, outcome, n_back, step in ops:
+        now = round(now + step, 9)
+        key = f"ns1/m{i}"
+        if op == "add" and key not in q and key not in out:
+            q.add(member(f"m{i}"), now=now)
+        elif op == "cycle" and len(q):
+            first = q.pop(now)
+            if first is None:
+                continue
+            popped = [first, *(o for k in sorted(q._queued) if (o := q.pop_specific(k)) is not None)]
+            stamp = min(qp.info.arrival for qp in popped)
+            q.requeue_entity(GROUP, back(popped[:n_back]), now, outcome, 0, stamp)
+            out.update((qp.info.key, qp) for qp in popped[n_back:])
+        elif op == "join" and key in out:
+            q.join_entity(out.pop(key), now, "rejected at Permit", frozenset(), 0)
+        elif op == "activate":
+            q.activate([key], now)
+        elif op == "remove":
+            q.remove(key)
+        entity = q.entities.get(GROUP)
+        queued = {qp.info.key: qp for qp in q.pods()}
+        if entity is None:
+            continue
+        assert entity.queued == set(queued) or (not entity.queued and not queued)
+        assert {qp.info.arrival for qp in queued.values()} <= {entity.stamp}
+        waiting = {qp.backoff_until for qp in queued.values() if qp.in_backoff and qp.backoff_until > now}
+        assert waiting <= {entity.backoff_until} or entity.backoff_until <= now

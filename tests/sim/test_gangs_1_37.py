@@ -506,3 +506,16 @@ def test_two_pods_sharing_a_claim_to_free_end_the_cycle_with_the_second_writes_c
     )
     assert events(sim) == [(0.0, "unschedulable", f"default/w{i}", conflict) for i in range(2)]
     assert sim["summary"] == {"pods": 2, "succeeded": 2}
+
+
+def test_the_pod_left_over_by_a_gang_that_fitted_is_tried_at_once_then_backs_off_from_the_entitys_count(
+    tmp_path: Path,
+) -> None:
+    """minCount 2 of 3 and room for two: the gang fits, train-2 is left over and tried again at once (the queue
+    requeues a group that fitted without backoff, its counts reset); then each rejection counts for the entity,
+    from 1: 1 s, 2 s, 4 s, 8 s, then the cap for one pod (10 s), each expiry left at the next whole-second flush
+    (per-pod attempts, which the queue counted before, gave 2 s, 6 s, 14 s, 24 s, 34 s)."""
+    sim = simulate(tmp_path, NODES + blocker(True) + gang(min_count=2))
+    tried = [e[0] for e in events(sim, 40.0) if e[2] == "default/train-2" and e[1] == "unschedulable"]
+    assert tried == [0.0, 0.0, 2.0, 5.0, 10.0, 19.0, 30.0]
+    assert {e[2] for e in events(sim) if e[1] == "scheduled"} == {"default/train-0", "default/train-1"}

@@ -1,5 +1,7 @@
 """The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, a
-backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change."""
+backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
+pod-group entities (:class:`GroupEntity`) are kept beside the pods: a group's pods stay queued one by one, and share
+the entity's order key, backoff expiry and counts."""
 
 from __future__ import annotations
 
