@@ -16,7 +16,7 @@ own as upstream keeps its event handlers beside the scheduling cycle.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -66,6 +66,17 @@ MOVING_KINDS = frozenset({ELASTIC_QUOTA, POD_GROUP, RESOURCE_CLAIM})
 # Objects whose creation moves only the pods a plugin that registers it rejected (and its queueing hint lets
 # through): kube-scheduler's own Workloads and PodGroups, registered by GangScheduling alone.
 REGISTERED_KINDS = frozenset({SCHEDULING_WORKLOAD, SCHEDULING_POD_GROUP})
+
+
+def _rejectors(result: FailedAttempt) -> frozenset[str]:
+    """The plugins that rejected an attempt: those the diagnosis names, or the one that refused it on its chosen
+    node (Reserve or Permit: upstream's FitError)."""
+    if result.status.code == Code.ERROR:
+        return frozenset()
+    if result.rejected_on_node:
+        return frozenset({result.status.plugin} - {""})
+    diagnosis = result.diagnosis
+    return frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
 
 
 class EventHandlers:
@@ -143,7 +154,7 @@ class EventHandlers:
         if pod.queued_at is None:
             pod.queued_at = self.clock()
         gate = fwk.run_pre_enqueue(pod)
-        self._queue.add(pod, gate_reason="" if gate.ok else gate.message, gate_plugin=gate.plugin)
+        self._queue.add(pod, gate_reason="" if gate.ok else gate.message, gate_plugin=gate.plugin, now=self.clock())
         if self.config.kube_version.moves_pods_on_unscheduled_pod_add:
             # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
             # plugins that register the event hear it: the others' hints skip a pod that is not bound)
@@ -244,15 +255,13 @@ class EventHandlers:
         if info.key not in self._queue:
             self._queue.add(info)
 
-    def handle_failure(
-        self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True, backoff: bool = True, group_size: int = 0
-    ) -> None:
+    def handle_failure(self, qp: QueuedPod, result: FailedAttempt, *, requeue: bool = True) -> None:
         """After an attempt that did not place the pod (upstream ``handleSchedulingFailure``): record the
         nomination preemption made (or cleared), then send the pod back: after an error to backoff at once, when
         unschedulable to wait for a cluster change. ``requeue=False``: the pod is not sent back (the cluster says
-        it is gone or bound); ``backoff=False``: it is tried again at once (kube-scheduler 1.37: a pod left over
-        by a pod group that fitted goes back to the active queue); ``group_size``: the pods of its 1.37 pod-group
-        cycle, whose square root scales the cap on its backoff (0: not one)."""
+        it is gone or bound; a 1.37 pod-group cycle sends its pods back together, :meth:`requeue_pod_group`).
+        kube-scheduler 1.37 (pod-group entities): a pod of a pod group joins its group's entity in the queue, or
+        makes a new one (:meth:`SchedulingQueue.join_entity`)."""
         pod = qp.info
         if result.nominated_node:
             pod.pod.nominated_node_name = result.nominated_node
@@ -262,21 +271,31 @@ class EventHandlers:
             self.nominator.clear(pod)
         if not requeue:
             return
-        cap = self._queue.group_max_backoff(group_size) if group_size else None
-        if result.status.code == Code.ERROR:
-            self._queue.requeue_now(qp, self.clock(), cap)
+        plugins = _rejectors(result)
+        version = self.config.kube_version
+        if pod.pod_group is not None and version.pod_group_entities:
+            group = self.pod_group_object(pod.pod_group.key)
+            priority = (group.priority or 0) if group is not None else pod.priority
+            self._queue.join_entity(qp, self.clock(), result.message, plugins, priority)
+        elif result.status.code == Code.ERROR:
+            self._queue.requeue_now(qp, self.clock())
+        elif pod.pod_group is not None and version.pod_group_scheduling_cycle:
+            # kube-scheduler 1.36: a pod of a pod group is retried after its backoff, whatever happens
+            self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins)
         else:
-            diagnosis = result.diagnosis
-            plugins = frozenset(diagnosis.unschedulable_plugins) if diagnosis is not None else frozenset()
-            if result.rejected_on_node:  # Reserve or Permit: the plugin that rejected it (upstream's FitError)
-                plugins = frozenset({result.status.plugin} - {""})
-            if pod.pod_group is not None and self.config.kube_version.pod_group_scheduling_cycle:
-                # kube-scheduler 1.36+: a pod of a pod group is retried after its backoff, whatever happens
-                self._queue.requeue_after_backoff(qp, self.clock(), result.message, plugins, cap)
-                if not backoff:
-                    self._queue.activate([pod.key], self.clock())
-            else:
-                self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+            self._queue.add_unschedulable(qp, self.clock(), result.message, plugins)
+
+    def requeue_pod_group(
+        self, group: str, back: Sequence[tuple[QueuedPod, FailedAttempt]], outcome: str, priority: int, stamp: int
+    ) -> None:
+        """kube-scheduler 1.37: the pods of a pod-group cycle that go back to the queue, as the group's entity
+        (upstream AddAttemptedPodGroupIfNeeded; :meth:`SchedulingQueue.requeue_entity`): ``outcome`` is how the
+        cycle ended (ENTITY_FITS, ENTITY_REJECTED, ENTITY_ERROR), ``priority`` the PodGroup's, ``stamp`` the
+        timestamp the group was popped by. Their nominations are recorded first, as :meth:`handle_failure` does."""
+        for qp, result in back:
+            self.handle_failure(qp, result, requeue=False)
+        pods = [(qp, result.message, _rejectors(result)) for qp, result in back]
+        self._queue.requeue_entity(group, pods, self.clock(), outcome, priority, stamp)
 
     def park(self, qp: QueuedPod) -> None:
         """Put a pod whose verdict cannot change back as unschedulable, untried, with its last reason: the next

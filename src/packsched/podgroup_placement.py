@@ -27,7 +27,7 @@ a rejected group with the group's message, a pod that found no node with its own
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -37,6 +37,7 @@ import numpy as np
 from packsched.api.objects import PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER
 from packsched.api.podgroups import SchedulingPodGroup
 from packsched.backend.podgroups import PodGroupStates
+from packsched.backend.queue import ENTITY_ERROR, ENTITY_FITS, ENTITY_REJECTED
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import POD_GROUP_CYCLE
 from packsched.framework.podinfo import PodInfo
@@ -64,6 +65,13 @@ class PlacementFeasiblePlugin(Protocol):
     name: str
 
     def placement_feasible(self, group: SchedulingPodGroup, scheduled: int, remaining: int) -> Status: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Protocol):
+    """A plugin whose PodGroupPostFilter needs the cycle's pods and their states (DynamicResources)."""
+
+    def pod_group_post_filter(self, tried: Iterable[tuple[PodInfo, CycleState]]) -> Status: ...
 
 
 def _placement_plugins(fwk: Framework) -> list[PlacementFeasiblePlugin]:
@@ -116,11 +124,12 @@ class PlacementCycle:
             return
         why = self._validate(members, group)
         if why is not None or fwk is None:
-            for q, r in zip(members, results, strict=True):
+            for r in results:
                 r.status = Status.error(why or "")
                 r.group_status = r.status  # upstream writes the group's condition before any pod is tried
                 r.nominated_node = ""
-                sched.handle_failure(q, r, group_size=len(members))
+            back = list(zip(members, results, strict=True))
+            sched.requeue_pod_group(ref.key, back, ENTITY_ERROR, group.priority or 0, _stamp(members))
             return
         sched.scheduling_cycle += 1
         copies = sched._gangs.copy()
@@ -131,7 +140,7 @@ class PlacementCycle:
         if out.status.code == Code.UNSCHEDULABLE:
             self._pod_group_post_filter(fwk, group, members, out)
         report.waiting_on_preemption = out.waiting_on_preemption
-        self._submit(fwk, members, results, out)
+        self._submit(fwk, group, members, results, out)
 
     def _validate(self, members: list[QueuedPod], group: SchedulingPodGroup) -> str | None:
         ref = members[0].info.pod_group
@@ -252,10 +261,13 @@ class PlacementCycle:
         self, fwk: Framework, group: SchedulingPodGroup, members: list[QueuedPod], out: _Outcome
     ) -> Status:
         """DynamicResources' PodGroupPostFilter: its pod-group state exists once a pod of the cycle reached
-        PreFilter (else the read fails: "not found"); claims to deallocate are not modelled (see semantics.md)."""
+        PreFilter (else the read fails: "not found"); the plugin then frees one unavailable claim per pod tried."""
         if not out.pre_filtered:
             return Status.error("not found")
-        return Status(Code.UNSCHEDULABLE, [DRA_DONE])
+        plugin = fwk.plugins.get("DynamicResources")
+        if not isinstance(plugin, PodGroupPostFilterPlugin):
+            return Status(Code.UNSCHEDULABLE, [DRA_DONE])
+        return plugin.pod_group_post_filter((q.info, st) for q, st in zip(members, out.states, strict=False))
 
     def _preemption_post_filter(
         self, fwk: Framework, group: SchedulingPodGroup, members: list[QueuedPod], out: _Outcome
@@ -357,16 +369,23 @@ class PlacementCycle:
 
     # -- submit -----------------------------------------------------------------------------------------------
 
-    def _submit(self, fwk: Framework, members: list[QueuedPod], results: list[CycleResult], out: _Outcome) -> None:
+    def _submit(
+        self,
+        fwk: Framework,
+        group: SchedulingPodGroup,
+        members: list[QueuedPod],
+        results: list[CycleResult],
+        out: _Outcome,
+    ) -> None:
         """Upstream submitPodGroupAlgorithmResult (with completePodGroupAlgorithmResult: the pods not tried take
-        the group's status as it was before PodGroupPostFilter). The pods left over by a group that fits go back to
-        the active queue at once, as 1.37's queue requeues such a group without backoff."""
+        the group's status as it was before PodGroupPostFilter), then AddAttemptedPodGroupIfNeeded: the pods that
+        do not go to their binding cycles go back to the queue together, as the group's entity (a group that fits
+        leaves its pods over in the active queue at once, ahead of later entities)."""
         sched = self._sched
         untried = out.untried if out.untried is not None else out.status
-        # the pods that go back make the group's queue entity, whose size scales the cap on its backoff
-        fits = out.status.ok
-        back = len(members) - (sum(1 for st in out.pods if st.ok) if fits else 0)
         verdict = Status(out.status.code, list(out.status.reasons), out.status.plugin)
+        stamp = _stamp(members)  # the entity's timestamp when it was popped
+        back: list[tuple[QueuedPod, CycleResult]] = []
         for i, (q, result) in enumerate(zip(members, results, strict=True)):
             pod = q.info
             result.group_status = verdict
@@ -379,7 +398,7 @@ class PlacementCycle:
                     result.refused_after_filters = result.status
                 result.node = None
                 result.nominated_node = ""
-                sched.handle_failure(q, result, group_size=back)
+                back.append((q, result))
                 continue
             if tried and st.ok:
                 node = out.nodes[i]
@@ -390,21 +409,33 @@ class PlacementCycle:
                     result.node = node
                     sched._reserve_and_bind(fwk, state, pod, sched.snapshot.index[node], result, q)
                     if not result.scheduled and not result.waiting:
-                        sched.handle_failure(q, result, backoff=False, group_size=back)
+                        back.append((q, result))
                     continue
                 # waiting for preemption: the group's status; else the pod's own, made from the group's message
                 why = out.status if out.waiting_on_preemption else group_unschedulable([out.status.message])
                 sched._refused(result, Status(Code.UNSCHEDULABLE, list(why.reasons)))
                 result.nominated_node = nominated if out.waiting_on_preemption else ""
-                sched.handle_failure(q, result, group_size=back)
+                back.append((q, result))
                 continue
             result.node = None
             if not tried:
                 result.status = untried
                 result.refused_after_filters = untried
             result.nominated_node = nominated
-            # the queue takes a group that fitted back without backoff (AddAttemptedPodGroupIfNeeded)
-            sched.handle_failure(q, result, backoff=not fits, group_size=back)
+            back.append((q, result))
+        ref = members[0].info.pod_group
+        assert ref is not None
+        outcome = _ENTITY_OUTCOMES.get(out.status.code, ENTITY_REJECTED)
+        sched.requeue_pod_group(ref.key, back, outcome, group.priority or 0, stamp)
+
+
+def _stamp(members: list[QueuedPod]) -> int:
+    """The timestamp the group was popped by (its entity's; before its first cycle, its first pod's)."""
+    return min(q.info.arrival for q in members)
+
+
+# how a cycle's status ends for the group's entity in the queue (any other code: rejected)
+_ENTITY_OUTCOMES = {Code.SUCCESS: ENTITY_FITS, Code.ERROR: ENTITY_ERROR}
 
 
 # PodGroupPostFilter of the plugins that have it, by name (run in the profile's PostFilter order).

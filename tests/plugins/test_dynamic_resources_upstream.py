@@ -45,11 +45,11 @@ from packsched.config.types import LEAST_ALLOCATED, NodeResourcesFitArgs, Resour
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
-from packsched.framework.interface import SIGN_RESOURCES, ClusterEvent
+from packsched.framework.interface import RESOURCE_CLAIM, SIGN_RESOURCES, UPDATE, ClusterEvent
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code, PluginError, Status
-from packsched.plugins.dynamicresources.dynamic_resources import BINDING_POLL_S, new_dynamic_resources
+from packsched.plugins.dynamicresources.dynamic_resources import BINDING_POLL_S, STATE_KEY, new_dynamic_resources
 from packsched.plugins.noderesources.fit import Fit
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -1488,3 +1488,173 @@ FIT_SKIPPED: dict[str, str] = {
     "lacks",
     "Register events with DRAExtendedResource feature enabled": "EventsToRegister's list (queueing internals)",
 }
+
+
+# -- PodGroupPostFilter (TestPodGroupPostFilter, v1.37.2) ----------------------------------------------------------
+#
+# Upstream's driver writes each unscheduled pod's state with its claims and the claims it names as unavailable,
+# then calls PodGroupPostFilter once. Ours runs PreFilter for each pod of the group (it builds the state) and then
+# marks the named claims unavailable, as upstream does. Upstream compares a rejecting status by its message only
+# (an Unschedulable without words matches any message); the cases here check the code and the whole message.
+
+GROUP_DONE = "deallocation and deletion of ResourceClaims completed"
+
+GROUP_SKIPPED: dict[str, str] = {
+    "disabled": "DynamicResourceAllocation off: locked on from 1.34",
+    "deallocate-podgroup-level-claim": "PodGroup-owned claims (DRAWorkloadResourceClaims)",
+    "unreserve-podgroup-claim": "PodGroup-owned claims (DRAWorkloadResourceClaims)",
+    "unreserve-podgroup-multiple-unscheduled-pods": "PodGroup-owned claims (DRAWorkloadResourceClaims)",
+    "mixed-pod-level-and-podgroup-claims": "PodGroup-owned claims (DRAWorkloadResourceClaims)",
+    "skip-deallocate-feature-disabled": "a claim reserved for a PodGroup (packsched keeps pods in reservedFor only)",
+    "skip-deallocate-topology-aware-podgroup": "TopologyAwareWorkloadScheduling (packsched refuses it on)",
+}
+
+
+def group_pod(name: str, claim_name: str = "", requests: dict[str, str] | None = None) -> dict[str, Any]:
+    """upstream groupedPodWithClaimName and its kind: a pod of the PodGroup, named ``name`` (uid ``<name>-uid``)."""
+    out = pod(claim_name=claim_name, requests=requests)
+    out["metadata"] |= {"name": name, "uid": f"{name}-uid"}
+    out["spec"]["schedulingGroup"] = {"podGroupName": "my-pod-group"}
+    return out
+
+
+def reserved_for(doc: dict[str, Any], *pods: str) -> dict[str, Any]:
+    doc["status"]["reservedFor"] = [{"resource": "pods", "name": p, "uid": f"{p}-uid"} for p in pods]
+    return doc
+
+
+@dataclass(frozen=True)
+class GroupCase:
+    name: str
+    pods: tuple[dict[str, Any], ...]
+    claims: tuple[dict[str, Any], ...] = ()
+    unavailable: tuple[str, ...] = ()  # claim names, in every pod's state that has them
+    classes: tuple[dict[str, Any], ...] = ()
+    extended_claim: str = ""  # a claim an earlier cycle made for the first pod's extended resources
+    want: Verdict = (UNSCHEDULABLE, GROUP_DONE)
+    claims_after: dict[str, ClaimState | str] = field(default_factory=dict)  # "deleted": gone from the catalog
+
+
+IN_USE = reserved_for(claim(alloc=allocation()), POD)  # upstream inUseClaim
+STALE = claim(alloc=allocation(selector=by_name((NODE2,))))  # allocated for a node that is gone, reserved for none
+GROUP_CASES: list[GroupCase] = [
+    # upstream's cases, the pod named as upstream's
+    GroupCase("empty", (group_pod(POD, CLAIM),), claims=(claim(),), claims_after={CLAIM: None}),
+    GroupCase(
+        "deallocate-pod-level-claim",
+        (group_pod(POD, CLAIM),),
+        claims=(IN_USE,),
+        unavailable=(CLAIM,),
+        claims_after={CLAIM: None},
+    ),
+    GroupCase(
+        "delete-pod-level-extended-claim",
+        (group_pod(POD, CLAIM, requests={EXT: "1"}),),
+        claims=(
+            claim(),
+            reserved_for(
+                claim(EXT_CLAIM_MADE, requests_named="container-0-request-0", alloc=allocation(result())), POD
+            ),
+        ),
+        classes=(device_class(extended=EXT),),
+        extended_claim=EXT_CLAIM_MADE,
+        claims_after={CLAIM: None, EXT_CLAIM_MADE: "deleted"},
+    ),
+    # ours: a claim per pod, each deallocated
+    GroupCase(
+        "ours-each-pod-frees-one-claim",
+        (group_pod("a", CLAIM), group_pod("b", CLAIM2)),
+        claims=(STALE, claim(CLAIM2, alloc=allocation(selector=by_name((NODE2,))))),
+        unavailable=(CLAIM, CLAIM2),
+        claims_after={CLAIM: None, CLAIM2: None},
+    ),
+    # ours: a claim another pod holds is kept
+    GroupCase(
+        "ours-a-claim-reserved-for-another-pod-is-kept",
+        (group_pod("a", CLAIM),),
+        claims=(reserved_for(claim(alloc=allocation(selector=by_name((NODE2,)))), "other"),),
+        unavailable=(CLAIM,),
+        claims_after={CLAIM: (DEVICE_1, ("other",))},
+    ),
+    # ours: two pods share a claim no pod holds: the second writes it from the copy it read, a conflict
+    GroupCase(
+        "ours-a-shared-claim-written-twice-conflicts",
+        (group_pod("a", CLAIM), group_pod("b", CLAIM)),
+        claims=(STALE,),
+        unavailable=(CLAIM,),
+        want=(
+            ERROR,
+            f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{CLAIM}": the object has been '
+            "modified; please apply your changes to the latest version and try again",
+        ),
+        claims_after={CLAIM: None},
+    ),
+    # ours: a shared claim held by the first pod only: the second pod's copy names the first, so it leaves it
+    GroupCase(
+        "ours-a-shared-claim-held-by-the-first-pod-is-written-once",
+        (group_pod("a", CLAIM), group_pod("b", CLAIM)),
+        claims=(reserved_for(claim(alloc=allocation(selector=by_name((NODE2,)))), "a"),),
+        unavailable=(CLAIM,),
+        claims_after={CLAIM: None},
+    ),
+]
+
+
+def drive_group(case: GroupCase, tmp: Path) -> tuple[Verdict, dict[str, ClaimState | str], list[ClusterEvent]]:
+    path = tmp / "cluster.json"
+    items = [node(NODE), *case.classes, node_slice(NODE), *case.claims, *case.pods]
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    cluster = load_manifests([str(path)])
+    store = cluster.dra
+    first = f"{NS}/{case.pods[0]['metadata']['name']}"
+    if case.extended_claim:
+        made = store.claim(NS, case.extended_claim)
+        assert made is not None
+        made.extended = True
+        made.owner_pod, made.owner_uid = first, ""
+        store.extended_claims[first] = made.key
+    version = KubeVersion(37)
+    handle = FakeHandle(Snapshot(cluster.nodes), store, version)
+    plugin: Any = new_dynamic_resources(None, handle)
+    tried = []
+    for doc in case.pods:
+        target = cluster.pod(f"{NS}/{doc['metadata']['name']}")
+        assert target is not None
+        info = make_pod_info(target, version=version)
+        state = CycleState()
+        plugin.pre_filter(state, info, handle.snapshot)
+        data = state.read(STATE_KEY)
+        if data is not None:
+            data.unavailable = {i for i, c in enumerate(data.claims) if c.name in case.unavailable}
+        tried.append((info, state))
+    st = plugin.pod_group_post_filter(tried)
+    after: dict[str, ClaimState | str] = {
+        name: _state(store, name) if store.claim(NS, name) is not None else "deleted" for name in case.claims_after
+    }
+    return (st.code, st.message), after, handle.written
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in GROUP_CASES])
+def test_upstream_pod_group_post_filter_case(case: GroupCase, tmp_path: Path) -> None:
+    got, after, _events = drive_group(case, tmp_path)
+    assert got == case.want
+    assert after == case.claims_after
+
+
+def test_pod_group_post_filter_sends_one_event_per_claim_written(tmp_path: Path) -> None:
+    """Each deallocation is a claim status write the queue hears (its event requeues the group's pods)."""
+    case = next(c for c in GROUP_CASES if c.name == "ours-each-pod-frees-one-claim")
+    _got, _after, written = drive_group(case, tmp_path)
+    assert [(e.resource, e.action, getattr(e.new, "name", "")) for e in written] == [
+        (RESOURCE_CLAIM, UPDATE, CLAIM),
+        (RESOURCE_CLAIM, UPDATE, CLAIM2),
+    ]
+
+
+UPSTREAM_GROUP_CASES = 10  # TestPodGroupPostFilter's table in v1.37.2
+
+
+def test_the_pod_group_table_is_accounted_for() -> None:
+    ported = [c.name for c in GROUP_CASES if not c.name.startswith("ours-")]
+    assert not set(ported) & set(GROUP_SKIPPED)
+    assert len(ported) + len(GROUP_SKIPPED) == UPSTREAM_GROUP_CASES

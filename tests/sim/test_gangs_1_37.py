@@ -125,9 +125,12 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
         (0.0, "unschedulable", "default/train-1", group),
         (0.0, "unschedulable", "default/train-2", NO_FIT),
     ]
-    # backoff doubles from 1s; a pod group's cap is 10s times the square root of its pods (17.320508075s)
+    # the group's entity backs off 1 s doubling, capped at 10 s times the square root of its pods (17.320508075 s);
+    # its expiry is truncated to a whole second and the backoff queue is flushed each whole second, so the gang is
+    # tried at the flush after it: 0 + 1 -> 2, 2 + 2 -> 5, 5 + 4 -> 10, 10 + 8 -> 19, 19 + 16 -> 36,
+    # 36 + 17.32 -> 54
     times = [e[0] for e in events(sim, 100.0) if e[2] == "default/train-0"]
-    assert times[:7] == [0.0, 1.0, 3.0, 7.0, 15.0, 31.0, 48.320508075]
+    assert times[:8] == [0.0, 2.0, 5.0, 10.0, 19.0, 36.0, 54.0, 72.0]
     assert not [e for e in sim["events"] if e["kind"] == "waiting" and e["time"] < 600]
     bound = {e["pod"]: e["time"] for e in sim["events"] if e["kind"] == "scheduled" and e["pod"] != "default/blocker"}
     assert min(bound.values()) >= 600.0 and len(bound) == 3
@@ -136,7 +139,8 @@ def test_a_gang_that_does_not_fit_goes_back_whole_with_upstreams_words(tmp_path:
 def test_pod_group_preemption_evicts_the_lower_priority_pod_and_nominates_the_gang(tmp_path: Path) -> None:
     """The gang's PodGroup and pods have priority 1000, the bound blocker 0: DefaultPreemption's PodGroupPostFilter
     removes every lower-priority pod, finds the gang fits, keeps the victims it needs (the blocker) and nominates
-    each worker where the gang fits; the workers wait for the next cycle, after their backoff."""
+    each worker where the gang fits; the workers wait for the next cycle, after their backoff (1 s, then the next
+    whole-second flush: 2 s)."""
     text = NODES + blocker(True) + gang("\n  priorityClassName: high", "\n      priorityClassName: high")
     sim = simulate(tmp_path, text)
     # waiting for preemption, the placed pods carry the group's status itself (no error first)
@@ -151,7 +155,7 @@ def test_pod_group_preemption_evicts_the_lower_priority_pod_and_nominates_the_ga
     nominated = {e[2]: e[3] for e in first if e[1] == "nominated"}
     assert set(nominated) == {"default/train-0", "default/train-1", "default/train-2"}
     placed = {e["pod"]: e["node"] for e in sim["events"] if e["kind"] == "scheduled"}
-    assert placed == nominated and {e["time"] for e in sim["events"] if e["kind"] == "scheduled"} == {1.0}
+    assert placed == nominated and {e["time"] for e in sim["events"] if e["kind"] == "scheduled"} == {2.0}
     assert sim["summary"] == {"pods": 4, "preempted": 1, "succeeded": 3}
 
 
@@ -400,3 +404,118 @@ def test_pod_group_preemption_reprieves_the_victims_the_gang_does_not_need(tmp_p
     for pod, fits in ((kept, True), (preempted[0], False)):
         node, own = gpus[pod]
         assert (own + 4 * list(placed.values()).count(node) <= 8) is fits
+
+
+DRA_GANG = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+  - name: gpu-1
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+"""
+
+# allocated to a device of a node that is gone (n9), reserved for no pod
+STALE_STATUS = """
+status:
+  allocation:
+    devices:
+      results: [{request: g, driver: gpu.example.com, pool: n9, device: gpu-0}]
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]
+"""
+
+
+def dra_worker(name: str, claim: str, stale: bool) -> str:
+    return f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {claim}}}
+spec:
+  devices:
+    requests:
+    - name: g
+      exactly: {{deviceClassName: gpu}}{STALE_STATUS if stale else ""}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default, annotations: {{packsched.io/run-duration: 1h}}}}
+spec:
+  schedulingGroup: {{podGroupName: g}}
+  containers:
+  - name: c
+    resources: {{claims: [{{name: g}}]}}
+  resourceClaims:
+  - name: g
+    resourceClaimName: {claim}
+"""
+
+
+def test_dynamic_resources_frees_a_gangs_claim_allocated_on_a_node_that_is_gone(tmp_path: Path) -> None:
+    """w0's claim is allocated on a node that is gone: no node is available to w0, the gang cannot reach minCount,
+    and DynamicResources' PodGroupPostFilter deallocates the claim (the status write requeues the gang). After the
+    backoff (1 s, then the next whole-second flush: 2 s) both claims get n1's devices and the gang is bound."""
+    sim = simulate(tmp_path, DRA_GANG + dra_worker("w0", "c0", True) + dra_worker("w1", "c1", False))
+    first = events(sim)
+    assert first == [
+        (0.0, "unschedulable", "default/w0", "0/2 nodes are available: 2 resourceclaim not available on the node."),
+        (0.0, "unschedulable", "default/w1", "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"),
+    ]
+    placed = {(e["time"], e["pod"], e["node"]) for e in sim["events"] if e["kind"] == "scheduled"}
+    assert placed == {(2.0, "default/w0", "n1"), (2.0, "default/w1", "n1")}
+    assert sim["summary"] == {"pods": 2, "succeeded": 2}
+
+
+def test_two_pods_sharing_a_claim_to_free_end_the_cycle_with_the_second_writes_conflict(tmp_path: Path) -> None:
+    """w0 and w1 share the stale claim (minCount 1, so both are tried): w0's state deallocates it, w1's writes it
+    from the copy its PreFilter read, which the API server refuses as a conflict: the group's status is that Error.
+    The claim is free all the same, and the next cycle places the group."""
+    w1 = dra_worker("w1", "c0", False)
+    w1 = w1[w1.index("---", 3) :]  # w1 names w0's claim
+    sim = simulate(tmp_path, DRA_GANG.replace("minCount: 2", "minCount: 1") + dra_worker("w0", "c0", True) + w1)
+    conflict = (
+        'error in "DynamicResources" PodGroupPostFilter plugins: Operation cannot be fulfilled on '
+        'resourceclaims.resource.k8s.io "c0": the object has been modified; please apply your changes to the latest '
+        "version and try again"
+    )
+    assert events(sim) == [(0.0, "unschedulable", f"default/w{i}", conflict) for i in range(2)]
+    assert sim["summary"] == {"pods": 2, "succeeded": 2}
+
+
+def test_the_pod_left_over_by_a_gang_that_fitted_is_tried_at_once_then_backs_off_from_the_entitys_count(
+    tmp_path: Path,
+) -> None:
+    """minCount 2 of 3 and room for two: the gang fits, train-2 is left over and tried again at once (the queue
+    requeues a group that fitted without backoff, its counts reset); then each rejection counts for the entity,
+    from 1: 1 s, 2 s, 4 s, 8 s, then the cap for one pod (10 s), each expiry left at the next whole-second flush
+    (per-pod attempts, which the queue counted before, gave 2 s, 6 s, 14 s, 24 s, 34 s)."""
+    sim = simulate(tmp_path, NODES + blocker(True) + gang(min_count=2))
+    tried = [e[0] for e in events(sim, 40.0) if e[2] == "default/train-2" and e[1] == "unschedulable"]
+    assert tried == [0.0, 0.0, 2.0, 5.0, 10.0, 19.0, 30.0]
+    assert {e[2] for e in events(sim) if e[1] == "scheduled"} == {"default/train-0", "default/train-1"}

@@ -148,8 +148,8 @@ def _follow_sibling_order(scheduler: Scheduler, recorded: dict[str, int]) -> Non
     batch: dict[str, tuple[float, int]] = {}
     add, ungate = queue.add, queue.ungate
 
-    def add_seen(info: Any, gate_reason: str = "", gate_plugin: str = "") -> Any:
-        qp = add(info, gate_reason, gate_plugin)
+    def add_seen(info: Any, gate_reason: str = "", gate_plugin: str = "", now: float = 0.0) -> Any:
+        qp = add(info, gate_reason, gate_plugin, now)
         if not gate_reason:
             batch.setdefault(info.key, (scheduler.clock(), 0))
         return qp

@@ -1,5 +1,7 @@
 """The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, a
-backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change."""
+backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
+pod-group entities (:class:`GroupEntity`) are kept beside the pods: a group's pods stay queued one by one, and share
+the entity's order key, backoff expiry and counts."""
 
 from __future__ import annotations
 
@@ -31,6 +33,33 @@ class QueuedPod:
 
 # (schedulerName, the PreEnqueue plugin that holds a pod back, its reason)
 GateKind = tuple[str, str, str]
+
+# kube-scheduler's backoff ordering window (SchedulerPopFromBackoffQ, on from 1.33): a backoff expiry is truncated to
+# a whole second, and the backoff queue is flushed at each whole second (of the scheduler's clock, here virtual
+# time). Applied to pod-group entities only (see GroupEntity).
+BACKOFF_WINDOW_S = 1.0
+
+
+@dataclass
+class GroupEntity:
+    """kube-scheduler 1.37's queue entity for a pod group (upstream QueuedPodGroupInfo's QueueingParams), kept from
+    the end of the group's first pod-group cycle while pods of the group wait in the queue: the group's pods wait
+    and are popped as one, ordered by the PodGroup's ``priority`` and the entity's timestamp (``stamp``, an order
+    as ``PodInfo.arrival``), and back off together by the entity's own counts (cycles rejected since it last fitted,
+    or consecutive errors) until ``backoff_until``. ``queued``: the keys of its pods in the queue."""
+
+    stamp: int
+    priority: int
+    unschedulable: int = 0
+    errors: int = 0
+    backoff_until: float = 0.0
+    queued: set[str] = field(default_factory=set)
+
+
+# How a pod-group cycle ended, for its entity (upstream AddAttemptedPodGroupIfNeeded's status)
+ENTITY_FITS = "fits"
+ENTITY_REJECTED = "rejected"
+ENTITY_ERROR = "error"
 
 
 @dataclass(order=True)
@@ -69,6 +98,8 @@ class SchedulingQueue:
         self._stamp = itertools.count()
         self._first_active = itertools.count()
         self.move_requests = 0  # how many times move_all was called (upstream's moveRequestCycle)
+        # kube-scheduler 1.37's pod-group entities, by PodGroupRef key (empty in every other release)
+        self.entities: dict[str, GroupEntity] = {}
 
     def __len__(self) -> int:
         return len(self._queued)
@@ -83,24 +114,140 @@ class SchedulingQueue:
         qp.in_backoff = False
         if qp.info.first_active is None:
             qp.info.first_active = next(self._first_active)
+        entity = self._entity_of(qp) if self.entities else None
+        if entity is not None:  # the entity's timestamp and priority order it (QueueSort on the entity)
+            qp.info.arrival = entity.stamp
+            info = qp.info
+            if info.priority != entity.priority:  # a pod the cycle refuses (validatePodGroup): the group's counts
+                info = replace(info, pod=replace(info.pod, priority=entity.priority))
+            heapq.heappush(self._active, _Entry(self.sort_key(info), next(self._seq), qp))
+            return
         if restamp:
             qp.info.arrival = next(self._stamp)  # the queue timestamp QueueSort compares
         heapq.heappush(self._active, _Entry(self.sort_key(qp.info), next(self._seq), qp))
 
-    def add(self, info: PodInfo, gate_reason: str = "", gate_plugin: str = "") -> QueuedPod:
+    def _entity_of(self, qp: QueuedPod) -> GroupEntity | None:
+        ref = qp.info.pod_group
+        return self.entities.get(ref.key) if ref is not None else None
+
+    def _left(self, qp: QueuedPod) -> None:
+        """The pod left the queue (popped, taken or removed): out of its entity's queued pods."""
+        entity = self._entity_of(qp)
+        if entity is not None:
+            entity.queued.discard(qp.info.key)
+
+    def add(self, info: PodInfo, gate_reason: str = "", gate_plugin: str = "", now: float = 0.0) -> QueuedPod:
         """A new pod. With ``gate_reason`` (``gate_plugin``, a PreEnqueue plugin, refused it) it waits without
-        being tried."""
+        being tried. A pod of a pod group whose 1.37 entity waits in the queue joins it (``now``: the clock, to
+        tell whether the entity is backing off)."""
         qp = QueuedPod(info)
         self._queued[info.key] = qp
+        entity = self._joined(qp) if self.entities else None
         if gate_reason:
             qp.gated = True
             qp.last_reason = gate_reason
             qp.gate_plugin = gate_plugin
             qp.info.arrival = next(self._stamp)  # kept when it is let in (upstream's queue timestamp)
             self._gate(qp)
+        elif entity is not None and entity.backoff_until > now:
+            qp.info.arrival = entity.stamp
+            self._wait_backoff(qp, entity.backoff_until)
         else:
             self._push_active(qp)
         return qp
+
+    def _joined(self, qp: QueuedPod) -> GroupEntity | None:
+        """The entity of the pod's group that waits in the queue, the pod now one of its pods; None when the group
+        has none there (a record whose pods all left is dropped: upstream makes a new entity, its counts fresh)."""
+        ref = qp.info.pod_group
+        entity = self.entities.get(ref.key) if ref is not None else None
+        if entity is None or ref is None:
+            return None
+        if not entity.queued:
+            del self.entities[ref.key]
+            return None
+        entity.queued.add(qp.info.key)
+        return entity
+
+    def _wait_backoff(self, qp: QueuedPod, until: float) -> None:
+        qp.backoff_until = until
+        qp.in_backoff = True
+        heapq.heappush(self._backoff, _Entry((until,), next(self._seq), qp))
+
+    def requeue_entity(
+        self,
+        group: str,
+        pods: list[tuple[QueuedPod, str, frozenset[str]]],
+        now: float,
+        outcome: str,
+        priority: int,
+        stamp: int,
+    ) -> None:
+        """kube-scheduler 1.37 after a pod-group cycle (upstream AddAttemptedPodGroupIfNeeded): the group's ``pods``
+        that go back, each with its reason and rejecting plugins, make its entity again, with the counts it had.
+        ``outcome``: ENTITY_FITS (the group fitted: counts reset, its timestamp ``stamp`` — the one it was popped
+        by — kept so that the pods left over are tried at once, ahead of later entities), ENTITY_REJECTED (one
+        more unschedulable cycle, errors reset) or ENTITY_ERROR (one more consecutive error); the last two take a
+        new timestamp and back off for the count (errors first), the cap scaled by the square root of the pods
+        going back, the expiry truncated to its 1 s window and left at the next whole-second flush after it. No
+        pod going back: the entity is gone (a later pod of the group makes a new one)."""
+        if not pods:
+            self.entities.pop(group, None)
+            return
+        entity = self.entities.get(group)
+        if entity is None:
+            entity = self.entities[group] = GroupEntity(stamp, priority)
+        entity.priority = priority
+        if outcome == ENTITY_FITS:
+            entity.unschedulable = entity.errors = 0
+            entity.stamp = stamp
+        else:
+            if outcome == ENTITY_REJECTED:
+                entity.unschedulable += 1
+                entity.errors = 0
+            else:
+                entity.errors += 1
+            entity.stamp = next(self._stamp)
+        entity.backoff_until = self._entity_backoff(entity, len(pods), now) if outcome != ENTITY_FITS else 0.0
+        for qp, reason, plugins in pods:
+            qp.last_reason, qp.unschedulable_plugins, qp.unschedulable_since = reason, plugins, now
+            qp.info.arrival = entity.stamp
+            self._queued[qp.info.key] = qp
+            entity.queued.add(qp.info.key)
+            if entity.backoff_until > now:
+                self._wait_backoff(qp, entity.backoff_until)
+            else:
+                qp.backoff_until = entity.backoff_until
+                self._push_active(qp)
+
+    def _entity_backoff(self, entity: GroupEntity, size: int, now: float) -> float:
+        """When the entity leaves backoff (upstream getBackoffTime with the ordering window, then the flush that
+        finds it done): 0 without a count or with backoff off."""
+        count = entity.errors or entity.unschedulable
+        if count == 0 or self.max_backoff <= 0:
+            return 0.0
+        expiry = round(now + self.backoff_duration(count, self.group_max_backoff(size)), 9)
+        window = BACKOFF_WINDOW_S
+        # still backing off while its expiry is not before the flush's window: the first flush after it
+        return (math.floor(expiry / window) + 1) * window
+
+    def join_entity(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str], priority: int) -> None:
+        """kube-scheduler 1.37: a pod of a pod group back from outside a pod-group cycle (rejected while waiting at
+        Permit, or its binding failed): it joins its group's entity where that waits in the queue (and waits out
+        its backoff), else makes a new one, its counts fresh, which goes to the active queue at once (upstream
+        addPodGroupMember)."""
+        qp.last_reason, qp.unschedulable_plugins, qp.unschedulable_since = reason, plugins, now
+        self._queued[qp.info.key] = qp
+        entity = self._joined(qp)
+        ref = qp.info.pod_group
+        if entity is None and ref is not None:
+            entity = self.entities[ref.key] = GroupEntity(next(self._stamp), priority, queued={qp.info.key})
+        if entity is not None and entity.backoff_until > now:
+            qp.info.arrival = entity.stamp
+            self._wait_backoff(qp, entity.backoff_until)
+            return
+        qp.backoff_until = 0.0
+        self._push_active(qp)
 
     def _gate(self, qp: QueuedPod) -> None:
         """``qp`` is held back at PreEnqueue. A pod gated again (the same key) keeps its place, in ``gated`` and in
@@ -197,6 +344,8 @@ class SchedulingQueue:
         if qp is None or qp.gated:
             return None
         del self._queued[key]
+        if self.entities:
+            self._left(qp)
         self.unschedulable.pop(key, None)
         self._hinted.pop(key, None)
         qp = replace(qp)  # its heap entry (active or backoff) goes stale, even once the pod is queued again
@@ -204,16 +353,14 @@ class SchedulingQueue:
         qp.moves_seen = self.move_requests
         return qp
 
-    def requeue_after_backoff(
-        self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str], max_backoff: float | None = None
-    ) -> None:
-        """After a failed attempt, back through backoff without waiting for a cluster event (kube-scheduler 1.36+:
-        a pod of a pod group, whose retries follow the backoff alone). ``max_backoff``: the cap, when not the
-        configured one (1.37: a pod group's)."""
+    def requeue_after_backoff(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str]) -> None:
+        """After a failed attempt, back through backoff without waiting for a cluster event (kube-scheduler 1.36:
+        a pod of a pod group, whose retries follow the backoff alone; 1.37 backs off its entity,
+        :meth:`requeue_entity`)."""
         qp.last_reason = reason
         qp.unschedulable_plugins = plugins
         qp.unschedulable_since = now
-        self.requeue_now(qp, now, max_backoff)
+        self.requeue_now(qp, now)
 
     def backoff_duration(self, attempts: int, max_backoff: float | None = None) -> float:
         top = self.max_backoff if max_backoff is None else max_backoff
@@ -236,6 +383,8 @@ class SchedulingQueue:
             qp = entry.item
             if self._queued.get(qp.info.key) is qp:
                 del self._queued[qp.info.key]
+                if self.entities:
+                    self._left(qp)
                 qp.attempts += 1
                 qp.moves_seen = self.move_requests
                 return qp
@@ -275,13 +424,14 @@ class SchedulingQueue:
         """Back among the unschedulable pods as it was (its reason and plugins), whatever moved meanwhile: it waits
         for the next move or flush."""
         qp.moves_seen = self.move_requests
+        entity = self._entity_of(qp) if self.entities else None
+        if entity is not None:
+            entity.queued.add(qp.info.key)
         self.add_unschedulable(qp, now, qp.last_reason, qp.unschedulable_plugins)
 
-    def requeue_now(self, qp: QueuedPod, now: float, max_backoff: float | None = None) -> None:
+    def requeue_now(self, qp: QueuedPod, now: float) -> None:
         """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
-        qp.backoff_until = now + self.backoff_duration(qp.attempts, max_backoff)
-        if max_backoff is not None:  # a cap to the nanosecond: kept on the simulator's nanosecond clock
-            qp.backoff_until = round(qp.backoff_until, 9)
+        qp.backoff_until = now + self.backoff_duration(qp.attempts)
         self._queued[qp.info.key] = qp
         self._to_backoff_or_active(qp, now)
 
@@ -338,6 +488,9 @@ class SchedulingQueue:
                 self._queued[key] = qp
             else:
                 continue
+            entity = self._entity_of(qp) if self.entities else None
+            if entity is not None:  # the whole entity is active now (a pod joining it does not wait)
+                entity.backoff_until = min(entity.backoff_until, now)
             self._push_active(qp)
             moved += 1
         return moved
@@ -368,6 +521,8 @@ class SchedulingQueue:
     def remove(self, key: str) -> QueuedPod | None:
         """Forget a pod (deleted); stale heap entries are skipped when popped."""
         qp = self._queued.pop(key, None)
+        if qp is not None and self.entities:
+            self._left(qp)
         self.unschedulable.pop(key, None)
         self._hinted.pop(key, None)
         self._ungate(key)

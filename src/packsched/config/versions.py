@@ -122,6 +122,13 @@ class KubeVersion:
         return self.minor >= 37 and self.generic_workload
 
     @property
+    def pod_group_entities(self) -> bool:
+        """1.37+ with GenericWorkload: the queue holds a pod group's pods as one entity (backend/queue.py
+        GroupEntity), ordered by the PodGroup's priority and the entity's timestamp, backing off by the entity's
+        own counts with its expiry aligned to 1 s windows."""
+        return self.pod_group_placement_cycle
+
+    @property
     def opportunistic_batching(self) -> bool:
         """1.35+ with OpportunisticBatching (beta, on by default): a profile whose PreFilter, Filter, PreScore and
         Score plugins all sign pods reuses the previous cycle's sorted scores for the next pod with the same

@@ -34,6 +34,8 @@ and the garbage collector's jobs, done here in the simulator).
   ("deallocation of ResourceClaim completed"; the status write's event sends the pod back to be tried after its
   backoff), or "still not schedulable". From 1.37 the first and the last are
   said without words (``KubeVersion.dra_post_filter_message``).
+- PodGroupPostFilter (1.37, a pod group that found no placement; podgroup_placement.py calls it): the same, once per
+  pod of the cycle that reached PreFilter, then "deallocation and deletion of ResourceClaims completed".
 
 DRA-backed extended resources (DRAExtendedResource, 1.36+): a pod asking for an extended resource that a
 DeviceClass serves (``spec.extendedResourceName``, or ``deviceclass.resource.kubernetes.io/<class>``) gets, on each
@@ -136,6 +138,7 @@ PRE_FILTERED_KEY = "PreFilter" + NAME + "/ran"
 MSG_STATE_NOT_FOUND = "not found"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_UNSCHEDULABLE = "still not schedulable"
+MSG_POD_GROUP_DONE = "deallocation and deletion of ResourceClaims completed"  # PodGroupPostFilter's answer
 ERR_IN_USE = "resourceclaim in use"
 ERR_CANNOT_FIT = "cannot fit resource"  # a requested extended resource neither advertised nor served by a class
 # the pod's extended-resource claim an earlier cycle made is still there: every node refuses, PostFilter deletes it
@@ -738,24 +741,65 @@ class DynamicResources:
         if not isinstance(data, _State) or not (data.claims or data.extended) or dra is None:
             # (the claim for the pod's DRA-backed extended resources counts: upstream PreFilter adds it)
             return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_NO_CLAIMS] if worded else []))
+        found, st = self._release_one(dra, data, pod)
+        if not found:
+            st = Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else [])
+        return PostFilterResult(None, st)
+
+    def pod_group_post_filter(self, tried: Iterable[tuple[PodInfo, CycleState]]) -> Status:
+        """upstream PodGroupPostFilter (1.37) for a pod group whose cycle found no placement, with
+        DRAWorkloadResourceClaims off (packsched drops PodGroup-owned claims): each pod of the cycle that reached
+        PreFilter (``tried``, in the cycle's order) has one of its unavailable claims deallocated, or its left-over
+        extended-resource claim deleted, as PostFilter does for a single pod; the pods' own answers are not kept.
+        A pod whose claim was written already by an earlier pod of the group (a claim they share) writes it from
+        the copy its PreFilter read, which the API server refuses as a conflict (upstream sends the resource
+        version it read): that Error ends it. The caller answers the read of a missing state ("not found")."""
+        dra = self.handle.dra()
+        if dra is None:
+            return Status(Code.UNSCHEDULABLE, [MSG_POD_GROUP_DONE])
+        written: dict[str, list[str]] = {}
+        for pod, state in tried:
+            data = state.read(STATE_KEY)
+            if not isinstance(data, _State):
+                continue
+            _found, st = self._release_one(dra, data, pod, written)
+            if st.code == Code.ERROR:
+                return st
+        return Status(Code.UNSCHEDULABLE, [MSG_POD_GROUP_DONE])
+
+    def _release_one(
+        self, dra: DraObjects, data: _State, pod: PodInfo, written: dict[str, list[str]] | None = None
+    ) -> tuple[bool, Status]:
+        """upstream deallocateOrDeletePodClaims: the first unavailable claim (in index order; upstream takes one
+        at random) that no other pod holds is deallocated, else the left-over extended-resource claim is deleted.
+        Answers whether a claim was found, and the write's status (Unschedulable with its words, or an Error).
+        ``written`` (PodGroupPostFilter): the claims written earlier in the same call, by key, with their
+        ``reservedFor`` before the write; writing one again is a conflict, and each claim written is added."""
         for index in sorted(data.unavailable):
             claim = data.claims[index]
-            if not claim.reserved_for or claim.reserved_for == [pod.key]:
-                if dra.api is not None:  # live mode: on the API server (the watch brings it here)
-                    try:
-                        dra.api.deallocate(claim)
-                    except ClaimWriteError as exc:
-                        return PostFilterResult(None, Status.error(str(exc), plugin=NAME))
-                    return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
-                claim.deallocate()
-                dra.changed(claim.key)
-                # the status write's event requeues the pod (upstream's claim-change hint): it is tried again
-                # after its backoff, when the claim can be allocated on another node
-                self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
-                return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED]))
+            # the claim as this pod's PreFilter read it (the simulator changes a claim in place when it writes it)
+            seen = claim.reserved_for if written is None else written.get(claim.key, claim.reserved_for)
+            if seen and seen != [pod.key]:
+                continue
+            if written is not None:
+                if claim.key in written:
+                    return True, Status.error(conflict_message(claim), plugin=NAME)
+                written[claim.key] = list(claim.reserved_for)
+            if dra.api is not None:  # live mode: on the API server (the watch brings it here)
+                try:
+                    dra.api.deallocate(claim)
+                except ClaimWriteError as exc:
+                    return True, Status.error(str(exc), plugin=NAME)
+                return True, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED])
+            claim.deallocate()
+            dra.changed(claim.key)
+            # the status write's event requeues the pod (upstream's claim-change hint): it is tried again after its
+            # backoff, when the claim can be allocated on another node
+            self.handle.object_written(ClusterEvent(RESOURCE_CLAIM, UPDATE, claim, claim))
+            return True, Status(Code.UNSCHEDULABLE, [MSG_DEALLOCATED])
         if data.leftover is not None:
-            return PostFilterResult(None, self._delete_leftover(dra, data.leftover, pod))
-        return PostFilterResult(None, Status(Code.UNSCHEDULABLE, [MSG_STILL_UNSCHEDULABLE] if worded else []))
+            return True, self._delete_leftover(dra, data.leftover, pod)
+        return False, Status(Code.UNSCHEDULABLE)
 
     def _delete_leftover(self, dra: DraObjects, claim: ResourceClaim, pod: PodInfo) -> Status:
         """upstream PostFilter's deletion of the extended-resource claim an earlier cycle left: on the API server in
@@ -996,6 +1040,14 @@ class DynamicResources:
             and event.new.phase in ("Succeeded", "Failed")
         ):
             dra.release(event.new, deleted=False)
+
+
+def conflict_message(claim: ResourceClaim) -> str:
+    """The API server's answer to a write of ``claim`` from a copy older than its last write (a 409 Conflict)."""
+    return (
+        f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{claim.name}": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
 
 
 def _leftover_extended_claim(dra: DraObjects, pod: Pod) -> ResourceClaim | None:
