@@ -381,13 +381,13 @@ def gen_jobs(
         typer.Option(
             "--load",
             help="offered load of the synthetic jobs: GPU-seconds asked per second over the cluster's GPUs "
-            "[default: 0.9]",
+            "\\[default: 0.9]",
             show_default=False,
         ),
     ] = None,
     seed: Annotated[
         int | None,
-        typer.Option("--seed", help="seed of the synthetic jobs [default: 0]", show_default=False, min=0),
+        typer.Option("--seed", help="seed of the synthetic jobs \\[default: 0]", show_default=False, min=0),
     ] = None,
     from_trace: Annotated[
         Path | None,
