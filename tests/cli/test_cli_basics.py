@@ -325,3 +325,10 @@ def test_a_missing_argument_is_named_as_the_usage_line_names_it() -> None:
     assert result.exit_code == 2
     assert "Missing argument 'DATA_DIR'." in result.output, result.output
     assert "data_dir" not in result.output
+
+
+def test_defaults_written_in_a_help_text_are_shown() -> None:
+    """A help text's own "[default: ...]" (where typer's would be wrong: the value depends on other options) was
+    taken by rich for markup and vanished."""
+    shown = CliRunner().invoke(app, ["gen-jobs", "--help"], env={"COLUMNS": "200"}).output
+    assert "[default: 0.9]" in shown and "[default: 0]" in shown
