@@ -251,6 +251,10 @@ class Scheduler(EventHandlers):
         # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
         # filters and scores every node, as a check of the cache does)
         self.incremental = True
+        # every cycle's ScoreResult names every Score plugin's scores (per_plugin, raw); off (the simulator, when
+        # no one watches its cycles), a cycle through the equivalence cache may name only the plugins it scored
+        # anew and fold the class's kept scores into the totals (Framework.run_score)
+        self.score_details = True
         # upstream's scheduling cycle counter (the queue's, read by CurrentCycle): one per attempt, one per pod-group
         # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it
         self.scheduling_cycle = 0
@@ -524,7 +528,9 @@ class Scheduler(EventHandlers):
                 result.status = st
                 return None
             try:
-                scores = fwk.run_score(state, pod, feasible)
+                # every plugin's scores when someone reads them (the batch keeps the raw scores of a signed pod)
+                details = self.score_details or (fwk.batch is not None and result.signature is not None)
+                scores = fwk.run_score(state, pod, feasible, details=details)
             except PluginError as exc:
                 result.status = Status.error(str(exc))
                 return None

@@ -571,6 +571,8 @@ class Simulation:
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             self.scheduler.cycle_not_run()
             return
+        # the cycle's per-plugin scores are read only by a watcher of cycles (explained pods score in full anyway)
+        self.scheduler.score_details = self.on_cycle is not None
         if self.scheduler.in_pod_group_cycle(info):
             for member, result in self.scheduler.schedule_pod_group(qp, explain=frozenset(self.capture)):
                 self._record(member, result, in_group=True)
