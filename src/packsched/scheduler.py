@@ -259,6 +259,7 @@ class Scheduler(EventHandlers):
         # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it
         self.scheduling_cycle = 0
         self._order: IntArray | None = None
+        self._order_is_columns = False  # the node order is the columns' own (no zones, or one zone)
         self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
@@ -430,6 +431,7 @@ class Scheduler(EventHandlers):
         if self._order is None or self._order_gen != self._snapshot.node_generation:
             self._order = zone_interleaved_order(self._snapshot)
             self._order_gen = self._snapshot.node_generation
+            self._order_is_columns = bool(np.array_equal(self._order, np.arange(len(self._order))))
         return self._order
 
     def schedule_one(self, pod: PodInfo, *, explain: bool = False, queued: QueuedPod | None = None) -> CycleResult:
@@ -592,21 +594,46 @@ class Scheduler(EventHandlers):
             n,
         )
         start = self.next_start_node_index % n
-        rotated = self._rotated_order(order, start)
-        in_order = alive[rotated]
-        if k >= n:  # every node is looked at: the feasible ones in the rotated order
-            processed = n
-            found = rotated[in_order]
-        else:
-            hits = np.flatnonzero(in_order)
-            if len(hits) >= k:
-                hits = hits[:k]
-                processed = int(hits[-1]) + 1
-            else:
-                processed = n
-            found = rotated[hits]
+        found, processed = self._feasible_in_order(alive, order, start, k)
         self.next_start_node_index = (start + processed) % n
         return found.astype(np.int64, copy=False), diagnosis
+
+    def _feasible_in_order(self, alive: BoolArray, order: IntArray, start: int, k: int) -> tuple[IntArray, int]:
+        """The first ``k`` feasible nodes (all of them when ``k`` is at least the node count) in the node order
+        rotated to ``start``, and how many nodes of that order were looked at to find them."""
+        n = len(alive)
+        if self._order_is_columns:  # no zones: the order is the columns', rotated by slicing (no gather)
+            if k >= n:
+                processed = n
+                found = np.flatnonzero(alive)
+                if start:
+                    split = int(np.searchsorted(found, start))
+                    found = np.concatenate([found[split:], found[:split]])
+            else:
+                hits = np.flatnonzero(np.concatenate([alive[start:], alive[:start]]) if start else alive)
+                if len(hits) >= k:
+                    hits = hits[:k]
+                    processed = int(hits[-1]) + 1
+                else:
+                    processed = n
+                found = hits + start
+                if start:
+                    found[found >= n] -= n
+        else:
+            rotated = self._rotated_order(order, start)
+            in_order = alive[rotated]
+            if k >= n:  # every node is looked at: the feasible ones in the rotated order
+                processed = n
+                found = rotated[in_order]
+            else:
+                hits = np.flatnonzero(in_order)
+                if len(hits) >= k:
+                    hits = hits[:k]
+                    processed = int(hits[-1]) + 1
+                else:
+                    processed = n
+                found = rotated[hits]
+        return found, processed
 
     def _rotated_order(self, order: IntArray, start: int) -> IntArray:
         """The node order from ``start`` round: kept while neither changes (with every node scored, the start
