@@ -233,6 +233,10 @@ class Simulation:
             storage=cluster.storage,
             dra=cluster.dra,
         )
+        # A cycle's per-plugin scores are read for explained pods only, and those are scored in full: the other
+        # cycles may fold a pod class's kept scores into their totals (Framework.run_score). Set it to True for
+        # every plugin's scores in every cycle (an on_cycle watcher that reads them).
+        self.scheduler.score_details = False
         self.cache = self.scheduler.cache
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
         for event, created in later_objects(cluster):
@@ -571,8 +575,6 @@ class Simulation:
             self.warnings.append(f"pod {info.key}: {rec.reason}")
             self.scheduler.cycle_not_run()
             return
-        # the cycle's per-plugin scores are read only by a watcher of cycles (explained pods score in full anyway)
-        self.scheduler.score_details = self.on_cycle is not None
         if self.scheduler.in_pod_group_cycle(info):
             for member, result in self.scheduler.schedule_pod_group(qp, explain=frozenset(self.capture)):
                 self._record(member, result, in_group=True)
