@@ -98,7 +98,7 @@ def test_rotating_window_with_percentage_of_nodes_to_score() -> None:
 def test_the_node_order_of_a_cluster_without_zones_is_rotated_as_any_order(
     n: int, percentage: int | None, cpus: list[int], seed: int, start: int
 ) -> None:
-    """Without zones the node order is the columns' own, and the cycle rotates it by slicing instead of
+    """Without zones the node order is the columns' own (the fast path), and the cycle rotates it by slicing instead of
     gathering through the order: the same nodes in the same order (every decision the same, random ties too),
     from any start (with every node scored the start stays where another profile or a smaller cluster left it)."""
 

@@ -259,7 +259,8 @@ class Scheduler(EventHandlers):
         # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it
         self.scheduling_cycle = 0
         self._order: IntArray | None = None
-        self._order_is_columns = False  # the node order is the columns' own (no zones, or one zone)
+        # the node order is the columns' own (no zones, one zone, or zones taking turns column by column)
+        self._order_is_columns = False
         self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
@@ -602,7 +603,7 @@ class Scheduler(EventHandlers):
         """The first ``k`` feasible nodes (all of them when ``k`` is at least the node count) in the node order
         rotated to ``start``, and how many nodes of that order were looked at to find them."""
         n = len(alive)
-        if self._order_is_columns:  # no zones: the order is the columns', rotated by slicing (no gather)
+        if self._order_is_columns:  # the order is the columns': rotated by slicing (no gather)
             if k >= n:
                 processed = n
                 found = np.flatnonzero(alive)

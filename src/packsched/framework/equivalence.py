@@ -12,6 +12,11 @@ DynamicResources reads devices) still run in every cycle, the filters over the n
 through, the scores over the feasible nodes; normalisation and weights are applied per cycle as before. So the
 decisions are those of the full pass: ``tests/framework/test_equivalence.py`` compares both on random clusters.
 
+A class also keeps, for the cycle's Score, the weighted per-node sum of its kept scores of plugins without
+NormalizeScore (updated on the changed nodes with their rows), the columns where a kept score is out of range, and,
+for plugins whose NormalizeScore maps a row of zeros to one value, the columns where it is not 0:
+``Framework.run_score`` folds them into the totals (``kept_totals``, ``all_zero``).
+
 What a cached cycle does not keep: the reasons of the nodes the cached filters reject. The scheduler uses the cache
 only where those are not needed (a pod that fits somewhere, not explained); a pod that fits nowhere is filtered
 again in full for its FitError.
