@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import make_config, make_profile, node, pod
 from packsched.api.manifests import Cluster
@@ -11,7 +13,7 @@ from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import PluginRef, PluginSet, Profile
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.runtime import Framework, FrameworkError
-from packsched.framework.snapshot import Snapshot
+from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find, zone_interleaved_order
@@ -83,6 +85,43 @@ def test_rotating_window_with_percentage_of_nodes_to_score() -> None:
     # each cycle looks at 102 nodes starting where the previous one stopped
     assert sim.scheduler.next_start_node_index == (3 * 102) % 300
     assert cols[0] < 102 <= cols[1] < 204 <= cols[2]
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    st.integers(100, 160),
+    st.sampled_from([None, 5, 30, 100]),
+    st.lists(st.sampled_from([100, 1500, 3000]), min_size=10, max_size=40),
+    st.integers(0, 2**16),
+    st.integers(0, 200),
+)
+def test_the_node_order_of_a_cluster_without_zones_is_rotated_as_any_order(
+    n: int, percentage: int | None, cpus: list[int], seed: int, start: int
+) -> None:
+    """Without zones the node order is the columns' own (the fast path), and the cycle rotates it by slicing instead of
+    gathering through the order: the same nodes in the same order (every decision the same, random ties too),
+    from any start (with every node scored the start stays where another profile or a smaller cluster left it)."""
+
+    def run(by_slicing: bool) -> tuple[list[str | None], int]:
+        nodes = [node(f"n{i:03d}", cpu=4000 if i % 3 else 2000) for i in range(n)]
+        pods = [pod(f"p{i}", cpu=c) for i, c in enumerate(cpus)]
+        sim = Simulation(Cluster(nodes=nodes, pods=pods), make_config(percentage=percentage), in_tree_registry(), seed)
+        sched = sim.scheduler
+        plain = sched.node_order
+        plain()
+        assert sched._order_is_columns
+        sched.next_start_node_index = start
+
+        def order() -> IntArray:
+            out = plain()
+            sched._order_is_columns = by_slicing
+            return out
+
+        sched.node_order = order  # type: ignore[method-assign]
+        result = sim.run()
+        return [r.node for r in result.records], sched.next_start_node_index
+
+    assert run(True) == run(False)
 
 
 def test_backoff_durations_double_up_to_the_max() -> None:

@@ -261,10 +261,16 @@ class Scheduler(EventHandlers):
         # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
         # filters and scores every node, as a check of the cache does)
         self.incremental = True
+        # every cycle's ScoreResult names every Score plugin's scores (per_plugin, raw); off (the simulator: only
+        # explained pods' scores are read, and they are scored in full), a cycle through the equivalence cache may
+        # name only the plugins it scored anew and fold the class's kept scores into the totals (Framework.run_score)
+        self.score_details = True
         # upstream's scheduling cycle counter (the queue's, read by CurrentCycle): one per attempt, one per pod-group
         # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it
         self.scheduling_cycle = 0
         self._order: IntArray | None = None
+        # the node order is the columns' own (no zones, one zone, or zones taking turns column by column)
+        self._order_is_columns = False
         self._rotation: tuple[IntArray, int, IntArray] | None = None
         self._order_gen = -1
         self.frameworks: dict[str, Framework] = {}
@@ -437,6 +443,7 @@ class Scheduler(EventHandlers):
         if self._order is None or self._order_gen != self._snapshot.node_generation:
             self._order = zone_interleaved_order(self._snapshot)
             self._order_gen = self._snapshot.node_generation
+            self._order_is_columns = bool(np.array_equal(self._order, np.arange(len(self._order))))
         return self._order
 
     def schedule_one(self, pod: PodInfo, *, explain: bool = False, queued: QueuedPod | None = None) -> CycleResult:
@@ -536,7 +543,9 @@ class Scheduler(EventHandlers):
                 result.status = st
                 return None
             try:
-                scores = fwk.run_score(state, pod, feasible)
+                # every plugin's scores when someone reads them (the batch keeps the raw scores of a signed pod)
+                details = self.score_details or (fwk.batch is not None and result.signature is not None)
+                scores = fwk.run_score(state, pod, feasible, details=details)
             except PluginError as exc:
                 result.status = Status.error(str(exc))
                 return None
@@ -598,21 +607,46 @@ class Scheduler(EventHandlers):
             n,
         )
         start = self.next_start_node_index % n
-        rotated = self._rotated_order(order, start)
-        in_order = alive[rotated]
-        if k >= n:  # every node is looked at: the feasible ones in the rotated order
-            processed = n
-            found = rotated[in_order]
-        else:
-            hits = np.flatnonzero(in_order)
-            if len(hits) >= k:
-                hits = hits[:k]
-                processed = int(hits[-1]) + 1
-            else:
-                processed = n
-            found = rotated[hits]
+        found, processed = self._feasible_in_order(alive, order, start, k)
         self.next_start_node_index = (start + processed) % n
         return found.astype(np.int64, copy=False), diagnosis
+
+    def _feasible_in_order(self, alive: BoolArray, order: IntArray, start: int, k: int) -> tuple[IntArray, int]:
+        """The first ``k`` feasible nodes (all of them when ``k`` is at least the node count) in the node order
+        rotated to ``start``, and how many nodes of that order were looked at to find them."""
+        n = len(alive)
+        if self._order_is_columns:  # the order is the columns': rotated by slicing (no gather)
+            if k >= n:
+                processed = n
+                found = np.flatnonzero(alive)
+                if start:
+                    split = int(np.searchsorted(found, start))
+                    found = np.concatenate([found[split:], found[:split]])
+            else:
+                hits = np.flatnonzero(np.concatenate([alive[start:], alive[:start]]) if start else alive)
+                if len(hits) >= k:
+                    hits = hits[:k]
+                    processed = int(hits[-1]) + 1
+                else:
+                    processed = n
+                found = hits + start
+                if start:
+                    found[found >= n] -= n
+        else:
+            rotated = self._rotated_order(order, start)
+            in_order = alive[rotated]
+            if k >= n:  # every node is looked at: the feasible ones in the rotated order
+                processed = n
+                found = rotated[in_order]
+            else:
+                hits = np.flatnonzero(in_order)
+                if len(hits) >= k:
+                    hits = hits[:k]
+                    processed = int(hits[-1]) + 1
+                else:
+                    processed = n
+                found = rotated[hits]
+        return found, processed
 
     def _rotated_order(self, order: IntArray, start: int) -> IntArray:
         """The node order from ``start`` round: kept while neither changes (with every node scored, the start

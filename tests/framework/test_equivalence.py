@@ -6,6 +6,11 @@ that no node-local plugin can cache (inter-pod anti-affinity, topology spread), 
 while and leaving, some of higher priority (preemption, nominations): the whole default profile with each scoring
 strategy, simulated once with the cache and once with every cycle filtering and scoring every node. The histories
 and events must be identical.
+
+A cycle through the cache may also fold the class's kept scores into its totals (``Framework.run_score`` without
+details: one kept weighted sum per class, and a kept plugin that scores 0 everywhere counted as its normalised
+value): the totals must be those of the plugin-by-plugin pass, and a kept score out of range must fail the cycle
+exactly where the full pass does.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ import copy
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import node, pod
+from helpers import make_config, make_profile, node, pod
 from packsched.api.manifests import Cluster
 from packsched.api.objects import (
     DO_NOT_SCHEDULE,
@@ -38,11 +44,17 @@ from packsched.api.objects import (
 )
 from packsched.config import default_config
 from packsched.config.loader import load_config_data
-from packsched.config.types import KubeSchedulerConfiguration
+from packsched.config.types import KubeSchedulerConfiguration, PluginRef
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.equivalence import EquivalenceCache
+from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.runtime import Framework, ScoreResult
+from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.status import Code
 from packsched.plugins.registry import in_tree_registry
+from packsched.scheduler import Scheduler
 from packsched.sim.engine import Simulation
+from tests_support import Actions
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -239,3 +251,88 @@ def test_a_new_snapshot_starts_every_class_again() -> None:
     state = CycleState()
     fwk.run_pre_filter(state, info)
     assert np.array_equal(fwk.run_filters_cached(state, info), [True, False])
+
+
+def both_score_passes(sim: Simulation) -> dict[str, int]:
+    """Make every Score of ``sim``'s default profile run twice, folded (as the simulator runs it) and then plugin
+    by plugin on the same cycle: the totals must agree. Counts the cycles that folded (``folded``: some plugin
+    left out of the per-plugin scores) and the ones that folded a plugin into one uniform value (``uniform``)."""
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    plain = Framework.run_score
+    seen = {"folded": 0, "uniform": 0}
+
+    def checked(state: CycleState, p: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
+        fast = plain(fwk, state, p, cols, details=details)
+        full = plain(fwk, state, p, cols, details=True)
+        assert fast.totals.tolist() == full.totals.tolist()
+        assert fast.weights == full.weights
+        for name, scores in fast.per_plugin.items():
+            assert scores.tolist() == full.per_plugin[name].tolist()
+        if set(fast.per_plugin) != set(full.per_plugin):
+            seen["folded"] += 1
+            if any(name in fwk.equivalence._zero_normalizing for name in set(full.per_plugin) - set(fast.per_plugin)):
+                seen["uniform"] += 1
+        return fast
+
+    fwk.run_score = checked  # type: ignore[method-assign]
+    return seen
+
+
+@settings(max_examples=25, deadline=None)
+@given(clusters(), st.sampled_from(range(len(STRATEGIES))), st.integers(0, 2**16))
+def test_folded_totals_are_the_plugin_by_plugin_totals(cluster: Cluster, strategy: int, seed: int) -> None:
+    sim = Simulation(copy.deepcopy(cluster), config(STRATEGIES[strategy], None), in_tree_registry(), seed)
+    both_score_passes(sim)
+    sim.run()
+
+
+def test_a_cycle_folds_kept_and_uniform_scores() -> None:
+    # soft taints on two nodes: TaintToleration scores them, so it is not one uniform value; on the other nodes
+    # alone it scores 0 everywhere and counts as its normalised value (100 on every node)
+    nodes = [node(f"n{i}", cpu=4000 + 1000 * (i % 3)) for i in range(8)]
+    for nd in nodes[:2]:
+        nd.taints.append(SOFT_TAINT)
+    for kept, uniform in ((nodes, False), (nodes[2:], True)):
+        pods = [pod(f"p{i}", cpu=100 * (1 + i % 2)) for i in range(20)]
+        sim = Simulation(Cluster(nodes=kept, pods=pods), config(STRATEGIES[0], None), in_tree_registry(), 1)
+        seen = both_score_passes(sim)
+        sim.run()
+        assert seen["folded"] > 0
+        assert (seen["uniform"] > 0) == uniform
+
+
+class NodeLocalOutOfRange:
+    """A node-local score plugin (no NormalizeScore) that scores 150 on the nodes whose names start with "bad",
+    10 on the others."""
+
+    name = "NodeLocalOutOfRange"
+    score_reads_pods = False
+
+    def equivalence_key(self, pod: PodInfo) -> tuple[()]:
+        return ()
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        return np.array([150 if snap.nodes[c].name.startswith("bad") else 10 for c in cols.tolist()], dtype=np.int64)
+
+
+def _out_of_range_cycle(bad_cpu: int, incremental: bool, details: bool) -> tuple[str | None, Code, str]:
+    prof = make_profile()
+    prof.plugins.at("score").enabled.append(PluginRef("NodeLocalOutOfRange", 1))
+    registry = {**in_tree_registry(), "NodeLocalOutOfRange": lambda args, handle: NodeLocalOutOfRange()}
+    snap = Snapshot([node("a"), node("b"), node("bad", cpu=bad_cpu)])
+    sched = Scheduler(make_config(prof), registry, Actions(), snap)
+    sched.incremental, sched.score_details = incremental, details
+    result = sched.schedule_one(make_pod_info(pod("p", cpu=1000)))
+    return result.node, result.status.code, result.status.message
+
+
+@pytest.mark.parametrize("bad_cpu", [500, 4000])
+def test_a_kept_score_out_of_range_fails_only_where_the_full_pass_fails(bad_cpu: int) -> None:
+    # 500: the node with the bad score cannot hold the pod, so no cycle sees its score; 4000: every cycle does
+    full = _out_of_range_cycle(bad_cpu, False, True)
+    assert _out_of_range_cycle(bad_cpu, True, False) == full
+    assert _out_of_range_cycle(bad_cpu, True, True) == full
+    if bad_cpu == 500:
+        assert full[1] == Code.SUCCESS and full[0] in ("a", "b")
+    else:
+        assert full[1] == Code.ERROR and "NodeLocalOutOfRange" in full[2]

@@ -81,6 +81,7 @@ def _run(cluster: Cluster, strategy: ScoringStrategy, seed: int) -> tuple[Simula
     if "DefaultPreemption" not in registry:  # pragma: no cover - until the plugin is registered
         prof.plugins.at("postFilter").enabled = []
     sim = Simulation(cluster, make_config(prof), registry, seed=seed, on_cycle=cycles.append)
+    sim.scheduler.score_details = True  # every plugin's scores in every cycle, for the range check below
     sim.run()
     return sim, cycles
 

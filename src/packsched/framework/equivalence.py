@@ -12,6 +12,11 @@ DynamicResources reads devices) still run in every cycle, the filters over the n
 through, the scores over the feasible nodes; normalisation and weights are applied per cycle as before. So the
 decisions are those of the full pass: ``tests/framework/test_equivalence.py`` compares both on random clusters.
 
+A class also keeps, for the cycle's Score, the weighted per-node sum of its kept scores of plugins without
+NormalizeScore (updated on the changed nodes with their rows), the columns where a kept score is out of range, and,
+for plugins whose NormalizeScore maps a row of zeros to one value, the columns where it is not 0:
+``Framework.run_score`` folds them into the totals (``kept_totals``, ``all_zero``).
+
 What a cached cycle does not keep: the reasons of the nodes the cached filters reject. The scheduler uses the cache
 only where those are not needed (a pod that fits somewhere, not explained); a pod that fits nowhere is filtered
 again in full for its FitError.
@@ -28,12 +33,15 @@ import numpy as np
 
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
     FilterPlugin,
     NodeLocalPlugin,
     NodeSel,
     ScorePlugin,
     filter_reads_pods,
     score_reads_pods,
+    zeros_normalize_uniformly,
 )
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
@@ -62,11 +70,31 @@ class PodClass:
     # Per score plugin: its score on every node ``static_alive`` lets through (a score that reads no placed pod) or
     # ``alive`` lets through (one that does, except the nodes listed in ``stale``, changed since).
     rows: dict[str, IntArray] = field(default_factory=dict)
-    stale: dict[str, list[int]] = field(default_factory=dict)
+    # per pod-reading score plugin: the columns changed since its row was last brought up to date (sorted arrays)
+    stale: dict[str, list[IntArray]] = field(default_factory=dict)
+    # per score plugin: the columns where its kept score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE], and, for a
+    # plugin that ``zeros_normalize_uniformly``, those where it is not 0 (both usually empty)
+    nonzero: dict[str, set[int]] = field(default_factory=dict)
+    invalid: dict[str, set[int]] = field(default_factory=dict)
+    # the weighted sum of some plugins' kept scores (``total_of``: their names and weights), kept up to date with
+    # their rows: the cycle's Score reads it in one gather (``EquivalenceCache.kept_totals``)
+    total: IntArray | None = None
+    total_of: tuple[tuple[str, int], ...] = ()
 
     def nbytes(self) -> int:
         arrays = self.static_alive.nbytes + self.alive.nbytes
+        if self.total is not None:
+            arrays += self.total.nbytes
         return int(arrays + sum(r.nbytes for r in self.rows.values()))
+
+    def forget_scores(self) -> None:
+        """Every kept score (and what is derived from them) let go: the nodes changed beyond catching up."""
+        self.rows.clear()
+        self.stale.clear()
+        self.nonzero.clear()
+        self.invalid.clear()
+        self.total = None
+        self.total_of = ()
 
 
 class EquivalenceCache:
@@ -76,6 +104,7 @@ class EquivalenceCache:
         self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p)) for p in filters]
         self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
         self._pod_scores = frozenset(p.name for p in self._scores if score_reads_pods(p))
+        self._zero_normalizing = frozenset(p.name for p in self._scores if zeros_normalize_uniformly(p))
         self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
         self._bytes = 0  # what the classes' arrays take together
 
@@ -128,27 +157,92 @@ class EquivalenceCache:
     ) -> IntArray:
         """``plugin``'s scores (before normalisation) on ``cols`` (nodes the class's verdicts let through): the
         first time over every such node, then only over the nodes changed since."""
-        row = cls.rows.get(plugin.name)
+        out: IntArray = self._row(cls, plugin, state, pod, snap)[cols]
+        return out
+
+    def all_zero(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> bool:
+        """Whether ``plugin`` (one that ``zeros_normalize_uniformly``: the class tracks its nonzero scores) scores
+        0 on every node the class's verdicts let through, its row brought up to date first."""
+        if plugin.name not in self._zero_normalizing:
+            return False
+        self._row(cls, plugin, state, pod, snap)
+        return not cls.nonzero[plugin.name]
+
+    def kept_totals(
+        self,
+        cls: PodClass,
+        kept: Sequence[tuple[ScorePlugin, int]],
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        cols: IntArray,
+    ) -> IntArray | None:
+        """The weighted sum of the ``kept`` plugins' scores (not normalised: plugins without NormalizeScore) on
+        ``cols``, from a per-node sum the class keeps up to date as their rows change, so one gather instead of
+        one pass per plugin. None when a kept score on some node lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]:
+        the caller then goes plugin by plugin, and fails as upstream does when such a node is among ``cols``."""
+        for plugin, _ in kept:
+            self._row(cls, plugin, state, pod, snap)
+            if cls.invalid[plugin.name]:
+                return None
+        of = tuple((p.name, w) for p, w in kept)
+        if cls.total is None or cls.total_of != of:
+            before = cls.nbytes()
+            total = np.zeros(snap.n, dtype=np.int64)
+            for name, weight in of:
+                total += cls.rows[name] if weight == 1 else cls.rows[name] * weight
+            cls.total, cls.total_of = total, of
+            self._grown(cls.nbytes() - before)
+        out: IntArray = cls.total[cols]
+        return out
+
+    def _row(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> IntArray:
+        """``plugin``'s kept row, up to date on every node the class's verdicts let through."""
+        name = plugin.name
+        row = cls.rows.get(name)
         if row is None:
-            row = cls.rows[plugin.name] = np.zeros(snap.n, dtype=np.int64)
-            if plugin.name in self._pod_scores:
-                cls.stale[plugin.name] = []
+            row = cls.rows[name] = np.zeros(snap.n, dtype=np.int64)
+            cls.invalid[name] = set()
+            if name in self._zero_normalizing:
+                cls.nonzero[name] = set()
+            if name in self._pod_scores:
+                cls.stale[name] = []
                 todo = np.flatnonzero(cls.alive)
             else:  # read once for every node that may become feasible before the class starts again
                 todo = np.flatnonzero(cls.static_alive)
             self._grown(row.nbytes)
         else:
-            stale = cls.stale.get(plugin.name)
+            stale = cls.stale.get(name)
             if not stale:
-                out: IntArray = row[cols]
-                return out
-            alive = cls.alive
-            todo = np.array([c for c in sorted(set(stale)) if alive[c]], dtype=np.intp)
+                return row
+            changed = stale[0] if len(stale) == 1 else np.unique(np.concatenate(stale))
+            todo = changed[cls.alive[changed]]
             stale.clear()
         if len(todo):
-            row[todo] = np.asarray(plugin.score(state, pod, snap, todo), dtype=np.int64)
-        out = row[cols]
-        return out
+            self._write(cls, name, row, todo, np.asarray(plugin.score(state, pod, snap, todo), dtype=np.int64))
+        return row
+
+    @staticmethod
+    def _write(cls: PodClass, name: str, row: IntArray, todo: IntArray, values: IntArray) -> None:
+        """Put ``values`` in ``row`` at ``todo`` (sorted, distinct), keeping the class's sums and its sets of
+        invalid (and, where kept, nonzero) columns right."""
+        invalid = cls.invalid[name]
+        if invalid:
+            invalid.difference_update(todo.tolist())
+        if MIN_NODE_SCORE != 0 or int(values.view(np.uint64).max()) > MAX_NODE_SCORE:  # a negative reads huge
+            invalid.update(todo[(values < MIN_NODE_SCORE) | (values > MAX_NODE_SCORE)].tolist())
+        nonzero = cls.nonzero.get(name)
+        if nonzero is not None:
+            if nonzero:
+                nonzero.difference_update(todo.tolist())
+            if values.any():
+                nonzero.update(todo[values != 0].tolist())
+        if cls.total is not None:
+            weight = next((w for n, w in cls.total_of if n == name), 0)
+            if weight:
+                delta = values - row[todo]
+                cls.total[todo] += delta if weight == 1 else delta * weight
+        row[todo] = values
 
     def _sync(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> None:
         changed = None
@@ -163,16 +257,15 @@ class EquivalenceCache:
             if cls.pod_filters:
                 cols = np.flatnonzero(cls.static_alive).astype(np.intp)
                 cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
-            cls.rows.clear()
-            cls.stale.clear()
+            cls.forget_scores()
             self._grown(cls.nbytes() - before)
         elif changed:
-            static_alive = cls.static_alive
-            cols = np.array([c for c in sorted(set(changed)) if static_alive[c]], dtype=np.intp)
+            touched = np.array(sorted(set(changed)), dtype=np.intp)
+            cols = touched[cls.static_alive[touched]]
             if len(cols) and cls.pod_filters:
                 cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
             for stale in cls.stale.values():
-                stale.extend(changed)
+                stale.append(touched)
         cls.pos = snap.touched_end
 
     def _grown(self, nbytes: int) -> None:

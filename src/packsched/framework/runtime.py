@@ -44,10 +44,14 @@ from packsched.framework.interface import (
     SignPlugin,
     filter_reads_pods,
     implements,
+    zeros_normalize_uniformly,
 )
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import Code, PluginError, Status
+
+# a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
+_ONE_ZERO = np.zeros(1, dtype=np.int64)
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
 PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
@@ -508,14 +512,22 @@ class Framework:
                 return st
         return Status()
 
-    def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> ScoreResult:
+    def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
+        """Every Score plugin of this cycle on ``cols``: NormalizeScore, the range check, the weighted totals.
+        ``details``: the result names every plugin's scores (``per_plugin``, ``raw``); without it, a cycle whose
+        filters ran through the equivalence cache may fold the class's kept scores into the totals
+        (:meth:`_score_from_class`), and then names only the plugins it scored in this cycle."""
         snap = self.handle.snapshot
+        active = [s for s in self.scores if s.plugin.name not in state.skip_score]
+        cls: PodClass | None = state.pod_class
+        if cls is not None and not details and active:
+            folded = self._score_from_class(cls, active, state, pod, cols)
+            if folded is not None:
+                return folded
         totals = np.zeros(len(cols), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         weights: dict[str, int] = {}
         raw: dict[str, IntArray] = {}
-        active = [s for s in self.scores if s.plugin.name not in state.skip_score]
-        cls: PodClass | None = state.pod_class
         for entry in active:
             plugin = entry.plugin
             if cls is not None and plugin.name in cls.cached_scores:
@@ -532,6 +544,57 @@ class Framework:
         if not self.scores:
             totals[:] = 1  # upstream: with no score plugins every node scores one
         return ScoreResult(cols, per_plugin, weights, totals, raw)
+
+    def _score_from_class(
+        self, cls: PodClass, active: Sequence[WeightedScore], state: CycleState, pod: PodInfo, cols: IntArray
+    ) -> ScoreResult | None:
+        """``run_score``'s totals with the pod class's kept scores folded in: the kept plugins without
+        NormalizeScore through the class's weighted per-node sum (one gather), a kept plugin that scores 0 on
+        every node and normalises zeros to one value (``zeros_normalize_uniformly``) as that value, and the other
+        plugins as ``run_score`` runs them. The same totals, as integers add up the same in any order. None (run
+        plugin by plugin instead) when a kept score or that one value lies outside [MIN_NODE_SCORE,
+        MAX_NODE_SCORE]: the plugin-by-plugin pass fails exactly where upstream does. Decided before any plugin
+        outside the class is called, so none is called twice."""
+        snap = self.handle.snapshot
+        eq = self.equivalence
+        kept: list[tuple[ScorePlugin, int]] = []
+        uniform = 0
+        rest: list[WeightedScore] = []
+        for entry in active:
+            plugin = entry.plugin
+            if plugin.name not in cls.cached_scores:
+                rest.append(entry)
+            elif entry.normalizer is None:
+                kept.append((plugin, entry.weight))
+            elif zeros_normalize_uniformly(plugin) and eq.all_zero(cls, plugin, state, pod, snap):
+                one = np.asarray(entry.normalizer.normalize_score(state, pod, _ONE_ZERO.copy()), dtype=np.int64)
+                value = int(one[0])
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    return None
+                uniform += value * entry.weight
+            else:
+                rest.append(entry)
+        if kept:
+            summed = eq.kept_totals(cls, kept, state, pod, snap, cols)
+            if summed is None:
+                return None
+            totals = summed + uniform if uniform else summed
+        else:
+            totals = np.full(len(cols), uniform, dtype=np.int64)
+        per_plugin: dict[str, IntArray] = {}
+        raw: dict[str, IntArray] = {}
+        for entry in rest:
+            plugin = entry.plugin
+            if plugin.name in cls.cached_scores:
+                scores = eq.scores(cls, plugin, state, pod, snap, cols)
+            else:
+                scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
+            raw[plugin.name] = scores
+            scores, top = _normalized_top(entry, state, pod, scores)
+            per_plugin[plugin.name] = scores
+            if top:
+                totals += scores if entry.weight == 1 else scores * entry.weight
+        return ScoreResult(cols, per_plugin, {s.plugin.name: s.weight for s in active}, totals, raw)
 
     def run_raw_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> dict[str, IntArray]:
         """Each Score plugin of this cycle (not skipped) on ``cols``, before NormalizeScore and weights (upstream

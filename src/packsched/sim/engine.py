@@ -241,6 +241,10 @@ class Simulation:
             storage=cluster.storage,
             dra=cluster.dra,
         )
+        # A cycle's per-plugin scores are read for explained pods only, and those are scored in full: the other
+        # cycles may fold a pod class's kept scores into their totals (Framework.run_score). Set it to True for
+        # every plugin's scores in every cycle (an on_cycle watcher that reads them).
+        self.scheduler.score_details = False
         self.cache = self.scheduler.cache
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
         for event, created in later_objects(cluster):
