@@ -1,5 +1,6 @@
-"""The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, a
-backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
+"""The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, backoff
+heaps ordered by expiry (with SchedulerPopFromBackoffQ: by 1 s window, then as the active heap, and a second one for
+errors), and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
 pod-group entities (:class:`GroupEntity`) are kept beside the pods: a group's pods stay queued one by one, and share
 the entity's order key, backoff expiry and counts."""
 
