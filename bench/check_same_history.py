@@ -6,7 +6,9 @@ mixes of quota'd and quota-less namespaces with varied priorities, run durations
 reach the code paths the two benchmarks do not: same-namespace preemption over min, quota-less preemptors,
 PDB-violating victims).
 
-Run: ``.venv/bin/python bench/check_same_history.py --old /tmp/main-copy [--new .] [--quick]``.
+Run: ``.venv/bin/python bench/check_same_history.py --old /tmp/main-copy [--new .] [--quick]``. ``--kube-version
+1.35`` runs both trees as that release; ``--new-feature-gates Name=false`` sets gates in the new tree only (a gate the
+old tree does not know yet: e.g. that the new tree with its new gate off decides as the old one did).
 """
 
 from __future__ import annotations
@@ -104,24 +106,30 @@ def _child(kind: str, args: dict[str, Any]) -> None:
     """Build the scenario, run it with the ``packsched`` on sys.path and print its history as JSON."""
     sys.path.insert(0, str(HERE))
     from packsched.config import default_config
+    from packsched.config.features import parse_feature_gates
     from packsched.config.loader import load_config_data
+    from packsched.config.versions import parse_kube_version
     from packsched.plugins.registry import in_tree_registry
     from packsched.sim.engine import Simulation
 
     registry = in_tree_registry()
+    version = parse_kube_version(args["kube_version"]) if args.get("kube_version") else None
+    gates = parse_feature_gates([args["gates"]]) if args.get("gates") else None
     if kind == "quotas":
         import bench_quotas
 
         cluster = bench_quotas.make_cluster(args["nodes"], args["pods"], args["teams"], args["seed"])
-        cfg = load_config_data(bench_quotas.CONFIG, "bench-config", set(registry))
+        cfg = load_config_data(
+            bench_quotas.CONFIG, "bench-config", set(registry), kube_version=version, feature_gates=gates
+        )
     elif kind == "timeline":
         import bench_timeline
 
         cluster = bench_timeline.make_cluster(args["nodes"], args["scale"], args["seed"], args["urgent"])
-        cfg = default_config(set(registry))
+        cfg = default_config(set(registry), version, gates)
     else:
         cluster, raw = _mixed_cluster(args["seed"])
-        cfg = load_config_data(raw, "bench-config", set(registry))
+        cfg = load_config_data(raw, "bench-config", set(registry), kube_version=version, feature_gates=gates)
     t0 = time.perf_counter()
     result = Simulation(cluster, cfg, registry, seed=args["seed"]).run()
     seconds = time.perf_counter() - t0
@@ -166,6 +174,8 @@ def main() -> int:
     parser.add_argument("--old", type=Path, required=False)
     parser.add_argument("--new", type=Path, default=HERE.parent)
     parser.add_argument("--quick", action="store_true", help="only the smaller scenarios")
+    parser.add_argument("--kube-version", default="", help="the release both trees imitate (default: the newest)")
+    parser.add_argument("--new-feature-gates", default="", help="Name=bool,... set in the new tree only")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child:
@@ -176,7 +186,8 @@ def main() -> int:
     scenarios = SMALL if opts.quick else SMALL + FULL
     bad = 0
     for name, kind, args in scenarios:
-        old, new = _run(opts.old, kind, args), _run(opts.new, kind, args)
+        args = dict(args, kube_version=opts.kube_version)
+        old, new = _run(opts.old, kind, args), _run(opts.new, kind, dict(args, gates=opts.new_feature_gates))
         same = old["events"] == new["events"] and old["records"] == new["records"] and old["end"] == new["end"]
         bad += not same
         print(

@@ -138,19 +138,21 @@ def test_timeline_urgent_job_preempts_then_etl_finishes() -> None:
         "Job default/etl creates default/etl-3",
         "Job default/etl creates default/etl-4",
     ]
+    # in backoff after preempting (to the 302 s flush: 300 + 1 = 301.0 s, window 301 s), but once the new etl pods
+    # are rejected nothing is active: Pop takes them from the backoff queue at 300 s (SchedulerPopFromBackoffQ)
     assert [(t, p) for t, k, p, _ in events if k == "scheduled" and p.startswith("default/train")] == [
-        (301.0, "default/train-0"),
-        (301.0, "default/train-1"),
-    ]  # after their 1 s backoff
+        (300.0, "default/train-0"),
+        (300.0, "default/train-1"),
+    ]
     assert [(t, p) for t, k, p, _ in events if k == "completed"] == [
-        (1201.0, "default/train-0"),
-        (1201.0, "default/train-1"),
-        (1801.0, "default/etl-2"),
-        (1801.0, "default/etl-3"),
-        (2401.0, "default/etl-4"),
-        (2401.0, "default/etl-5"),
-        (3001.0, "default/etl-6"),
-        (3001.0, "default/etl-7"),
+        (1200.0, "default/train-0"),
+        (1200.0, "default/train-1"),
+        (1800.0, "default/etl-2"),
+        (1800.0, "default/etl-3"),
+        (2400.0, "default/etl-4"),
+        (2400.0, "default/etl-5"),
+        (3000.0, "default/etl-6"),
+        (3000.0, "default/etl-7"),
     ]
     placements = {p["pod"]: p for p in data["placements"]}
     assert {k: (p["phase"], p["node"]) for k, p in placements.items() if k.startswith("default/web")} == {
@@ -161,7 +163,7 @@ def test_timeline_urgent_job_preempts_then_etl_finishes() -> None:
     assert placements["default/etl-3"]["replaces"] == "default/etl-1"
     assert placements["default/etl-7"]["owner"] == "Job/etl"
     assert data["summary"] == {"pods": 12, "running": 2, "preempted": 2, "succeeded": 8}
-    assert data["end_time"] == 3001.0
+    assert data["end_time"] == 3000.0  # the last ETL completion (the training pods started at 300 s, not 301 s)
 
 
 def test_gpu_share_example_fits_shares_inside_one_gpu() -> None:

@@ -253,15 +253,20 @@ def test_handle_failure_parks_unschedulable_pods_and_backs_errors_off() -> None:
     assert "default/big" in sched.queue.unschedulable and big.pod.nominated_node_name == "a"
     assert sched.nominator.node_of("default/big") == 0
     sched.move_all()
-    clock.now += 1.0  # podInitialBackoffSeconds
+    # backoff: 0 s + 1 s = 1.0 s, window 1 s, flushed at 2 s; at 1 s the active queue is empty, so Pop takes the
+    # backoff queue's head (SchedulerPopFromBackoffQ)
+    clock.now += 1.0
     qp = sched.next_pod()
     assert qp is not None and qp.info is big
     failed = CycleResult(big, "default-scheduler", status=Status.error("boom"), nominated_node="")
     sched.handle_failure(qp, failed)
     assert "default/big" not in sched.queue.unschedulable and "default/big" in sched.queue  # backoff, at once
     assert sched.nominator.node_of("default/big") is None and big.pod.nominated_node_name == ""
-    assert sched.next_pod() is None
+    assert sched.next_pod() is None  # an error's backoff heap is never popped early
+    # second attempt: 1 s + 2 s = 3.0 s, window 3 s, still backing off at 3 s, flushed at the 4 s tick
     clock.now += 2.0
+    assert sched.next_pod() is None
+    clock.now += 1.0
     qp = sched.next_pod()
     assert qp is not None
     sched.handle_failure(qp, failed, requeue=False)

@@ -389,6 +389,7 @@ class Scheduler(EventHandlers):
             first.queue_sort.sort_key,
             float(self.config.pod_initial_backoff_seconds),
             float(self.config.pod_max_backoff_seconds),
+            pop_from_backoff=self.config.kube_version.pop_from_backoff_q,
         )
 
     # -- assumed pods and nominations -----------------------------------------------------------------------

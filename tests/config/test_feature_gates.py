@@ -35,6 +35,9 @@ KNOWN = set(in_tree_registry())
         ("OpportunisticBatching", 35, True),
         ("OpportunisticBatching", 36, True),
         ("OpportunisticBatching", 37, True),
+        ("SchedulerPopFromBackoffQ", 32, False),  # not there yet
+        ("SchedulerPopFromBackoffQ", 33, True),
+        ("SchedulerPopFromBackoffQ", 37, True),  # still beta in 1.37.2
     ],
 )
 def test_release_defaults(gate: str, minor: int, default: bool) -> None:
@@ -251,3 +254,15 @@ def test_dra_extended_resource_follows_its_gate_in_1_36_only() -> None:
         KubeVersion(37).with_gates({"DRAExtendedResource": False})
     with pytest.raises(FeatureGateError, match=r"from kube-scheduler 1\.36 on, not in 1\.35"):
         KubeVersion(35).with_gates({"DRAExtendedResource": True})
+
+
+@pytest.mark.parametrize("minor", [34, 35, 36, 37])
+def test_pop_from_backoff_q_is_on_and_can_be_turned_off(minor: int) -> None:
+    assert KubeVersion(minor).pop_from_backoff_q
+    assert not KubeVersion(minor).with_gates({"SchedulerPopFromBackoffQ": False}).pop_from_backoff_q
+
+
+def test_pop_from_backoff_q_is_unknown_before_1_33() -> None:
+    assert not KubeVersion(32).pop_from_backoff_q
+    with pytest.raises(FeatureGateError, match="unrecognized feature gate: SchedulerPopFromBackoffQ"):
+        KubeVersion(32).with_gates({"SchedulerPopFromBackoffQ": False})

@@ -94,12 +94,14 @@ def test_a_rejected_pod_frees_its_room_for_the_others() -> None:
         (30.0, UNSCHEDULABLE, "default/x-a"),
         (30.0, UNSCHEDULABLE, "default/y-a"),
         (30.0, SCHEDULED, "default/lone-1"),
-        # y-a was being tried when x-a's rejection moved the queue: it goes to backoff (1 s), not to wait
-        (31.0, WAITING, "default/y-a"),
-        (31.0, UNSCHEDULABLE, "default/x-a"),
-        # y-a's rejection frees its room and moves x-a (which still does not fit beside lone-1)
-        (61.0, UNSCHEDULABLE, "default/y-a"),
-        (61.0, UNSCHEDULABLE, "default/x-a"),
+        # y-a was being tried when x-a's rejection moved the queue: it goes to backoff (30 + 1 = 31.0 s, window 31 s,
+        # flushed at 32 s), not to wait, and so does x-a; nothing is active, so Pop takes them from the backoff
+        # queue at 30 s, in its order (same window: the active queue's order, x-a queued first)
+        (30.0, UNSCHEDULABLE, "default/x-a"),
+        (30.0, WAITING, "default/y-a"),
+        # y-a's rejection (its 30 s timeout) frees its room and moves x-a (which still does not fit beside lone-1)
+        (60.0, UNSCHEDULABLE, "default/y-a"),
+        (60.0, UNSCHEDULABLE, "default/x-a"),
     ]
 
 

@@ -116,6 +116,7 @@ def start(
     plugin_config: list[dict[str, Any]] | None = None,
     multi_point: dict[str, Any] | None = None,
     fast_election: bool = False,
+    gates: dict[str, bool] | None = None,
     **opts: Any,
 ) -> Running:
     """``plugin_config``, ``multi_point``, ``fast_election``: as for :func:`write_config` (but the lease's timings
@@ -126,6 +127,8 @@ def start(
         tmp, fast_election, qps=qps, burst=burst, plugin_config=plugin_config, multi_point=multi_point
     )
     cfg = load(config)
+    if gates:  # feature gates set over the release's defaults (``--feature-gates``)
+        cfg.kube_version = cfg.kube_version.with_gates(gates)
     port = KubernetesPort.connect(kubeconfig, timeout_s=timeout_s, qps=cfg.client_qps, burst=cfg.client_burst)
     options = ServeOptions(bind_address="127.0.0.1", port=0, watch_timeout_s=5, **opts)
     server = Server(port, cfg, in_tree_registry(), options)

@@ -52,7 +52,11 @@ def _condition(api: FakeApiServer, name: str) -> dict[str, str] | None:
 
 def test_preemption_marks_then_deletes_victims_then_binds_the_preemptor(api: FakeApiServer, tmp_path: Path) -> None:
     _setup(api)
-    run = start(api, tmp_path)  # the default mode: delete, as kube-scheduler
+    # the default mode: delete, as kube-scheduler. SchedulerPopFromBackoffQ off: with it on, the preemptor is popped
+    # from the backoff queue as soon as its victims' deletions move it, and its bind may come before the status write
+    # of its nomination is sent, which the bind then drops (a bind starts a new outcome: PodStatusWriter.bound);
+    # the 1 s backoff keeps the order this test checks
+    run = start(api, tmp_path, gates={"SchedulerPopFromBackoffQ": False})
     try:
         run.wait_ready()
         api.create("pods", pod("hi", cpu="1", priority_class="high"))

@@ -117,11 +117,14 @@ def test_a_binding_failure_condition_fails_the_binding_and_the_claim_is_dealloca
         'running PreBind plugin "DynamicResources": device binding failed: claim=p-g-'
     )
     assert why1.endswith(', reason=Unplugged, message="cable out"')
-    # after its backoff: the claim, still allocated, failed: no node; PostFilter deallocates it
-    assert (t2, kind2) == (16.0, UNSCHEDULABLE)
+    # after its backoff (an error's: 15 + 1 = 16.0 s, window 16 s, flushed at 17 s; never popped early): the
+    # claim, still allocated, failed: no node; PostFilter deallocates it
+    assert (t2, kind2) == (17.0, UNSCHEDULABLE)
     assert why2 is not None and "1 resourceclaim not available on the node" in why2
     assert "deallocation of ResourceClaim completed" in why2
-    assert (t3, kind3) == (18.0, WAITING)  # allocated afresh, waiting again (the device's status was cleared)
+    # allocated afresh, waiting again (the device's status was cleared): the deallocation moved it to backoff
+    # (17 + 2 = 19.0 s) during its own cycle, and with nothing active Pop takes it from the backoff queue at 17 s
+    assert (t3, kind3) == (17.0, WAITING)
 
 
 def test_nothing_sets_the_conditions_the_binding_times_out(tmp_path: Path) -> None:
@@ -136,7 +139,8 @@ def test_nothing_sets_the_conditions_the_binding_times_out(tmp_path: Path) -> No
         (0.0, WAITING, WAIT_REASON),
         (600.0, UNSCHEDULABLE, TIMEOUT),
         (
-            601.0,
+            # the timeout at 600 s is an error: its backoff (600 + 1 = 601.0 s, window 601 s) ends at the 602 s flush
+            602.0,
             UNSCHEDULABLE,
             "0/1 nodes are available: 1 resourceclaim not available on the node. deallocation of ResourceClaim "
             "completed, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",

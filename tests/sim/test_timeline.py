@@ -16,6 +16,7 @@ from packsched.api.annotations import format_duration, parse_duration
 from packsched.api.manifests import load_manifests
 from packsched.api.objects import Pod
 from packsched.cli.main import app
+from packsched.config.versions import KubeVersion
 from packsched.framework.interface import ADD, DELETE, POD, UPDATE, ClusterEvent
 from packsched.plugins.registry import in_tree_registry
 from packsched.sim.engine import PREEMPTED, RUNNING, SUCCEEDED, SimResult, Simulation
@@ -96,11 +97,18 @@ def manifest(tmp_path: Path, *docs: str, name: str = "cluster.yaml") -> Path:
 Seen = tuple[str, str, str | None, str | None, str | None, str | None]
 
 
-def simulate(path: Path, seed: int = 0, recorder: list[Seen] | None = None) -> tuple[Simulation, SimResult]:
+# 1.35 with SchedulerPopFromBackoffQ off: backoff ends at its exact expiry, and Pop never takes a backing-off pod
+NO_POP_FROM_BACKOFF = KubeVersion(35).with_gates({"SchedulerPopFromBackoffQ": False})
+
+
+def simulate(
+    path: Path, seed: int = 0, recorder: list[Seen] | None = None, version: KubeVersion | None = None
+) -> tuple[Simulation, SimResult]:
     cluster = load_manifests([str(path)])
-    sim = Simulation(
-        cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry(), seed=seed
-    )
+    cfg = make_config(make_profile(post_filter=["DefaultPreemption"]))
+    if version is not None:
+        cfg.kube_version = version
+    sim = Simulation(cluster, cfg, in_tree_registry(), seed=seed)
     if recorder is not None:
         real = sim.scheduler.dispatch
 
@@ -241,15 +249,18 @@ def test_completion_frees_resources_and_lets_a_pending_pod_in(tmp_path: Path) ->
 
 
 def test_pending_pod_waits_for_its_backoff_after_a_completion(tmp_path: Path) -> None:
-    # the second pod failed at 0s and waits, unschedulable; the completion at 0.5s moves it, but its 1 s
-    # backoff (from that failure) holds it until 1s.
+    # the second pod failed at 0s and waits, unschedulable; the completion at 0.5s moves it to backoff (1 s from
+    # that failure: expiry 1.0 s, window 1 s, flushed at 2 s), but the active queue is empty, so Pop takes it from
+    # the backoff queue at once (SchedulerPopFromBackoffQ); with the gate off it waits for its expiry at 1 s.
     path = manifest(tmp_path, node("n1", "4"), pod("first", "3", run="500ms"), pod("second", "3"))
     _, result = simulate(path)
     assert history(result) == [
         (0.0, "scheduled", "default/first", "n1"),
         (0.5, "completed", "default/first", "n1"),
-        (1.0, "scheduled", "default/second", "n1"),
+        (0.5, "scheduled", "default/second", "n1"),
     ]
+    _, result = simulate(path, version=NO_POP_FROM_BACKOFF)
+    assert history(result)[-1] == (1.0, "scheduled", "default/second", "n1")
 
 
 def test_bound_pod_with_run_duration_completes(tmp_path: Path) -> None:
@@ -295,7 +306,9 @@ def test_deployment_pod_preempted_is_replaced(tmp_path: Path) -> None:
     preempted = next(e for e in result.events if e.kind == "preempted")
     assert preempted.by == "default/urgent"
     assert preempted.reason == "Deployment default/web creates default/web-2"
-    assert (11.0, "scheduled", "default/urgent") in kinds  # after its 1 s backoff
+    # it backs off 1 s after its preempting cycle (10 s + 1 s = 11.0 s, window 11 s, flushed at 12 s), but web-2 is
+    # tried and rejected at 10 s, and then the active queue is empty: Pop takes it from the backoff queue at once
+    assert (10.0, "scheduled", "default/urgent") in kinds
     phases = {r.pod.key: (r.phase, r.replaces) for r in result.records}
     assert phases[victim] == (PREEMPTED, None)
     assert phases["default/web-2"] == ("Pending", victim)
@@ -320,15 +333,17 @@ def test_statefulset_pod_is_recreated_under_its_name(tmp_path: Path) -> None:
     # the preempted pod stays in the history; the new one with the same name runs once the urgent pod is done
     assert db == [
         ("default/db-0", PREEMPTED, 0.0, 0.0, None),
-        ("default/db-0", RUNNING, 5.0, 66.0, "default/db-0"),
+        ("default/db-0", RUNNING, 5.0, 65.0, "default/db-0"),
     ]
+    # the urgent pod backs off after its preempting cycle at 5 s (to the 7 s flush: 5 + 1 = 6.0 s, window 6 s), but
+    # once the new db-0 is rejected the active queue is empty, so Pop takes it from the backoff queue at 5 s
     assert [(t, k, p) for t, k, p, _ in history(result)] == [
         (0.0, "scheduled", "default/db-0"),
         (5.0, "preempted", "default/db-0"),
         (5.0, "nominated", "default/urgent"),
-        (6.0, "scheduled", "default/urgent"),
-        (66.0, "completed", "default/urgent"),
-        (66.0, "scheduled", "default/db-0"),
+        (5.0, "scheduled", "default/urgent"),
+        (65.0, "completed", "default/urgent"),
+        (65.0, "scheduled", "default/db-0"),
     ]
 
 
@@ -359,9 +374,10 @@ def test_job_pod_preempted_is_replaced_and_still_needs_its_completions(tmp_path:
     rows = [(r.pod.name, r.phase, r.started, r.finished, r.replaces) for r in result.records]
     assert rows == [
         ("train-0", PREEMPTED, 0.0, 50.0, None),
-        ("urgent", SUCCEEDED, 51.0, 81.0, None),
-        ("train-1", SUCCEEDED, 81.0, 181.0, "default/train-0"),
-        ("train-2", SUCCEEDED, 181.0, 281.0, None),
+        # popped from the backoff queue at 50 s (nothing else is active), not at its 1 s backoff's end
+        ("urgent", SUCCEEDED, 50.0, 80.0, None),
+        ("train-1", SUCCEEDED, 80.0, 180.0, "default/train-0"),
+        ("train-2", SUCCEEDED, 180.0, 280.0, None),
     ]
 
 

@@ -1,5 +1,6 @@
-"""The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, a
-backoff heap ordered by expiry, and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
+"""The scheduling queue, as kube-scheduler keeps it: an active heap ordered by the QueueSort plugin, backoff
+heaps ordered by expiry (with SchedulerPopFromBackoffQ: by 1 s window, then as the active heap, and a second one for
+errors), and the unschedulable pods waiting for a cluster change. kube-scheduler 1.37's
 pod-group entities (:class:`GroupEntity`) are kept beside the pods: a group's pods stay queued one by one, and share
 the entity's order key, backoff expiry and counts."""
 
@@ -29,15 +30,28 @@ class QueuedPod:
     unschedulable_plugins: frozenset[str] = frozenset()  # the plugins that rejected it last
     in_backoff: bool = False  # its latest heap entry is in the backoff heap
     unschedulable_since: float = 0.0  # when it last failed (the periodic flush moves pods waiting too long)
+    error: bool = False  # it came back after an error (upstream's error backoff queue: never popped early)
+    backoff_popped_at: float | None = None  # the instant it was last popped from backoff (SchedulerPopFromBackoffQ)
 
 
 # (schedulerName, the PreEnqueue plugin that holds a pod back, its reason)
 GateKind = tuple[str, str, str]
 
 # kube-scheduler's backoff ordering window (SchedulerPopFromBackoffQ, on from 1.33): a backoff expiry is truncated to
-# a whole second, and the backoff queue is flushed at each whole second (of the scheduler's clock, here virtual
-# time). Applied to pod-group entities only (see GroupEntity).
+# a whole second, and the backoff queue is flushed at each whole second (of the scheduler's clock: virtual time in
+# the simulator, the monotonic clock in live mode). Single pods and pod-group entities alike (``backoff_end``).
 BACKOFF_WINDOW_S = 1.0
+
+
+def backoff_end(now: float, duration: float, windows: bool) -> float:
+    """When a pod (or entity) sent back at ``now`` for ``duration`` leaves backoff. Without windows: at its expiry.
+    With them (upstream alignToWindow, isEntityBackingoff): the expiry is truncated to its window, the pod backs off
+    while that is not before the current window's start, so the first whole-second flush after the truncated
+    expiry moves it (expiry 3.4 s -> window 3 s -> out at the 4 s flush; expiry 3.0 s -> out at 4 s too)."""
+    expiry = round(now + duration, 9)
+    if not windows:
+        return expiry
+    return (math.floor(expiry / BACKOFF_WINDOW_S) + 1) * BACKOFF_WINDOW_S
 
 
 @dataclass
@@ -78,12 +92,19 @@ class SchedulingQueue:
         sort_key: SortKey,
         initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
         max_backoff: float = DEFAULT_POD_MAX_BACKOFF_SECONDS,
+        pop_from_backoff: bool = False,
     ) -> None:
         self.sort_key = sort_key
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
+        # SchedulerPopFromBackoffQ: ordering windows, and Pop takes the backoff heap's head when nothing is active
+        self.pop_from_backoff = pop_from_backoff
         self._active: list[_Entry] = []
+        # the backoff heap; with pop_from_backoff it holds the pods a plugin rejected, ordered by (the end of their
+        # backoff, the active heap's key), and ``_error_backoff`` (by end alone) the pods back after an error and
+        # the pods of pod-group entities, which Pop never takes early (upstream's two backoff heaps)
         self._backoff: list[_Entry] = []
+        self._error_backoff: list[_Entry] = []
         self.unschedulable: dict[str, QueuedPod] = {}
         # the plugins whose rejections a newly assigned pod may lift, and the unschedulable pods one of them rejected
         self.hinted_plugins: frozenset[str] = frozenset()
@@ -172,7 +193,12 @@ class SchedulingQueue:
     def _wait_backoff(self, qp: QueuedPod, until: float) -> None:
         qp.backoff_until = until
         qp.in_backoff = True
-        heapq.heappush(self._backoff, _Entry((until,), next(self._seq), qp))
+        if not self.pop_from_backoff:
+            heapq.heappush(self._backoff, _Entry((until,), next(self._seq), qp))
+        elif qp.error or self._entity_of(qp) is not None:
+            heapq.heappush(self._error_backoff, _Entry((until,), next(self._seq), qp))
+        else:  # same window: as the active heap orders them (upstream lessBackoffCompletedWithPriority)
+            heapq.heappush(self._backoff, _Entry((until, *self.sort_key(qp.info)), next(self._seq), qp))
 
     def requeue_entity(
         self,
@@ -226,10 +252,7 @@ class SchedulingQueue:
         count = entity.errors or entity.unschedulable
         if count == 0 or self.max_backoff <= 0:
             return 0.0
-        expiry = round(now + self.backoff_duration(count, self.group_max_backoff(size)), 9)
-        window = BACKOFF_WINDOW_S
-        # still backing off while its expiry is not before the flush's window: the first flush after it
-        return (math.floor(expiry / window) + 1) * window
+        return backoff_end(now, self.backoff_duration(count, self.group_max_backoff(size)), self.pop_from_backoff)
 
     def join_entity(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str], priority: int) -> None:
         """kube-scheduler 1.37: a pod of a pod group back from outside a pod-group cycle (rejected while waiting at
@@ -360,7 +383,7 @@ class SchedulingQueue:
         qp.last_reason = reason
         qp.unschedulable_plugins = plugins
         qp.unschedulable_since = now
-        self.requeue_now(qp, now)
+        self.requeue_now(qp, now, error=not plugins)
 
     def backoff_duration(self, attempts: int, max_backoff: float | None = None) -> float:
         top = self.max_backoff if max_backoff is None else max_backoff
@@ -377,32 +400,63 @@ class SchedulingQueue:
         return int(self.max_backoff * 1e9 * math.sqrt(size)) / 1e9 if size > 1 else self.max_backoff
 
     def pop(self, now: float) -> QueuedPod | None:
+        """The next pod to try at ``now``: the backoff that ended by then is flushed first (with windows, ends are
+        whole seconds, so this is the flush of the latest tick), then the active heap's head; with
+        SchedulerPopFromBackoffQ, when nothing is active, the head of the backoff heap (still backing off; not a
+        pod back after an error nor a pod-group entity's). The simulator's guard: a cycle takes no time there, so a
+        pod popped from backoff is not popped from backoff again at the same instant (upstream would retry it
+        for as long as the active queue stays empty); the next is tried at its window's flush."""
         self._flush_backoff(now)
         while self._active:
             entry = heapq.heappop(self._active)
             qp = entry.item
             if self._queued.get(qp.info.key) is qp:
-                del self._queued[qp.info.key]
-                if self.entities:
-                    self._left(qp)
-                qp.attempts += 1
-                qp.moves_seen = self.move_requests
-                return qp
+                return self._popped(qp)
+        if self.pop_from_backoff:
+            return self._pop_backoff(now)
+        return None
+
+    def _popped(self, qp: QueuedPod) -> QueuedPod:
+        del self._queued[qp.info.key]
+        if self.entities:
+            self._left(qp)
+        qp.attempts += 1
+        qp.moves_seen = self.move_requests
+        return qp
+
+    def _pop_backoff(self, now: float) -> QueuedPod | None:
+        head = self._valid_head(self._backoff)
+        if head is None or head.backoff_popped_at == now:
+            return None
+        heapq.heappop(self._backoff)
+        head.in_backoff = False
+        head.backoff_popped_at = now
+        if head.info.first_active is None:
+            head.info.first_active = next(self._first_active)
+        return self._popped(head)
+
+    def _valid_head(self, heap: list[_Entry]) -> QueuedPod | None:
+        """The head of a backoff heap once its stale entries (pods taken, removed or moved since) are dropped."""
+        while heap:
+            head = heap[0].item
+            if self._queued.get(head.info.key) is head:
+                return head
+            heapq.heappop(heap)
         return None
 
     def _flush_backoff(self, now: float) -> None:
-        while self._backoff and float(self._backoff[0].key[0]) <= now:
-            qp = heapq.heappop(self._backoff).item
-            if self._queued.get(qp.info.key) is qp:
-                self._push_active(qp)
+        """Upstream flushBackoffQCompleted: the backoff heap's pods whose backoff ended, then the error heap's."""
+        for heap in (self._backoff, self._error_backoff):
+            while heap and float(heap[0].key[0]) <= now:
+                qp = heapq.heappop(heap).item
+                if self._queued.get(qp.info.key) is qp:
+                    self._push_active(qp)
 
     def next_backoff_expiry(self) -> float | None:
-        while self._backoff:
-            head = self._backoff[0]
-            if self._queued.get(head.item.info.key) is head.item:
-                return float(head.key[0])
-            heapq.heappop(self._backoff)
-        return None
+        """When the next backoff ends (with windows: the whole-second flush that moves it), None when no pod backs
+        off: the simulator and live mode wake at it, and tick only while something waits."""
+        ends = [float(h[0].key[0]) for h in (self._backoff, self._error_backoff) if self._valid_head(h) is not None]
+        return min(ends) if ends else None
 
     def add_unschedulable(self, qp: QueuedPod, now: float, reason: str, plugins: frozenset[str] = frozenset()) -> None:
         """After a failed attempt: wait for a cluster change, then for the backoff. A cluster change that came
@@ -411,7 +465,8 @@ class SchedulingQueue:
         qp.last_reason = reason
         qp.unschedulable_plugins = plugins
         qp.unschedulable_since = now
-        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+        qp.error = not plugins  # no plugin rejected it: upstream's error backoff heap
+        qp.backoff_until = self._backoff_end(qp, now)
         self._queued[qp.info.key] = qp
         if qp.moves_seen != self.move_requests:
             self._to_backoff_or_active(qp, now)
@@ -429,18 +484,28 @@ class SchedulingQueue:
             entity.queued.add(qp.info.key)
         self.add_unschedulable(qp, now, qp.last_reason, qp.unschedulable_plugins)
 
-    def requeue_now(self, qp: QueuedPod, now: float) -> None:
-        """Back to backoff (or active) at once, e.g. a preemptor whose victims are already gone."""
-        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+    def requeue_now(self, qp: QueuedPod, now: float, error: bool = True) -> None:
+        """Back to backoff (or active) at once: a pod whose attempt ended in an error (``error``: it waits in
+        the error backoff heap, which Pop never takes early), or one sent back after its backoff alone."""
+        qp.error = error
+        qp.backoff_until = self._backoff_end(qp, now)
         self._queued[qp.info.key] = qp
         self._to_backoff_or_active(qp, now)
+
+    def _backoff_end(self, qp: QueuedPod, now: float) -> float:
+        """When the pod, sent back at ``now`` after its latest attempt, leaves backoff (``backoff_end``); with
+        windows and backoff off (``podMaxBackoffSeconds: 0``), at once, as upstream's zero expiry."""
+        if self.pop_from_backoff and self.max_backoff <= 0:
+            return 0.0
+        if not self.pop_from_backoff:  # today's arithmetic, unrounded
+            return now + self.backoff_duration(qp.attempts)
+        return backoff_end(now, self.backoff_duration(qp.attempts), True)
 
     def _to_backoff_or_active(self, qp: QueuedPod, now: float) -> None:
         if qp.backoff_until <= now:
             self._push_active(qp)
         else:
-            qp.in_backoff = True
-            heapq.heappush(self._backoff, _Entry((qp.backoff_until,), next(self._seq), qp))
+            self._wait_backoff(qp, qp.backoff_until)
 
     def move_some(self, now: float, which: Callable[[QueuedPod], bool]) -> int:
         """A cluster event that may make some pods schedulable: the unschedulable pods rejected by one of the

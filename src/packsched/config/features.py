@@ -125,6 +125,13 @@ GATES: Final[dict[str, Gate]] = {
             "node of the previous cycle's sorted scores (KEP-5598), when the profile's plugins can all sign pods",
         ),
         _gate(
+            "SchedulerPopFromBackoffQ",
+            (33, True, BETA),
+            effect="the scheduling queue's backoff ordering windows (KEP-4247): backoff expiries truncated to the "
+            "whole second, the backoff queue flushed at whole-second ticks and ordered by window then as the active "
+            "queue; and Pop takes the backoff queue's head when the active queue is empty",
+        ),
+        _gate(
             "DynamicResourceAllocation",
             (26, False, ALPHA),
             (32, False, BETA),

@@ -129,6 +129,13 @@ class KubeVersion:
         return self.pod_group_placement_cycle
 
     @property
+    def pop_from_backoff_q(self) -> bool:
+        """SchedulerPopFromBackoffQ (beta and on from 1.33; still beta in 1.37): backoff expiries aligned to 1 s
+        windows, the backoff queue flushed at whole seconds, and Pop taking the backoff queue's head when the active
+        queue is empty (backend/queue.py)."""
+        return self.feature("SchedulerPopFromBackoffQ")
+
+    @property
     def opportunistic_batching(self) -> bool:
         """1.35+ with OpportunisticBatching (beta, on by default): a profile whose PreFilter, Filter, PreScore and
         Score plugins all sign pods reuses the previous cycle's sorted scores for the next pod with the same

@@ -162,9 +162,14 @@ def test_1_36_a_gang_that_does_not_fit_places_no_pod_and_retries_on_backoff(tmp_
          "nodes are available: 2 No "
          "preemption victims found for incoming pod."),
     ]  # fmt: skip
-    # retried after the backoff (1 s, then doubling up to 10 s), not on cluster events
+    # retried after the backoff (1 s, then doubling up to 10 s), not on cluster events. SchedulerPopFromBackoffQ:
+    # each backoff ends at the whole-second flush after its window, and while nothing is active Pop takes the pods
+    # from the backoff queue, once each per instant (the simulator's guard), so each instant holds two attempts:
+    # at 0 s attempts 1-2 (2 s: 0 + 2 = 2.0, window 2 -> flushed at 3 s), at 3 s attempts 3-4 (8 s: 11.0 -> 12 s),
+    # at 12 s attempts 5-6 (capped at 10 s: 22.0 -> 23 s), at 23 s attempts 7-8 (33.0 -> 34 s)
     times = sorted({e.time for e in result.events})
-    assert times[:5] == [0.0, 1.0, 3.0, 7.0, 15.0]
+    assert times[:5] == [0.0, 3.0, 12.0, 23.0, 34.0]
+    assert [e.time for e in result.events if e.pod == "default/t-0"][:8] == [0.0, 0.0, 3.0, 3.0, 12.0, 12.0, 23.0, 23.0]
 
 
 @pytest.mark.parametrize("minor", RELEASES)
@@ -230,4 +235,6 @@ def test_1_36_a_gang_that_needs_preemption_waits_for_it_then_is_bound(tmp_path: 
     # creation woke: upstream's InitialAttemptTimestamp)
     assert ("unschedulable", "default/t-0", "pod group is waiting for preemption to complete") in [k[1:] for k in kinds]
     assert placed(result)["default/t-0"] == placed(result)["default/t-1"] == "n1"
-    assert {e.time for e in result.events if e.kind == "scheduled"} == {1.0}
+    # the gang backs off after its preempting cycle (to the 2 s flush), but nothing else is active: Pop takes its
+    # pods from the backoff queue at 0 s (SchedulerPopFromBackoffQ)
+    assert {e.time for e in result.events if e.kind == "scheduled"} == {0.0}
