@@ -260,17 +260,26 @@ class SchedulingQueue:
         its backoff), else makes a new one, its counts fresh, which goes to the active queue at once (upstream
         addPodGroupMember)."""
         qp.last_reason, qp.unschedulable_plugins, qp.unschedulable_since = reason, plugins, now
-        self._queued[qp.info.key] = qp
         entity = self._joined(qp)
         ref = qp.info.pod_group
-        if entity is None and ref is not None:
+        if entity is None and ref is not None and not self._plain_member_queued(ref.key, qp.info.key):
             entity = self.entities[ref.key] = GroupEntity(next(self._stamp), priority, queued={qp.info.key})
+        # (a pod of the group queued on its own, as packsched queues a group's pods until its first cycle sends some
+        # back: upstream's entity would hold both and go active at once; the pod goes active beside it)
+        self._queued[qp.info.key] = qp
         if entity is not None and entity.backoff_until > now:
             qp.info.arrival = entity.stamp
             self._wait_backoff(qp, entity.backoff_until)
             return
         qp.backoff_until = 0.0
         self._push_active(qp)
+
+    def _plain_member_queued(self, group: str, key: str) -> bool:
+        """Whether a pod of ``group`` other than ``key`` waits in the queue outside any entity (rare: a join scans
+        the queue)."""
+        return any(
+            k != key and o.info.pod_group is not None and o.info.pod_group.key == group for k, o in self._queued.items()
+        )
 
     def _gate(self, qp: QueuedPod) -> None:
         """``qp`` is held back at PreEnqueue. A pod gated again (the same key) keeps its place, in ``gated`` and in
