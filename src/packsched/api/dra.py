@@ -211,6 +211,11 @@ class ResourceClaim:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    def controlled_by(self, pod: Pod) -> bool:
+        """Whether ``pod`` is the claim's controlling owner: by name, and by uid where both are known (upstream
+        compares the uids)."""
+        return self.owner_pod == pod.key and not (self.owner_uid and pod.uid and self.owner_uid != pod.uid)
+
     @property
     def has_binding_conditions(self) -> bool:
         return self.allocation is not None and any(r.binding_conditions for r in self.allocation.results)

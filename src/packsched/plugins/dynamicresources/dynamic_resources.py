@@ -281,9 +281,7 @@ def pod_claims(pod: Pod, dra: DraObjects, capitalized: bool = True) -> tuple[lis
             return out, f'could not find ResourceClaim "{pod.namespace}/{name}"'
         if claim.deleting:
             return out, f'resourceclaim "{claim.name}" is being deleted'
-        if pc.template_name and (
-            claim.owner_pod != pod.key or (claim.owner_uid and pod.uid and claim.owner_uid != pod.uid)
-        ):
+        if pc.template_name and not claim.controlled_by(pod):
             word = "Pod" if capitalized else "pod"
             return out, (
                 f"ResourceClaim {claim.namespace}/{claim.name} was not created for {word} {pod.namespace}/{pod.name} "
@@ -1057,11 +1055,7 @@ def _leftover_extended_claim(dra: DraObjects, pod: Pod) -> ResourceClaim | None:
     makes at Reserve never reaches a later PreFilter: Unreserve deletes it, or the pod is bound.)"""
     key = dra.extended_claims.get(pod.key)
     claim = dra.claims.get(key) if key is not None else None
-    if claim is None or not claim.extended or claim.owner_pod != pod.key:
-        return None
-    if claim.owner_uid and pod.uid and claim.owner_uid != pod.uid:
-        return None
-    return claim
+    return claim if claim is not None and claim.extended and claim.controlled_by(pod) else None
 
 
 def _selected(terms: tuple[NodeSelectorTerm, ...], snap: Snapshot, cols: np.ndarray) -> np.ndarray:
