@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,13 @@ from packsched.framework.runtime import Framework, FrameworkError
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
-from packsched.scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find, zone_interleaved_order
+from packsched.scheduler import (
+    CycleResult,
+    Scheduler,
+    first_feasible,
+    num_feasible_nodes_to_find,
+    zone_interleaved_order,
+)
 from packsched.sim.engine import Simulation
 
 
@@ -122,6 +129,36 @@ def test_the_node_order_of_a_cluster_without_zones_is_rotated_as_any_order(
         return [r.node for r in result.records], sched.next_start_node_index
 
     assert run(True) == run(False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 5000),
+    st.floats(0.0, 1.0),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.integers(1, 3000),
+    st.booleans(),
+)
+def test_first_feasible_reads_the_rotated_order_as_a_full_pass_would(
+    n: int, density: float, seed: int, start: int, k: int, by_columns: bool
+) -> None:
+    """The stretch-by-stretch search for the first k feasible nodes gives the nodes, in the order, and the count
+    of nodes looked at that reading the whole rotated order at once gives (stretches start at 1,024 places and
+    double, so large clusters cross several)."""
+    rng = np.random.default_rng(seed)
+    alive = rng.random(n) < density
+    order = np.arange(n, dtype=np.intp) if by_columns else rng.permutation(n).astype(np.intp)
+    start %= n
+    k = min(k, n - 1) if n > 1 else 1
+    if k >= n:
+        return
+    rotated = np.concatenate([order[start:], order[:start]])
+    hits = np.flatnonzero(alive[rotated])
+    want = (rotated[hits[:k]], int(hits[k - 1]) + 1) if len(hits) >= k else (rotated[hits], n)
+    found, processed = first_feasible(alive, None if by_columns else order, start, k)
+    assert found.tolist() == want[0].tolist()
+    assert processed == want[1]
 
 
 def test_backoff_durations_double_up_to_the_max() -> None:

@@ -209,6 +209,34 @@ def num_feasible_nodes_to_find(percentage: int | None, n: int) -> int:
     return max(n * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+def first_feasible(alive: BoolArray, order: IntArray | None, start: int, k: int) -> tuple[IntArray, int]:
+    """The first ``k`` (fewer than the nodes) feasible columns in the node ``order`` (None: the columns' own) rotated
+    to ``start``, and how many places of that order were looked at to find them (all when fewer are feasible). The
+    order is read a stretch at a time, each twice the last, so that a large cluster with many feasible nodes is not
+    read in full each cycle (upstream stops filtering there too)."""
+    n = len(alive)
+    parts: list[IntArray] = []
+    got = 0
+    step = max(2 * k, 1024)
+    for lo, hi in ((start, n), (0, start)):
+        pos = lo
+        while pos < hi:
+            end = min(pos + step, hi)
+            hits = np.flatnonzero(alive[pos:end] if order is None else alive[order[pos:end]])
+            if len(hits):
+                if got + len(hits) >= k:
+                    hits = hits[: k - got]
+                    parts.append(hits + pos if order is None else order[hits + pos])
+                    last = int(hits[-1]) + pos  # its place in the order, before the rotation
+                    processed = last - start + 1 if last >= start else n - start + last + 1
+                    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), processed
+                parts.append(hits + pos if order is None else order[hits + pos])
+                got += len(hits)
+            pos = end
+            step *= 2
+    return (np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)), n
+
+
 class Scheduler(EventHandlers):
     """The scheduler shared by the simulator and the live adapter. It is also the plugins' Handle.
 
@@ -616,38 +644,16 @@ class Scheduler(EventHandlers):
         """The first ``k`` feasible nodes (all of them when ``k`` is at least the node count) in the node order
         rotated to ``start``, and how many nodes of that order were looked at to find them."""
         n = len(alive)
-        if self._order_is_columns:  # the order is the columns': rotated by slicing (no gather)
-            if k >= n:
-                processed = n
+        if k >= n:  # every node is looked at: the feasible ones in the rotated order
+            if self._order_is_columns:  # the order is the columns': rotated by slicing (no gather)
                 found = np.flatnonzero(alive)
                 if start:
                     split = int(np.searchsorted(found, start))
                     found = np.concatenate([found[split:], found[:split]])
-            else:
-                hits = np.flatnonzero(np.concatenate([alive[start:], alive[:start]]) if start else alive)
-                if len(hits) >= k:
-                    hits = hits[:k]
-                    processed = int(hits[-1]) + 1
-                else:
-                    processed = n
-                found = hits + start
-                if start:
-                    found[found >= n] -= n
-        else:
+                return found, n
             rotated = self._rotated_order(order, start)
-            in_order = alive[rotated]
-            if k >= n:  # every node is looked at: the feasible ones in the rotated order
-                processed = n
-                found = rotated[in_order]
-            else:
-                hits = np.flatnonzero(in_order)
-                if len(hits) >= k:
-                    hits = hits[:k]
-                    processed = int(hits[-1]) + 1
-                else:
-                    processed = n
-                found = rotated[hits]
-        return found, processed
+            return rotated[alive[rotated]], n
+        return first_feasible(alive, None if self._order_is_columns else order, start, k)
 
     def _rotated_order(self, order: IntArray, start: int) -> IntArray:
         """The node order from ``start`` round: kept while neither changes (with every node scored, the start
