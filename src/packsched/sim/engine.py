@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import heapq
 import itertools
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -177,6 +179,24 @@ def _round_time_up(t: float) -> float:
     16413.065000000002) would otherwise be rounded to just before it, never reached, and the loop would spin."""
     r = round(t, 9)
     return r if r >= t else round(r + 1e-9, 9)
+
+
+@contextmanager
+def objects_frozen() -> Iterator[None]:
+    """The objects alive when a run starts (the cluster, the snapshot's arrays, the plugins: on a large cluster
+    hundreds of thousands of them, nearly all living as long as the simulation) are moved out of the garbage
+    collector's generations for the run (``gc.freeze()``), so that a full collection during the run walks only
+    what the run made (at 50,000 nodes one full collection took 0.15-0.3 s) and put back afterwards
+    (``gc.unfreeze()``), collectable as before. Left alone when something froze objects already (``serve`` does
+    at its start), and in a run inside another run."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class Simulation:
@@ -548,6 +568,10 @@ class Simulation:
     def run_until(self, until: float | None) -> None:
         """Run every event before ``until`` (all of them: None), then stand at ``until``: what happens at that very
         time (a scenario's next step first) is left for later."""
+        with objects_frozen():
+            self._run_until(until)
+
+    def _run_until(self, until: float | None) -> None:
         while True:
             if self._timeline and self._timeline[0].time <= self.now:
                 self._fire_due()
