@@ -32,7 +32,13 @@ from packsched.framework.snapshot import Snapshot
 from packsched.framework.status import Code
 from packsched.plugins.noderesources.balanced_allocation import BalancedAllocation
 from packsched.plugins.noderesources.fit import Fit
-from packsched.plugins.noderesources.scoring import SCALAR_NODES, Scorer
+from packsched.plugins.noderesources.scoring import (
+    SCALAR_NODES,
+    ResourceColumns,
+    Scorer,
+    _balanced_general,
+    balanced_score,
+)
 
 GPU = "nvidia.com/gpu"
 RESOURCES = ("cpu", "memory", GPU, "example.com/foo", "not-a-resource")
@@ -175,3 +181,39 @@ def test_the_fit_filter_node_by_node_lets_an_exact_fit_through() -> None:
     for sel in (np.array([0, 1], dtype=np.intp), np.arange(snap.n, dtype=np.intp)):
         verdicts = _verdicts(plugin.filter(state, pod, snap, sel), len(sel))
         assert verdicts[:2] == [set(), {("Insufficient cpu", Code.UNSCHEDULABLE)}]
+
+
+@st.composite
+def allocatable_columns(draw: st.DrawFn) -> tuple[list[ResourceColumns], int]:
+    """Per-resource columns where every node has every resource (allocatable > 0): requests below, at and above
+    it, zero included."""
+    n = draw(st.integers(1, 12))
+    out: list[ResourceColumns] = []
+    for i in range(draw(st.integers(0, 4))):
+        alloc = draw(st.lists(st.integers(1, 64_000), min_size=n, max_size=n))
+        req = draw(st.lists(st.integers(0, 80_000), min_size=n, max_size=n))
+        out.append(
+            ResourceColumns(f"r{i}", draw(st.integers(1, 100)), np.array(alloc, np.int64), np.array(req, np.int64))
+        )
+    return out, n
+
+
+@settings(max_examples=150, deadline=None)
+@given(allocatable_columns(), st.sampled_from([s for s in STRATEGIES if s[1] == SEMANTICS_CURRENT]), st.data())
+def test_shorter_array_paths_equal_the_general_ones(
+    drawn: tuple[list[ResourceColumns], int], strategy: tuple[str, str], data: st.DataObject
+) -> None:
+    """``Scorer.combine`` and ``balanced_score`` take fewer array passes where every node has every resource: the
+    same integers as their general paths, for every strategy and any shape."""
+    columns, n = drawn
+    kind, semantics = strategy
+    shape = None
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        scores = data.draw(st.lists(st.integers(0, 10), min_size=2, max_size=4))
+        points = sorted(data.draw(st.sets(st.integers(0, 100), min_size=len(scores), max_size=len(scores))))
+        shape = RequestedToCapacityRatioParam(
+            [UtilizationShapePoint(u, v) for u, v in zip(points, scores, strict=True)]
+        )
+    scorer = Scorer(ScoringStrategy(kind, [ResourceSpec(c.name, c.weight) for c in columns], shape, semantics))
+    assert scorer.combine(columns, n).tolist() == scorer._combine_general(columns, n).tolist()
+    assert balanced_score(columns, n).tolist() == _balanced_general(columns, n).tolist()

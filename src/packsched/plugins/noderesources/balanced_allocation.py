@@ -4,7 +4,6 @@ whose balance the pod improves most)."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import replace
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from packsched.framework.status import Status
 from packsched.plugins.helper import signers
 from packsched.plugins.noderesources.scoring import (
     SCALAR_NODES,
+    ResourceColumns,
     balanced_node,
     balanced_score,
     gather,
@@ -76,7 +76,10 @@ class BalancedAllocation:
             return with_pod
         # 1.36+ (kubernetes#135573): how much the pod improves or worsens the node's balance. Both scores lie in
         # [50, 100], so the sum below is never negative and floor division is Go's integer division.
-        without = [replace(c, requested=c.requested - pod_request_for(pod, c.name, non_zero=False)) for c in columns]
+        without = [
+            ResourceColumns(c.name, c.weight, c.alloc, c.requested - pod_request_for(pod, c.name, non_zero=False))
+            for c in columns
+        ]
         without_pod = balanced_score(without, len(cols))
         half = MAX_NODE_SCORE // 2
         return half + (half + with_pod - without_pod) // 2
