@@ -207,6 +207,18 @@ class NodeLocalPlugin(Protocol):
     def equivalence_key(self, pod: PodInfo) -> Hashable | None: ...
 
 
+@runtime_checkable
+class VerdictFilter(Protocol):
+    """A node-local Filter plugin that can also answer only whether each selected node passes (no reasons, no
+    rejection objects): what the equivalence cache asks when it filters again the nodes changed since a class was
+    last used. ``passes(...)[i]`` must be True exactly where ``filter`` rejects the i-th selected node for no
+    reason."""
+
+    name: str
+
+    def passes(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> BoolArray: ...
+
+
 def filter_reads_pods(plugin: object) -> bool:
     """Whether the plugin's filter verdict on a node may change when pods are placed on or removed from it. A
     plugin says it does not with a ``filter_reads_pods = False`` attribute (its verdict reads the node and the

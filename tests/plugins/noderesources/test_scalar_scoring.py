@@ -166,6 +166,11 @@ def test_the_fit_filter_judges_a_few_nodes_as_it_judges_many(
         sel = every[col : col + 2]
         few.extend(_verdicts(plugin.filter(state, pod, snap, sel), len(sel)))
     assert few == many
+    # the verdicts alone (VerdictFilter, what the equivalence cache's catch-up asks), over many nodes and a few
+    passing = [not reasons for reasons in many]
+    assert plugin.passes(state, pod, snap, every).tolist() == passing
+    assert [v for col in range(0, snap.n, 2) for v in plugin.passes(state, pod, snap, every[col : col + 2])] == passing
+    assert plugin.passes(state, pod, snap, slice(None)).tolist() == passing
 
 
 def test_the_fit_filter_node_by_node_lets_an_exact_fit_through() -> None:
@@ -181,6 +186,7 @@ def test_the_fit_filter_node_by_node_lets_an_exact_fit_through() -> None:
     for sel in (np.array([0, 1], dtype=np.intp), np.arange(snap.n, dtype=np.intp)):
         verdicts = _verdicts(plugin.filter(state, pod, snap, sel), len(sel))
         assert verdicts[:2] == [set(), {("Insufficient cpu", Code.UNSCHEDULABLE)}]
+        assert plugin.passes(state, pod, snap, sel).tolist()[:2] == [True, False]
 
 
 @st.composite

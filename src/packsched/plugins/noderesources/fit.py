@@ -123,6 +123,35 @@ class Fit:
                 self._reject(out, name, amount, np.array(short, dtype=bool), np.array(alloc, dtype=np.int64))
         return out
 
+    def passes(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> BoolArray:
+        """Whether each selected node passes ``filter`` (framework.interface.VerdictFilter): the same tests, with
+        no rejection built (the equivalence cache's catch-up reads the verdicts only)."""
+        checked = self._checked_in(state, pod)
+        dra = self.handle.dra() if self.dra_extended else None
+        if not isinstance(sel, slice) and len(sel) <= SCALAR_NODES:
+            cols = sel.tolist()
+            pod_count, allowed = snap.pod_count, snap.allowed_pods
+            ok = [pod_count.item(c) + 1 <= allowed.item(c) for c in cols]
+            for name, amount in checked:
+                row = snap.ensure_resource(name)
+                alloc_m, requested = snap.alloc, snap.requested  # read after ensure_resource, which may replace them
+                delegated = dra is not None and class_for(dra, name) is not None
+                for i, c in enumerate(cols):
+                    if ok[i]:
+                        a = alloc_m.item(row, c)
+                        if amount > a - requested.item(row, c) and (a > 0 or not delegated):
+                            ok[i] = False
+            return np.array(ok, dtype=bool)
+        fits = snap.pod_count[sel] + 1 <= snap.allowed_pods[sel]
+        for name, amount in checked:
+            row = snap.ensure_resource(name)
+            alloc = snap.alloc[row, sel]
+            short = amount > alloc - snap.requested[row, sel]
+            if dra is not None and class_for(dra, name) is not None:
+                short &= alloc > 0
+            fits &= ~short
+        return np.asarray(fits, dtype=bool)
+
     def _reject(self, out: list[Rejection], name: str, amount: int, short: BoolArray, alloc: IntArray) -> None:
         """The rejections for the nodes short of ``name``: from 1.34 a node too small even when empty cannot be
         helped by preemption (UnschedulableAndUnresolvable), the others can."""
