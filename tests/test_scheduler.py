@@ -12,15 +12,15 @@ from packsched.api.manifests import Cluster
 from packsched.api.objects import Taint
 from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import PluginRef, PluginSet, Profile
+from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.runtime import Framework, FrameworkError
-from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import (
     CycleResult,
     Scheduler,
-    first_feasible,
     num_feasible_nodes_to_find,
     zone_interleaved_order,
 )
@@ -139,9 +139,10 @@ def test_the_node_order_of_a_cluster_without_zones_is_rotated_as_any_order(
     st.integers(0, 10**6),
     st.integers(1, 3000),
     st.booleans(),
+    st.sampled_from([None, 0.0, 0.3, 0.9, 1.0]),
 )
 def test_first_feasible_reads_the_rotated_order_as_a_full_pass_would(
-    n: int, density: float, seed: int, start: int, k: int, by_columns: bool
+    n: int, density: float, seed: int, start: int, k: int, by_columns: bool, passing: float | None
 ) -> None:
     """The stretch-by-stretch search for the first k feasible nodes gives the nodes, in the order, and the count
     of nodes looked at that reading the whole rotated order at once gives (stretches start at 1,024 places and
@@ -153,12 +154,26 @@ def test_first_feasible_reads_the_rotated_order_as_a_full_pass_would(
     k = min(k, n - 1) if n > 1 else 1
     if k >= n:
         return
+    # ``check``: the filters that are not kept per class, asked only of nodes ``alive`` passes, each once
+    extra = rng.random(n) < passing if passing is not None else np.ones(n, dtype=bool)
+    asked: list[int] = []
+
+    def check(cols: IntArray) -> BoolArray:
+        assert alive[cols].all()
+        asked.extend(cols.tolist())
+        return extra[cols]
+
     rotated = np.concatenate([order[start:], order[:start]])
-    hits = np.flatnonzero(alive[rotated])
+    hits = np.flatnonzero((alive & extra)[rotated])
     want = (rotated[hits[:k]], int(hits[k - 1]) + 1) if len(hits) >= k else (rotated[hits], n)
-    found, processed = first_feasible(alive, None if by_columns else order, start, k)
+    found, processed = first_feasible(
+        alive, None if by_columns else order, start, k, check if passing is not None else None
+    )
     assert found.tolist() == want[0].tolist()
     assert processed == want[1]
+    assert len(asked) == len(set(asked))
+    if passing is not None and len(hits) >= k:  # stopped early: nothing asked past the k-th one's stretch
+        assert len(asked) <= 2 * max(processed, k + k // 4 + 16, 64)
 
 
 def test_backoff_durations_double_up_to_the_max() -> None:

@@ -43,6 +43,7 @@ from packsched.framework.interface import (
     QueueingHintPlugin,
     WaitingPodView,
 )
+from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
@@ -207,34 +208,6 @@ def num_feasible_nodes_to_find(percentage: int | None, n: int) -> int:
     if pct == 0:
         pct = max(DEFAULT_PERCENTAGE_BASE - n // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     return max(n * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def first_feasible(alive: BoolArray, order: IntArray | None, start: int, k: int) -> tuple[IntArray, int]:
-    """The first ``k`` (fewer than the nodes) feasible columns in the node ``order`` (None: the columns' own) rotated
-    to ``start``, and how many places of that order were looked at to find them (all when fewer are feasible). The
-    order is read a stretch at a time, each twice the last, so that a large cluster with many feasible nodes is not
-    read in full each cycle (upstream stops filtering there too)."""
-    n = len(alive)
-    parts: list[IntArray] = []
-    got = 0
-    step = max(2 * k, 1024)
-    for lo, hi in ((start, n), (0, start)):
-        pos = lo
-        while pos < hi:
-            end = min(pos + step, hi)
-            hits = np.flatnonzero(alive[pos:end] if order is None else alive[order[pos:end]])
-            if len(hits):
-                if got + len(hits) >= k:
-                    hits = hits[: k - got]
-                    parts.append(hits + pos if order is None else order[hits + pos])
-                    last = int(hits[-1]) + pos  # its place in the order, before the rotation
-                    processed = last - start + 1 if last >= start else n - start + last + 1
-                    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), processed
-                parts.append(hits + pos if order is None else order[hits + pos])
-                got += len(hits)
-            pos = end
-            step *= 2
-    return (np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)), n
 
 
 class Scheduler(EventHandlers):
@@ -613,12 +586,31 @@ class Scheduler(EventHandlers):
                     alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
                 return np.array([col], dtype=np.int64), Diagnosis(n, _one_hot(n, col))
+        order = self.node_order()
+        k = num_feasible_nodes_to_find(
+            fwk.profile.percentage_of_nodes_to_score
+            if fwk.profile.percentage_of_nodes_to_score is not None
+            else self.config.percentage_of_nodes_to_score,
+            n,
+        )
+        start = self.next_start_node_index % n
         cached: BoolArray | None = None
         if self.incremental and not explain and not self.nominator.nodes():
             # no pod is nominated anywhere (so none is added to any node) and no reasons wanted when it fits
-            cached = fwk.run_filters_cached(state, pod)
-            if not cached.any():  # it fits nowhere: filter again in full for the FitError's reasons
-                cached = state.pod_class = None
+            if k < n:
+                # the first k feasible nodes only: the filters outside the pod's class stop once k pass
+                found, processed = fwk.run_filters_cached_first(
+                    state, pod, None if self._order_is_columns else order, start, k
+                )
+                if len(found):
+                    self.next_start_node_index = (start + processed) % n
+                    # what the cycle knows: the nodes it found (the others were not all filtered)
+                    return found.astype(np.int64, copy=False), Diagnosis(n, _many_hot(n, found))
+                state.pod_class = None  # it fits nowhere: filter again in full for the FitError's reasons
+            else:
+                cached = fwk.run_filters_cached(state, pod)
+                if not cached.any():  # it fits nowhere: filter again in full for the FitError's reasons
+                    cached = state.pod_class = None
         if cached is not None:
             alive = cached
             diagnosis = Diagnosis(n, alive)
@@ -628,14 +620,6 @@ class Scheduler(EventHandlers):
             for g in groups:
                 diagnosis.groups.append(g)
                 diagnosis.unschedulable_plugins.add(g.plugin)
-        order = self.node_order()
-        k = num_feasible_nodes_to_find(
-            fwk.profile.percentage_of_nodes_to_score
-            if fwk.profile.percentage_of_nodes_to_score is not None
-            else self.config.percentage_of_nodes_to_score,
-            n,
-        )
-        start = self.next_start_node_index % n
         found, processed = self._feasible_in_order(alive, order, start, k)
         self.next_start_node_index = (start + processed) % n
         return found.astype(np.int64, copy=False), diagnosis
@@ -953,6 +937,12 @@ class Scheduler(EventHandlers):
 
 def _first_active(pod: PodInfo) -> int:
     return pod.first_active if pod.first_active is not None else -1  # upstream: a nil timestamp is the zero time
+
+
+def _many_hot(n: int, cols: IntArray) -> BoolArray:
+    out = np.zeros(n, dtype=bool)
+    out[cols] = True
+    return out
 
 
 def _one_hot(n: int, col: int) -> BoolArray:

@@ -43,6 +43,7 @@ from packsched.framework.interface import (
     score_reads_pods,
     zeros_normalize_uniformly,
 )
+from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
@@ -151,6 +152,30 @@ class EquivalenceCache:
             cols = np.flatnonzero(alive).astype(np.intp)
             alive[cols] = _verdicts(cls.other_filters, state, pod, snap, cols)
         return alive
+
+    def feasible_first(
+        self,
+        cls: PodClass,
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        order: IntArray | None,
+        start: int,
+        k: int,
+    ) -> tuple[IntArray, int]:
+        """The first ``k`` (fewer than the nodes) feasible nodes in the cycle's ``order`` (None: the columns')
+        rotated to ``start``, and how many places of the order were looked at (``nodeorder.first_feasible``):
+        the class's cached node-local verdicts, brought up to date, then the other filters over the nodes those
+        let through, a stretch of the order at a time, only until ``k`` pass (as upstream stops filtering)."""
+        self._sync(cls, state, pod, snap)
+        others = cls.other_filters
+        if not others:
+            return first_feasible(cls.alive, order, start, k)
+
+        def check(cols: IntArray) -> BoolArray:
+            return _verdicts(others, state, pod, snap, cols.astype(np.intp, copy=False))
+
+        return first_feasible(cls.alive, order, start, k, check)
 
     def scores(
         self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray

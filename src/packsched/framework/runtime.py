@@ -310,6 +310,16 @@ class Framework:
         state.pod_class = cls
         return self.equivalence.feasible(cls, state, pod, self.handle.snapshot)
 
+    def run_filters_cached_first(
+        self, state: CycleState, pod: PodInfo, order: IntArray | None, start: int, k: int
+    ) -> tuple[IntArray, int]:
+        """``run_filters_cached`` for a cycle that needs only the first ``k`` (fewer than the nodes) feasible
+        nodes in ``order`` (None: the columns') rotated to ``start``: those nodes, and how many places of the
+        order were looked at. The filters outside the class run only until ``k`` nodes pass."""
+        cls = self.equivalence.lookup(state, pod)
+        state.pod_class = cls
+        return self.equivalence.feasible_first(cls, state, pod, self.handle.snapshot, order, start, k)
+
     def run_filters_with_nominated(
         self, state: CycleState, pod: PodInfo, sel: NodeSel
     ) -> tuple[BoolArray, list[RejectGroup]]:

@@ -1,0 +1,52 @@
+"""Reading nodes in a cycle's order until enough are feasible (upstream findNodesThatPassFilters with
+``numFeasibleNodesToFind``): the order rotated to the cycle's start, read a stretch at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from packsched.framework.snapshot import BoolArray, IntArray
+
+
+def first_feasible(
+    alive: BoolArray,
+    order: IntArray | None,
+    start: int,
+    k: int,
+    check: Callable[[IntArray], BoolArray] | None = None,
+) -> tuple[IntArray, int]:
+    """The first ``k`` (fewer than the nodes) feasible columns in the node ``order`` (None: the columns' own)
+    rotated to ``start``, and how many places of that order were looked at to find them (all when fewer are
+    feasible). A node is feasible when ``alive`` says so and, with ``check``, when ``check`` passes it too:
+    ``check`` is asked of the nodes ``alive`` lets through, a stretch at a time in the order, and only until
+    ``k`` are found (upstream stops filtering there). Stretches start at ``2k`` places (with ``check``:
+    ``k + k / 4``, most of which pass on a cluster with room) and double, so that a large cluster with many
+    feasible nodes is not read in full each cycle."""
+    n = len(alive)
+    parts: list[IntArray] = []
+    got = 0
+    step = max(k + k // 4 + 16, 64) if check is not None else max(2 * k, 1024)
+    for lo, hi in ((start, n), (0, start)):
+        pos = lo
+        while pos < hi:
+            end = min(pos + step, hi)
+            hits = np.flatnonzero(alive[pos:end] if order is None else alive[order[pos:end]])
+            if len(hits):
+                cols = hits + pos if order is None else order[hits + pos]
+                if check is not None:
+                    passed = check(cols)
+                    hits, cols = hits[passed], cols[passed]
+            if len(hits):
+                if got + len(hits) >= k:
+                    hits, cols = hits[: k - got], cols[: k - got]
+                    parts.append(cols)
+                    last = int(hits[-1]) + pos  # its place in the order, before the rotation
+                    processed = last - start + 1 if last >= start else n - start + last + 1
+                    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), processed
+                parts.append(cols)
+                got += len(hits)
+            pos = end
+            step *= 2
+    return (np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)), n
