@@ -586,7 +586,7 @@ class Scheduler(EventHandlers):
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
                 return np.array([col], dtype=np.int64), Diagnosis(n, _one_hot(n, col))
         cached: BoolArray | None = None
-        if self.incremental and not explain and not self.nominator.nodes():
+        if self.incremental and not explain and not self.nominator.any():
             # no pod is nominated anywhere (so none is added to any node) and no reasons wanted when it fits
             cached = fwk.run_filters_cached(state, pod)
             if not cached.any():  # it fits nowhere: filter again in full for the FitError's reasons

@@ -43,6 +43,10 @@ class Nominator:
     def on_node(self, col: int) -> list[PodInfo]:
         return list(self._by_node.get(col, {}).values())
 
+    def any(self) -> bool:
+        """Whether some pod is nominated anywhere (what ``bool(nodes())`` answers, without building the list)."""
+        return bool(self._node_of)
+
     def nodes(self) -> list[int]:
         """Node columns that have at least one nominated pod (the same list until nominations change: callers
         must not modify it)."""

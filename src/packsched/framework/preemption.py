@@ -362,6 +362,7 @@ class Evaluator:
         self.plugin = plugin  # the PostFilter plugin that preempts (named in a waiting victim's rejection)
         # the profile whose PreFilter extensions hear of the pods the dry run under way moves (None: none active)
         self._listening: ProfileRuntime | None = None
+        self._reprieves = vdr.ReprieveCache()  # the dry run on arrays' outcomes per node, between preemptors
 
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """Upstream Evaluator.Preempt (the message without a plugin's prefix). ``nominated_node`` is None where
@@ -485,7 +486,7 @@ class Evaluator:
         if the_plan is None:
             return None
         order = np.concatenate([potential[offset:], potential[:offset]])
-        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates)
+        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates, self._reprieves)
 
     def select_victims_on_node(
         self, fwk: ProfileRuntime, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
