@@ -258,6 +258,13 @@ def potential_nodes(diagnosis: Diagnosis) -> IntArray:
         if diagnosis.pre_filter_status.code == Code.UNSCHEDULABLE:
             return np.arange(n, dtype=np.int64)
         return np.zeros(0, dtype=np.int64)
+    if all(g.code == Code.UNSCHEDULABLE for g in diagnosis.groups):
+        # the common case, without the codes: a node rejected by some group, or rejected without one
+        hit = ~diagnosis.feasible
+        for g in diagnosis.groups:
+            hit |= g.mask
+        found: IntArray = np.flatnonzero(hit).astype(np.int64)
+        return found
     codes = np.zeros(n, dtype=np.int64)
     for g in diagnosis.groups:
         np.maximum(codes, int(g.code), out=codes, where=g.mask)
