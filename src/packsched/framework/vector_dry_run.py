@@ -75,18 +75,19 @@ class Found:
     def pick(self) -> int:
         """Upstream pickOneNodeForPreemption (no PDB violations here): the index of the chosen candidate."""
         keep = np.arange(len(self))
-        scores = [
-            -self.top_priority,
-            -self.priority_sum,
-            -self.n_victims,
-            self.first_start,  # the latest start among the highest-priority victims wins
-            self.first_seq,
+        # (score, whether the lowest wins): each narrows the candidates still tied, until one is left
+        scores: list[tuple[npt.NDArray[np.int64] | npt.NDArray[np.float64], bool]] = [
+            (self.top_priority, True),
+            (self.priority_sum, True),
+            (self.n_victims, True),
+            (self.first_start, False),  # the latest start among the highest-priority victims wins
+            (self.first_seq, False),
         ]
-        for score in scores:
+        for score, lowest in scores:
             if len(keep) == 1:
                 break
             sc = score[keep]
-            keep = keep[sc == sc.max()]
+            keep = keep[sc == (sc.min() if lowest else sc.max())]
         return int(keep[0])
 
 
