@@ -595,7 +595,7 @@ class Scheduler(EventHandlers):
         )
         start = self.next_start_node_index % n
         cached: BoolArray | None = None
-        if self.incremental and not explain and not self.nominator.nodes():
+        if self.incremental and not explain and not self.nominator.any():
             # no pod is nominated anywhere (so none is added to any node) and no reasons wanted when it fits
             if k < n:
                 # the first k feasible nodes only: the filters outside the pod's class stop once k pass

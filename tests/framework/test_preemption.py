@@ -12,9 +12,10 @@ from helpers import capacity_config, make_config, make_profile, node
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, ElasticQuota, LabelSelector, Pod, PodDisruptionBudget
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.diagnosis import Diagnosis
+from packsched.framework.diagnosis import Diagnosis, RejectGroup
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.preemption import DryRunResult, Evaluator, potential_nodes
+from packsched.framework.status import Code
 from packsched.plugins.capacityscheduling.capacity_scheduling import CapacityScheduling
 from packsched.plugins.capacityscheduling.elastic_quota import QuotaInfo, QuotaInfos
 from packsched.plugins.defaultpreemption.default_preemption import DefaultPreemption
@@ -186,3 +187,21 @@ def test_clone_is_copy_on_write_and_keeps_sums() -> None:
     for q in (base, clone, again):
         fresh = QuotaInfos(q)
         assert fresh.sums() == q.sums()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_potential_nodes_are_the_nodes_whose_status_is_unschedulable(data: st.DataObject) -> None:
+    """NodesForStatusCode(Unschedulable) over random diagnoses (groups of every code, nodes rejected without a
+    group): both ways of computing it (all groups Unschedulable, or some other code) agree with each node's
+    status."""
+    n = data.draw(st.integers(1, 12))
+    feasible = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    codes = st.sampled_from([Code.UNSCHEDULABLE] * 3 + [Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE])
+    groups = []
+    for i in range(data.draw(st.integers(0, 4))):
+        mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool) & ~feasible
+        groups.append(RejectGroup(f"P{i}", mask, f"reason {i}", data.draw(codes)))
+    diag = Diagnosis(n, feasible, groups)
+    want = [col for col in range(n) if diag.node_status(col).code == Code.UNSCHEDULABLE]
+    assert potential_nodes(diag).tolist() == want

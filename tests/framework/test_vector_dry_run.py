@@ -13,6 +13,7 @@ from helpers import make_config, make_profile, node
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, Pod
 from packsched.config.loader import default_config
+from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.podinfo import make_pod_info
@@ -138,3 +139,75 @@ def test_importance_order_is_a_lexsort() -> None:
             rng.permutation(n) * int(rng.integers(1, 10**13)),
         ]
         assert np.array_equal(importance_order(keys), np.lexsort(tuple(reversed(keys))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.booleans())
+def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: bool) -> None:
+    """The reprieve outcomes kept between dry runs (ReprieveCache) give what a dry run without them gives, and
+    (at the end) what the per-pod dry run gives, while the cluster changes between preemptors: start times set,
+    pods placed, removed and reordered on nodes, pods nominated; preemptors of two kinds, so that kept outcomes are
+    reused."""
+    cluster = data.draw(clusters())
+    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry())
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+    plugin = fwk.plugins["DefaultPreemption"]
+    assert isinstance(plugin, DefaultPreemption)
+    evaluator = plugin.evaluator
+    snap = sim.snapshot
+    cache = vdr.ReprieveCache()
+    kinds = [_pod("k0", data.draw), _pod("k1", data.draw)]
+    few = 0 if not few_by_pods else vdr.FEW_NODES
+    reused = 0
+    for step in range(6):
+        placed = sorted(snap.pods)
+        change = data.draw(st.sampled_from(["none", "start", "add", "remove", "reorder", "nominate"]))
+        if change == "start":
+            for key in data.draw(st.lists(st.sampled_from(placed), max_size=4)) if placed else []:
+                snap.pods[key].start_time = float(data.draw(st.integers(0, 2)))
+                snap.pods[key].start_seq = data.draw(st.integers(0, 3))
+        elif change == "add":
+            snap.add_pod(make_pod_info(_pod(f"a{step}", data.draw)), data.draw(st.integers(0, snap.n - 1)))
+        elif change == "remove" and placed:
+            snap.remove_pod(snap.pods[data.draw(st.sampled_from(placed))])
+        elif change == "reorder":
+            col = data.draw(st.integers(0, snap.n - 1))
+            snap.reorder_pods(col, list(reversed(list(snap.pods_on[col]))))
+        elif change == "nominate":
+            sched.nominator.nominate(
+                make_pod_info(_pod(f"nom{step}", data.draw)), data.draw(st.integers(0, snap.n - 1))
+            )
+        info = make_pod_info(kinds[data.draw(st.integers(0, 1))])
+        state = CycleState()
+        if not fwk.run_pre_filter(state, info).ok:
+            continue
+        alive, groups = fwk.run_filters_with_nominated(state, info, slice(None))
+        potential = potential_nodes(Diagnosis(snap.n, alive, groups))
+        if len(potential) == 0:
+            continue
+        offset = data.draw(st.integers(0, len(potential) - 1))
+        num = data.draw(st.integers(1, len(potential)))
+        the_plan = vdr.plan(fwk, state, [])
+        assert the_plan is not None
+        order = np.concatenate([potential[offset:], potential[:offset]])
+        results = []
+        for kept in (cache, None):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(vdr, "FEW_NODES", few)
+                fast = vdr.run(sched, the_plan, state, info, order, num, kept)
+            got = None if fast is None else [(col, [v.key for v in fast.victims(j)]) for j, col in enumerate(fast.cols)]
+            picked = None if fast is None or not len(fast) else int(fast.cols[fast.pick()])
+            results.append((got, picked))
+        assert results[0] == results[1]
+        got, picked = results[0]
+        if got:
+            reused += 1
+        if step < 5 or got is None:
+            continue  # the per-pod dry run takes pods off and puts them back: kept outcomes go stale
+        slow = evaluator.dry_run(fwk, state, info, potential, [], offset, num)
+        assert got == [(c.col, [v.key for v in c.victims]) for c in slow.candidates]
+        if slow.candidates:
+            best = pick_one_node_for_preemption(slow.candidates)
+            assert best is not None and picked == best.col
+    event(f"dry runs with candidates: {reused}")

@@ -22,12 +22,16 @@ class Nominator:
         self._nodes: list[int] | None = None  # nodes() until the next change (it is asked for every filter call)
         self._totals: PriorityTotals[str] = PriorityTotals()  # resources keyed by name
         self._counted: dict[str, tuple[PodInfo, int, int]] = {}  # what each nomination added: pod, column, priority
+        # the last answer of totals() with what it was asked, until nominations change (a failed cycle asks it
+        # for its filters and again for preemption's dry run); its arrays are read-only
+        self._last: tuple[tuple[str, int, int, tuple[str, ...]], tuple[IntArray, IntArray] | None] | None = None
 
     def nominate(self, pod: PodInfo, col: int) -> None:
         self.clear(pod)
         self._by_node.setdefault(col, {})[pod.key] = pod
         self._node_of[pod.key] = col
         self._nodes = None
+        self._last = None
         priority = pod.priority
         self._totals.add(priority, col, pod.requests.items(), +1)
         self._counted[pod.key] = (pod, col, priority)
@@ -37,11 +41,16 @@ class Nominator:
         if col is not None:
             self._by_node[col].pop(pod.key, None)
             self._nodes = None
+            self._last = None
             counted, at, priority = self._counted.pop(pod.key)
             self._totals.add(priority, at, counted.requests.items(), -1)
 
     def on_node(self, col: int) -> list[PodInfo]:
         return list(self._by_node.get(col, {}).values())
+
+    def any(self) -> bool:
+        """Whether some pod is nominated anywhere (what ``bool(nodes())`` answers, without building the list)."""
+        return bool(self._node_of)
 
     def nodes(self) -> list[int]:
         """Node columns that have at least one nominated pod (the same list until nominations change: callers
@@ -56,8 +65,16 @@ class Nominator:
     def totals(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         """Over ``n`` node columns: how many pods of priority at least ``pod``'s (``pod`` itself left out) are
         nominated to each node, and what they request of each resource of ``names`` (one row per name); None
-        when no pod of such a priority is nominated anywhere (the common case: nothing to add)."""
+        when no pod of such a priority is nominated anywhere (the common case: nothing to add). The arrays are
+        read-only."""
+        asked = (pod.key, pod.priority, n, tuple(names))
+        if self._last is not None and self._last[0] == asked:
+            return self._last[1]
+        answer = self._totals_for(pod, n, names)
+        self._last = (asked, answer)
+        return answer
 
+    def _totals_for(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         def at_least(level: int) -> bool:
             return level >= pod.priority
 
@@ -70,4 +87,6 @@ class Nominator:
             count[col] -= 1
             for i, name in enumerate(names):
                 amounts[i, col] -= counted.requests.get(name, 0)
+        count.setflags(write=False)
+        amounts.setflags(write=False)
         return count, amounts

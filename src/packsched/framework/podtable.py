@@ -41,9 +41,33 @@ class PodTable:
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._next_order = 0
         self._by_priority: PriorityTotals[int] = PriorityTotals()  # resources keyed by snapshot row
+        # per node column, a stamp that changes whenever a pod of the node comes, goes, starts or is renumbered
+        # (caches of per-node results compare it: vector_dry_run.ReprieveCache); 0: never touched
+        self._stamps: IntArray = np.zeros(0, dtype=np.int64)
+        self._clock = 0
 
     def __len__(self) -> int:
         return len(self.row_of)
+
+    def _grow_stamps(self, size: int) -> None:
+        grown = np.zeros(max(size, 2 * len(self._stamps)), dtype=np.int64)
+        grown[: len(self._stamps)] = self._stamps
+        self._stamps = grown
+
+    def _stamp(self, col: int) -> None:
+        if col >= len(self._stamps):
+            self._grow_stamps(col + 1)
+        self._clock += 1
+        self._stamps[col] = self._clock
+
+    def stamps(self, cols: IntArray) -> IntArray:
+        """Each node column's stamp: it changes whenever the node's rows change (a pod placed or removed there,
+        a start time or start order set, the node's pods renumbered), so that an unchanged stamp means the
+        node's rows hold what they held."""
+        if len(cols) and int(cols.max()) >= len(self._stamps):
+            self._grow_stamps(int(cols.max()) + 1)
+        out: IntArray = self._stamps[cols]
+        return out
 
     def _grow(self) -> None:
         old = len(self.node)
@@ -87,12 +111,14 @@ class PodTable:
             self.requests[r, i] = amount
         self.cells[i] = cells
         self._by_priority.add(info.pod.priority, col, cells, +1)
+        self._stamp(col)
 
     def remove(self, info: PodInfo) -> None:
         i = self.row_of.pop(id(info))
         if info.__dict__.get("_table") is self:
             del info.__dict__["_table"]
         self._by_priority.add(int(self.priority[i]), int(self.node[i]), self.cells[i], -1)
+        self._stamp(int(self.node[i]))
         self.cells[i] = ()
         self.infos[i] = None
         self.alive[i] = False
@@ -112,12 +138,15 @@ class PodTable:
             return  # a copy of a placed pod: not in the table
         self.start[i] = info.start_time
         self.start_seq[i] = info.start_seq
+        self._stamp(int(self.node[i]))
 
     def renumber(self, infos: list[PodInfo]) -> None:
         """The pods of one node now stand in this order (after a dry run put some back at the end)."""
         for info in infos:
-            self.order[self.row_of[id(info)]] = self._next_order
+            i = self.row_of[id(info)]
+            self.order[i] = self._next_order
             self._next_order += 1
+            self._stamp(int(self.node[i]))
 
     def rows_on(self, node_mask: BoolArray, below_priority: int) -> IntArray:
         """The rows of placed pods whose node is in ``node_mask`` (one entry per node column) and whose priority

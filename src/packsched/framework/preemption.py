@@ -258,6 +258,13 @@ def potential_nodes(diagnosis: Diagnosis) -> IntArray:
         if diagnosis.pre_filter_status.code == Code.UNSCHEDULABLE:
             return np.arange(n, dtype=np.int64)
         return np.zeros(0, dtype=np.int64)
+    if all(g.code == Code.UNSCHEDULABLE for g in diagnosis.groups):
+        # the common case, without the codes: a node rejected by some group, or rejected without one
+        hit = ~diagnosis.feasible
+        for g in diagnosis.groups:
+            hit |= g.mask
+        found: IntArray = np.flatnonzero(hit).astype(np.int64)
+        return found
     codes = np.zeros(n, dtype=np.int64)
     for g in diagnosis.groups:
         np.maximum(codes, int(g.code), out=codes, where=g.mask)
@@ -362,6 +369,7 @@ class Evaluator:
         self.plugin = plugin  # the PostFilter plugin that preempts (named in a waiting victim's rejection)
         # the profile whose PreFilter extensions hear of the pods the dry run under way moves (None: none active)
         self._listening: ProfileRuntime | None = None
+        self._reprieves = vdr.ReprieveCache()  # the dry run on arrays' outcomes per node, between preemptors
 
     def preempt(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
         """Upstream Evaluator.Preempt (the message without a plugin's prefix). ``nominated_node`` is None where
@@ -485,7 +493,7 @@ class Evaluator:
         if the_plan is None:
             return None
         order = np.concatenate([potential[offset:], potential[:offset]])
-        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates)
+        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates, self._reprieves)
 
     def select_victims_on_node(
         self, fwk: ProfileRuntime, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]
