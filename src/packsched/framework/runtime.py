@@ -279,11 +279,16 @@ class Framework:
 
     def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
         """Every filter over the selected nodes; a node keeps the reasons of the first plugin that rejects it."""
+        return self._run_filter_list(self.filters, state, pod, sel)
+
+    def _run_filter_list(
+        self, filters: Sequence[FilterPlugin], state: CycleState, pod: PodInfo, sel: NodeSel
+    ) -> tuple[BoolArray, list[RejectGroup]]:
         snap = self.handle.snapshot
         size = snap.n if isinstance(sel, slice) else len(sel)
         alive = np.ones(size, dtype=bool)
         groups: list[RejectGroup] = []
-        for p in self.filters:
+        for p in filters:
             if p.name in state.skip_filter:
                 continue
             rejections = p.filter(state, pod, snap, sel)
@@ -327,10 +332,12 @@ class Framework:
         with those pods added (and also without them)."""
         feasible, groups = self.run_filters(state, pod, sel)
         has_extensions = self.has_active_extensions(state)
-        if not has_extensions and self.arithmetic_filters(state) is not None:
+        arithmetic = None if has_extensions else self.arithmetic_filters(state)
+        if arithmetic is not None:
             # every filter reads amounts and pod counts only, or no placed pod at all: add the nominated pods'
             # totals to the arrays instead of placing each pod
-            self._filter_with_nominated_totals(state, pod, sel, feasible, groups)
+            fit = next(p for p, as_fit, _ in self._filter_kinds if as_fit is arithmetic[0])
+            self._filter_with_nominated_totals(state, pod, sel, feasible, groups, fit)
             return feasible, groups
         marked = self.handle.nominated_nodes()
         if not marked:
@@ -369,11 +376,19 @@ class Framework:
         return feasible, groups
 
     def _filter_with_nominated_totals(
-        self, state: CycleState, pod: PodInfo, sel: NodeSel, feasible: BoolArray, groups: list[RejectGroup]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        sel: NodeSel,
+        feasible: BoolArray,
+        groups: list[RejectGroup],
+        fit: FilterPlugin,
     ) -> None:
         """``run_filters_with_nominated``'s second pass where the filters read amounts and pod counts only: each
         feasible node's nominated pods (equal or higher priority) are added to its requested amounts and pod
-        count for one filter call over those nodes. Updates ``feasible`` and ``groups`` in place."""
+        count for one call of ``fit``, the one filter among them that reads those, over those nodes (every other
+        filter reads no placed pod and already passed them: the first plugin to reject a node here is ``fit``,
+        as it is when every filter runs again). Updates ``feasible`` and ``groups`` in place."""
         snap = self.handle.snapshot
         totals = self.handle.nominated_totals(pod, snap.resources)
         if totals is None:
@@ -393,7 +408,7 @@ class Framework:
         snap.pod_count[cols] += extra_count
         snap.generation += 1
         try:
-            ok, sub_groups = self.run_filters(state, pod, cols)
+            ok, sub_groups = self._run_filter_list([fit], state, pod, cols)
         finally:
             snap.requested[:, cols] -= extra
             snap.pod_count[cols] -= extra_count
