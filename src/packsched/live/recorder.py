@@ -93,7 +93,8 @@ class Recorder:
             queue_mod.SimpleQueue() for _ in range(max(senders, 1))
         ]
         self._threads: list[threading.Thread] = []
-        self._lock = threading.RLock()  # _submit may count a drop while the series are locked
+        self._lock = threading.RLock()  # the series (the scheduling thread's events and the senders' bodies)
+        self._count_lock = threading.Lock()  # the senders' counts: apart, so that counting never holds up an event
         self._series: dict[tuple[str, ...], _Series] = {}
         self._last_refresh = clock()
         self._seq = 0
@@ -131,7 +132,7 @@ class Recorder:
         try:
             if job() is False:  # dropped, not sent
                 return
-            with self._lock:
+            with self._count_lock:
                 self.stats.sent += 1
         except ApiError as exc:
             LOG.debug("write failed", extra={"error": str(exc)})
@@ -150,18 +151,8 @@ class Recorder:
         key = (pod.namespace, pod.name, pod.uid, reason, action, self.controller)
         now = self.clock()
         self._refresh(now)
-        with self._lock:
-            series = self._series.get(key)
-            if series is not None and now - series.last <= SERIES_WINDOW_S:
-                series.count += 1
-                series.last = now
-                self.stats.aggregated += 1
-                if series.count > 2:
-                    return  # counted; written back with the periodic refresh
-                self._send_update(pod.namespace, self._with_series(series), shard)
-                return
-        stamp = time.time_ns()
         namespace, name, uid = pod.namespace, pod.name, pod.uid
+        seq = 0  # (set below, before the body can be made)
 
         def make() -> Obj:
             return {
@@ -179,6 +170,16 @@ class Recorder:
             }
 
         with self._lock:
+            series = self._series.get(key)
+            if series is not None and now - series.last <= SERIES_WINDOW_S:
+                series.count += 1
+                series.last = now
+                self.stats.aggregated += 1
+                if series.count > 2:
+                    return  # counted; written back with the periodic refresh
+                self._send_update(pod.namespace, self._with_series(series), shard)
+                return
+            stamp = time.time_ns()
             # client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made
             # in the same nanosecond apart
             self._seq += 1
@@ -211,8 +212,13 @@ class Recorder:
         self.port.update(EVENTS, namespace, str(body["metadata"]["name"]), body)
 
     def _create_event(self, namespace: str, series: _Series) -> None:
-        with self._lock:
-            body = series.body
+        body = series._body
+        if body is None:  # made here, off the lock (a series update made meanwhile keeps its own, the same)
+            made = series.make()
+            with self._lock:
+                if series._body is None:
+                    series._body = made
+                body = series._body
         self.port.create(EVENTS, namespace, body)
 
     def patch_pod_status(
@@ -236,7 +242,7 @@ class Recorder:
 
     def _patch(self, namespace: str, name: str, patch: Obj, current: Callable[[], bool] | None = None) -> bool:
         if current is not None and not current():
-            with self._lock:
+            with self._count_lock:
                 self.stats.stale += 1
             return False
         try:
