@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CODE := src tests bench conformance
 
-.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf bench-fullpass bench-live-start conformance clean
+.PHONY: demo test lint typecheck format browser bench bench-replay bench-perf bench-fullpass bench-live-start bench-requests conformance clean
 
 # (Re)creates the virtual environment whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -71,6 +71,11 @@ bench: $(STAMP)
 # minute. Options: LIVE_START_ARGS="--pods 3000 --nodes 200 --runs 3 --serve-src ../other-checkout".
 bench-live-start: $(STAMP)
 	$(BIN)/python bench/bench_live_start.py $(LIVE_START_ARGS)
+
+# The API client's CPU per request (a bind, an event), one thread against the fake API server, 5 ms a write; medians
+# of 3 runs. Options: REQUESTS_ARGS="--requests 2000 --runs 3" (PYTHONPATH=<tree>/src measures another tree).
+bench-requests: $(STAMP)
+	$(BIN)/python bench/bench_requests.py $(REQUESTS_ARGS)
 
 # The GPU trace replay (needs the Alibaba trace under ../shared/data/alibaba-gpu-v2023).
 bench-replay: $(STAMP)

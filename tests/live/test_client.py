@@ -9,6 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from live.fakeapi import FakeApiServer
 from live.harness import all_bound, check_cluster, node, pod, start, wait
@@ -18,7 +20,7 @@ from packsched.live.controller import RESEND_TRIES
 from packsched.live.health_port import OUTAGE_KEY, ApiHealth, ThrottledLog
 from packsched.live.port import ApiError
 from packsched.live.ratelimit import TokenBucket
-from packsched.live.recorder import SERIES_REFRESH_S, SERIES_WINDOW_S, Recorder
+from packsched.live.recorder import SERIES_REFRESH_S, SERIES_WINDOW_S, Recorder, micro_time, micro_time_ns
 from packsched.live.serve import EXIT_REFUSED
 
 
@@ -164,6 +166,27 @@ def test_events_are_aggregated_into_series_as_client_go_does() -> None:
     now[0] += SERIES_WINDOW_S + 1
     rec.event(p, "Warning", "FailedScheduling", "Scheduling", "much later")
     assert len([w for k, w in port.writes if k == "create"]) == 4  # a new event, not a series
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=253402300799 * 10**9 + 999_999_999))  # up to 9999-12-31T23:59:59.999999999
+def test_an_events_time_from_nanoseconds_is_the_datetime_texts(unix_ns: int) -> None:
+    at = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=unix_ns // 1000)
+    assert micro_time_ns(unix_ns) == micro_time(at)
+
+
+def test_a_full_sender_queue_drops_the_newest_write_and_stop_sends_the_rest() -> None:
+    port = StubPort()
+    rec = Recorder(port, "me", capacity=3, senders=1)
+    pods = [Pod(name=f"p{i}", namespace="default") for i in range(5)]
+    for p in pods:  # not started: queued (3 at most), none sent yet
+        rec._threads.append(None)  # type: ignore[arg-type]  # (as if started: writes queue up)
+        rec.event(p, "Normal", "Scheduled", "Binding", f"assigned {p.name}")
+        rec._threads.clear()
+    rec.start()
+    rec.stop(5.0)
+    assert [w["regarding"]["name"] for k, w in port.writes if k == "create"] == ["p0", "p1", "p2"]
+    assert rec.stats.sent == 3
 
 
 def test_throttled_log_holds_back_and_counts(caplog: pytest.LogCaptureFixture) -> None:

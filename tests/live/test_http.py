@@ -7,6 +7,7 @@ import base64
 import contextlib
 import socket
 import ssl
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -258,3 +259,37 @@ def test_a_credential_with_a_line_break_is_refused_not_sent(serve: Serve, tmp_pa
     with pytest.raises(ApiError) as err:
         port.get(NODES, "", "a")
     assert (err.value.status, err.value.reason) == (0, "InvalidHeader") and srv.seen == []
+
+
+def test_a_plain_connection_times_out_by_the_kernels_timeout_as_by_pythons(tmp_path: Path) -> None:
+    """A plain TCP connection is blocking with SO_RCVTIMEO/SO_SNDTIMEO set (no poll before each call); an answer
+    that does not come within the timeout is a TimeoutError all the same (status 0), and the connection is dropped."""
+    held = threading.Event()
+
+    def hang(seen: Seen) -> tuple[bytes, bool]:
+        if seen.target.endswith("/slow"):
+            held.wait(10)
+            return b"", True
+        return ok(), False
+
+    srv = RawServer(hang)
+    try:
+        url = f"http://127.0.0.1:{srv.port}"
+        port = KubernetesPort.connect(kubeconfig(tmp_path, url), timeout_s=0.3, qps=0)
+        assert port.get(NODES, "", "a") == {"kind": "Node"}
+        lean = port._lean
+        assert lean is not None and len(lean._idle) == 1
+        sock = lean._idle[0].sock
+        assert sock.gettimeout() is None  # blocking for Python
+        tv = sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.calcsize("ll"))
+        assert struct.unpack("ll", tv) == (0, 300000)
+        with pytest.raises(ApiError) as err:
+            port.get(NODES, "", "slow")
+        assert (err.value.status, err.value.reason, err.value.message) == (0, "TimeoutError", "timed out")
+        assert lean._idle == []  # the timed-out connection is not kept
+        held.set()
+        assert port.get(NODES, "", "a") == {"kind": "Node"}
+        assert srv.connections == 2
+    finally:
+        held.set()
+        srv.stop()

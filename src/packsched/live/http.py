@@ -14,7 +14,9 @@ the port turns into an ``ApiError`` of status 0, as it does urllib3's.
 
 from __future__ import annotations
 
+import io
 import socket
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -45,10 +47,12 @@ class Answer:
 class _Conn:
     __slots__ = ("raw", "rfile", "sock")
 
-    def __init__(self, raw: Any, sock: socket.socket) -> None:
+    def __init__(self, raw: Any, sock: socket.socket, kernel_timeout: bool = False) -> None:
         self.raw = raw  # urllib3's connection: it owns the socket (and closes it)
         self.sock = sock
-        self.rfile: BinaryIO = sock.makefile("rb")
+        # (a socket with the kernel's timeout is blocking for Python, whose file object would read its timeout as
+        # "no data yet": read through _Receiver, which reports it as the timeout it is)
+        self.rfile: BinaryIO = io.BufferedReader(_Receiver(sock)) if kernel_timeout else sock.makefile("rb")
 
     def close(self) -> None:
         try:
@@ -89,8 +93,7 @@ class LeanClient:
             sock = raw.sock
             if sock is None:
                 raise OSError("no socket after connect")
-            sock.settimeout(self.timeout_s)
-            return _Conn(raw, sock)
+            return _Conn(raw, sock, _set_timeout(sock, self.timeout_s))
         except BaseException:
             raw.close()
             raise
@@ -144,6 +147,9 @@ class LeanClient:
         except NoAnswer:
             conn.close()
             raise
+        except BlockingIOError:  # the kernel's timeout (SO_RCVTIMEO, SO_SNDTIMEO) of a plain socket ran out
+            conn.close()
+            raise NoAnswer("TimeoutError", "timed out") from None
         except (OSError, ValueError) as exc:  # socket.timeout and ssl.SSLError are OSErrors
             conn.close()
             raise NoAnswer(type(exc).__name__, str(exc) or type(exc).__name__) from None
@@ -155,6 +161,44 @@ class LeanClient:
         else:
             conn.close()
         return answer
+
+
+class _Receiver(io.RawIOBase):
+    """A plain socket with the kernel's receive timeout, read as a file: a receive that runs out raises
+    TimeoutError (as a socket in Python's timeout mode does)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return self._sock.recv_into(buffer)
+        except BlockingIOError:  # EAGAIN: SO_RCVTIMEO ran out
+            raise TimeoutError("timed out") from None
+
+
+def _set_timeout(sock: socket.socket, timeout_s: float) -> bool:
+    """Bound every send and receive on ``sock`` by ``timeout_s``. A plain TCP socket gets the kernel's own timeouts
+    (SO_SNDTIMEO, SO_RCVTIMEO: a call that runs out fails with EAGAIN) and stays blocking for Python (answers
+    True): in Python's timeout mode every send and receive polls first, a second system call, and each of the two
+    gives up the interpreter lock and then waits to get it back from the scheduling thread. A TLS socket keeps
+    Python's timeout (the ssl module drives its reads by it)."""
+    if type(sock) is socket.socket and timeout_s > 0:
+        seconds = int(timeout_s)
+        tv = struct.pack("ll", seconds, int((timeout_s - seconds) * 1_000_000))
+        try:
+            sock.settimeout(None)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+            return True
+        except OSError:
+            pass  # (a platform without them): Python's timeout below
+    sock.settimeout(timeout_s)
+    return False
 
 
 def _read_response(rfile: BinaryIO, method: str) -> tuple[Answer, bool]:

@@ -10,7 +10,6 @@ series that grew are written back every 30 minutes."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
 import queue as queue_mod
@@ -27,13 +26,19 @@ NOTE_MAX = 1024  # events.k8s.io/v1 limits note to 1kB
 SENDERS = 4
 SERIES_WINDOW_S = 6 * 60.0  # client-go: an isomorphic event within 6 minutes joins the series
 SERIES_REFRESH_S = 30 * 60.0  # client-go: series are written back every 30 minutes
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def micro_time(now: dt.datetime | None = None) -> str:
     """metav1.MicroTime as the API server writes it."""
     t = now or dt.datetime.now(dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def micro_time_ns(unix_ns: int) -> str:
+    """:func:`micro_time` of a time given in nanoseconds since the epoch (``time.time_ns()``), without datetime
+    arithmetic (the same text)."""
+    seconds, micros = divmod(unix_ns // 1000, 1_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{micros:06d}Z"
 
 
 def rfc3339(now: dt.datetime | None = None) -> str:
@@ -81,12 +86,15 @@ class Recorder:
         self.controller = controller
         self.clock = clock
         self.stats = RecorderStats()
-        per = max(capacity // max(senders, 1), 1)
-        self._queues: list[queue_mod.Queue[Callable[[], bool | None] | None]] = [
-            queue_mod.Queue(per) for _ in range(max(senders, 1))
+        # Each sender's writes wait in a SimpleQueue (``_per`` at most): a put is one call in C that never waits for
+        # a lock a sender holds, and wakes the sender only when it waits for work.
+        self._per = max(capacity // max(senders, 1), 1)
+        self._queues: list[queue_mod.SimpleQueue[Callable[[], bool | None] | None]] = [
+            queue_mod.SimpleQueue() for _ in range(max(senders, 1))
         ]
         self._threads: list[threading.Thread] = []
-        self._lock = threading.RLock()  # _submit may count a drop while the series are locked
+        self._lock = threading.RLock()  # the series (the scheduling thread's events and the senders' bodies)
+        self._count_lock = threading.Lock()  # the senders' counts: apart, so that counting never holds up an event
         self._series: dict[tuple[str, ...], _Series] = {}
         self._last_refresh = clock()
         self._seq = 0
@@ -103,8 +111,7 @@ class Recorder:
             return
         deadline = time.monotonic() + timeout_s
         for q in self._queues:
-            with contextlib.suppress(queue_mod.Full):
-                q.put(None, timeout=max(deadline - time.monotonic(), 0.01))
+            q.put(None)  # after what is queued
         for t in self._threads:
             t.join(max(deadline - time.monotonic(), 0.01))
         self._threads = []
@@ -112,7 +119,7 @@ class Recorder:
     def now(self) -> str:
         return rfc3339()
 
-    def _run(self, q: queue_mod.Queue[Callable[[], bool | None] | None]) -> None:
+    def _run(self, q: queue_mod.SimpleQueue[Callable[[], bool | None] | None]) -> None:
         while True:
             job = q.get()
             if job is None:
@@ -125,7 +132,7 @@ class Recorder:
         try:
             if job() is False:  # dropped, not sent
                 return
-            with self._lock:
+            with self._count_lock:
                 self.stats.sent += 1
         except ApiError as exc:
             LOG.debug("write failed", extra={"error": str(exc)})
@@ -134,8 +141,9 @@ class Recorder:
         if wait or not self._threads:
             self._do(job)
             return
-        with contextlib.suppress(queue_mod.Full):  # a full queue: the write is dropped (it decides nothing)
-            self._queues[hash(shard) % len(self._queues)].put_nowait(job)
+        q = self._queues[hash(shard) % len(self._queues)]
+        if q.qsize() < self._per:  # a full queue: the write is dropped (it decides nothing)
+            q.put(job)
 
     def event(self, pod: Pod, etype: str, reason: str, action: str, note: str) -> None:
         """An events.k8s.io/v1 Event about ``pod`` (or one more occurrence of a series)."""
@@ -143,25 +151,15 @@ class Recorder:
         key = (pod.namespace, pod.name, pod.uid, reason, action, self.controller)
         now = self.clock()
         self._refresh(now)
-        with self._lock:
-            series = self._series.get(key)
-            if series is not None and now - series.last <= SERIES_WINDOW_S:
-                series.count += 1
-                series.last = now
-                self.stats.aggregated += 1
-                if series.count > 2:
-                    return  # counted; written back with the periodic refresh
-                self._send_update(pod.namespace, self._with_series(series), shard)
-                return
-        stamp = time.time_ns()
         namespace, name, uid = pod.namespace, pod.name, pod.uid
+        seq = 0  # (set below, before the body can be made)
 
         def make() -> Obj:
             return {
                 "apiVersion": "events.k8s.io/v1",
                 "kind": "Event",
                 "metadata": {"name": f"{name}.{stamp + seq:x}", "namespace": namespace},
-                "eventTime": micro_time(EPOCH + dt.timedelta(microseconds=stamp // 1000)),
+                "eventTime": micro_time_ns(stamp),
                 "reportingController": self.controller,
                 "reportingInstance": self.identity,
                 "action": action,
@@ -172,6 +170,16 @@ class Recorder:
             }
 
         with self._lock:
+            series = self._series.get(key)
+            if series is not None and now - series.last <= SERIES_WINDOW_S:
+                series.count += 1
+                series.last = now
+                self.stats.aggregated += 1
+                if series.count > 2:
+                    return  # counted; written back with the periodic refresh
+                self._send_update(pod.namespace, self._with_series(series), shard)
+                return
+            stamp = time.time_ns()
             # client-go names an event ``<regarding>.<unix nanoseconds in hex>``; a counter keeps two events made
             # in the same nanosecond apart
             self._seq += 1
@@ -204,8 +212,13 @@ class Recorder:
         self.port.update(EVENTS, namespace, str(body["metadata"]["name"]), body)
 
     def _create_event(self, namespace: str, series: _Series) -> None:
-        with self._lock:
-            body = series.body
+        body = series._body
+        if body is None:  # made here, off the lock (a series update made meanwhile keeps its own, the same)
+            made = series.make()
+            with self._lock:
+                if series._body is None:
+                    series._body = made
+                body = series._body
         self.port.create(EVENTS, namespace, body)
 
     def patch_pod_status(
@@ -229,7 +242,7 @@ class Recorder:
 
     def _patch(self, namespace: str, name: str, patch: Obj, current: Callable[[], bool] | None = None) -> bool:
         if current is not None and not current():
-            with self._lock:
+            with self._count_lock:
                 self.stats.stale += 1
             return False
         try:
