@@ -36,7 +36,6 @@ from packsched.plugins.interpodaffinity.index import (
     REQUIRED_ANTI,
     affinity_index,
     node_values,
-    per_domain,
 )
 from packsched.plugins.interpodaffinity.terms import (
     PodTerms,
@@ -168,7 +167,12 @@ class InterPodAffinity:
     def _own_terms(self, pod: PodInfo) -> PodTerms:
         """The incoming pod's terms as this release matches them against placed pods."""
         terms = pod_terms(pod)
-        return with_namespace_selector_quirk(terms) if self.namespace_selector_quirk else terms
+        if not self.namespace_selector_quirk or terms.empty:
+            return terms
+        cached = pod.__dict__.get("_ipa_quirk_terms")
+        if not isinstance(cached, PodTerms):
+            cached = pod.__dict__["_ipa_quirk_terms"] = with_namespace_selector_quirk(terms)
+        return cached
 
     # -- PreFilter ------------------------------------------------------------------------------------------
 
@@ -182,19 +186,17 @@ class InterPodAffinity:
         terms = self._own_terms(pod)
         idx = affinity_index(snap)
         s = PreFilterState(pod, terms, namespace_labels(snap, pod.pod.namespace))
-        for (_, term, _), vec in idx.carried_terms((REQUIRED_ANTI,)):
-            if term.matches(pod.pod, s.ns_labels):
-                by_code = per_domain(snap, term.topology_key, vec)
-                if by_code is not None and by_code.any():
-                    _add(s.existing_anti, term.topology_key, by_code)
+        for (_, term, _), by_code in idx.carried_terms((REQUIRED_ANTI,)):
+            if by_code is not None and term.matches(pod.pod, s.ns_labels) and by_code.any():
+                _add(s.existing_anti, term.topology_key, by_code)
         if terms.required_affinity:
-            vec = idx.matching(tuple(t.match_key for t in terms.required_affinity))
+            sel = tuple(t.match_key for t in terms.required_affinity)
             for t in terms.required_affinity:
-                by_code = per_domain(snap, t.topology_key, vec)
+                by_code = idx.matching_domains(sel, t.topology_key)
                 if by_code is not None and by_code.any():
                     _add(s.affinity, t.topology_key, by_code)
         for t in terms.required_anti:
-            by_code = per_domain(snap, t.topology_key, idx.matching((t.match_key,)))
+            by_code = idx.matching_domains((t.match_key,), t.topology_key)
             if by_code is not None and by_code.any():
                 _add(s.anti, t.topology_key, by_code)
         if _empty(s.existing_anti) and not terms.required_affinity and not terms.required_anti:
@@ -278,9 +280,8 @@ class InterPodAffinity:
         scores: DomainCounts = {}
         touched = False
 
-        def account(term: Term, per_node: IntArray, weight: int) -> None:
+        def account(term: Term, by_code: IntArray | None, weight: int) -> None:
             nonlocal touched
-            by_code = per_domain(snap, term.topology_key, per_node)
             if by_code is None or not by_code.any():
                 return
             touched = True
@@ -288,14 +289,14 @@ class InterPodAffinity:
 
         # the pod's preferred terms, against every placed pod
         for weight, term in terms.preferred_affinity:
-            account(term, idx.matching((term.match_key,)), weight)
+            account(term, idx.matching_domains((term.match_key,), term.topology_key), weight)
         for weight, term in terms.preferred_anti:
-            account(term, idx.matching((term.match_key,)), -weight)
+            account(term, idx.matching_domains((term.match_key,), term.topology_key), -weight)
         # placed pods' terms, against the pod
         ns_labels = namespace_labels(snap, pod.pod.namespace)
         hard = self.args.hard_pod_affinity_weight
         kinds = (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI)
-        for (kind, term, weight), vec in idx.carried_terms(kinds):
+        for (kind, term, weight), by_code in idx.carried_terms(kinds):
             if kind == REQUIRED_AFFINITY:
                 if hard <= 0:
                     continue
@@ -303,7 +304,7 @@ class InterPodAffinity:
             elif kind == PREFERRED_ANTI:
                 weight = -weight
             if term.matches(pod.pod, ns_labels):
-                account(term, vec, weight)
+                account(term, by_code, weight)
         if not touched:
             return Status.skip()
         state.write(PRE_SCORE_KEY, PreScoreState(scores))
