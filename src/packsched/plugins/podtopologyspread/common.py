@@ -143,6 +143,60 @@ def required_affinity_mask(snap: Snapshot, pod: Pod) -> BoolArray:
     return mask
 
 
+KEY_CODES = "PodTopologySpread/keycodes"
+
+
+@dataclass(frozen=True)
+class KeyCodes:
+    """Each node's value code of one label key as int64 (-1: the node lacks the key), whether every node has
+    it, and the key's number of values."""
+
+    codes: IntArray
+    every: bool
+    size: int
+
+
+class _KeyCodesCache:
+    """KeyCodes by key, for one version of the snapshot's label index."""
+
+    def __init__(self, version: int, n: int) -> None:
+        self.version = version
+        self.n = n
+        self.by_key: dict[str, KeyCodes] = {}
+
+
+def key_codes(snap: Snapshot, key: str) -> KeyCodes:
+    """The label key's codes (kept in the snapshot until a node's labels change; do not write to them)."""
+    cache = snap.extensions.get(KEY_CODES)
+    if not isinstance(cache, _KeyCodesCache) or cache.version != snap.labels.version or cache.n != snap.n:
+        cache = _KeyCodesCache(snap.labels.version, snap.n)
+        snap.extensions[KEY_CODES] = cache
+    out = cache.by_key.get(key)
+    if out is None:
+        col = snap.labels.column(key)
+        if col is None:
+            out = KeyCodes(np.full(snap.n, -1, dtype=np.int64), snap.n == 0, 0)
+        else:
+            codes = col.astype(np.int64)
+            out = KeyCodes(codes, bool((codes >= 0).all()), len(snap.labels.vocab[key]))
+        cache.by_key[key] = out
+    return out
+
+
+def masked_domain_sums(per_node: IntArray, kc: KeyCodes, eligible: BoolArray, n_domains: int) -> IntArray:
+    """``backend.podcounts.domain_sums`` (the sum of ``per_node`` over the eligible nodes of each domain) without
+    gathering the eligible nodes first: ineligible nodes weigh nothing (the same sums, exactly: integers far
+    below 2**53)."""
+    weights = per_node * eligible
+    if kc.every:
+        sums = np.bincount(kc.codes, weights=weights, minlength=n_domains)
+    else:
+        has = kc.codes >= 0
+        sums = np.bincount(kc.codes[has], weights=weights[has], minlength=n_domains)
+    out: IntArray = sums[:n_domains].astype(np.int64)
+    return out
+
+
 class NodeMasks:
     """Per-node facts about one pod, computed once per cycle: which nodes carry every constraint's key, and
     which nodes each inclusion policy keeps."""
@@ -157,10 +211,8 @@ class NodeMasks:
             self.all_keys &= self.codes(c.topology_key) >= 0
 
     def codes(self, key: str) -> IntArray:
-        col = self.snap.labels.column(key)
-        if col is None:
-            return np.full(self.snap.n, -1, dtype=np.int64)
-        return col.astype(np.int64)
+        """Each node's value code of ``key`` (-1: missing; shared: do not write to it)."""
+        return key_codes(self.snap, key).codes
 
     def included(self, c: Constraint) -> BoolArray:
         """Nodes the constraint's nodeAffinityPolicy and nodeTaintsPolicy keep."""

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from packsched.backend.podcounts import domain_sums
 from packsched.framework.interface import NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
@@ -17,6 +16,8 @@ from packsched.plugins.podtopologyspread.common import (
     MAX_INT32,
     Constraint,
     NodeMasks,
+    key_codes,
+    masked_domain_sums,
     matching_per_node,
 )
 
@@ -113,11 +114,12 @@ def compute_state(snap: Snapshot, pod: PodInfo, constraints: Sequence[Constraint
     masks = NodeMasks(snap, pod.pod, constraints)
     state = PreFilterState(list(constraints), [], [], [], [], [], [])
     for c in constraints:
-        codes = masks.codes(c.topology_key)
+        kc = key_codes(snap, c.topology_key)
+        codes = kc.codes
         values = snap.labels.values(c.topology_key)
         eligible = masks.all_keys & masks.included(c)
         per_node = matching_per_node(snap, c, pod.pod.namespace)
-        match = domain_sums(per_node, codes, eligible, len(values))
+        match = masked_domain_sums(per_node, kc, eligible, len(values))
         present = np.bincount(codes[eligible], minlength=len(values)) > 0
         state.values.append(values)
         state.eligible.append(eligible)
@@ -149,21 +151,24 @@ def filter_nodes(state: PreFilterState, snap: Snapshot, sel: NodeSel) -> list[Re
     skewed_any: BoolArray | None = None
     alive: BoolArray | None = None
     for i, c in enumerate(state.constraints):
-        col = snap.labels.column(c.topology_key)
-        if col is None:
-            codes = np.full(snap.n, -1, dtype=np.int64)[sel]
-        else:
-            codes = col[sel].astype(np.int64)
+        kc = key_codes(snap, c.topology_key)
+        codes = kc.codes[sel]
         if alive is None:
             alive = np.ones(len(codes), dtype=bool)
             missing_any = np.zeros(len(codes), dtype=bool)
             skewed_any = np.zeros(len(codes), dtype=bool)
-        missing = codes < 0
-        match = state.match[i]
-        counts = np.where(missing, 0, match[np.clip(codes, 0, max(len(match) - 1, 0))] if len(match) else 0)
-        skew = counts + int(state.self_match[i]) - state.min_match(i)
-        skewed = ~missing & (skew > c.max_skew)
         assert missing_any is not None and skewed_any is not None
+        match = state.match[i]
+        bound = c.max_skew - int(state.self_match[i]) + state.min_match(i)  # skew > maxSkew: count > bound
+        if kc.every and kc.size <= len(match):
+            # every node has the key: no node is missing it, and every code indexes the counts
+            over = match[codes] > bound
+            skewed_any |= alive & over
+            alive &= ~over
+            continue
+        missing = codes < 0
+        counts = np.where(missing, 0, match[np.clip(codes, 0, max(len(match) - 1, 0))] if len(match) else 0)
+        skewed = ~missing & (counts > bound)
         missing_any |= alive & missing
         alive &= ~missing
         skewed_any |= alive & skewed

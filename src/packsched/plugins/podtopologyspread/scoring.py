@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from packsched.backend.podcounts import domain_sums
 from packsched.framework.interface import MAX_NODE_SCORE
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
@@ -59,7 +58,9 @@ def compute_pre_score(
         exists = np.bincount(ext[kept], minlength=size) > 0
         eligible = counted & masks.included(c) & exists[ext]
         per_node = matching_per_node(snap, c, pod.pod.namespace)
-        state.domain_counts.append(domain_sums(per_node, ext, eligible, size))
+        # every extended code is a domain: the sums of the eligible nodes' counts, ineligible ones weighing nothing
+        sums = np.bincount(ext, weights=per_node * eligible, minlength=size)[:size]
+        state.domain_counts.append(sums.astype(np.int64))
         state.weights.append(math.log(int(np.count_nonzero(exists)) + 2))
     return state
 
