@@ -686,3 +686,28 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
     snap = build(ZONES_4, [])
     with pytest.raises(LookupError):
         plugin().filter(CycleState(), incoming(tsc(1, "zone", DNS, FOO)), snap, slice(None))
+
+
+def test_a_pods_cached_constraints_follow_service_events() -> None:
+    # one PodInfo asked again after each event (a pod retried): its constraints are worked out again
+    snap = build(FOUR_HOSTS, SPREAD_4321)
+    pl = plugin(PodTopologySpreadArgs(defaulting_type=SYSTEM_DEFAULTING))
+    pod = incoming()
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) is None
+    _service_selects_foo(pl)
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
+    pl.on_cluster_event(ClusterEvent(SERVICE, DELETE, Service("s", "default", {"foo": ""}), None))
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) is None
+
+
+def test_label_codes_follow_a_node_relabelled_in_the_snapshot() -> None:
+    # the label codes are cached per label-index version: a node that loses its zone is then missing the key,
+    # and its pod no longer counts for zone2
+    snap = build(ABXY_ZONES, [("node-x", {"foo": ""})])
+    pl = plugin()
+    pod = incoming(tsc(1, "zone", DO_NOT_SCHEDULE, FOO))
+    state, _ = pre_filter(pl, snap, pod)
+    assert verdicts(pl, snap, state, pod) == {"node-a": "ok", "node-b": "ok", "node-x": SKEW, "node-y": SKEW}
+    snap.update_node(Node("node-x", labels={HOST: "node-x"}, allocatable={"pods": 110}))
+    state, _ = pre_filter(pl, snap, pod)
+    assert verdicts(pl, snap, state, pod) == {"node-a": "ok", "node-b": "ok", "node-x": LABEL, "node-y": "ok"}

@@ -228,11 +228,13 @@ class InterPodAffinity:
             return ok
         has_all = np.ones(size, dtype=bool)
         pods_exist = np.ones(size, dtype=bool)
+        idx = affinity_index(snap)
         for t in terms:
             codes = snap.labels.column(t.topology_key)
             if codes is None:
                 return np.zeros(size, dtype=bool)
-            has_all &= codes[sel] >= 0
+            if not idx.key_shape(t.topology_key)[0]:  # some node lacks the key
+                has_all &= codes[sel] >= 0
             pods_exist &= node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
         # The first pod of a group whose terms select itself: no placed pod matches yet, so any node with every
         # topology key will do.
@@ -256,7 +258,7 @@ class InterPodAffinity:
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         s = self._state(state)
-        size = len(np.arange(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
+        size = len(range(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
         out: list[Rejection] = []
         aff_bad = ~self._affinity_ok(s, snap, sel, size)
         if aff_bad.any():

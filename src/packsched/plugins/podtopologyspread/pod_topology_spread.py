@@ -84,6 +84,8 @@ class PodTopologySpread:
         self.selectors: dict[tuple[str, str, str], LabelSelector | None] = {}
         # bumped whenever ``services`` or ``selectors`` change: a pod's constraints are cached with it
         self.objects_generation = 0
+        # the default constraints per action, when no pod's labels change them (shared: do not write to them)
+        self._label_free_defaults: dict[str, list[Constraint]] = {}
 
     # -- the cluster objects the default constraints read -------------------------------------------------
 
@@ -122,7 +124,12 @@ class PodTopologySpread:
         p = pod.pod
         if p.topology_spread_constraints:
             return select_constraints(p.topology_spread_constraints, p.labels, action, self.features)
-        defaults = select_constraints(self.default_constraints, p.labels, action, self.features)
+        defaults = self._label_free_defaults.get(action)
+        if defaults is None:
+            defaults = select_constraints(self.default_constraints, p.labels, action, self.features)
+            if all(c.label_selector is None for c in self.default_constraints):
+                # matchLabelKeys only join a selector that is there: the pod's labels change nothing
+                self._label_free_defaults[action] = defaults
         if not defaults:
             return []
         selector = default_selector(p, self.services, self.selectors)
