@@ -220,55 +220,79 @@ class InterPodAffinity:
 
     # -- Filter ---------------------------------------------------------------------------------------------
 
-    def _affinity_ok(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        """satisfyPodAffinity on every selected node."""
-        ok = np.ones(size, dtype=bool)
+    def _affinity_bad(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray | None:
+        """The selected nodes failing satisfyPodAffinity (None: the pod has no required affinity)."""
         terms = s.terms.required_affinity
         if not terms:
-            return ok
-        has_all = np.ones(size, dtype=bool)
-        pods_exist = np.ones(size, dtype=bool)
+            return None
+        has_all: BoolArray | None = None  # None: every node has every key
+        pods_exist: BoolArray | None = None
         idx = affinity_index(snap)
         for t in terms:
             codes = snap.labels.column(t.topology_key)
             if codes is None:
-                return np.zeros(size, dtype=bool)
+                return np.ones(size, dtype=bool)
             if not idx.key_shape(t.topology_key)[0]:  # some node lacks the key
-                has_all &= codes[sel] >= 0
-            pods_exist &= node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
+                has = codes[sel] >= 0
+                has_all = has if has_all is None else has_all & has
+            exist = node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
+            pods_exist = exist if pods_exist is None else pods_exist & exist
         # The first pod of a group whose terms select itself: no placed pod matches yet, so any node with every
         # topology key will do.
         own = _empty(s.affinity) and all(t.matches(s.info.pod, s.ns_labels) for t in terms)
-        return has_all & (pods_exist | own)
+        if own:
+            return np.zeros(size, dtype=bool) if has_all is None else ~has_all
+        assert pods_exist is not None
+        return ~pods_exist if has_all is None else ~(has_all & pods_exist)
 
-    def _anti_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        bad = np.zeros(size, dtype=bool)
+    def _anti_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel) -> BoolArray | None:
+        """The selected nodes in a domain holding a pod the pod's required anti-affinity matches (None: none is
+        counted anywhere)."""
         if _empty(s.anti):
-            return bad
+            return None
+        bad: BoolArray | None = None
         for t in s.terms.required_anti:
-            bad |= node_values(snap, t.topology_key, s.anti.get(t.topology_key), sel) > 0
+            hit = node_values(snap, t.topology_key, s.anti.get(t.topology_key), sel) > 0
+            bad = hit if bad is None else bad | hit
         return bad
 
-    def _existing_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        bad = np.zeros(size, dtype=bool)
+    def _existing_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel) -> BoolArray | None:
+        """The selected nodes in a domain of a placed pod whose required anti-affinity the pod matches (None: no
+        domain counts one)."""
+        bad: BoolArray | None = None
         for key, by_code in s.existing_anti.items():
             if (by_code > 0).any():
-                bad |= node_values(snap, key, by_code, sel) > 0
+                hit = node_values(snap, key, by_code, sel) > 0
+                bad = hit if bad is None else bad | hit
         return bad
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        """Each rejected node gets the first reason it fails: affinity, then its anti-affinity, then placed pods'
+        anti-affinity (the masks are built only for what the PreFilter state holds)."""
         s = self._state(state)
         size = len(range(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
         out: list[Rejection] = []
-        aff_bad = ~self._affinity_ok(s, snap, sel, size)
-        if aff_bad.any():
+        aff_bad = self._affinity_bad(s, snap, sel, size)
+        if aff_bad is not None and aff_bad.any():
             out.append(Rejection(aff_bad, ERR_REASON_AFFINITY, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-        anti_bad = self._anti_fails(s, snap, sel, size) & ~aff_bad
-        if anti_bad.any():
-            out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
-        existing_bad = self._existing_fails(s, snap, sel, size) & ~aff_bad & ~anti_bad
-        if existing_bad.any():
-            out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
+        else:
+            aff_bad = None
+        anti_bad = self._anti_fails(s, snap, sel)
+        if anti_bad is not None:
+            if aff_bad is not None:
+                anti_bad = anti_bad & ~aff_bad
+            if anti_bad.any():
+                out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
+            else:
+                anti_bad = None
+        existing_bad = self._existing_fails(s, snap, sel)
+        if existing_bad is not None:
+            if aff_bad is not None:
+                existing_bad = existing_bad & ~aff_bad
+            if anti_bad is not None:
+                existing_bad = existing_bad & ~anti_bad
+            if existing_bad.any():
+                out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
         return out
 
     # -- Score ----------------------------------------------------------------------------------------------

@@ -197,6 +197,18 @@ def masked_domain_sums(per_node: IntArray, kc: KeyCodes, eligible: BoolArray, n_
     return out
 
 
+COUNTED_KEY = "PodTopologySpread/counted"
+COUNTED_LIMIT = 64
+
+
+class _CountedCache:
+    """``NodeMasks.counted`` answers for one state of the nodes (label index version, node generation, count)."""
+
+    def __init__(self, stamp: tuple[int, int, int]) -> None:
+        self.stamp = stamp
+        self.entries: dict[object, tuple[BoolArray, BoolArray]] = {}
+
+
 class NodeMasks:
     """Per-node facts about one pod, computed once per cycle: which nodes carry every constraint's key, and
     which nodes each inclusion policy keeps."""
@@ -204,11 +216,49 @@ class NodeMasks:
     def __init__(self, snap: Snapshot, pod: Pod, constraints: Sequence[Constraint]) -> None:
         self.snap = snap
         self.pod = pod
+        self.keys = tuple(c.topology_key for c in constraints)
         self._affinity: BoolArray | None = None
         self._tolerated: BoolArray | None = None
-        self.all_keys = np.ones(snap.n, dtype=bool)
-        for c in constraints:
-            self.all_keys &= self.codes(c.topology_key) >= 0
+        self._all_keys: BoolArray | None = None
+
+    @property
+    def all_keys(self) -> BoolArray:
+        """Nodes carrying every constraint's topology key (do not write to it)."""
+        if self._all_keys is None:
+            mask = np.ones(self.snap.n, dtype=bool)
+            for key in self.keys:
+                kc = key_codes(self.snap, key)
+                if not kc.every:
+                    mask &= kc.codes >= 0
+            self._all_keys = mask
+        return self._all_keys
+
+    def counted(self, c: Constraint, n_values: int) -> tuple[BoolArray, BoolArray]:
+        """The nodes constraint ``c`` counts (every key present, its inclusion policies kept) and the domains
+        they make up (by value code, ``n_values`` of them). Both depend only on the nodes and on the pod's
+        fields the policies read, so they are kept in the snapshot for the next pod asking the same (read-only:
+        do not write to them)."""
+        pod = self.pod
+        aff: object = None
+        if c.honor_affinity:
+            required = pod.node_affinity.required if pod.node_affinity is not None else None
+            aff = (tuple(sorted(pod.node_selector.items())), required)
+        key = (self.keys, c.topology_key, n_values, aff, tuple(pod.tolerations) if c.honor_taints else None)
+        snap = self.snap
+        stamp = (snap.labels.version, snap.node_generation, snap.n)
+        cache = snap.extensions.get(COUNTED_KEY)
+        if not isinstance(cache, _CountedCache) or cache.stamp != stamp:
+            cache = _CountedCache(stamp)
+            snap.extensions[COUNTED_KEY] = cache
+        hit = cache.entries.get(key)
+        if hit is None:
+            eligible = self.all_keys & self.included(c)
+            present = np.bincount(self.codes(c.topology_key)[eligible], minlength=n_values) > 0
+            hit = (eligible, present)
+            if len(cache.entries) >= COUNTED_LIMIT:
+                cache.entries.clear()
+            cache.entries[key] = hit
+        return hit
 
     def codes(self, key: str) -> IntArray:
         """Each node's value code of ``key`` (-1: missing; shared: do not write to it)."""

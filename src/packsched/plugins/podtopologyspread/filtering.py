@@ -89,24 +89,22 @@ def critical_paths(values: Sequence[str], match: IntArray, present: BoolArray, e
     the first two domains in (count, code) order. Computed with two argmins instead of a call per domain, the
     same result bit for bit (a domain with the value "", which the empty paths' names would match, takes the
     walk; ``empty`` is its code)."""
-    codes = np.flatnonzero(present)
     if empty is not None and present[empty]:
         paths = CriticalPaths()
-        for code in codes.tolist():
+        for code in np.flatnonzero(present).tolist():
             paths.update(values[code], int(match[code]))
         return paths
-    counts = match[codes]
-    keep = counts < MAX_INT32  # a count never below the empty paths' would not enter them
-    codes, counts = codes[keep], counts[keep]
+    # absent domains read as the empty paths' count: a count never below it would not enter them either
+    counts = np.where(present, match, MAX_INT32)
     out: list[tuple[str, int]] = [("", MAX_INT32), ("", MAX_INT32)]
-    if len(codes):
-        first = int(np.argmin(counts))  # the first of the smallest
-        out[0] = (values[int(codes[first])], int(counts[first]))
-        if len(codes) > 1:
-            rest = counts.copy()
-            rest[first] = MAX_INT32
-            second = int(np.argmin(rest))
-            out[1] = (values[int(codes[second])], int(counts[second]))
+    if len(counts):
+        first = int(np.argmin(counts))  # the first (lowest code) of the smallest
+        if counts[first] < MAX_INT32:
+            out[0] = (values[first], int(counts[first]))
+            counts[first] = MAX_INT32
+            second = int(np.argmin(counts))
+            if counts[second] < MAX_INT32:
+                out[1] = (values[second], int(counts[second]))
     return CriticalPaths(out)
 
 
@@ -115,12 +113,10 @@ def compute_state(snap: Snapshot, pod: PodInfo, constraints: Sequence[Constraint
     state = PreFilterState(list(constraints), [], [], [], [], [], [])
     for c in constraints:
         kc = key_codes(snap, c.topology_key)
-        codes = kc.codes
         values = snap.labels.values(c.topology_key)
-        eligible = masks.all_keys & masks.included(c)
+        eligible, present = masks.counted(c, len(values))
         per_node = matching_per_node(snap, c, pod.pod.namespace)
         match = masked_domain_sums(per_node, kc, eligible, len(values))
-        present = np.bincount(codes[eligible], minlength=len(values)) > 0
         state.values.append(values)
         state.eligible.append(eligible)
         state.match.append(match)
