@@ -149,11 +149,15 @@ KEY_CODES = "PodTopologySpread/keycodes"
 @dataclass(frozen=True)
 class KeyCodes:
     """Each node's value code of one label key as int64 (-1: the node lacks the key), whether every node has
-    it, and the key's number of values."""
+    it, and the key's number of values; for scoring, the codes with a missing label read as the value ""
+    (upstream reads a missing label as "": the code of "" where a node has it, else one past the last code), and
+    their number of codes."""
 
     codes: IntArray
     every: bool
     size: int
+    extended: IntArray
+    extended_size: int
 
 
 class _KeyCodesCache:
@@ -174,11 +178,11 @@ def key_codes(snap: Snapshot, key: str) -> KeyCodes:
     out = cache.by_key.get(key)
     if out is None:
         col = snap.labels.column(key)
-        if col is None:
-            out = KeyCodes(np.full(snap.n, -1, dtype=np.int64), snap.n == 0, 0)
-        else:
-            codes = col.astype(np.int64)
-            out = KeyCodes(codes, bool((codes >= 0).all()), len(snap.labels.vocab[key]))
+        codes = np.full(snap.n, -1, dtype=np.int64) if col is None else col.astype(np.int64)
+        vocab = snap.labels.vocab.get(key, {})
+        every = bool((codes >= 0).all())
+        extended = codes if every else np.where(codes < 0, vocab.get("", len(vocab)), codes)
+        out = KeyCodes(codes, every, len(vocab), extended, len(vocab) + 1)
         cache.by_key[key] = out
     return out
 
