@@ -85,3 +85,8 @@ def test_kept_domain_counts_equal_fresh_sums(ops: list[tuple[object, ...]]) -> N
         assert codes is not None
         want = np.where(codes >= 0, by_code[np.maximum(codes, 0)] if len(by_code) else 0, 0)
         assert np.array_equal(node_values(snap, key, by_code, slice(None)), want)
+        some = np.array([3, 1], dtype=np.int64)
+        assert np.array_equal(node_values(snap, key, by_code, some), want[some])
+        got = node_values(snap, key, by_code, slice(None))
+        got += 1  # the answer is the caller's own
+        assert np.array_equal(node_values(snap, key, by_code, slice(None)), want)

@@ -63,7 +63,7 @@ class AffinityIndex:
         self.carried_domains: dict[Signature, IntArray | None] = {}
         self.selection_domains: dict[Selection, dict[str, IntArray | None]] = {}
         self.labels_version = snap.labels.version
-        self._shapes: dict[str, tuple[bool, int]] = {}
+        self._shapes: dict[str, tuple[bool, int, bool]] = {}
         for info in snap.pods.values():
             self._carry(info, info.node, +1)
         snap.listeners.append(self)
@@ -183,16 +183,18 @@ class AffinityIndex:
             out.append((sig, dom))
         return out
 
-    def key_shape(self, key: str) -> tuple[bool, int]:
-        """Whether every node has label ``key``, and one more than its largest code (cached per label version)."""
+    def key_shape(self, key: str) -> tuple[bool, int, bool]:
+        """Whether every node has label ``key``, one more than its largest code, and whether node ``i`` has code
+        ``i`` (a hostname label, nodes named in the order they came) (cached per label version)."""
         self._grow()
         shape = self._shapes.get(key)
         if shape is None:
             codes = self.snap.labels.column(key)
             if codes is None or len(codes) == 0:
-                shape = (False, 0)
+                shape = (False, 0, False)
             else:
-                shape = (bool(codes.min() >= 0), int(codes.max()) + 1)
+                every = bool(codes.min() >= 0)
+                shape = (every, int(codes.max()) + 1, every and bool((codes == np.arange(len(codes))).all()))
             self._shapes[key] = shape
         return shape
 
@@ -226,10 +228,11 @@ def node_values(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSe
     codes = snap.labels.column(key)
     if codes is None or by_code is None:
         return np.zeros(len(np.arange(snap.n)[cols]), dtype=np.int64)
-    every, top = affinity_index(snap).key_shape(key)
+    every, top, identity = affinity_index(snap).key_shape(key)
     if every and top <= len(by_code):
-        fast: IntArray = by_code[codes[cols]]
-        return fast
+        # every node has the key and every code indexes by_code (a node's own code when it is its column)
+        fast: IntArray = by_code[cols] if identity else by_code[codes[cols]]
+        return fast.copy() if isinstance(cols, slice) else fast
     c = codes[cols]
     ok = (c >= 0) & (c < len(by_code))
     out = np.zeros(len(c), dtype=np.int64)
