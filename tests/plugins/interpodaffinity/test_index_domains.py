@@ -14,6 +14,7 @@ from packsched.plugins.interpodaffinity.index import (
     PREFERRED_ANTI,
     REQUIRED_ANTI,
     affinity_index,
+    node_positive,
     node_values,
     per_domain,
 )
@@ -87,6 +88,9 @@ def test_kept_domain_counts_equal_fresh_sums(ops: list[tuple[object, ...]]) -> N
         assert np.array_equal(node_values(snap, key, by_code, slice(None)), want)
         some = np.array([3, 1], dtype=np.int64)
         assert np.array_equal(node_values(snap, key, by_code, some), want[some])
+        for domains in (by_code, 0 * by_code, by_code % 2, by_code - 1):  # all, none, some domains positive
+            for sel in (slice(None), some):
+                assert np.array_equal(node_positive(snap, key, domains, sel), node_values(snap, key, domains, sel) > 0)
         got = node_values(snap, key, by_code, slice(None))
         got += 1  # the answer is the caller's own
         assert np.array_equal(node_values(snap, key, by_code, slice(None)), want)

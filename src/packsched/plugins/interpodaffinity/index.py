@@ -19,7 +19,7 @@ import numpy as np
 
 from packsched.framework.interface import NodeSel
 from packsched.framework.podinfo import PodInfo
-from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.plugins.interpodaffinity.terms import MatchKey, Term, matches_key, namespace_labels, pod_terms
 
 INDEX_KEY = "InterPodAffinity/index"
@@ -237,4 +237,18 @@ def node_values(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSe
     ok = (c >= 0) & (c < len(by_code))
     out = np.zeros(len(c), dtype=np.int64)
     out[ok] = by_code[c[ok]]
+    return out
+
+
+def node_positive(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSel) -> BoolArray:
+    """``node_values(...) > 0``, answered from the domains alone when every node has the key and every domain
+    or none is positive (one zone, say)."""
+    if by_code is not None and snap.labels.column(key) is not None:
+        every, top, _ = affinity_index(snap).key_shape(key)
+        if every and top <= len(by_code):
+            positive = by_code[:top] > 0
+            if positive.all() or not positive.any():
+                size = len(range(snap.n)[cols]) if isinstance(cols, slice) else len(cols)
+                return np.full(size, bool(positive[0]) if top else False, dtype=bool)
+    out: BoolArray = node_values(snap, key, by_code, cols) > 0
     return out

@@ -35,6 +35,7 @@ from packsched.plugins.interpodaffinity.index import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI,
     affinity_index,
+    node_positive,
     node_values,
 )
 from packsched.plugins.interpodaffinity.terms import (
@@ -235,7 +236,7 @@ class InterPodAffinity:
             if not idx.key_shape(t.topology_key)[0]:  # some node lacks the key
                 has = codes[sel] >= 0
                 has_all = has if has_all is None else has_all & has
-            exist = node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
+            exist = node_positive(snap, t.topology_key, s.affinity.get(t.topology_key), sel)
             pods_exist = exist if pods_exist is None else pods_exist & exist
         # The first pod of a group whose terms select itself: no placed pod matches yet, so any node with every
         # topology key will do.
@@ -252,7 +253,7 @@ class InterPodAffinity:
             return None
         bad: BoolArray | None = None
         for t in s.terms.required_anti:
-            hit = node_values(snap, t.topology_key, s.anti.get(t.topology_key), sel) > 0
+            hit = node_positive(snap, t.topology_key, s.anti.get(t.topology_key), sel)
             bad = hit if bad is None else bad | hit
         return bad
 
@@ -262,7 +263,7 @@ class InterPodAffinity:
         bad: BoolArray | None = None
         for key, by_code in s.existing_anti.items():
             if (by_code > 0).any():
-                hit = node_values(snap, key, by_code, sel) > 0
+                hit = node_positive(snap, key, by_code, sel)
                 bad = hit if bad is None else bad | hit
         return bad
 
