@@ -24,6 +24,7 @@ from packsched.plugins.interpodaffinity.terms import MatchKey, Term, matches_key
 
 INDEX_KEY = "InterPodAffinity/index"
 MAX_SELECTIONS = 256
+FEW_DOMAINS = 64  # node_values looks for a value every domain shares only among this many
 
 REQUIRED_ANTI, REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI = "ra", "rf", "pa", "pn"
 # (kind, term, weight): a term placed pods carry
@@ -229,6 +230,9 @@ def node_values(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSe
     if codes is None or by_code is None:
         return np.zeros(len(np.arange(snap.n)[cols]), dtype=np.int64)
     every, top, identity = affinity_index(snap).key_shape(key)
+    if every and 0 < top <= min(len(by_code), FEW_DOMAINS) and (by_code[:top] == by_code[0]).all():
+        # few domains, all alike (one zone, say): the same value on every node
+        return np.full(len(range(snap.n)[cols]) if isinstance(cols, slice) else len(cols), by_code[0], dtype=np.int64)
     if every and top <= len(by_code):
         # every node has the key and every code indexes by_code (a node's own code when it is its column)
         fast: IntArray = by_code[cols] if identity else by_code[codes[cols]]
