@@ -689,8 +689,8 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
         plugin().filter(CycleState(), incoming(tsc(1, "zone", DNS, FOO)), snap, slice(None))
 
 
-def test_a_pods_cached_constraints_follow_service_events() -> None:
-    # one PodInfo asked again after each event (a pod retried): its constraints are worked out again
+def test_a_pods_constraints_follow_service_events() -> None:
+    # one PodInfo asked again after each event (a pod retried): its constraints follow the Services
     snap = build(FOUR_HOSTS, SPREAD_4321)
     pl = plugin(PodTopologySpreadArgs(defaulting_type=SYSTEM_DEFAULTING))
     pod = incoming()

@@ -8,8 +8,6 @@ arrays per domain instead of walking every placed pod.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packsched.api.objects import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, LabelSelector, Service, TopologySpreadConstraint
 from packsched.config.defaults import SYSTEM_DEFAULT_CONSTRAINTS
 from packsched.config.types import SYSTEM_DEFAULTING, PluginArgs, PodTopologySpreadArgs
@@ -43,15 +41,6 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 
 
-@dataclass
-class _ConstraintCache:
-    """A pod's constraints per action, as one plugin instance worked them out at one generation of its objects."""
-
-    owner: object
-    generation: int
-    by_action: dict[str, list[Constraint]]
-
-
 class PodTopologySpread:
     name = NAME
     # The objects its default constraints read (the simulator sends them; live mode watches them for it).
@@ -82,8 +71,6 @@ class PodTopologySpread:
         self.services: dict[str, Service] = {}  # by namespace/name
         # (namespace, kind, name) -> spec.selector of ReplicationControllers, ReplicaSets, StatefulSets, Deployments
         self.selectors: dict[tuple[str, str, str], LabelSelector | None] = {}
-        # bumped whenever ``services`` or ``selectors`` change: a pod's constraints are cached with it
-        self.objects_generation = 0
         # the default constraints per action, when no pod's labels change them (shared: do not write to them)
         self._label_free_defaults: dict[str, list[Constraint]] = {}
 
@@ -91,7 +78,6 @@ class PodTopologySpread:
 
     def on_cluster_event(self, event: ClusterEvent) -> None:
         obj = event.old if event.action == DELETE else event.new
-        self.objects_generation += 1
         if event.resource == SERVICE and isinstance(obj, Service):
             if event.action == DELETE:
                 self.services.pop(obj.key, None)
@@ -106,21 +92,7 @@ class PodTopologySpread:
 
     def constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         """The pod's own constraints for ``action``; when it has none at all, the default ones with the selector
-        deduced from its Services and controller (none when nothing selects it). Kept on the PodInfo until the
-        Services or controllers this plugin knows change (the list is shared: do not write to it)."""
-        cache = pod.__dict__.get("_pts_constraints")
-        if (
-            not isinstance(cache, _ConstraintCache)
-            or cache.owner is not self
-            or cache.generation != self.objects_generation
-        ):
-            cache = pod.__dict__["_pts_constraints"] = _ConstraintCache(self, self.objects_generation, {})
-        out = cache.by_action.get(action)
-        if out is None:
-            out = cache.by_action[action] = self._constraints(pod, action)
-        return out
-
-    def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        deduced from its Services and controller (none when nothing selects it)."""
         p = pod.pod
         if p.topology_spread_constraints:
             return select_constraints(p.topology_spread_constraints, p.labels, action, self.features)
