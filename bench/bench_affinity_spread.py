@@ -119,7 +119,7 @@ def run(n: int, cycles: int, repeat: int) -> list[dict[str, Any]]:
         extra = affinity_pod(kind, 10**7, "sched-1")
 
         def add_remove(snap: Snapshot = snap, extra: PodInfo = extra) -> None:
-            snap.add_pod(extra, 17)
+            snap.add_pod(extra, min(17, n - 1))
             snap.remove_pod(extra)
 
         rows.append(
