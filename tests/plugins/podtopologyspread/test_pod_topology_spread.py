@@ -5,6 +5,7 @@ selectors of the upstream tables."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -686,3 +687,110 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
     snap = build(ZONES_4, [])
     with pytest.raises(LookupError):
         plugin().filter(CycleState(), incoming(tsc(1, "zone", DNS, FOO)), snap, slice(None))
+
+
+def test_a_pods_constraints_follow_service_events() -> None:
+    # one PodInfo asked again after each event (a pod retried): its constraints follow the Services
+    snap = build(FOUR_HOSTS, SPREAD_4321)
+    pl = plugin(PodTopologySpreadArgs(defaulting_type=SYSTEM_DEFAULTING))
+    pod = incoming()
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) is None
+    _service_selects_foo(pl)
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
+    pl.on_cluster_event(ClusterEvent(SERVICE, DELETE, Service("s", "default", {"foo": ""}), None))
+    assert scores(pl, snap, pod, list(FOUR_HOSTS)) is None
+
+
+def test_label_codes_follow_a_node_relabelled_in_the_snapshot() -> None:
+    # the label codes are cached per label-index version: a node that loses its zone is then missing the key,
+    # and its pod no longer counts for zone2
+    snap = build(ABXY_ZONES, [("node-x", {"foo": ""})])
+    pl = plugin()
+    pod = incoming(tsc(1, "zone", DO_NOT_SCHEDULE, FOO))
+    state, _ = pre_filter(pl, snap, pod)
+    assert verdicts(pl, snap, state, pod) == {"node-a": "ok", "node-b": "ok", "node-x": SKEW, "node-y": SKEW}
+    snap.update_node(Node("node-x", labels={HOST: "node-x"}, allocatable={"pods": 110}))
+    state, _ = pre_filter(pl, snap, pod)
+    assert verdicts(pl, snap, state, pod) == {"node-a": "ok", "node-b": "ok", "node-x": LABEL, "node-y": "ok"}
+
+
+# --- the array paths against a per-node walk --------------------------------------------------------------------
+
+
+def _go_round_scalar(x: float) -> int:
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from([None, "z1", "z2", ""]), min_size=1, max_size=7),
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from([{"foo": ""}, {"bar": ""}, {}])), max_size=10),
+    st.lists(
+        st.tuples(st.integers(1, 3), st.sampled_from(["zone", HOST]), st.sampled_from([DNS, ANY]), st.booleans()),
+        min_size=1,
+        max_size=2,
+    ),
+    st.integers(0, 127),
+)
+def test_filter_and_scores_equal_a_walk_over_the_nodes(
+    zones: list[str | None],
+    existing: list[tuple[int, dict[str, str]]],
+    spec: list[tuple[int, str, str, bool]],
+    pick: int,
+) -> None:
+    names = [f"n{i}" for i in range(len(zones))]
+    nodes = {n: ({HOST: n} if z is None else {HOST: n, "zone": z}) for n, z in zip(names, zones, strict=True)}
+    snap = build(nodes, [(names[i % len(names)], labels) for i, labels in existing])
+    pod = incoming(*(tsc(skew, key, when, FOO if foo else BAR) for skew, key, when, foo in spec))
+    pl = plugin()
+    # Filter: the first constraint a node breaks names its reason
+    state = CycleState()
+    if pl.pre_filter(state, pod, snap).ok:
+        s = state.read(PRE_FILTER_KEY)
+        assert isinstance(s, PreFilterState)
+        want = {}
+        for col, name in enumerate(names):
+            verdict = "ok"
+            for i, c in enumerate(s.constraints):
+                code = int(snap.labels.codes[c.topology_key][col]) if c.topology_key in snap.labels.codes else -1
+                if code < 0:
+                    verdict = LABEL
+                    break
+                if int(s.match[i][code]) + int(s.self_match[i]) - s.min_match(i) > c.max_skew:
+                    verdict = SKEW
+                    break
+            want[name] = verdict
+        assert verdicts(pl, snap, state, pod) == want
+    # Score and NormalizeScore over some candidates
+    candidates = [n for i, n in enumerate(names) if pick >> i & 1] or names[:1]
+    cols = np.array([snap.index[n] for n in candidates], dtype=np.int64)
+    state = CycleState()
+    if not pl.pre_score(state, pod, snap, cols).ok:
+        return
+    ps = state.read("PreScore" + "PodTopologySpread")
+    raw = pl.score(state, pod, snap, cols)
+    want_raw = []
+    for j, col in enumerate(cols.tolist()):
+        total = 0.0
+        for i, c in enumerate(ps.constraints):
+            codes = snap.labels.codes.get(c.topology_key)
+            if codes is None or codes[col] < 0:
+                continue
+            counts = ps.domain_counts[i]
+            if counts is None:
+                cnt = sum(1 for p in snap.pods_on[col].values() if c.matches(p.pod.labels))
+            else:
+                cnt = int(counts[ps.ext_codes[i][col]])
+            total = total + (cnt * ps.weights[i] + float(c.max_skew - 1))
+        want_raw.append(0 if ps.ignored[j] else _go_round_scalar(total))
+    assert raw.tolist() == want_raw
+    kept = [s for j, s in enumerate(want_raw) if not ps.ignored[j]]
+    got = pl.normalize_score(state, pod, raw).tolist()
+    if kept:
+        lo, hi = min(kept), max(kept)
+        want_norm = [
+            0 if ps.ignored[j] else (100 if hi == 0 else 100 * (hi + lo - s) // hi) for j, s in enumerate(want_raw)
+        ]
+        assert got == want_norm
+    else:
+        assert got == [0] * len(cols)

@@ -6,7 +6,9 @@ updated as pods are placed and removed (binding, preemption's dry run):
 - for the pod selections that incoming pods ask about (a conjunction of terms without topology), how many placed
   pods on each node match (built on first use, then kept up to date; the least recently used are dropped).
 
-Counts per topology domain are then one ``np.bincount`` over the snapshot's label codes.
+Counts per topology domain are one ``np.bincount`` over the snapshot's label codes the first time a vector is asked
+for them by a topology key; they are then kept beside the vector and bumped as pods come and go, until a node's
+labels change (the label index's version), which drops them.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import numpy as np
 
 from packsched.framework.interface import NodeSel
 from packsched.framework.podinfo import PodInfo
-from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.plugins.interpodaffinity.terms import MatchKey, Term, matches_key, namespace_labels, pod_terms
 
 INDEX_KEY = "InterPodAffinity/index"
 MAX_SELECTIONS = 256
+FEW_DOMAINS = 64  # node_values looks for a value every domain shares only among this many
 
 REQUIRED_ANTI, REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI = "ra", "rf", "pa", "pn"
 # (kind, term, weight): a term placed pods carry
@@ -57,6 +60,11 @@ class AffinityIndex:
         self.n = snap.n
         self.carried: dict[Signature, IntArray] = {}
         self.selections: OrderedDict[Selection, IntArray] = OrderedDict()
+        # the same counts summed per topology domain, for the keys asked about so far (None: no node has the key)
+        self.carried_domains: dict[Signature, IntArray | None] = {}
+        self.selection_domains: dict[Selection, dict[str, IntArray | None]] = {}
+        self.labels_version = snap.labels.version
+        self._shapes: dict[str, tuple[bool, int, bool]] = {}
         for info in snap.pods.values():
             self._carry(info, info.node, +1)
         snap.listeners.append(self)
@@ -64,6 +72,12 @@ class AffinityIndex:
     # -- upkeep ---------------------------------------------------------------------------------------------
 
     def _grow(self) -> None:
+        """Follow the snapshot: new nodes pad the vectors; changed labels drop the counts per domain."""
+        if self.snap.labels.version != self.labels_version:
+            self.labels_version = self.snap.labels.version
+            self.carried_domains.clear()
+            self.selection_domains.clear()
+            self._shapes.clear()
         n = self.snap.n
         if n == self.n:
             return
@@ -79,8 +93,14 @@ class AffinityIndex:
             if vec is None:
                 vec = self.carried[sig] = np.zeros(self.n, dtype=np.int64)
             vec[col] += sign
+            dom = self.carried_domains.get(sig)
+            if dom is not None:
+                code = self.snap.labels.codes[sig[1].topology_key][col]
+                if code >= 0:
+                    dom[code] += sign
             if sign < 0 and not vec.any():
                 del self.carried[sig]
+                self.carried_domains.pop(sig, None)
 
     def _select(self, info: PodInfo, col: int, sign: int) -> None:
         if not self.selections:
@@ -90,6 +110,13 @@ class AffinityIndex:
         for sel, vec in self.selections.items():
             if all(matches_key(k, pod, labels) for k in sel):
                 vec[col] += sign
+                doms = self.selection_domains.get(sel)
+                if doms:
+                    for key, dom in doms.items():
+                        if dom is not None:
+                            code = self.snap.labels.codes[key][col]
+                            if code >= 0:
+                                dom[code] += sign
 
     def pod_added(self, info: PodInfo, col: int) -> None:
         if self.selections or _signatures(info):
@@ -107,6 +134,7 @@ class AffinityIndex:
         """A namespace's labels changed: the selections matched namespace selectors against the old ones (the
         terms placed pods carry do not depend on them)."""
         self.selections.clear()
+        self.selection_domains.clear()
 
     # -- questions ------------------------------------------------------------------------------------------
 
@@ -126,12 +154,50 @@ class AffinityIndex:
                 vec[info.node] += 1
         self.selections[sel] = vec
         if len(self.selections) > MAX_SELECTIONS:
-            self.selections.popitem(last=False)
+            dropped, _ = self.selections.popitem(last=False)
+            self.selection_domains.pop(dropped, None)
         return vec
 
-    def carried_terms(self, kinds: tuple[str, ...]) -> list[tuple[Signature, IntArray]]:
+    def matching_domains(self, sel: Selection, key: str) -> IntArray | None:
+        """``matching(sel)`` summed per value of label ``key`` (as :func:`per_domain`; do not write to it)."""
+        vec = self.matching(sel)
+        doms = self.selection_domains.get(sel)
+        if doms is None:
+            doms = self.selection_domains[sel] = {}
+        elif key in doms:
+            return doms[key]
+        out = doms[key] = per_domain(self.snap, key, vec)
+        return out
+
+    def carried_terms(self, kinds: tuple[str, ...]) -> list[tuple[Signature, IntArray | None]]:
+        """The terms placed pods carry, of the given kinds, each with how many placed pods carry it per value of
+        its topology key (as :func:`per_domain`; do not write to them)."""
         self._grow()
-        return [(sig, vec) for sig, vec in self.carried.items() if sig[0] in kinds]
+        out: list[tuple[Signature, IntArray | None]] = []
+        for sig, vec in self.carried.items():
+            if sig[0] not in kinds:
+                continue
+            if sig in self.carried_domains:
+                dom = self.carried_domains[sig]
+            else:
+                dom = self.carried_domains[sig] = per_domain(self.snap, sig[1].topology_key, vec)
+            out.append((sig, dom))
+        return out
+
+    def key_shape(self, key: str) -> tuple[bool, int, bool]:
+        """Whether every node has label ``key``, one more than its largest code, and whether node ``i`` has code
+        ``i`` (a hostname label, nodes named in the order they came) (cached per label version)."""
+        self._grow()
+        shape = self._shapes.get(key)
+        if shape is None:
+            codes = self.snap.labels.column(key)
+            if codes is None or len(codes) == 0:
+                shape = (False, 0, False)
+            else:
+                every = bool(codes.min() >= 0)
+                shape = (every, int(codes.max()) + 1, every and bool((codes == np.arange(len(codes))).all()))
+            self._shapes[key] = shape
+        return shape
 
 
 def affinity_index(snap: Snapshot) -> AffinityIndex:
@@ -163,8 +229,30 @@ def node_values(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSe
     codes = snap.labels.column(key)
     if codes is None or by_code is None:
         return np.zeros(len(np.arange(snap.n)[cols]), dtype=np.int64)
+    every, top, identity = affinity_index(snap).key_shape(key)
+    if every and 0 < top <= min(len(by_code), FEW_DOMAINS) and (by_code[:top] == by_code[0]).all():
+        # few domains, all alike (one zone, say): the same value on every node
+        return np.full(len(range(snap.n)[cols]) if isinstance(cols, slice) else len(cols), by_code[0], dtype=np.int64)
+    if every and top <= len(by_code):
+        # every node has the key and every code indexes by_code (a node's own code when it is its column)
+        fast: IntArray = by_code[cols] if identity else by_code[codes[cols]]
+        return fast.copy() if isinstance(cols, slice) else fast
     c = codes[cols]
     ok = (c >= 0) & (c < len(by_code))
     out = np.zeros(len(c), dtype=np.int64)
     out[ok] = by_code[c[ok]]
+    return out
+
+
+def node_positive(snap: Snapshot, key: str, by_code: IntArray | None, cols: NodeSel) -> BoolArray:
+    """``node_values(...) > 0``, answered from the domains alone when every node has the key and every domain
+    or none is positive (one zone, say)."""
+    if by_code is not None and snap.labels.column(key) is not None:
+        every, top, _ = affinity_index(snap).key_shape(key)
+        if every and top <= len(by_code):
+            positive = by_code[:top] > 0
+            if positive.all() or not positive.any():
+                size = len(range(snap.n)[cols]) if isinstance(cols, slice) else len(cols)
+                return np.full(size, bool(positive[0]) if top else False, dtype=bool)
+    out: BoolArray = node_values(snap, key, by_code, cols) > 0
     return out

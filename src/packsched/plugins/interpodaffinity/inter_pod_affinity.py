@@ -35,8 +35,8 @@ from packsched.plugins.interpodaffinity.index import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI,
     affinity_index,
+    node_positive,
     node_values,
-    per_domain,
 )
 from packsched.plugins.interpodaffinity.terms import (
     PodTerms,
@@ -168,7 +168,12 @@ class InterPodAffinity:
     def _own_terms(self, pod: PodInfo) -> PodTerms:
         """The incoming pod's terms as this release matches them against placed pods."""
         terms = pod_terms(pod)
-        return with_namespace_selector_quirk(terms) if self.namespace_selector_quirk else terms
+        if not self.namespace_selector_quirk or terms.empty:
+            return terms
+        cached = pod.__dict__.get("_ipa_quirk_terms")
+        if not isinstance(cached, PodTerms):
+            cached = pod.__dict__["_ipa_quirk_terms"] = with_namespace_selector_quirk(terms)
+        return cached
 
     # -- PreFilter ------------------------------------------------------------------------------------------
 
@@ -182,19 +187,17 @@ class InterPodAffinity:
         terms = self._own_terms(pod)
         idx = affinity_index(snap)
         s = PreFilterState(pod, terms, namespace_labels(snap, pod.pod.namespace))
-        for (_, term, _), vec in idx.carried_terms((REQUIRED_ANTI,)):
-            if term.matches(pod.pod, s.ns_labels):
-                by_code = per_domain(snap, term.topology_key, vec)
-                if by_code is not None and by_code.any():
-                    _add(s.existing_anti, term.topology_key, by_code)
+        for (_, term, _), by_code in idx.carried_terms((REQUIRED_ANTI,)):
+            if by_code is not None and term.matches(pod.pod, s.ns_labels) and by_code.any():
+                _add(s.existing_anti, term.topology_key, by_code)
         if terms.required_affinity:
-            vec = idx.matching(tuple(t.match_key for t in terms.required_affinity))
+            sel = tuple(t.match_key for t in terms.required_affinity)
             for t in terms.required_affinity:
-                by_code = per_domain(snap, t.topology_key, vec)
+                by_code = idx.matching_domains(sel, t.topology_key)
                 if by_code is not None and by_code.any():
                     _add(s.affinity, t.topology_key, by_code)
         for t in terms.required_anti:
-            by_code = per_domain(snap, t.topology_key, idx.matching((t.match_key,)))
+            by_code = idx.matching_domains((t.match_key,), t.topology_key)
             if by_code is not None and by_code.any():
                 _add(s.anti, t.topology_key, by_code)
         if _empty(s.existing_anti) and not terms.required_affinity and not terms.required_anti:
@@ -218,53 +221,79 @@ class InterPodAffinity:
 
     # -- Filter ---------------------------------------------------------------------------------------------
 
-    def _affinity_ok(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        """satisfyPodAffinity on every selected node."""
-        ok = np.ones(size, dtype=bool)
+    def _affinity_bad(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray | None:
+        """The selected nodes failing satisfyPodAffinity (None: the pod has no required affinity)."""
         terms = s.terms.required_affinity
         if not terms:
-            return ok
-        has_all = np.ones(size, dtype=bool)
-        pods_exist = np.ones(size, dtype=bool)
+            return None
+        has_all: BoolArray | None = None  # None: every node has every key
+        pods_exist: BoolArray | None = None
+        idx = affinity_index(snap)
         for t in terms:
             codes = snap.labels.column(t.topology_key)
             if codes is None:
-                return np.zeros(size, dtype=bool)
-            has_all &= codes[sel] >= 0
-            pods_exist &= node_values(snap, t.topology_key, s.affinity.get(t.topology_key), sel) > 0
+                return np.ones(size, dtype=bool)
+            if not idx.key_shape(t.topology_key)[0]:  # some node lacks the key
+                has = codes[sel] >= 0
+                has_all = has if has_all is None else has_all & has
+            exist = node_positive(snap, t.topology_key, s.affinity.get(t.topology_key), sel)
+            pods_exist = exist if pods_exist is None else pods_exist & exist
         # The first pod of a group whose terms select itself: no placed pod matches yet, so any node with every
         # topology key will do.
         own = _empty(s.affinity) and all(t.matches(s.info.pod, s.ns_labels) for t in terms)
-        return has_all & (pods_exist | own)
+        if own:
+            return np.zeros(size, dtype=bool) if has_all is None else ~has_all
+        assert pods_exist is not None
+        return ~pods_exist if has_all is None else ~(has_all & pods_exist)
 
-    def _anti_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        bad = np.zeros(size, dtype=bool)
+    def _anti_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel) -> BoolArray | None:
+        """The selected nodes in a domain holding a pod the pod's required anti-affinity matches (None: none is
+        counted anywhere)."""
         if _empty(s.anti):
-            return bad
+            return None
+        bad: BoolArray | None = None
         for t in s.terms.required_anti:
-            bad |= node_values(snap, t.topology_key, s.anti.get(t.topology_key), sel) > 0
+            hit = node_positive(snap, t.topology_key, s.anti.get(t.topology_key), sel)
+            bad = hit if bad is None else bad | hit
         return bad
 
-    def _existing_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel, size: int) -> BoolArray:
-        bad = np.zeros(size, dtype=bool)
+    def _existing_fails(self, s: PreFilterState, snap: Snapshot, sel: NodeSel) -> BoolArray | None:
+        """The selected nodes in a domain of a placed pod whose required anti-affinity the pod matches (None: no
+        domain counts one)."""
+        bad: BoolArray | None = None
         for key, by_code in s.existing_anti.items():
             if (by_code > 0).any():
-                bad |= node_values(snap, key, by_code, sel) > 0
+                hit = node_positive(snap, key, by_code, sel)
+                bad = hit if bad is None else bad | hit
         return bad
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
+        """Each rejected node gets the first reason it fails: affinity, then its anti-affinity, then placed pods'
+        anti-affinity (the masks are built only for what the PreFilter state holds)."""
         s = self._state(state)
-        size = len(np.arange(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
+        size = len(range(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
         out: list[Rejection] = []
-        aff_bad = ~self._affinity_ok(s, snap, sel, size)
-        if aff_bad.any():
+        aff_bad = self._affinity_bad(s, snap, sel, size)
+        if aff_bad is not None and aff_bad.any():
             out.append(Rejection(aff_bad, ERR_REASON_AFFINITY, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-        anti_bad = self._anti_fails(s, snap, sel, size) & ~aff_bad
-        if anti_bad.any():
-            out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
-        existing_bad = self._existing_fails(s, snap, sel, size) & ~aff_bad & ~anti_bad
-        if existing_bad.any():
-            out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
+        else:
+            aff_bad = None
+        anti_bad = self._anti_fails(s, snap, sel)
+        if anti_bad is not None:
+            if aff_bad is not None:
+                anti_bad = anti_bad & ~aff_bad
+            if anti_bad.any():
+                out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
+            else:
+                anti_bad = None
+        existing_bad = self._existing_fails(s, snap, sel)
+        if existing_bad is not None:
+            if aff_bad is not None:
+                existing_bad = existing_bad & ~aff_bad
+            if anti_bad is not None:
+                existing_bad = existing_bad & ~anti_bad
+            if existing_bad.any():
+                out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
         return out
 
     # -- Score ----------------------------------------------------------------------------------------------
@@ -278,9 +307,8 @@ class InterPodAffinity:
         scores: DomainCounts = {}
         touched = False
 
-        def account(term: Term, per_node: IntArray, weight: int) -> None:
+        def account(term: Term, by_code: IntArray | None, weight: int) -> None:
             nonlocal touched
-            by_code = per_domain(snap, term.topology_key, per_node)
             if by_code is None or not by_code.any():
                 return
             touched = True
@@ -288,14 +316,14 @@ class InterPodAffinity:
 
         # the pod's preferred terms, against every placed pod
         for weight, term in terms.preferred_affinity:
-            account(term, idx.matching((term.match_key,)), weight)
+            account(term, idx.matching_domains((term.match_key,), term.topology_key), weight)
         for weight, term in terms.preferred_anti:
-            account(term, idx.matching((term.match_key,)), -weight)
+            account(term, idx.matching_domains((term.match_key,), term.topology_key), -weight)
         # placed pods' terms, against the pod
         ns_labels = namespace_labels(snap, pod.pod.namespace)
         hard = self.args.hard_pod_affinity_weight
         kinds = (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI)
-        for (kind, term, weight), vec in idx.carried_terms(kinds):
+        for (kind, term, weight), by_code in idx.carried_terms(kinds):
             if kind == REQUIRED_AFFINITY:
                 if hard <= 0:
                     continue
@@ -303,7 +331,7 @@ class InterPodAffinity:
             elif kind == PREFERRED_ANTI:
                 weight = -weight
             if term.matches(pod.pod, ns_labels):
-                account(term, vec, weight)
+                account(term, by_code, weight)
         if not touched:
             return Status.skip()
         state.write(PRE_SCORE_KEY, PreScoreState(scores))

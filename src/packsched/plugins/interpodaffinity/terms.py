@@ -3,7 +3,7 @@ a term covers, its namespace selector and label selector, and its topology key."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from packsched.api.objects import LabelSelector, Pod, PodAffinity, PodAffinityTerm
 from packsched.api.pods import apply_label_keys
@@ -26,6 +26,18 @@ class Term:
     ns_selector: LabelSelector | None
     selector: LabelSelector | None
     topology_key: str
+    # worked out once: terms key the index's tables, looked up at every bind
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.namespaces, self.ns_selector, self.selector, self.topology_key)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Term], tuple[frozenset[str], LabelSelector | None, LabelSelector | None, str]]:
+        # made again from its fields (another process hashes strings differently)
+        return (Term, (self.namespaces, self.ns_selector, self.selector, self.topology_key))
 
     @property
     def match_key(self) -> MatchKey:

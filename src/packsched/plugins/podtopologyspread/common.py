@@ -143,6 +143,76 @@ def required_affinity_mask(snap: Snapshot, pod: Pod) -> BoolArray:
     return mask
 
 
+KEY_CODES = "PodTopologySpread/keycodes"
+
+
+@dataclass(frozen=True)
+class KeyCodes:
+    """Each node's value code of one label key as int64 (-1: the node lacks the key), whether every node has
+    it, and the key's number of values; for scoring, the codes with a missing label read as the value ""
+    (upstream reads a missing label as "": the code of "" where a node has it, else one past the last code), and
+    their number of codes."""
+
+    codes: IntArray
+    every: bool
+    size: int
+    extended: IntArray
+    extended_size: int
+
+
+class _KeyCodesCache:
+    """KeyCodes by key, for one version of the snapshot's label index."""
+
+    def __init__(self, version: int, n: int) -> None:
+        self.version = version
+        self.n = n
+        self.by_key: dict[str, KeyCodes] = {}
+
+
+def key_codes(snap: Snapshot, key: str) -> KeyCodes:
+    """The label key's codes (kept in the snapshot until a node's labels change; do not write to them)."""
+    cache = snap.extensions.get(KEY_CODES)
+    if not isinstance(cache, _KeyCodesCache) or cache.version != snap.labels.version or cache.n != snap.n:
+        cache = _KeyCodesCache(snap.labels.version, snap.n)
+        snap.extensions[KEY_CODES] = cache
+    out = cache.by_key.get(key)
+    if out is None:
+        col = snap.labels.column(key)
+        codes = np.full(snap.n, -1, dtype=np.int64) if col is None else col.astype(np.int64)
+        vocab = snap.labels.vocab.get(key, {})
+        every = bool((codes >= 0).all())
+        extended = codes if every else np.where(codes < 0, vocab.get("", len(vocab)), codes)
+        out = KeyCodes(codes, every, len(vocab), extended, len(vocab) + 1)
+        cache.by_key[key] = out
+    return out
+
+
+def masked_domain_sums(per_node: IntArray, kc: KeyCodes, eligible: BoolArray, n_domains: int) -> IntArray:
+    """``backend.podcounts.domain_sums`` (the sum of ``per_node`` over the eligible nodes of each domain) without
+    gathering the eligible nodes first: ineligible nodes weigh nothing (the same sums, exactly: integers far
+    below 2**53)."""
+    weights = per_node * eligible
+    if kc.every:
+        sums = np.bincount(kc.codes, weights=weights, minlength=n_domains)
+    else:
+        has = kc.codes >= 0
+        sums = np.bincount(kc.codes[has], weights=weights[has], minlength=n_domains)
+    out: IntArray = sums[:n_domains].astype(np.int64)
+    return out
+
+
+COUNTED_KEY = "PodTopologySpread/counted"
+COUNTED_LIMIT = 64
+
+
+class _CountedCache:
+    """``NodeMasks.counted`` answers for one state of the nodes (label index version, node generation, count)."""
+
+    def __init__(self, stamp: tuple[int, int, int]) -> None:
+        self.stamp = stamp
+        self.entries: dict[object, tuple[BoolArray, BoolArray]] = {}
+
+
 class NodeMasks:
     """Per-node facts about one pod, computed once per cycle: which nodes carry every constraint's key, and
     which nodes each inclusion policy keeps."""
@@ -150,17 +220,53 @@ class NodeMasks:
     def __init__(self, snap: Snapshot, pod: Pod, constraints: Sequence[Constraint]) -> None:
         self.snap = snap
         self.pod = pod
+        self.keys = tuple(c.topology_key for c in constraints)
         self._affinity: BoolArray | None = None
         self._tolerated: BoolArray | None = None
-        self.all_keys = np.ones(snap.n, dtype=bool)
-        for c in constraints:
-            self.all_keys &= self.codes(c.topology_key) >= 0
+        self._all_keys: BoolArray | None = None
+
+    @property
+    def all_keys(self) -> BoolArray:
+        """Nodes carrying every constraint's topology key (do not write to it)."""
+        if self._all_keys is None:
+            mask = np.ones(self.snap.n, dtype=bool)
+            for key in self.keys:
+                kc = key_codes(self.snap, key)
+                if not kc.every:
+                    mask &= kc.codes >= 0
+            self._all_keys = mask
+        return self._all_keys
+
+    def counted(self, c: Constraint, n_values: int) -> tuple[BoolArray, BoolArray]:
+        """The nodes constraint ``c`` counts (every key present, its inclusion policies kept) and the domains
+        they make up (by value code, ``n_values`` of them). Both depend only on the nodes and on the pod's
+        fields the policies read, so they are kept in the snapshot for the next pod asking the same (read-only:
+        do not write to them)."""
+        pod = self.pod
+        aff: object = None
+        if c.honor_affinity:
+            required = pod.node_affinity.required if pod.node_affinity is not None else None
+            aff = (tuple(sorted(pod.node_selector.items())), required)
+        key = (self.keys, c.topology_key, n_values, aff, tuple(pod.tolerations) if c.honor_taints else None)
+        snap = self.snap
+        stamp = (snap.labels.version, snap.node_generation, snap.n)
+        cache = snap.extensions.get(COUNTED_KEY)
+        if not isinstance(cache, _CountedCache) or cache.stamp != stamp:
+            cache = _CountedCache(stamp)
+            snap.extensions[COUNTED_KEY] = cache
+        hit = cache.entries.get(key)
+        if hit is None:
+            eligible = self.all_keys & self.included(c)
+            present = np.bincount(self.codes(c.topology_key)[eligible], minlength=n_values) > 0
+            hit = (eligible, present)
+            if len(cache.entries) >= COUNTED_LIMIT:
+                cache.entries.clear()
+            cache.entries[key] = hit
+        return hit
 
     def codes(self, key: str) -> IntArray:
-        col = self.snap.labels.column(key)
-        if col is None:
-            return np.full(self.snap.n, -1, dtype=np.int64)
-        return col.astype(np.int64)
+        """Each node's value code of ``key`` (-1: missing; shared: do not write to it)."""
+        return key_codes(self.snap, key).codes
 
     def included(self, c: Constraint) -> BoolArray:
         """Nodes the constraint's nodeAffinityPolicy and nodeTaintsPolicy keep."""

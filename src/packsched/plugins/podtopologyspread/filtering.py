@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from packsched.backend.podcounts import domain_sums
 from packsched.framework.interface import NodeSel, Rejection
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
@@ -17,6 +16,8 @@ from packsched.plugins.podtopologyspread.common import (
     MAX_INT32,
     Constraint,
     NodeMasks,
+    key_codes,
+    masked_domain_sums,
     matching_per_node,
 )
 
@@ -88,24 +89,22 @@ def critical_paths(values: Sequence[str], match: IntArray, present: BoolArray, e
     the first two domains in (count, code) order. Computed with two argmins instead of a call per domain, the
     same result bit for bit (a domain with the value "", which the empty paths' names would match, takes the
     walk; ``empty`` is its code)."""
-    codes = np.flatnonzero(present)
     if empty is not None and present[empty]:
         paths = CriticalPaths()
-        for code in codes.tolist():
+        for code in np.flatnonzero(present).tolist():
             paths.update(values[code], int(match[code]))
         return paths
-    counts = match[codes]
-    keep = counts < MAX_INT32  # a count never below the empty paths' would not enter them
-    codes, counts = codes[keep], counts[keep]
+    # absent domains read as the empty paths' count: a count never below it would not enter them either
+    counts = np.where(present, match, MAX_INT32)
     out: list[tuple[str, int]] = [("", MAX_INT32), ("", MAX_INT32)]
-    if len(codes):
-        first = int(np.argmin(counts))  # the first of the smallest
-        out[0] = (values[int(codes[first])], int(counts[first]))
-        if len(codes) > 1:
-            rest = counts.copy()
-            rest[first] = MAX_INT32
-            second = int(np.argmin(rest))
-            out[1] = (values[int(codes[second])], int(counts[second]))
+    if len(counts):
+        first = int(np.argmin(counts))  # the first (lowest code) of the smallest
+        if counts[first] < MAX_INT32:
+            out[0] = (values[first], int(counts[first]))
+            counts[first] = MAX_INT32
+            second = int(np.argmin(counts))
+            if counts[second] < MAX_INT32:
+                out[1] = (values[second], int(counts[second]))
     return CriticalPaths(out)
 
 
@@ -113,12 +112,11 @@ def compute_state(snap: Snapshot, pod: PodInfo, constraints: Sequence[Constraint
     masks = NodeMasks(snap, pod.pod, constraints)
     state = PreFilterState(list(constraints), [], [], [], [], [], [])
     for c in constraints:
-        codes = masks.codes(c.topology_key)
+        kc = key_codes(snap, c.topology_key)
         values = snap.labels.values(c.topology_key)
-        eligible = masks.all_keys & masks.included(c)
+        eligible, present = masks.counted(c, len(values))
         per_node = matching_per_node(snap, c, pod.pod.namespace)
-        match = domain_sums(per_node, codes, eligible, len(values))
-        present = np.bincount(codes[eligible], minlength=len(values)) > 0
+        match = masked_domain_sums(per_node, kc, eligible, len(values))
         state.values.append(values)
         state.eligible.append(eligible)
         state.match.append(match)
@@ -149,21 +147,24 @@ def filter_nodes(state: PreFilterState, snap: Snapshot, sel: NodeSel) -> list[Re
     skewed_any: BoolArray | None = None
     alive: BoolArray | None = None
     for i, c in enumerate(state.constraints):
-        col = snap.labels.column(c.topology_key)
-        if col is None:
-            codes = np.full(snap.n, -1, dtype=np.int64)[sel]
-        else:
-            codes = col[sel].astype(np.int64)
+        kc = key_codes(snap, c.topology_key)
+        codes = kc.codes[sel]
         if alive is None:
             alive = np.ones(len(codes), dtype=bool)
             missing_any = np.zeros(len(codes), dtype=bool)
             skewed_any = np.zeros(len(codes), dtype=bool)
-        missing = codes < 0
-        match = state.match[i]
-        counts = np.where(missing, 0, match[np.clip(codes, 0, max(len(match) - 1, 0))] if len(match) else 0)
-        skew = counts + int(state.self_match[i]) - state.min_match(i)
-        skewed = ~missing & (skew > c.max_skew)
         assert missing_any is not None and skewed_any is not None
+        match = state.match[i]
+        bound = c.max_skew - int(state.self_match[i]) + state.min_match(i)  # skew > maxSkew: count > bound
+        if kc.every and kc.size <= len(match):
+            # every node has the key: no node is missing it, and every code indexes the counts
+            over = match[codes] > bound
+            skewed_any |= alive & over
+            alive &= ~over
+            continue
+        missing = codes < 0
+        counts = np.where(missing, 0, match[np.clip(codes, 0, max(len(match) - 1, 0))] if len(match) else 0)
+        skewed = ~missing & (counts > bound)
         missing_any |= alive & missing
         alive &= ~missing
         skewed_any |= alive & skewed

@@ -71,6 +71,8 @@ class PodTopologySpread:
         self.services: dict[str, Service] = {}  # by namespace/name
         # (namespace, kind, name) -> spec.selector of ReplicationControllers, ReplicaSets, StatefulSets, Deployments
         self.selectors: dict[tuple[str, str, str], LabelSelector | None] = {}
+        # the default constraints per action, when no pod's labels change them (shared: do not write to them)
+        self._label_free_defaults: dict[str, list[Constraint]] = {}
 
     # -- the cluster objects the default constraints read -------------------------------------------------
 
@@ -94,7 +96,12 @@ class PodTopologySpread:
         p = pod.pod
         if p.topology_spread_constraints:
             return select_constraints(p.topology_spread_constraints, p.labels, action, self.features)
-        defaults = select_constraints(self.default_constraints, p.labels, action, self.features)
+        defaults = self._label_free_defaults.get(action)
+        if defaults is None:
+            defaults = select_constraints(self.default_constraints, p.labels, action, self.features)
+            if all(c.label_selector is None for c in self.default_constraints):
+                # matchLabelKeys only join a selector that is there: the pod's labels change nothing
+                self._label_free_defaults[action] = defaults
         if not defaults:
             return []
         selector = default_selector(p, self.services, self.selectors)
