@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 
 import numpy as np
 
@@ -89,6 +89,15 @@ class Fit:
         too_many = snap.pod_count[sel] + 1 > snap.allowed_pods[sel]
         if too_many.any():
             out.append(Rejection(too_many, TOO_MANY_PODS, Code.UNSCHEDULABLE))
+        for name, amount, short, alloc in self._short(checked, snap, sel):
+            if short.any():
+                self._reject(out, name, amount, short, alloc)
+        return out
+
+    def _short(
+        self, checked: list[tuple[str, int]], snap: Snapshot, sel: NodeSel
+    ) -> Iterator[tuple[str, int, BoolArray, IntArray]]:
+        """Per checked (resource, amount): the selected nodes short of it, and their allocatable (array path)."""
         dra = self.handle.dra() if self.dra_extended else None
         for name, amount in checked:
             row = snap.ensure_resource(name)
@@ -97,9 +106,7 @@ class Fit:
             if dra is not None and class_for(dra, name) is not None:
                 # upstream shouldDelegateResourceToDRA: a node advertising none leaves it to DynamicResources
                 short &= alloc > 0
-            if short.any():
-                self._reject(out, name, amount, short, alloc)
-        return out
+            yield name, amount, short, alloc
 
     def _filter_few(self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int]) -> list[Rejection]:
         """``filter`` over a few nodes (the ones the equivalence cache filters again after a bind), node by node
@@ -127,8 +134,8 @@ class Fit:
         """Whether each selected node passes ``filter`` (framework.interface.VerdictFilter): the same tests, with
         no rejection built (the equivalence cache's catch-up reads the verdicts only)."""
         checked = self._checked_in(state, pod)
-        dra = self.handle.dra() if self.dra_extended else None
         if not isinstance(sel, slice) and len(sel) <= SCALAR_NODES:
+            dra = self.handle.dra() if self.dra_extended else None
             cols = sel.tolist()
             pod_count, allowed = snap.pod_count, snap.allowed_pods
             ok = [pod_count.item(c) + 1 <= allowed.item(c) for c in cols]
@@ -143,12 +150,7 @@ class Fit:
                             ok[i] = False
             return np.array(ok, dtype=bool)
         fits = snap.pod_count[sel] + 1 <= snap.allowed_pods[sel]
-        for name, amount in checked:
-            row = snap.ensure_resource(name)
-            alloc = snap.alloc[row, sel]
-            short = amount > alloc - snap.requested[row, sel]
-            if dra is not None and class_for(dra, name) is not None:
-                short &= alloc > 0
+        for _name, _amount, short, _alloc in self._short(checked, snap, sel):
             fits &= ~short
         return np.asarray(fits, dtype=bool)
 
