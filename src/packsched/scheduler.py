@@ -262,9 +262,10 @@ class Scheduler(EventHandlers):
         # filter and score through each profile's equivalence cache where it decides the same (off: every cycle
         # filters and scores every node, as a check of the cache does)
         self.incremental = True
-        # every cycle's ScoreResult names every Score plugin's scores (per_plugin, raw); off (the simulator: only
-        # explained pods' scores are read, and they are scored in full), a cycle through the equivalence cache may
-        # name only the plugins it scored anew and fold the class's kept scores into the totals (Framework.run_score)
+        # every cycle's ScoreResult names every Score plugin's scores (per_plugin, raw); off (the simulator and live
+        # mode: only explained pods' scores are read, and they are scored in full), a cycle through the equivalence
+        # cache may name only the plugins it scored anew and fold the class's kept scores into the totals
+        # (Framework.run_score)
         self.score_details = True
         # upstream's scheduling cycle counter (the queue's, read by CurrentCycle): one per attempt, one per pod-group
         # cycle; opportunistic batching uses a batch only in the cycle right after the one that stored it

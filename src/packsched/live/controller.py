@@ -196,6 +196,9 @@ class Controller:
             storage=self.storage,
             dra=self.dra,
         )
+        # nothing in live mode reads a cycle's per-plugin scores (a record's top nodes read the totals): a cycle
+        # through the equivalence cache may fold the class's kept scores into its totals, as the simulator's do
+        self.scheduler.score_details = False
         self.binding = BindingPool(
             binding_workers, self.scheduler.run_binding_cycle, self.inbox.put, lambda: self.health.down
         )
