@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from packsched.api.objects import Container, Node, Pod
 from packsched.config.types import (
@@ -15,6 +18,18 @@ from packsched.config.types import (
 )
 
 GiB = 1024**3
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A script that is not a package module (a bench or conformance script), imported from its file as module
+    ``name`` (registered in ``sys.modules``, so that its dataclasses and pickling find it)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"]
 

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "bench_affinity_spread.py"
 
 
 def _module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_affinity_spread", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "bench_affinity_spread")
 
 
 def test_tiny_run_times_every_case(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,22 +3,17 @@ cluster and the recorder's count itself), and the figures it reports are positiv
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
+
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "bench_requests.py"
 
 
 def _module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_requests", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "bench_requests")
 
 
 def test_a_tiny_run_binds_every_pod_and_sends_every_event() -> None:

@@ -4,15 +4,14 @@ prints compares like with like; and the command line prints its table and JSON."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from helpers import load_script
 from packsched.config.types import SEMANTICS_CURRENT, UtilizationShapePoint
 from packsched.plugins.helper.shape import broken_linear, scaled_points
 
@@ -21,12 +20,7 @@ SCRIPT = ROOT / "bench" / "bench_vs_fullpass.py"
 
 
 def _module() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_vs_fullpass", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "bench_vs_fullpass")
 
 
 bench = _module()

@@ -3,27 +3,22 @@ data file builds, loads and schedules, and the measured pods are counted and tim
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from helpers import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "scheduler_perf.py"
 
 
 def _module() -> Any:
-    spec = importlib.util.spec_from_file_location("scheduler_perf_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "scheduler_perf_bench")
 
 
 perf = _module()

@@ -6,14 +6,14 @@ every number and the choice of upstream workload are checked against upstream's 
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "scheduler_perf.py"
@@ -21,12 +21,7 @@ UPSTREAM = ROOT / ".cache" / "gomod" / "k8s.io"
 
 
 def _module() -> Any:
-    spec = importlib.util.spec_from_file_location("scheduler_perf_bench_thresholds", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "scheduler_perf_bench_thresholds")
 
 
 perf = _module()

@@ -3,23 +3,18 @@ what CapacityScheduling needs (ElasticQuotas over the scenario's namespaces, pod
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from helpers import load_script
+
 HERE = Path(__file__).resolve().parents[2] / "conformance"
 
 
 def _generate() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("conformance_generate", HERE / "generate.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(HERE / "generate.py", "conformance_generate")
 
 
 gen = _generate()
