@@ -586,7 +586,7 @@ class Scheduler(EventHandlers):
                 if explain:  # report every node's verdict; decides nothing
                     alive, groups = fwk.run_filters_with_nominated(state, pod, slice(None))
                     return np.array([col], dtype=np.int64), Diagnosis(n, alive, groups)
-                return np.array([col], dtype=np.int64), Diagnosis(n, _one_hot(n, col))
+                return np.array([col], dtype=np.int64), Diagnosis(n, _hot(n, col))
         order = self.node_order()
         k = num_feasible_nodes_to_find(
             fwk.profile.percentage_of_nodes_to_score
@@ -606,7 +606,7 @@ class Scheduler(EventHandlers):
                 if len(found):
                     self.next_start_node_index = (start + processed) % n
                     # what the cycle knows: the nodes it found (the others were not all filtered)
-                    return found.astype(np.int64, copy=False), Diagnosis(n, _many_hot(n, found))
+                    return found.astype(np.int64, copy=False), Diagnosis(n, _hot(n, found))
                 state.pod_class = None  # it fits nowhere: filter again in full for the FitError's reasons
             else:
                 cached = fwk.run_filters_cached(state, pod)
@@ -940,13 +940,8 @@ def _first_active(pod: PodInfo) -> int:
     return pod.first_active if pod.first_active is not None else -1  # upstream: a nil timestamp is the zero time
 
 
-def _many_hot(n: int, cols: IntArray) -> BoolArray:
+def _hot(n: int, cols: int | IntArray) -> BoolArray:
+    """``n`` verdicts, True at ``cols`` (a column or an array of them)."""
     out = np.zeros(n, dtype=bool)
     out[cols] = True
-    return out
-
-
-def _one_hot(n: int, col: int) -> BoolArray:
-    out = np.zeros(n, dtype=bool)
-    out[col] = True
     return out
