@@ -116,6 +116,15 @@ class Fit:
         too_many = [pod_count.item(c) + 1 > allowed.item(c) for c in cols]
         if any(too_many):
             out.append(Rejection(np.array(too_many, dtype=bool), TOO_MANY_PODS, Code.UNSCHEDULABLE))
+        for name, amount, short, alloc in self._short_few(checked, snap, cols):
+            if any(short):
+                self._reject(out, name, amount, np.array(short, dtype=bool), np.array(alloc, dtype=np.int64))
+        return out
+
+    def _short_few(
+        self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int]
+    ) -> Iterator[tuple[str, int, list[bool], list[int]]]:
+        """``_short`` node by node in Python integers (a few nodes)."""
         dra = self.handle.dra() if self.dra_extended else None
         for name, amount in checked:
             row = snap.ensure_resource(name)
@@ -126,28 +135,18 @@ class Fit:
                 amount > a - requested.item(row, c) and (a > 0 or not delegated)
                 for a, c in zip(alloc, cols, strict=True)
             ]
-            if any(short):
-                self._reject(out, name, amount, np.array(short, dtype=bool), np.array(alloc, dtype=np.int64))
-        return out
+            yield name, amount, short, alloc
 
     def passes(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> BoolArray:
         """Whether each selected node passes ``filter`` (framework.interface.VerdictFilter): the same tests, with
         no rejection built (the equivalence cache's catch-up reads the verdicts only)."""
         checked = self._checked_in(state, pod)
         if not isinstance(sel, slice) and len(sel) <= SCALAR_NODES:
-            dra = self.handle.dra() if self.dra_extended else None
             cols = sel.tolist()
             pod_count, allowed = snap.pod_count, snap.allowed_pods
             ok = [pod_count.item(c) + 1 <= allowed.item(c) for c in cols]
-            for name, amount in checked:
-                row = snap.ensure_resource(name)
-                alloc_m, requested = snap.alloc, snap.requested  # read after ensure_resource, which may replace them
-                delegated = dra is not None and class_for(dra, name) is not None
-                for i, c in enumerate(cols):
-                    if ok[i]:
-                        a = alloc_m.item(row, c)
-                        if amount > a - requested.item(row, c) and (a > 0 or not delegated):
-                            ok[i] = False
+            for _name, _amount, few_short, _few_alloc in self._short_few(checked, snap, cols):
+                ok = [o and not s for o, s in zip(ok, few_short, strict=True)]
             return np.array(ok, dtype=bool)
         fits = snap.pod_count[sel] + 1 <= snap.allowed_pods[sel]
         for _name, _amount, short, _alloc in self._short(checked, snap, sel):
