@@ -4,6 +4,8 @@ same candidates with the same victims in the same order, and pickOneNodeForPreem
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
@@ -18,6 +20,7 @@ from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
 from packsched.framework.podinfo import make_pod_info
 from packsched.framework.preemption import pick_one_node_for_preemption, potential_nodes
+from packsched.framework.snapshot import IntArray
 from packsched.framework.vector_dry_run import importance_order
 from packsched.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from packsched.plugins.registry import in_tree_registry
@@ -75,6 +78,28 @@ def _pod(name: str, draw: st.DrawFn) -> Pod:
     )
 
 
+def _failed_cycle(fwk: Any, snap: Any, info: Any, data: st.DataObject) -> tuple[CycleState, IntArray, int, int] | None:
+    """The pod's failed cycle, as PostFilter sees it: its cycle state, the nodes preemption may help, and a drawn
+    offset and candidate count; None when PreFilter rejects it or no node may be helped."""
+    state = CycleState()
+    if not fwk.run_pre_filter(state, info).ok:
+        return None
+    alive, groups = fwk.run_filters_with_nominated(state, info, slice(None))
+    potential = potential_nodes(Diagnosis(snap.n, alive, groups))
+    if len(potential) == 0:
+        return None
+    return state, potential, data.draw(st.integers(0, len(potential) - 1)), data.draw(st.integers(1, len(potential)))
+
+
+def _outcome(fast: Any) -> tuple[list[tuple[int, list[str]]] | None, int | None]:
+    """A dry run on arrays' candidates with their victims, and the node it picks (read before the snapshot
+    changes: table rows)."""
+    if fast is None:
+        return None, None
+    got = [(int(col), [v.key for v in fast.victims(j)]) for j, col in enumerate(fast.cols)]
+    return got, (int(fast.cols[fast.pick()]) if len(fast) else None)
+
+
 @settings(max_examples=120, deadline=None)
 @given(st.data(), st.booleans())
 def test_vector_dry_run_equals_the_per_pod_dry_run(data: st.DataObject, full_profile: bool) -> None:
@@ -98,19 +123,12 @@ def test_vector_dry_run_equals_the_per_pod_dry_run(data: st.DataObject, full_pro
     compared = 0
     for i in range(4):
         info = make_pod_info(_pod(f"x{i}", data.draw))
-        state = CycleState()
-        if not fwk.run_pre_filter(state, info).ok:
+        failed = _failed_cycle(fwk, snap, info, data)
+        if failed is None:
             continue
-        alive, groups = fwk.run_filters_with_nominated(state, info, slice(None))
-        potential = potential_nodes(Diagnosis(snap.n, alive, groups))
-        if len(potential) == 0:
-            continue
-        offset = data.draw(st.integers(0, len(potential) - 1))
-        num = data.draw(st.integers(1, len(potential)))
+        state, potential, offset, num = failed
         fast = evaluator.vector_dry_run(fwk, state, info, potential, [], offset, num)
-        # read before the per-pod dry run, which takes pods off and puts them back (table rows change)
-        got = None if fast is None else [(col, [v.key for v in fast.victims(j)]) for j, col in enumerate(fast.cols)]
-        picked = None if fast is None or not len(fast) else fast.cols[fast.pick()]
+        got, picked = _outcome(fast)  # read before the per-pod dry run, which takes pods off and puts them back
         slow = evaluator.dry_run(fwk, state, info, potential, [], offset, num)
         if fast is not None and len(fast) and snap.generation != fast.generation:
             with pytest.raises(RuntimeError):
@@ -179,15 +197,10 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
                 make_pod_info(_pod(f"nom{step}", data.draw)), data.draw(st.integers(0, snap.n - 1))
             )
         info = make_pod_info(kinds[data.draw(st.integers(0, 1))])
-        state = CycleState()
-        if not fwk.run_pre_filter(state, info).ok:
+        failed = _failed_cycle(fwk, snap, info, data)
+        if failed is None:
             continue
-        alive, groups = fwk.run_filters_with_nominated(state, info, slice(None))
-        potential = potential_nodes(Diagnosis(snap.n, alive, groups))
-        if len(potential) == 0:
-            continue
-        offset = data.draw(st.integers(0, len(potential) - 1))
-        num = data.draw(st.integers(1, len(potential)))
+        state, potential, offset, num = failed
         the_plan = vdr.plan(fwk, state, [])
         assert the_plan is not None
         order = np.concatenate([potential[offset:], potential[:offset]])
@@ -196,9 +209,7 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(vdr, "FEW_NODES", few)
                 fast = vdr.run(sched, the_plan, state, info, order, num, kept)
-            got = None if fast is None else [(col, [v.key for v in fast.victims(j)]) for j, col in enumerate(fast.cols)]
-            picked = None if fast is None or not len(fast) else int(fast.cols[fast.pick()])
-            results.append((got, picked))
+            results.append(_outcome(fast))
         assert results[0] == results[1]
         got, picked = results[0]
         if got:
