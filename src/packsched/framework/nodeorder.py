@@ -21,17 +21,19 @@ def first_feasible(
     rotated to ``start``, and how many places of that order were looked at to find them (all when fewer are
     feasible). A node is feasible when ``alive`` says so and, with ``check``, when ``check`` passes it too:
     ``check`` is asked of the nodes ``alive`` lets through, a stretch at a time in the order, and only until
-    ``k`` are found (upstream stops filtering there). Stretches start at ``2k`` places (with ``check``:
-    ``k + k / 4``, most of which pass on a cluster with room) and double, so that a large cluster with many
-    feasible nodes is not read in full each cycle."""
+    ``k`` are found (upstream stops filtering there). The first stretch is ``2k`` places (with ``check``:
+    ``k + k / 4``, most of which pass on a cluster with room), each next one as long as everything read before it
+    plus the first (so they double), so that a large cluster with many feasible nodes is not read in full each
+    cycle, and at most twice the places looked at plus the first stretch are read."""
     n = len(alive)
     parts: list[IntArray] = []
     got = 0
-    step = max(k + k // 4 + 16, 64) if check is not None else max(2 * k, 1024)
+    first = max(k + k // 4 + 16, 64) if check is not None else max(2 * k, 1024)
+    read = 0  # places read so far (the wrap at the end of the order cuts a stretch short)
     for lo, hi in ((start, n), (0, start)):
         pos = lo
         while pos < hi:
-            end = min(pos + step, hi)
+            end = min(pos + read + first, hi)
             hits = np.flatnonzero(alive[pos:end] if order is None else alive[order[pos:end]])
             if len(hits):
                 cols = hits + pos if order is None else order[hits + pos]
@@ -47,6 +49,6 @@ def first_feasible(
                     return (np.concatenate(parts) if len(parts) > 1 else parts[0]), processed
                 parts.append(cols)
                 got += len(hits)
+            read += end - pos
             pos = end
-            step *= 2
     return (np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)), n
