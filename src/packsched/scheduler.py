@@ -637,7 +637,8 @@ class Scheduler(EventHandlers):
                     found = np.concatenate([found[split:], found[:split]])
                 return found, n
             rotated = self._rotated_order(order, start)
-            return rotated[alive[rotated]], n
+            # take + compress: a boolean mask over an order that jumps between columns reads ~2x slower
+            return rotated.compress(alive.take(rotated)), n
         return first_feasible(alive, None if self._order_is_columns else order, start, k)
 
     def _rotated_order(self, order: IntArray, start: int) -> IntArray:

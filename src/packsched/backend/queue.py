@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from packsched.config.defaults import DEFAULT_POD_INITIAL_BACKOFF_SECONDS, DEFAULT_POD_MAX_BACKOFF_SECONDS
 from packsched.framework.podinfo import PodInfo
@@ -76,11 +77,13 @@ ENTITY_REJECTED = "rejected"
 ENTITY_ERROR = "error"
 
 
-@dataclass(order=True)
-class _Entry:
+class _Entry(NamedTuple):
+    """A heap entry, ordered by ``key`` then ``seq`` (unique, so ``item`` is never compared): a tuple, which the
+    heap compares in C (a dataclass's generated ``__lt__`` built two tuples per comparison)."""
+
     key: tuple[float | int | str, ...]
     seq: int
-    item: QueuedPod = field(compare=False)
+    item: QueuedPod
 
 
 class SchedulingQueue:
