@@ -38,6 +38,8 @@ from packsched.plugins.noderesources.scoring import (
     Scorer,
     _balanced_general,
     balanced_score,
+    gather,
+    scalar_terms,
 )
 
 GPU = "nvidia.com/gpu"
@@ -63,11 +65,16 @@ def _amount(big: bool) -> st.SearchStrategy[int]:
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[Snapshot, Any, list[ResourceSpec]]:
-    big = draw(st.booleans())
+def cases(draw: st.DrawFn, full: bool = False) -> tuple[Snapshot, Any, list[ResourceSpec]]:
+    """Random nodes, placed pods, an incoming pod and scored resources; ``full``: every node has every resource
+    (allocatable at least 1) and amounts are small, as the scorer's matrix path needs."""
+    big = False if full else draw(st.booleans())
     nodes = []
     for i in range(draw(st.integers(SCALAR_NODES + 1, SCALAR_NODES + 4))):
-        alloc = {r: draw(_amount(big)) for r in RESOURCES[:4] if draw(st.booleans())}
+        if full:
+            alloc = {r: max(1, draw(_amount(big))) for r in RESOURCES[:4]}
+        else:
+            alloc = {r: draw(_amount(big)) for r in RESOURCES[:4] if draw(st.booleans())}
         alloc["pods"] = 110
         nodes.append(Node(f"n{i}", allocatable=alloc, capacity=dict(alloc)))
     snap = Snapshot(nodes)
@@ -109,6 +116,34 @@ def test_a_scorer_scores_a_few_nodes_as_it_scores_many(
     every = np.arange(snap.n, dtype=np.int64)
     assert len(every) > SCALAR_NODES  # the array path
     assert _one_by_one(lambda cols: scorer.score(snap, pod, cols), snap.n) == scorer.score(snap, pod, every).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=cases(full=True),
+    which=st.sampled_from([i for i, s in enumerate(STRATEGIES) if s[1] == SEMANTICS_CURRENT]),
+    utils=st.lists(st.integers(0, 100), min_size=1, max_size=4, unique=True),
+    data=st.data(),
+)
+def test_the_matrix_path_scores_as_the_per_resource_path(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], which: int, utils: list[int], data: st.DataObject
+) -> None:
+    """Where every node has every resource, ``Scorer.score`` reads all resources at once (``_score_matrix``): the
+    same integers as combining the per-resource columns, for each strategy, any shape and any weights."""
+    snap, pod, specs = case
+    kind, semantics = STRATEGIES[which]
+    points = [UtilizationShapePoint(u, data.draw(st.integers(0, 10))) for u in sorted(utils)]
+    shape = RequestedToCapacityRatioParam(points) if kind == REQUESTED_TO_CAPACITY_RATIO else None
+    scorer = Scorer(ScoringStrategy(kind, specs, shape, semantics))
+    every = np.arange(snap.n, dtype=np.int64)
+    terms = scalar_terms(snap, pod, specs, non_zero=True)
+    assert terms is not None
+    per_resource = scorer.combine(gather(snap, pod, specs, every, non_zero=True), snap.n).tolist()
+    if terms:  # some resource is scored: the matrix path answers
+        matrix = scorer._score_matrix(snap, terms, every)
+        assert matrix is not None
+        assert matrix.tolist() == per_resource
+    assert scorer.score(snap, pod, every).tolist() == per_resource
 
 
 @settings(max_examples=40, deadline=None)

@@ -248,8 +248,52 @@ class Scorer:
             terms = scalar_terms(snap, pod, self.resources, non_zero=True, legacy=self.legacy, dra=dra)
             if terms is not None:
                 return np.array([self.score_node(node_amounts(terms, c)) for c in cols.tolist()], dtype=np.int64)
+        if not snap.big and not self.legacy and self._nonnegative and len(cols):
+            terms = scalar_terms(snap, pod, self.resources, non_zero=True, dra=dra)
+            if terms:
+                scores = self._score_matrix(snap, terms, cols)
+                if scores is not None:
+                    return scores
         columns = gather(snap, pod, self.resources, cols, non_zero=True, legacy=self.legacy, dra=dra)
         return self.combine(columns, len(cols), exact=snap.big)
+
+    def _score_matrix(self, snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray) -> IntArray | None:
+        """``combine``'s allocatable path (``_combine_allocatable``) for every resource at once, over resources x
+        nodes matrices (a gather per snapshot matrix, not two a resource; the equivalence cache's catch-up scores
+        a few dozen nodes, where numpy's fixed cost per call is most of the work). The same integers, as the
+        sums over resources are exact in any order. None where a node lacks a resource's allocatable: the
+        per-resource path then decides (it leaves such a resource out on that node)."""
+        alloc_rows: list[int] = []
+        parts: list[IntArray] = []
+        pod_req: list[int] = []
+        weights: list[int] = []
+        for matrix in (snap.nonzero, snap.requested):  # the rows read from each, then the other's
+            rows = [t for t in terms if t[4] is matrix]
+            if rows:
+                alloc_rows += [t[3] for t in rows]
+                pod_req += [t[6] for t in rows]
+                weights += [t[1] for t in rows]
+                parts.append(matrix[np.array([t[5] for t in rows], dtype=np.intp)[:, None], cols])
+        alloc = snap.alloc[np.array(alloc_rows, dtype=np.intp)[:, None], cols]
+        if int(alloc.min()) <= 0:
+            return None
+        req = (parts[0] if len(parts) == 1 else np.concatenate(parts)) + np.array(pod_req, dtype=np.int64)[:, None]
+        weight = np.array(weights, dtype=np.int64)[:, None]
+        if self.type == REQUESTED_TO_CAPACITY_RATIO:
+            assert self.table is not None
+            util = np.where(req > alloc, MAX_UTILIZATION, np.maximum(req, 0) * MAX_UTILIZATION // alloc)
+            per = self.table[util]  # never negative here (``_nonnegative``)
+            num = (per * weight).sum(axis=0)
+            safe = np.maximum(((per > 0) * weight).sum(axis=0), 1)
+            # math.Round(num / den), half away from zero; a node where every resource scored 0 has num 0: 0
+            return np.asarray((2 * num + safe) // (2 * safe), dtype=np.int64)
+        if self.type == LEAST_ALLOCATED:
+            per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // alloc)
+        else:
+            per = np.minimum(req, alloc) * MAX_NODE_SCORE // alloc
+        den = sum(weights)
+        num = (per * weight).sum(axis=0)
+        return np.asarray(num // den if den > 0 else num, dtype=np.int64)
 
     def score_node(self, amounts: Sequence[tuple[int, int, int]]) -> int:
         """``combine`` for one node from its (weight, allocatable, requested) per resource, in Python integers
