@@ -37,6 +37,7 @@ from packsched.plugins.noderesources.scoring import (
     ResourceColumns,
     Scorer,
     _balanced_general,
+    balanced_matrix,
     balanced_score,
     gather,
     scalar_terms,
@@ -144,6 +145,35 @@ def test_the_matrix_path_scores_as_the_per_resource_path(
         assert matrix is not None
         assert matrix.tolist() == per_resource
     assert scorer.score(snap, pod, every).tolist() == per_resource
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=cases(full=True), change=st.booleans())
+def test_balanced_allocation_reads_two_resources_at_once_as_one_by_one(
+    case: tuple[Snapshot, Any, list[ResourceSpec]], change: bool
+) -> None:
+    """``balanced_matrix`` (two resources every node has, read in one gather) gives the scores of the per-resource
+    columns through ``balanced_score``, with and without 1.36's balance change."""
+    snap, pod, specs = case
+    every = np.arange(snap.n, dtype=np.int64)
+    terms = scalar_terms(snap, pod, specs, non_zero=False)
+    assert terms is not None
+    columns = gather(snap, pod, specs, every, non_zero=False)
+    matrix = balanced_matrix(snap, terms, every, change)
+    if len(columns) != 2:
+        assert matrix is None
+        return
+    assert matrix is not None
+    with_pod = balanced_score(columns, snap.n)
+    if change:
+        without = [
+            ResourceColumns(c.name, c.weight, c.alloc, c.requested - t[6]) for c, t in zip(columns, terms, strict=True)
+        ]
+        half = 50
+        want = half + (half + with_pod - balanced_score(without, snap.n)) // 2
+    else:
+        want = with_pod
+    assert matrix.tolist() == want.tolist()
 
 
 @settings(max_examples=40, deadline=None)

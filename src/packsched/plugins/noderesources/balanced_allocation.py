@@ -20,6 +20,7 @@ from packsched.plugins.helper import signers
 from packsched.plugins.noderesources.scoring import (
     SCALAR_NODES,
     ResourceColumns,
+    balanced_matrix,
     balanced_node,
     balanced_score,
     gather,
@@ -70,6 +71,12 @@ class BalancedAllocation:
             scores = self._score_nodes(pod, snap, cols, dra)
             if scores is not None:
                 return scores
+        if len(cols):
+            terms = scalar_terms(snap, pod, self.resources, non_zero=False, dra=dra)
+            if terms is not None:
+                scores = balanced_matrix(snap, terms, cols, self.scores_change)
+                if scores is not None:
+                    return scores
         columns = gather(snap, pod, self.resources, cols, non_zero=False, dra=dra)
         with_pod = balanced_score(columns, len(cols))
         if not self.scores_change:

@@ -415,6 +415,28 @@ def balanced_score(columns: Sequence[ResourceColumns], n: int) -> IntArray:
     return _balanced_general(columns, n)
 
 
+def balanced_matrix(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray, change: bool) -> IntArray | None:
+    """BalancedAllocation over ``cols`` for two resources every node has (``terms``: ``scalar_terms`` with real
+    requests), both read in one gather per matrix: ``balanced_score``'s two-resource path, the same float64
+    operations node by node; with ``change`` (1.36+) the score of how much the pod changes the node's balance.
+    None where it does not apply (not two resources, or a node lacking one): the per-resource path decides."""
+    if len(terms) != 2 or any(t[2] is not snap.alloc or t[4] is not snap.requested for t in terms):
+        return None
+    alloc = snap.alloc[np.array([t[3] for t in terms], dtype=np.intp)[:, None], cols]
+    if int(alloc.min()) <= 0:
+        return None
+    used = snap.requested[np.array([t[5] for t in terms], dtype=np.intp)[:, None], cols]
+    f = np.minimum((used + np.array([t[6] for t in terms], dtype=np.int64)[:, None]) / alloc, 1.0)
+    with_pod = ((1.0 - np.abs((f[0] - f[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+    if not change:
+        return np.asarray(with_pod, dtype=np.int64)
+    g = np.minimum(used / alloc, 1.0)  # the node's requests without the pod
+    without_pod = ((1.0 - np.abs((g[0] - g[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+    # both scores lie in [50, 100]: the sum is never negative and floor division is Go's integer division
+    half = MAX_NODE_SCORE // 2
+    return np.asarray(half + (half + with_pod - without_pod) // 2, dtype=np.int64)
+
+
 def _balanced_general(columns: Sequence[ResourceColumns], n: int) -> IntArray:
     fractions: list[npt.NDArray[np.float64]] = []
     valid: list[npt.NDArray[np.bool_]] = []
