@@ -428,7 +428,7 @@ class EventHandlers:
         first sight of a pod we bound confirms it (as :meth:`pod_assigned`); later ones are updates. When what the
         snapshot's per-node match counts read changes, the pod is counted out and in again."""
         first_sight = self.cache.is_assumed(info.key)
-        before = replace(info.pod)
+        before = None if first_sight else replace(info.pod)  # (a copy of every field: only an update needs it)
         self.cache.add_pod(info, node)
         recount = info.pod.labels != labels or info.pod.terminating != terminating
         if recount:
@@ -442,6 +442,7 @@ class EventHandlers:
             self.dispatch(ClusterEvent(POD, ADD, None, info.pod))
             self._assigned_pod_added(info)
         else:
+            assert before is not None
             self.dispatch(ClusterEvent(POD, UPDATE, before, info.pod))
 
     def pod_finished(self, key: str, phase: str) -> None:
