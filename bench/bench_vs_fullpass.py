@@ -9,6 +9,10 @@ taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in
   arithmetic: a node lacking a resource, a GPU the pod does not ask for, and a resource scoring 0 are left out of
   the weighted mean, which rounds half up), the best feasible node (ties: the lowest column, columns in node-name
   order), then the pod's requests added to that node;
+* for reference, the floor of an incremental scheduler in Python and numpy (``incremental_pass``): the full
+  pass's decisions, each class of pods with equal requests keeping every node's score and bringing up to date only
+  the nodes pods went to since its last pod, and nothing else (no framework, queue, events or binding; its table
+  row says whether it chose as the full pass did, which it must);
 * packsched's simulator (``Simulation.run``, as bench_schedule.py times it) with one of two profiles:
   ``fit``, only NodeResourcesFit (PreFilter, Filter, Score; with PrioritySort and DefaultBinder), which is the
   loop's work; ``default``, bench_schedule's configuration (the default profile, NodeResourcesFit scoring with
@@ -157,6 +161,55 @@ def full_pass(p: Problem) -> IntArray:
     return chosen
 
 
+def _loop_scores(p: Problem, used: IntArray, req: IntArray, cols: IntArray | slice) -> IntArray:
+    """The full pass's arithmetic for one pod over ``cols``: each node's score, or -1 where the pod does not fit."""
+    alloc = p.alloc[:, cols]
+    after = used[:, cols] + req[:, None]
+    fits = (after <= alloc).all(axis=0)
+    s_alloc = alloc[p.score_rows]
+    has = s_alloc > 0
+    s_after = after[p.score_rows]
+    util = np.where(s_after > s_alloc, 100, s_after * 100 // np.where(has, s_alloc, 1))
+    per = p.shape[util]
+    asked = ~p.extended | (req[p.score_rows] > 0)
+    counted = has & (per > 0) & asked[:, None]
+    weights = p.weights[:, None]
+    num = np.where(counted, per * weights, 0).sum(axis=0)
+    den = np.where(counted, weights, 0).sum(axis=0)
+    score = np.where(den > 0, (2 * num + den) // (2 * np.maximum(den, 1)), 0)
+    out: IntArray = np.where(fits, score, -1)
+    return out
+
+
+def incremental_pass(p: Problem) -> IntArray:
+    """The floor of an incremental scheduler written in Python and numpy, for reference: the full pass's
+    decisions, with each class of pods with equal requests keeping every node's score (-1: does not fit) and
+    bringing up to date only the nodes pods went to since the class was last used; nothing else (no framework,
+    queue, events or binding). The chosen column per pod, or -1."""
+    used = np.zeros_like(p.alloc)
+    journal: list[int] = []  # the column each placed pod went to, in order
+    kept: dict[bytes, tuple[IntArray, int]] = {}  # per class: its scores, and how much of the journal they saw
+    chosen = np.full(len(p.requests), -1, dtype=np.int64)
+    for k, req in enumerate(p.requests):
+        key = req.tobytes()
+        entry = kept.get(key)
+        if entry is None:
+            scores = _loop_scores(p, used, req, slice(None))
+        else:
+            scores, seen = entry
+            if seen < len(journal):
+                changed = np.unique(np.array(journal[seen:], dtype=np.intp))
+                scores[changed] = _loop_scores(p, used, req, changed)
+        kept[key] = (scores, len(journal))
+        best = int(np.argmax(scores))
+        if scores[best] < 0:
+            continue
+        chosen[k] = best
+        used[:, best] += req
+        journal.append(best)
+    return chosen
+
+
 # -- packsched -----------------------------------------------------------------------------------------------------
 
 
@@ -244,8 +297,9 @@ def compare(
     base_nodes, base_pods = make_cluster(nodes, pods, seed)
     prob = problem(base_nodes, base_pods, CONFIG)
     node_by_name = {n.name: n for n in base_nodes}
-    times: dict[str, list[float]] = {"fullpass": [], **{p: [] for p in profiles}}
-    cpu: dict[str, list[float]] = {"fullpass": [], **{p: [] for p in profiles}}
+    times: dict[str, list[float]] = {"fullpass": [], "incremental": [], **{p: [] for p in profiles}}
+    cpu: dict[str, list[float]] = {"fullpass": [], "incremental": [], **{p: [] for p in profiles}}
+    same_as_full = True
     setup: dict[str, list[float]] = {p: [] for p in profiles}
     chosen: IntArray | None = None
     placed: dict[str, dict[str, str]] = {}
@@ -256,6 +310,12 @@ def compare(
         times["fullpass"].append(time.perf_counter() - t0)
         cpu["fullpass"].append(time.process_time() - c0)
         print(f"  run {rep + 1}: full pass {pods / times['fullpass'][-1]:,.0f} pods/s", file=sys.stderr, flush=True)
+        gc.collect()
+        t0, c0 = time.perf_counter(), time.process_time()
+        floor = incremental_pass(prob)
+        times["incremental"].append(time.perf_counter() - t0)
+        cpu["incremental"].append(time.process_time() - c0)
+        same_as_full = same_as_full and bool(np.array_equal(floor, chosen))
         for profile in profiles:
             run_nodes, run_pods = make_cluster(nodes, pods, seed)  # the simulator changes the pods it places
             gc.collect()
@@ -283,6 +343,8 @@ def compare(
             "pods_per_cpu_s_median": round(statistics.median(full_cpu_rate), 1),
             "placed": len(numpy_nodes),
         },
+        "incremental_loop": _rates(times["incremental"], cpu["incremental"], pods, full_rate, full_cpu_rate)
+        | {"same_choices_as_full_pass": same_as_full},
         "profiles": {},
     }
     pod_by_name = {p.name: p for p in base_pods}
@@ -310,6 +372,20 @@ def compare(
     return out
 
 
+def _rates(
+    times: list[float], cpu: list[float], pods: int, full_rate: list[float], full_cpu_rate: list[float]
+) -> dict[str, Any]:
+    rate = [pods / t for t in times]
+    cpu_rate = [pods / max(c, 1e-9) for c in cpu]
+    return {
+        "pods_per_s_median": round(statistics.median(rate), 1),
+        "pods_per_s_runs": [round(x, 1) for x in rate],
+        "ratio": round(statistics.median(rate) / statistics.median(full_rate), 3),
+        "pods_per_cpu_s_median": round(statistics.median(cpu_rate), 1),
+        "cpu_ratio": round(statistics.median(cpu_rate) / statistics.median(full_cpu_rate), 3),
+    }
+
+
 def report(r: dict[str, Any]) -> str:
     m = r["machine"]
     lines = [
@@ -327,6 +403,13 @@ def report(r: dict[str, Any]) -> str:
     lines.append(
         f"| full-pass numpy loop | {f['pods_per_s_median']:,.0f} | {runs} | 1 | {f['pods_per_cpu_s_median']:,.0f} | 1 "
         f"| {f['placed']:,} | |"
+    )
+    inc = r["incremental_loop"]
+    runs = ", ".join(f"{x:,.0f}" for x in inc["pods_per_s_runs"])
+    same = "same as the full pass" if inc["same_choices_as_full_pass"] else "DIFFERENT from the full pass"
+    lines.append(
+        f"| incremental numpy loop, no framework (reference) | {inc['pods_per_s_median']:,.0f} | {runs} "
+        f"| {inc['ratio']:.2f} | {inc['pods_per_cpu_s_median']:,.0f} | {inc['cpu_ratio']:.2f} | | {same} |"
     )
     for name, p in r["profiles"].items():
         label = {

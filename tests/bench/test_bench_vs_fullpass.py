@@ -58,6 +58,15 @@ def test_the_full_pass_places_as_packscheds_fit_profile(nodes: int, pods: int, s
     assert len(placed) > 0
 
 
+@pytest.mark.parametrize(("nodes", "pods", "seed"), [(40, 300, 1), (12, 200, 3), (2, 300, 5)])
+def test_the_incremental_loop_chooses_as_the_full_pass(nodes: int, pods: int, seed: int) -> None:
+    base_nodes, base_pods = bench.make_cluster(nodes, pods, seed)
+    prob = bench.problem(base_nodes, base_pods, bench.CONFIG)
+    full = bench.full_pass(prob)
+    assert bench.incremental_pass(prob).tolist() == full.tolist()
+    assert (full >= 0).any()
+
+
 def test_a_full_cluster_leaves_the_same_pods_out() -> None:
     numpy_nodes, placed = _placements(2, 300, 5)  # one GPU node, one CPU node: most GPU pods cannot fit
     assert 0 < len(placed) < 300
@@ -79,6 +88,8 @@ def test_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert bench.main([*args, "-o", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["fullpass"]["placed"] == 60 and len(report["fullpass"]["pods_per_s_runs"]) == 2
+    floor = report["incremental_loop"]
+    assert floor["same_choices_as_full_pass"] is True and len(floor["pods_per_s_runs"]) == 2 and floor["ratio"] > 0
     fit = report["profiles"]["fit"]
     assert fit["agreement"] == 1.0 and fit["placed"] == 60 and fit["ratio"] > 0 and fit["cpu_ratio"] > 0
     default = report["profiles"]["default"]
@@ -87,6 +98,7 @@ def test_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert bench.main(["--nodes", "10", "--pods", "20", "--repeat", "1", "--profile", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "| full-pass numpy loop |" in out and "packsched / full pass" in out and "pods per CPU s" in out
+    assert "| incremental numpy loop, no framework (reference) |" in out and "same as the full pass" in out
     assert "| packsched, NodeResourcesFit only (`fit`) |" in out and "(100.0 %)" in out
     assert "top 15 by cumulative time" in out and (tmp_path / "default.prof").exists()
     with pytest.raises(SystemExit):
