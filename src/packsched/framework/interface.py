@@ -240,6 +240,15 @@ def zeros_normalize_uniformly(plugin: object) -> bool:
     return bool(getattr(plugin, "zeros_normalize_uniformly", False))
 
 
+def scores_zero_if_pre_filter_skips(plugin: object) -> bool:
+    """Whether the plugin's Score gives 0 on every node in a cycle where its PreFilter returned Skip (VolumeBinding
+    and DynamicResources for a pod without claims: upstream still scores such a pod, 0 everywhere). A plugin says
+    so with a ``scores_zero_if_pre_filter_skips = True`` attribute; by default it does not. The framework then
+    takes that row of zeros without calling Score (``Framework.run_score``); what NormalizeScore makes of it is
+    computed as before."""
+    return bool(getattr(plugin, "scores_zero_if_pre_filter_skips", False))
+
+
 @runtime_checkable
 class PostFilterPlugin(Protocol):
     name: str

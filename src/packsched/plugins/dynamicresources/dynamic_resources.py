@@ -1090,6 +1090,11 @@ class ScoringDynamicResources(DynamicResources):
     """DynamicResources with its Score (v1.35+, ``KubeVersion.dynamic_resources_scores``); 1.34's plugin has no
     Score extension, so it is no score plugin there (recorded: 1.34.4's score_plugin_weights lack it)."""
 
+    # a pod its PreFilter skips (no claim to allocate, or no DRA catalog) writes no state and scores 0 on every
+    # node; DefaultNormalizeScore leaves a row of zeros as it is
+    scores_zero_if_pre_filter_skips = True
+    zeros_normalize_uniformly = True
+
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list
         (``firstAvailable``), FIRST_AVAILABLE_MAX_SIZE minus the index of the subrequest the node's allocation
