@@ -47,6 +47,9 @@ from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
+# in a class key, between the filters' parts and the scores'
+_SCORES = ("scores",)
+
 # Bytes of per-node arrays the classes of one profile may hold together, and how many classes: the least recently
 # used class is dropped beyond either (5,000 nodes: about 140 KB a class for the default profile).
 _BUDGET = 1 << 28
@@ -114,33 +117,41 @@ class EquivalenceCache:
 
     def lookup(self, state: CycleState, pod: PodInfo) -> PodClass:
         """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
-        keys: dict[str, Hashable | None] = {}
+        skip = state.skip_filter
+        keys: dict[str, Hashable] = {}
+        # the class key, flat: each cached filter's name and key, a mark, each cached score's name and key
         parts: list[Hashable] = []
         static: list[FilterPlugin] = []
         reading: list[FilterPlugin] = []
         other: list[FilterPlugin] = []
         for p, as_local, reads_pods in self._filters:
-            if p.name in state.skip_filter:
+            name = p.name
+            if name in skip:
                 continue
-            key = keys[p.name] = as_local.equivalence_key(pod) if as_local is not None else None
+            key = as_local.equivalence_key(pod) if as_local is not None else None
             if key is None:
                 other.append(p)
             else:
+                keys[name] = key
                 (reading if reads_pods else static).append(p)
-                parts.append((p.name, key))
+                parts += (name, key)
+        parts.append(_SCORES)
         cached: list[str] = []
         for s in self._scores:
-            key = keys[s.name] if s.name in keys else s.equivalence_key(pod)
+            name = s.name
+            key = keys[name] if name in keys else s.equivalence_key(pod)
             if key is not None:
-                cached.append(s.name)
-                parts.append(("score", s.name, key))
+                cached.append(name)
+                parts += (name, key)
         class_key = tuple(parts)
-        cls = self._classes.get(class_key)
+        # taken out and put back last (most recently used): one comparison of the keys, where a lookup and a
+        # move to the end would compare them twice
+        cls = self._classes.pop(class_key, None)
         if cls is None:
-            cls = self._classes[class_key] = PodClass(static, reading, other, frozenset(cached))
+            cls = PodClass(static, reading, other, frozenset(cached))
         else:
-            self._classes.move_to_end(class_key)
             cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
+        self._classes[class_key] = cls
         return cls
 
     def feasible(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> BoolArray:

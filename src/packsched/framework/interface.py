@@ -234,9 +234,10 @@ def score_reads_pods(plugin: object) -> bool:
 
 def zeros_normalize_uniformly(plugin: object) -> bool:
     """Whether the plugin's NormalizeScore, given raw scores that are all 0, gives every node one and the same
-    value, whatever the nodes and however many (upstream's DefaultNormalizeScore: 0, or the maximum when reversed).
-    A plugin says so with a ``zeros_normalize_uniformly = True`` attribute; by default it does not. The framework
-    then adds that one value instead of normalising a row of zeros (framework/equivalence.py)."""
+    value, whatever the nodes and however many, and whatever the pod and the cycle (upstream's
+    DefaultNormalizeScore: 0, or the maximum when reversed). A plugin says so with a ``zeros_normalize_uniformly =
+    True`` attribute; by default it does not. The framework then adds that one value, asked of the plugin once,
+    instead of normalising a row of zeros (framework/equivalence.py)."""
     return bool(getattr(plugin, "zeros_normalize_uniformly", False))
 
 

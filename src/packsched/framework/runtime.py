@@ -205,6 +205,8 @@ class Framework:
         self._zero_if_skipped = frozenset(
             s.plugin.name for s in self.scores if scores_zero_if_pre_filter_skips(s.plugin)
         )
+        # per plugin that zeros_normalize_uniformly: the one value its NormalizeScore gives a row of zeros
+        self._uniform: dict[str, int] = {}
         # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
         # runtime protocol is slow, and preemption asks for every attempt)
         self.extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
@@ -622,7 +624,10 @@ class Framework:
             if not uniformly:
                 rest.append(entry)
                 continue
-            value = int(np.asarray(normalizer.normalize_score(state, pod, _ONE_ZERO.copy()), dtype=np.int64)[0])
+            value = self._uniform.get(name)
+            if value is None:  # the same for every pod and cycle (zeros_normalize_uniformly): asked once
+                one = normalizer.normalize_score(state, pod, _ONE_ZERO.copy())
+                value = self._uniform[name] = int(np.asarray(one, dtype=np.int64)[0])
             if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
                 return None
             uniform += value * entry.weight
