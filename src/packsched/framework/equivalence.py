@@ -262,6 +262,9 @@ class EquivalenceCache:
     def _write(cls: PodClass, name: str, row: IntArray, todo: IntArray, values: IntArray) -> None:
         """Put ``values`` in ``row`` at ``todo`` (sorted, distinct), keeping the class's sums and its sets of
         invalid (and, where kept, nonzero) columns right."""
+        if len(todo) == 1:  # most cycles: the node the last pod went to (in Python: numpy costs more for one)
+            _write_one(cls, name, row, int(todo[0]), int(values[0]))
+            return
         invalid = cls.invalid[name]
         if invalid:
             invalid.difference_update(todo.tolist())
@@ -311,6 +314,25 @@ class EquivalenceCache:
         while len(self._classes) > 1 and (self._bytes > _BUDGET or len(self._classes) > _MAX_CLASSES):
             _, old = self._classes.popitem(last=False)
             self._bytes -= old.nbytes()
+
+
+def _write_one(cls: PodClass, name: str, row: IntArray, col: int, value: int) -> None:
+    """``EquivalenceCache._write`` for one column."""
+    if MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+        cls.invalid[name].discard(col)
+    else:
+        cls.invalid[name].add(col)
+    nonzero = cls.nonzero.get(name)
+    if nonzero is not None:
+        if value:
+            nonzero.add(col)
+        else:
+            nonzero.discard(col)
+    if cls.total is not None:
+        weight = next((w for n, w in cls.total_of if n == name), 0)
+        if weight:
+            cls.total[col] += (value - int(row[col])) * weight
+    row[col] = value
 
 
 def _verdicts(

@@ -275,14 +275,17 @@ class Framework:
 
     def run_pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
         snap = self.handle.snapshot
+        skipped = state.skip_filter
         for p in self.pre_filter:
             st = p.pre_filter(state, pod, snap)
-            if st.code == Code.SKIP:
-                state.skip_filter.add(p.name)
+            code = st.code
+            if code == Code.SUCCESS:
                 continue
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
+            if code == Code.SKIP:
+                skipped.add(p.name)
+                continue
+            st.plugin = st.plugin or p.name
+            return st
         return Status()
 
     def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
@@ -535,14 +538,17 @@ class Framework:
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> Status:
         snap = self.handle.snapshot
+        skipped = state.skip_score
         for p in self.pre_scores:
             st = p.pre_score(state, pod, snap, cols)
-            if st.code == Code.SKIP:
-                state.skip_score.add(p.name)
+            code = st.code
+            if code == Code.SUCCESS:
                 continue
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
+            if code == Code.SKIP:
+                skipped.add(p.name)
+                continue
+            st.plugin = st.plugin or p.name
+            return st
         return Status()
 
     def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:

@@ -333,7 +333,8 @@ class DynamicResources:
         dra = self.handle.dra()
         if dra is None:
             return Status.skip()
-        extended = backed_resources(dra, pod.requests) if self.extended_resources else {}
+        # no DeviceClass: nothing backs an extended resource
+        extended = backed_resources(dra, pod.requests) if self.extended_resources and dra.classes else {}
         if not pod.pod.resource_claims and not extended:
             return Status.skip()
         claims, why = pod_claims(pod.pod, dra, self.capitalized)
