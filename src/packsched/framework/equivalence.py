@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,8 +105,13 @@ class EquivalenceCache:
     """The pod classes of one profile, most recently used last."""
 
     def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[ScorePlugin]) -> None:
-        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p)) for p in filters]
+        # each filter: the plugin, its name, its equivalence_key (None: not node-local), whether it reads pods
+        self._filters: list[tuple[FilterPlugin, str, Callable[[PodInfo], Hashable | None] | None, bool]] = [
+            (p, p.name, p.equivalence_key if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p))
+            for p in filters
+        ]
         self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
+        self._score_keys = [(p.name, p.equivalence_key) for p in self._scores]
         self._pod_scores = frozenset(p.name for p in self._scores if score_reads_pods(p))
         self._zero_normalizing = frozenset(p.name for p in self._scores if zeros_normalize_uniformly(p))
         self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
@@ -118,37 +123,34 @@ class EquivalenceCache:
     def lookup(self, state: CycleState, pod: PodInfo) -> PodClass:
         """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
         skip = state.skip_filter
-        keys: dict[str, Hashable] = {}
+        keys: dict[str, Hashable] = {}  # the filters' keys (not None)
         # the class key, flat: each cached filter's name and key, a mark, each cached score's name and key
         parts: list[Hashable] = []
-        static: list[FilterPlugin] = []
-        reading: list[FilterPlugin] = []
         other: list[FilterPlugin] = []
-        for p, as_local, reads_pods in self._filters:
-            name = p.name
+        for p, name, key_of, _ in self._filters:
             if name in skip:
                 continue
-            key = as_local.equivalence_key(pod) if as_local is not None else None
+            key = key_of(pod) if key_of is not None else None
             if key is None:
                 other.append(p)
             else:
                 keys[name] = key
-                (reading if reads_pods else static).append(p)
                 parts += (name, key)
+        mark = len(parts)
         parts.append(_SCORES)
-        cached: list[str] = []
-        for s in self._scores:
-            name = s.name
-            key = keys[name] if name in keys else s.equivalence_key(pod)
+        for name, key_of in self._score_keys:
+            key = keys[name] if name in keys else key_of(pod)
             if key is not None:
-                cached.append(name)
                 parts += (name, key)
         class_key = tuple(parts)
         # taken out and put back last (most recently used): one comparison of the keys, where a lookup and a
         # move to the end would compare them twice
         cls = self._classes.pop(class_key, None)
         if cls is None:
-            cls = PodClass(static, reading, other, frozenset(cached))
+            static = [p for p, name, _, reads_pods in self._filters if name in keys and not reads_pods]
+            reading = [p for p, name, _, reads_pods in self._filters if name in keys and reads_pods]
+            cached = frozenset(n for n in class_key[mark + 1 :: 2] if isinstance(n, str))
+            cls = PodClass(static, reading, other, cached)
         else:
             cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
         self._classes[class_key] = cls
