@@ -195,7 +195,7 @@ class EquivalenceCache:
     ) -> IntArray:
         """``plugin``'s scores (before normalisation) on ``cols`` (nodes the class's verdicts let through): the
         first time over every such node, then only over the nodes changed since."""
-        out: IntArray = self._row(cls, plugin, state, pod, snap)[cols]
+        out: IntArray = self._row(cls, plugin, state, pod, snap).take(cols)
         return out
 
     def all_zero(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> bool:
@@ -216,9 +216,10 @@ class EquivalenceCache:
         cols: IntArray,
     ) -> IntArray | None:
         """The weighted sum of the ``kept`` plugins' scores (not normalised: plugins without NormalizeScore) on
-        ``cols``, from a per-node sum the class keeps up to date as their rows change, so one gather instead of
-        one pass per plugin. None when a kept score on some node lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]:
-        the caller then goes plugin by plugin, and fails as upstream does when such a node is among ``cols``."""
+        ``cols`` (a new array), from a per-node sum the class keeps up to date as their rows change, so one gather
+        instead of one pass per plugin. None when a kept score on some node lies outside [MIN_NODE_SCORE,
+        MAX_NODE_SCORE]: the caller then goes plugin by plugin, and fails as upstream does when such a node is among
+        ``cols``."""
         for plugin, _ in kept:
             self._row(cls, plugin, state, pod, snap)
             if cls.invalid[plugin.name]:
@@ -231,7 +232,7 @@ class EquivalenceCache:
                 total += cls.rows[name] if weight == 1 else cls.rows[name] * weight
             cls.total, cls.total_of = total, of
             self._grown(cls.nbytes() - before)
-        out: IntArray = cls.total[cols]
+        out: IntArray = cls.total.take(cols)  # a new array (take: cheaper than indexing for many columns)
         return out
 
     def _row(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> IntArray:

@@ -641,7 +641,8 @@ class Framework:
             summed = eq.kept_totals(cls, kept, state, pod, snap, cols)
             if summed is None:
                 return None
-            totals = summed + uniform if uniform else summed
+            # in place: the sum is the cycle's own array
+            totals = np.add(summed, uniform, out=summed) if uniform else summed
         else:
             totals = np.full(len(cols), uniform, dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
