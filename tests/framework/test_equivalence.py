@@ -336,3 +336,43 @@ def test_a_kept_score_out_of_range_fails_only_where_the_full_pass_fails(bad_cpu:
         assert full[1] == Code.SUCCESS and full[0] in ("a", "b")
     else:
         assert full[1] == Code.ERROR and "NodeLocalOutOfRange" in full[2]
+
+
+class PodCountScore:
+    """A node-local score plugin (no NormalizeScore) that reads placed pods: 40 per pod on the node, so a node
+    goes out of range with its third pod and comes back when pods leave. Its rows are brought up to date one
+    changed node at a time."""
+
+    name = "PodCountScore"
+
+    def equivalence_key(self, pod: PodInfo) -> tuple[()]:
+        return ()
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
+        out: IntArray = snap.pod_count[cols] * 40
+        return out
+
+
+def _pod_count_history(incremental: bool) -> list[tuple[str | None, Code, str]]:
+    prof = make_profile()
+    prof.plugins.at("score").enabled.append(PluginRef("PodCountScore", 1))
+    registry = {**in_tree_registry(), "PodCountScore": lambda args, handle: PodCountScore()}
+    snap = Snapshot([node(f"n{i}") for i in range(8)])  # enough nodes that one changed is caught up alone
+    sched = Scheduler(make_config(prof), registry, Actions(), snap)
+    sched.incremental, sched.score_details = incremental, not incremental
+    out = []
+    for i in range(8):
+        info = make_pod_info(pod(f"p{i}", cpu=100), i)
+        result = sched.schedule_one(info)
+        out.append((result.node, result.status.code, result.status.message))
+        if result.node is None and i % 2:  # a failed cycle: a pod leaves the fullest node, its score drops back
+            fullest = int(np.argmax(snap.pod_count))
+            snap.remove_pod(next(iter(snap.pods_on[fullest].values())))
+    return out
+
+
+def test_a_kept_score_changed_one_node_at_a_time_fails_where_the_full_pass_fails() -> None:
+    full = _pod_count_history(False)
+    assert any(code == Code.ERROR and "PodCountScore" in message for _, code, message in full)
+    assert any(code == Code.SUCCESS for _, code, _ in full[3:])
+    assert _pod_count_history(True) == full

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +46,9 @@ from packsched.framework.interface import (
 from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
+
+# in a class key, between the filters' parts and the scores'
+_SCORES = ("scores",)
 
 # Bytes of per-node arrays the classes of one profile may hold together, and how many classes: the least recently
 # used class is dropped beyond either (5,000 nodes: about 140 KB a class for the default profile).
@@ -102,8 +105,13 @@ class EquivalenceCache:
     """The pod classes of one profile, most recently used last."""
 
     def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[ScorePlugin]) -> None:
-        self._filters = [(p, p if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p)) for p in filters]
+        # each filter: the plugin, its name, its equivalence_key (None: not node-local), whether it reads pods
+        self._filters: list[tuple[FilterPlugin, str, Callable[[PodInfo], Hashable | None] | None, bool]] = [
+            (p, p.name, p.equivalence_key if isinstance(p, NodeLocalPlugin) else None, filter_reads_pods(p))
+            for p in filters
+        ]
         self._scores = [p for p in scores if isinstance(p, NodeLocalPlugin)]
+        self._score_keys = [(p.name, p.equivalence_key) for p in self._scores]
         self._pod_scores = frozenset(p.name for p in self._scores if score_reads_pods(p))
         self._zero_normalizing = frozenset(p.name for p in self._scores if zeros_normalize_uniformly(p))
         self._classes: OrderedDict[Hashable, PodClass] = OrderedDict()
@@ -114,33 +122,38 @@ class EquivalenceCache:
 
     def lookup(self, state: CycleState, pod: PodInfo) -> PodClass:
         """The pod's class (after PreFilter: filters it skipped are left out), made empty the first time."""
-        keys: dict[str, Hashable | None] = {}
+        skip = state.skip_filter
+        keys: dict[str, Hashable] = {}  # the filters' keys (not None)
+        # the class key, flat: each cached filter's name and key, a mark, each cached score's name and key
         parts: list[Hashable] = []
-        static: list[FilterPlugin] = []
-        reading: list[FilterPlugin] = []
         other: list[FilterPlugin] = []
-        for p, as_local, reads_pods in self._filters:
-            if p.name in state.skip_filter:
+        for p, name, key_of, _ in self._filters:
+            if name in skip:
                 continue
-            key = keys[p.name] = as_local.equivalence_key(pod) if as_local is not None else None
+            key = key_of(pod) if key_of is not None else None
             if key is None:
                 other.append(p)
             else:
-                (reading if reads_pods else static).append(p)
-                parts.append((p.name, key))
-        cached: list[str] = []
-        for s in self._scores:
-            key = keys[s.name] if s.name in keys else s.equivalence_key(pod)
+                keys[name] = key
+                parts += (name, key)
+        mark = len(parts)
+        parts.append(_SCORES)
+        for name, key_of in self._score_keys:
+            key = keys[name] if name in keys else key_of(pod)
             if key is not None:
-                cached.append(s.name)
-                parts.append(("score", s.name, key))
+                parts += (name, key)
         class_key = tuple(parts)
-        cls = self._classes.get(class_key)
+        # taken out and put back last (most recently used): one comparison of the keys, where a lookup and a
+        # move to the end would compare them twice
+        cls = self._classes.pop(class_key, None)
         if cls is None:
-            cls = self._classes[class_key] = PodClass(static, reading, other, frozenset(cached))
+            static = [p for p, name, _, reads_pods in self._filters if name in keys and not reads_pods]
+            reading = [p for p, name, _, reads_pods in self._filters if name in keys and reads_pods]
+            cached = frozenset(n for n in class_key[mark + 1 :: 2] if isinstance(n, str))
+            cls = PodClass(static, reading, other, cached)
         else:
-            self._classes.move_to_end(class_key)
             cls.other_filters = other  # which of them run may depend on the cluster (InterPodAffinity)
+        self._classes[class_key] = cls
         return cls
 
     def feasible(self, cls: PodClass, state: CycleState, pod: PodInfo, snap: Snapshot) -> BoolArray:
@@ -182,7 +195,7 @@ class EquivalenceCache:
     ) -> IntArray:
         """``plugin``'s scores (before normalisation) on ``cols`` (nodes the class's verdicts let through): the
         first time over every such node, then only over the nodes changed since."""
-        out: IntArray = self._row(cls, plugin, state, pod, snap)[cols]
+        out: IntArray = self._row(cls, plugin, state, pod, snap).take(cols)
         return out
 
     def all_zero(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> bool:
@@ -203,9 +216,10 @@ class EquivalenceCache:
         cols: IntArray,
     ) -> IntArray | None:
         """The weighted sum of the ``kept`` plugins' scores (not normalised: plugins without NormalizeScore) on
-        ``cols``, from a per-node sum the class keeps up to date as their rows change, so one gather instead of
-        one pass per plugin. None when a kept score on some node lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]:
-        the caller then goes plugin by plugin, and fails as upstream does when such a node is among ``cols``."""
+        ``cols`` (a new array), from a per-node sum the class keeps up to date as their rows change, so one gather
+        instead of one pass per plugin. None when a kept score on some node lies outside [MIN_NODE_SCORE,
+        MAX_NODE_SCORE]: the caller then goes plugin by plugin, and fails as upstream does when such a node is among
+        ``cols``."""
         for plugin, _ in kept:
             self._row(cls, plugin, state, pod, snap)
             if cls.invalid[plugin.name]:
@@ -218,7 +232,7 @@ class EquivalenceCache:
                 total += cls.rows[name] if weight == 1 else cls.rows[name] * weight
             cls.total, cls.total_of = total, of
             self._grown(cls.nbytes() - before)
-        out: IntArray = cls.total[cols]
+        out: IntArray = cls.total.take(cols)  # a new array (take: cheaper than indexing for many columns)
         return out
 
     def _row(self, cls: PodClass, plugin: ScorePlugin, state: CycleState, pod: PodInfo, snap: Snapshot) -> IntArray:
@@ -251,6 +265,9 @@ class EquivalenceCache:
     def _write(cls: PodClass, name: str, row: IntArray, todo: IntArray, values: IntArray) -> None:
         """Put ``values`` in ``row`` at ``todo`` (sorted, distinct), keeping the class's sums and its sets of
         invalid (and, where kept, nonzero) columns right."""
+        if len(todo) == 1:  # most cycles: the node the last pod went to (in Python: numpy costs more for one)
+            _write_one(cls, name, row, int(todo[0]), int(values[0]))
+            return
         invalid = cls.invalid[name]
         if invalid:
             invalid.difference_update(todo.tolist())
@@ -300,6 +317,25 @@ class EquivalenceCache:
         while len(self._classes) > 1 and (self._bytes > _BUDGET or len(self._classes) > _MAX_CLASSES):
             _, old = self._classes.popitem(last=False)
             self._bytes -= old.nbytes()
+
+
+def _write_one(cls: PodClass, name: str, row: IntArray, col: int, value: int) -> None:
+    """``EquivalenceCache._write`` for one column."""
+    if MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+        cls.invalid[name].discard(col)
+    else:
+        cls.invalid[name].add(col)
+    nonzero = cls.nonzero.get(name)
+    if nonzero is not None:
+        if value:
+            nonzero.add(col)
+        else:
+            nonzero.discard(col)
+    if cls.total is not None:
+        weight = next((w for n, w in cls.total_of if n == name), 0)
+        if weight:
+            cls.total[col] += (value - int(row[col])) * weight
+    row[col] = value
 
 
 def _verdicts(

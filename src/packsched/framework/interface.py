@@ -234,10 +234,20 @@ def score_reads_pods(plugin: object) -> bool:
 
 def zeros_normalize_uniformly(plugin: object) -> bool:
     """Whether the plugin's NormalizeScore, given raw scores that are all 0, gives every node one and the same
-    value, whatever the nodes and however many (upstream's DefaultNormalizeScore: 0, or the maximum when reversed).
-    A plugin says so with a ``zeros_normalize_uniformly = True`` attribute; by default it does not. The framework
-    then adds that one value instead of normalising a row of zeros (framework/equivalence.py)."""
+    value, whatever the nodes and however many, and whatever the pod and the cycle (upstream's
+    DefaultNormalizeScore: 0, or the maximum when reversed). A plugin says so with a ``zeros_normalize_uniformly =
+    True`` attribute; by default it does not. The framework then adds that one value, asked of the plugin once,
+    instead of normalising a row of zeros (framework/equivalence.py)."""
     return bool(getattr(plugin, "zeros_normalize_uniformly", False))
+
+
+def scores_zero_if_pre_filter_skips(plugin: object) -> bool:
+    """Whether the plugin's Score gives 0 on every node in a cycle where its PreFilter returned Skip (VolumeBinding
+    and DynamicResources for a pod without claims: upstream still scores such a pod, 0 everywhere). A plugin says
+    so with a ``scores_zero_if_pre_filter_skips = True`` attribute; by default it does not. The framework then
+    takes that row of zeros without calling Score (``Framework.run_score``); what NormalizeScore makes of it is
+    computed as before."""
+    return bool(getattr(plugin, "scores_zero_if_pre_filter_skips", False))
 
 
 @runtime_checkable

@@ -44,6 +44,7 @@ from packsched.framework.interface import (
     SignPlugin,
     filter_reads_pods,
     implements,
+    scores_zero_if_pre_filter_skips,
     zeros_normalize_uniformly,
 )
 from packsched.framework.podinfo import PodInfo
@@ -52,6 +53,7 @@ from packsched.framework.status import Code, PluginError, Status
 
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
+_NO_NAMES: frozenset[str] = frozenset()
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
 PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
@@ -199,6 +201,12 @@ class Framework:
             for p, w in pts["score"]
             if isinstance(p, ScorePlugin)
         ]
+        # the Score plugins that score 0 on every node in a cycle where their PreFilter skipped
+        self._zero_if_skipped = frozenset(
+            s.plugin.name for s in self.scores if scores_zero_if_pre_filter_skips(s.plugin)
+        )
+        # per plugin that zeros_normalize_uniformly: the one value its NormalizeScore gives a row of zeros
+        self._uniform: dict[str, int] = {}
         # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
         # runtime protocol is slow, and preemption asks for every attempt)
         self.extensions = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
@@ -267,14 +275,17 @@ class Framework:
 
     def run_pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
         snap = self.handle.snapshot
+        skipped = state.skip_filter
         for p in self.pre_filter:
             st = p.pre_filter(state, pod, snap)
-            if st.code == Code.SKIP:
-                state.skip_filter.add(p.name)
+            code = st.code
+            if code == Code.SUCCESS:
                 continue
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
+            if code == Code.SKIP:
+                skipped.add(p.name)
+                continue
+            st.plugin = st.plugin or p.name
+            return st
         return Status()
 
     def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
@@ -527,26 +538,32 @@ class Framework:
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> Status:
         snap = self.handle.snapshot
+        skipped = state.skip_score
         for p in self.pre_scores:
             st = p.pre_score(state, pod, snap, cols)
-            if st.code == Code.SKIP:
-                state.skip_score.add(p.name)
+            code = st.code
+            if code == Code.SUCCESS:
                 continue
-            if not st.ok:
-                st.plugin = st.plugin or p.name
-                return st
+            if code == Code.SKIP:
+                skipped.add(p.name)
+                continue
+            st.plugin = st.plugin or p.name
+            return st
         return Status()
 
     def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
         """Every Score plugin of this cycle on ``cols``: NormalizeScore, the range check, the weighted totals.
         ``details``: the result names every plugin's scores (``per_plugin``, ``raw``); without it, a cycle whose
         filters ran through the equivalence cache may fold the class's kept scores into the totals
-        (:meth:`_score_from_class`), and then names only the plugins it scored in this cycle."""
+        (:meth:`_score_from_class`), and then names only the plugins it scored in this cycle. A plugin that scores
+        0 everywhere when its PreFilter skipped (``scores_zero_if_pre_filter_skips``) is not called in such a
+        cycle: its row of zeros is taken as it is."""
         snap = self.handle.snapshot
         active = [s for s in self.scores if s.plugin.name not in state.skip_score]
+        zero = self._zero_if_skipped.intersection(state.skip_filter) if self._zero_if_skipped else _NO_NAMES
         cls: PodClass | None = state.pod_class
         if cls is not None and not details and active:
-            folded = self._score_from_class(cls, active, state, pod, cols)
+            folded = self._score_from_class(cls, active, state, pod, cols, zero)
             if folded is not None:
                 return folded
         totals = np.zeros(len(cols), dtype=np.int64)
@@ -555,7 +572,9 @@ class Framework:
         raw: dict[str, IntArray] = {}
         for entry in active:
             plugin = entry.plugin
-            if cls is not None and plugin.name in cls.cached_scores:
+            if plugin.name in zero:
+                scores = np.zeros(len(cols), dtype=np.int64)
+            elif cls is not None and plugin.name in cls.cached_scores:
                 scores = self.equivalence.scores(cls, plugin, state, pod, snap, cols)
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
@@ -571,13 +590,20 @@ class Framework:
         return ScoreResult(cols, per_plugin, weights, totals, raw)
 
     def _score_from_class(
-        self, cls: PodClass, active: Sequence[WeightedScore], state: CycleState, pod: PodInfo, cols: IntArray
+        self,
+        cls: PodClass,
+        active: Sequence[WeightedScore],
+        state: CycleState,
+        pod: PodInfo,
+        cols: IntArray,
+        zero: frozenset[str],
     ) -> ScoreResult | None:
         """``run_score``'s totals with the pod class's kept scores folded in: the kept plugins without
         NormalizeScore through the class's weighted per-node sum (one gather), a kept plugin that scores 0 on
-        every node and normalises zeros to one value (``zeros_normalize_uniformly``) as that value, and the other
-        plugins as ``run_score`` runs them. The same totals, as integers add up the same in any order. None (run
-        plugin by plugin instead) when a kept score or that one value lies outside [MIN_NODE_SCORE,
+        every node and normalises zeros to one value (``zeros_normalize_uniformly``) as that value, a plugin of
+        ``zero`` (0 everywhere: its PreFilter skipped) as nothing without NormalizeScore and else as such a
+        plugin, and the other plugins as ``run_score`` runs them. The same totals, as integers add up the same in
+        any order. None (run plugin by plugin instead) when a kept score or that one value lies outside [MIN_NODE_SCORE,
         MAX_NODE_SCORE]: the plugin-by-plugin pass fails exactly where upstream does. Decided before any plugin
         outside the class is called, so none is called twice."""
         snap = self.handle.snapshot
@@ -587,30 +613,45 @@ class Framework:
         rest: list[WeightedScore] = []
         for entry in active:
             plugin = entry.plugin
-            if plugin.name not in cls.cached_scores:
+            name = plugin.name
+            normalizer = entry.normalizer
+            if name in zero:  # 0 on every node in this cycle
+                if normalizer is None:
+                    continue  # adds nothing
+                uniformly = zeros_normalize_uniformly(plugin)
+            elif name not in cls.cached_scores:
                 rest.append(entry)
-            elif entry.normalizer is None:
+                continue
+            elif normalizer is None:
                 kept.append((plugin, entry.weight))
-            elif zeros_normalize_uniformly(plugin) and eq.all_zero(cls, plugin, state, pod, snap):
-                one = np.asarray(entry.normalizer.normalize_score(state, pod, _ONE_ZERO.copy()), dtype=np.int64)
-                value = int(one[0])
-                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    return None
-                uniform += value * entry.weight
+                continue
             else:
+                uniformly = zeros_normalize_uniformly(plugin) and eq.all_zero(cls, plugin, state, pod, snap)
+            if not uniformly:
                 rest.append(entry)
+                continue
+            value = self._uniform.get(name)
+            if value is None:  # the same for every pod and cycle (zeros_normalize_uniformly): asked once
+                one = normalizer.normalize_score(state, pod, _ONE_ZERO.copy())
+                value = self._uniform[name] = int(np.asarray(one, dtype=np.int64)[0])
+            if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                return None
+            uniform += value * entry.weight
         if kept:
             summed = eq.kept_totals(cls, kept, state, pod, snap, cols)
             if summed is None:
                 return None
-            totals = summed + uniform if uniform else summed
+            # in place: the sum is the cycle's own array
+            totals = np.add(summed, uniform, out=summed) if uniform else summed
         else:
             totals = np.full(len(cols), uniform, dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raw: dict[str, IntArray] = {}
         for entry in rest:
             plugin = entry.plugin
-            if plugin.name in cls.cached_scores:
+            if plugin.name in zero:
+                scores = np.zeros(len(cols), dtype=np.int64)
+            elif plugin.name in cls.cached_scores:
                 scores = eq.scores(cls, plugin, state, pod, snap, cols)
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)

@@ -56,7 +56,9 @@ class Status:
 
     @classmethod
     def skip(cls) -> Status:
-        return cls(Code.SKIP)
+        """Skip: one shared instance (PreFilter and PreScore return it for most pods, and the framework only reads
+        its code; never change it)."""
+        return _SKIP
 
     @classmethod
     def error(cls, message: str, plugin: str = "") -> Status:
@@ -69,6 +71,7 @@ class Status:
 
 
 SUCCESS = Status()
+_SKIP = Status(Code.SKIP)
 
 
 class PluginError(Exception):

@@ -333,7 +333,8 @@ class DynamicResources:
         dra = self.handle.dra()
         if dra is None:
             return Status.skip()
-        extended = backed_resources(dra, pod.requests) if self.extended_resources else {}
+        # no DeviceClass: nothing backs an extended resource
+        extended = backed_resources(dra, pod.requests) if self.extended_resources and dra.classes else {}
         if not pod.pod.resource_claims and not extended:
             return Status.skip()
         claims, why = pod_claims(pod.pod, dra, self.capitalized)
@@ -1089,6 +1090,11 @@ def _devices_json(alloc: Allocation | None) -> list[dict[str, object]]:
 class ScoringDynamicResources(DynamicResources):
     """DynamicResources with its Score (v1.35+, ``KubeVersion.dynamic_resources_scores``); 1.34's plugin has no
     Score extension, so it is no score plugin there (recorded: 1.34.4's score_plugin_weights lack it)."""
+
+    # a pod its PreFilter skips (no claim to allocate, or no DRA catalog) writes no state and scores 0 on every
+    # node; DefaultNormalizeScore leaves a row of zeros as it is
+    scores_zero_if_pre_filter_skips = True
+    zeros_normalize_uniformly = True
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list

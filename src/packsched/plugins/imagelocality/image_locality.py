@@ -109,14 +109,15 @@ class ImageLocality:
         return total
 
     def equivalence_key(self, pod: PodInfo) -> Hashable:
-        # the images, how many containers and image volumes there are; the nodes' images are node fields
+        # the containers' images (so how many containers there are) and the image volumes' images; the nodes'
+        # images are node fields
         p = pod.pod
-        images = tuple(c.image for c in [*p.init_containers, *p.containers])
-        return (
-            images,
-            len(p.init_containers) + len(p.containers),
-            tuple(v.image for v in p.volumes if v.source == "image"),
-        )
+        images = [c.image for c in p.containers]
+        if p.init_containers:
+            images = [c.image for c in p.init_containers] + images
+        if not p.volumes:
+            return tuple(images)
+        return (tuple(images), tuple([v.image for v in p.volumes if v.source == "image"]))
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         containers = len(pod.pod.init_containers) + len(pod.pod.containers)

@@ -169,6 +169,10 @@ class AffinityIndex:
         out = doms[key] = per_domain(self.snap, key, vec)
         return out
 
+    def carries(self, kinds: tuple[str, ...]) -> bool:
+        """Whether some placed pod carries a term of one of ``kinds`` (``carried_terms`` would list one)."""
+        return any(sig[0] in kinds for sig in self.carried)
+
     def carried_terms(self, kinds: tuple[str, ...]) -> list[tuple[Signature, IntArray | None]]:
         """The terms placed pods carry, of the given kinds, each with how many placed pods carry it per value of
         its topology key (as :func:`per_domain`; do not write to them)."""

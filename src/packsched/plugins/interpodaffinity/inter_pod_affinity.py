@@ -47,6 +47,11 @@ from packsched.plugins.interpodaffinity.terms import (
 )
 
 NAME = "InterPodAffinity"
+# the kinds of placed pods' terms PreFilter counts, and those PreScore counts (REQUIRED_AFFINITY only with a
+# positive hardPodAffinityWeight)
+_FILTER_CARRIED = (REQUIRED_ANTI,)
+_PREFERRED = (PREFERRED_AFFINITY, PREFERRED_ANTI)
+_PREFERRED_OR_REQUIRED = (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI)
 PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -186,8 +191,10 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> Status:
         terms = self._own_terms(pod)
         idx = affinity_index(snap)
+        if not terms.required_affinity and not terms.required_anti and not idx.carries(_FILTER_CARRIED):
+            return Status.skip()  # what follows would count nothing
         s = PreFilterState(pod, terms, namespace_labels(snap, pod.pod.namespace))
-        for (_, term, _), by_code in idx.carried_terms((REQUIRED_ANTI,)):
+        for (_, term, _), by_code in idx.carried_terms(_FILTER_CARRIED):
             if by_code is not None and term.matches(pod.pod, s.ns_labels) and by_code.any():
                 _add(s.existing_anti, term.topology_key, by_code)
         if terms.required_affinity:
@@ -304,6 +311,9 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
         idx = affinity_index(snap)
+        soft = _PREFERRED if self.args.hard_pod_affinity_weight <= 0 else _PREFERRED_OR_REQUIRED
+        if not has_constraints and not idx.carries(soft):
+            return Status.skip()  # what follows would touch no domain
         scores: DomainCounts = {}
         touched = False
 
@@ -322,7 +332,7 @@ class InterPodAffinity:
         # placed pods' terms, against the pod
         ns_labels = namespace_labels(snap, pod.pod.namespace)
         hard = self.args.hard_pod_affinity_weight
-        kinds = (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI)
+        kinds = _PREFERRED_OR_REQUIRED
         for (kind, term, weight), by_code in idx.carried_terms(kinds):
             if kind == REQUIRED_AFFINITY:
                 if hard <= 0:

@@ -55,9 +55,10 @@ class BalancedAllocation:
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> Status:
         # A pod requesting none of the resources (best effort) is not scored by this plugin (kubernetes#129138,
         # from 1.33); older releases score it from the node's existing requests alone.
-        if self.skip_zero_request_pods and all(
-            pod_request_for(pod, r.name, non_zero=False) == 0 for r in self.resources
-        ):
+        if self.skip_zero_request_pods:
+            for r in self.resources:
+                if pod_request_for(pod, r.name, non_zero=False) != 0:
+                    return Status()
             return Status.skip()
         return Status()
 

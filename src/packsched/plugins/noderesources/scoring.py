@@ -75,7 +75,15 @@ def requests_key(pod: PodInfo, dra: DraObjects | None) -> Hashable | None:
     resources are on): devices are state beyond a node's sums."""
     if dra is not None and dra.classes and backed_resources(dra, pod.requests):
         return None
-    return (frozenset(pod.requests.items()), pod.non_zero_cpu, pod.non_zero_memory, pod.incoming_non_zero)
+    key = pod.__dict__.get("_requests_key")  # kept on the PodInfo: several plugins ask, and its amounts never change
+    if key is None:
+        key = pod.__dict__["_requests_key"] = (
+            frozenset(pod.requests.items()),
+            pod.non_zero_cpu,
+            pod.non_zero_memory,
+            pod.incoming_non_zero,
+        )
+    return key
 
 
 def pod_request_for(pod: PodInfo, name: str, non_zero: bool) -> int:

@@ -28,13 +28,19 @@ class NodeUnschedulable:
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
 
     def equivalence_key(self, pod: PodInfo) -> Hashable:
-        return tuple(pod.pod.tolerations)
+        # the verdict reads one thing of the pod: whether it tolerates the unschedulable taint
+        return _tolerates(pod)
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
         mask = snap.unschedulable[sel]
-        if not mask.any() or any(t.tolerates(_TAINT) for t in pod.pod.tolerations):
+        if not mask.any() or _tolerates(pod):
             return []
         return [Rejection(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)]
+
+
+def _tolerates(pod: PodInfo) -> bool:
+    tolerations = pod.pod.tolerations
+    return bool(tolerations) and any(t.tolerates(_TAINT) for t in tolerations)
 
 
 def new_node_unschedulable(args: PluginArgs | None, handle: Handle) -> NodeUnschedulable:

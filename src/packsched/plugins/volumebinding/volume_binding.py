@@ -176,6 +176,8 @@ def static_bindings_score(points: Sequence[tuple[int, int]], volumes: NodeVolume
 
 class VolumeBinding:
     name = NAME
+    # a pod its PreFilter skips (no claim, or no storage objects) writes no state and scores 0 on every node
+    scores_zero_if_pre_filter_skips = True
 
     def sign_pod(self, pod: PodInfo) -> SignFragments | None:
         """Opportunistic batching (1.35+): the parts of the pod this plugin reads (upstream SignPod)."""
