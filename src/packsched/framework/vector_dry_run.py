@@ -214,16 +214,16 @@ def run(
     cols = np.asarray(order, dtype=np.intp)
     if len(cols) == 0:
         return found
-    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``), asked for every
-    # resource as the cycle's filters asked just before (the nominator answers that again without a pass)
-    nominated = handle.nominated_totals(pod, snap.resources)
+    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``), asked for the
+    # demanded resources as the cycle's filters asked just before (the nominator answers that again without a pass)
+    nominated = handle.nominated_totals(pod, [snap.resources[r] for r, _ in demand])
     low_count, low_amounts = table.below(pod.priority, rows, snap.n)
     # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order
     used_all = snap.requested[rows] - low_amounts
     count_all = snap.pod_count - low_count
     if nominated is not None:
         count_all += nominated[0]
-        used_all += nominated[1][rows]
+        used_all += nominated[1]
     ok_static = np.ones(snap.n, dtype=bool)
     for p in the_plan.static:
         for rej in p.filter(state, pod, snap, slice(None)):
