@@ -462,7 +462,7 @@ class Handle(Protocol):
     def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         """Per node column of the snapshot: how many pods of priority at least ``pod``'s (``pod`` left out) are
         nominated there, and what they request of each resource of ``names`` (a row per name); None when no pod
-        of such a priority is nominated. The arrays are read-only."""
+        of such a priority is nominated. The arrays are read-only, and valid until nominations change."""
         ...
 
     def pdbs(self) -> Sequence[BudgetView]:
