@@ -74,7 +74,7 @@ class Found:
 
     def pick(self) -> int:
         """Upstream pickOneNodeForPreemption (no PDB violations here): the index of the chosen candidate."""
-        keep = np.arange(len(self))
+        keep: IntArray | None = None  # the candidates still tied; None: every one
         # (score, whether the lowest wins): each narrows the candidates still tied, until one is left
         scores: list[tuple[npt.NDArray[np.int64] | npt.NDArray[np.float64], bool]] = [
             (self.top_priority, True),
@@ -84,11 +84,15 @@ class Found:
             (self.first_seq, False),
         ]
         for score, lowest in scores:
-            if len(keep) == 1:
+            if keep is not None and len(keep) == 1:
                 break
-            sc = score[keep]
-            keep = keep[sc == (sc.min() if lowest else sc.max())]
-        return int(keep[0])
+            sc = score if keep is None else score[keep]
+            best = sc == (sc.min() if lowest else sc.max())
+            if keep is not None:
+                keep = keep[best]
+            elif not best.all():  # (all tied on this score: every candidate stays, no gather)
+                keep = np.flatnonzero(best)
+        return int(keep[0]) if keep is not None else 0
 
 
 @dataclass
@@ -241,12 +245,17 @@ def run(
     else:
         kept = cache.kept(snap, pod, rows, amounts)
         stamps = table.stamps(cand)
-        inputs = np.vstack([used, free, count[None, :], room[None, :]])
-        stale = np.flatnonzero((kept.stamp[cand] != stamps) | (kept.inputs[:, cand] != inputs).any(axis=0))
+        changed = kept.stamp[cand] != stamps
+        # the inputs row by row, as _Kept.inputs holds them: used, free, count, room
+        for i, now in enumerate([*used, *free, count, room]):
+            changed |= kept.inputs[i, cand] != now
+        stale = np.flatnonzero(changed)
         if len(stale):
             at = stale if len(stale) < len(cand) else slice(None)
-            computed = _reprieve(snap, pod, cand[at], rows, amounts, used[:, at], count[at], free[:, at], room[at])
-            kept.keep(cand[at], stamps[at], inputs[:, at], computed)
+            used_at, free_at, count_at, room_at = used[:, at], free[:, at], count[at], room[at]
+            computed = _reprieve(snap, pod, cand[at], rows, amounts, used_at, count_at, free_at, room_at)
+            inputs = np.vstack([used_at, free_at, count_at[None, :], room_at[None, :]])
+            kept.keep(cand[at], stamps[at], inputs, computed)
         out = _Outcome(
             kept.top_priority[cand],
             kept.priority_sum[cand],
@@ -359,7 +368,9 @@ def _fits(
     ok_static: BoolArray, room: IntArray, free: IntArray, amounts: IntArray, used: IntArray, count: IntArray
 ) -> BoolArray:
     """NodeResourcesFit's verdict (room for one more pod, each demanded amount free) and the static filters'."""
-    out: BoolArray = ok_static & (count + 1 <= room) & np.all(amounts <= free - used, axis=0)
+    out: BoolArray = ok_static & (count + 1 <= room)
+    for i in range(len(amounts)):  # a resource at a time (a reduction over the rows costs more)
+        out &= amounts[i] <= free[i] - used[i]
     return out
 
 
