@@ -57,6 +57,8 @@ def test_the_totals_pass_judges_as_placing_each_nominated_pod(monkeypatch: Any, 
     if draw(st.booleans()):
         incoming.tolerations = [Toleration("dedicated", "Equal", "x", NO_SCHEDULE)]
     info = make_pod_info(incoming, 999, version)
+    if draw(st.booleans()):  # the pod itself nominated (a second attempt): its own nomination is left out
+        sched.nominator.nominate(info, draw(st.integers(0, len(nodes) - 1)))
     # every node, or some columns (as preemption's dry run asks); the totals pass judges the nodes to judge
     # either as the whole selection or gathered (the few-node path under nine)
     sel: Any = slice(None)
@@ -132,3 +134,26 @@ def test_fit_with_extra_pods_is_fit_on_arrays_holding_them(data: st.DataObject) 
     snap.pod_count[:] += count
     on_arrays = seen(fit.filter(state, info, snap, sel))
     assert with_extra == on_arrays
+
+
+def test_a_nominated_node_alone_counts_the_other_pods_nominated_there() -> None:
+    """A pod's nominated node judged alone (its second attempt): a pod of the same priority nominated there counts,
+    the pod's own nomination does not."""
+    registry = in_tree_registry()
+    sim = Simulation(
+        Cluster(nodes=[node("n0", cpu=1000), node("n1", cpu=1000)], pods=[]), default_config(set(registry)), registry, 0
+    )
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+    version = sched.config.kube_version
+    info = make_pod_info(pod("incoming", cpu=600, priority=1), 1, version)
+    sched.nominator.nominate(info, 0)
+
+    def on_n0() -> list[tuple[bool, frozenset[tuple[str, str, int]]]]:
+        state = CycleState()
+        assert fwk.run_pre_filter(state, info).ok
+        return _per_node(*fwk.run_filters_with_nominated(state, info, np.array([0], dtype=np.intp)))
+
+    assert on_n0() == [(True, frozenset())]
+    sched.nominator.nominate(make_pod_info(pod("other", cpu=600, priority=1), 2, version), 0)
+    assert on_n0() == [(False, frozenset({("NodeResourcesFit", "Insufficient cpu", 2)}))]

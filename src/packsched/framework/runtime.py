@@ -54,6 +54,8 @@ from packsched.framework.status import Code, PluginError, Status
 # the nominated pods' second Filter pass judges every selected node (whole rows) instead of gathering the nodes
 # to judge when at least one in this many selected nodes is to be judged
 _WHOLE_SELECTION = 8
+# up to this many selected nodes, that pass first asks for the pods nominated on each of them
+_FEW_NODES = 8
 
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
@@ -397,13 +399,18 @@ class Framework:
         beside each node's own (``filter_with_extra``; the snapshot is not touched). Every other filter reads no
         placed pod and already passed those nodes: the first plugin to reject a node here is ``fit``, as it is
         when every filter runs again. Updates ``feasible`` and ``groups`` in place."""
+        chosen = None if isinstance(sel, slice) else np.asarray(sel, dtype=np.intp)
+        if chosen is not None and len(chosen) <= _FEW_NODES:
+            # a few nodes (a pod's nominated node, tried first): the pods nominated there, before any totals
+            on = self.handle.nominated_pods
+            if not any(p.key != pod.key and p.priority >= pod.priority for c in chosen.tolist() for p in on(c)):
+                return
         snap = self.handle.snapshot
         names = [snap.resources[row] for row, _ in fit.fit_demand(state, pod, snap)]
         totals = self.handle.nominated_totals(pod, names)
         if totals is None:
             return
         count, amounts = totals
-        chosen = None if isinstance(sel, slice) else np.asarray(sel, dtype=np.intp)
         todo = feasible & (count[sel] > 0 if chosen is None else count[chosen] > 0)
         many = int(np.count_nonzero(todo))
         if many == 0:
