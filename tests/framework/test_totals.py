@@ -48,3 +48,4 @@ def test_kept_sums_answer_as_fresh_sums(
             assert count.tolist() == want_count.tolist()
             assert np.asarray(amounts).tolist() == want_amounts.tolist()
             assert not count.flags.writeable and not amounts.flags.writeable
+            assert totals.any_at_least(bound) == totals.any(lambda p, b=bound: p >= b)

@@ -75,7 +75,7 @@ class Nominator:
         return answer
 
     def _totals_for(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
-        if not self._totals.any(lambda level: level >= pod.priority):
+        if not self._totals.any_at_least(pod.priority):
             return None
         count, amounts = self._totals.at_least(pod.priority, names, n)
         mine = self._counted.get(pod.key)

@@ -100,6 +100,11 @@ class PriorityTotals(Generic[K]):
         """Whether some pod of a priority ``include`` accepts is counted."""
         return any(level.pods and include(priority) for priority, level in self._levels.items())
 
+    def any_at_least(self, bound: int) -> bool:
+        """Whether some pod of priority at least ``bound`` is counted (``any`` for that test, asked every cycle by
+        the nominator: no call per priority)."""
+        return any(level.pods and priority >= bound for priority, level in self._levels.items())
+
     def totals(self, keys: Sequence[K], n: int, include: Callable[[int], bool]) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns, for the priorities ``include`` accepts: the pods on each node, and what they
         hold of each resource of ``keys`` (a row per key). New arrays, summed over the priorities."""

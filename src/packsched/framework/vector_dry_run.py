@@ -222,24 +222,32 @@ def run(
     # demanded resources as the cycle's filters asked just before (the nominator answers that again without a pass)
     nominated = handle.nominated_totals(pod, [snap.resources[r] for r, _ in demand])
     low_count, low_amounts = table.below(pod.priority, rows, snap.n)
-    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order
-    used_all = snap.requested[rows] - low_amounts
+    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order:
+    # _fits's verdict a resource row at a time
     count_all = snap.pod_count - low_count
     if nominated is not None:
         count_all += nominated[0]
-        used_all += nominated[1]
-    ok_static = np.ones(snap.n, dtype=bool)
+    playing = np.ones(snap.n, dtype=bool)
     for p in the_plan.static:
         for rej in p.filter(state, pod, snap, slice(None)):
-            ok_static &= ~rej.mask
-    free_all = snap.alloc[rows]
-    playing = _fits(ok_static, snap.allowed_pods, free_all, amounts, used_all, count_all) & (low_count > 0)
+            playing &= ~rej.mask
+    playing &= count_all + 1 <= snap.allowed_pods
+    requested, alloc = snap.requested, snap.alloc
+    for i, row in enumerate(rows.tolist()):
+        used_row = requested[row] - low_amounts[i]
+        if nominated is not None:
+            used_row += nominated[1][i]
+        playing &= amounts[i] <= alloc[row] - used_row
+    playing &= low_count > 0
     cand = cols[np.flatnonzero(playing[cols])[:num_candidates]]
     if len(cand) == 0:
         return found
     # a candidate passes every static filter (it plays), so the reprieve depends on these inputs and the node's
-    # pods alone
-    used, count, free, room = used_all[:, cand], count_all[cand], free_all[:, cand], snap.allowed_pods[cand]
+    # pods alone; the same sums at the candidates
+    used = requested.take(cand, axis=1)[rows] - low_amounts.take(cand, axis=1)
+    if nominated is not None:
+        used += nominated[1].take(cand, axis=1)
+    count, free, room = count_all[cand], alloc.take(cand, axis=1)[rows], snap.allowed_pods[cand]
     if cache is None:
         out = _reprieve(snap, pod, cand, rows, amounts, used, count, free, room)
     else:
