@@ -222,3 +222,42 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
             best = pick_one_node_for_preemption(slow.candidates)
             assert best is not None and picked == best.col
     event(f"dry runs with candidates: {reused}")
+
+
+def test_kept_reprieve_goes_stale_when_a_nomination_changes_the_nodes_amounts() -> None:
+    """A pod nominated to a node changes what the dry run counts there (its used amount and pod count) but none
+    of the node's pods (its pod table stamp): the kept outcome must not be reused. One node, four 1-CPU pods of
+    priority 0; a 1-CPU preemptor evicts one of them, and two once a 1-CPU pod of higher priority is nominated
+    there."""
+    low = [Pod(f"low{i}", "default", uid=f"low{i}", containers=[Container("c", {"cpu": 1000})]) for i in range(4)]
+    for p in low:
+        p.node_name = "n0"
+    cluster = Cluster(nodes=[node("n0", cpu=4000)], pods=low)
+    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry())
+    sched = sim.scheduler
+    fwk = sched.frameworks["default-scheduler"]
+
+    def preemptor(name: str, priority: int) -> Any:
+        return make_pod_info(
+            Pod(name, "default", uid=name, containers=[Container("c", {"cpu": 1000})], priority=priority)
+        )
+
+    cache = vdr.ReprieveCache()
+
+    def victims() -> list[tuple[list[tuple[int, list[str]]] | None, int | None]]:
+        info = preemptor("high", 1000)
+        state = CycleState()
+        assert fwk.run_pre_filter(state, info).ok
+        alive, groups = fwk.run_filters_with_nominated(state, info, slice(None))
+        potential = potential_nodes(Diagnosis(sched.snapshot.n, alive, groups))
+        the_plan = vdr.plan(fwk, state, [])
+        assert the_plan is not None
+        return [_outcome(vdr.run(sched, the_plan, state, info, potential, 1, kept)) for kept in (cache, None)]
+
+    before = victims()
+    assert before[0] == before[1]
+    assert before[0][0] is not None and len(before[0][0][0][1]) == 1
+    sched.nominator.nominate(preemptor("nominated", 5000), 0)
+    after = victims()
+    assert after[0] == after[1]
+    assert after[0][0] is not None and len(after[0][0][0][1]) == 2

@@ -66,7 +66,7 @@ class Nominator:
         """Over ``n`` node columns: how many pods of priority at least ``pod``'s (``pod`` itself left out) are
         nominated to each node, and what they request of each resource of ``names`` (one row per name); None
         when no pod of such a priority is nominated anywhere (the common case: nothing to add). The arrays are
-        read-only."""
+        read-only and hold the answer until nominations change (they may be sums kept current)."""
         asked = (pod.key, pod.priority, n, tuple(names))
         if self._last is not None and self._last[0] == asked:
             return self._last[1]
@@ -75,18 +75,16 @@ class Nominator:
         return answer
 
     def _totals_for(self, pod: PodInfo, n: int, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
-        def at_least(level: int) -> bool:
-            return level >= pod.priority
-
-        if not self._totals.any(at_least):
+        if not self._totals.any_at_least(pod.priority):
             return None
-        count, amounts = self._totals.totals(names, n, at_least)
+        count, amounts = self._totals.at_least(pod.priority, names, n)
         mine = self._counted.get(pod.key)
         if mine is not None and mine[1] < n:
             counted, col, _ = mine
+            count, amounts = count.copy(), amounts.copy()  # the kept sums are read-only
             count[col] -= 1
             for i, name in enumerate(names):
                 amounts[i, col] -= counted.requests.get(name, 0)
-        count.setflags(write=False)
-        amounts.setflags(write=False)
+            count.setflags(write=False)
+            amounts.setflags(write=False)
         return count, amounts

@@ -6,7 +6,7 @@ an array of node columns of the snapshot) and answer with arrays, so that the wo
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -185,13 +185,28 @@ class FilterPlugin(Protocol):
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]: ...
 
 
+@dataclass
+class ExtraPods:
+    """Pods counted on nodes beside those placed there (the nominated pods a cycle adds): per node column, how
+    many, and what they request of each resource by name (a resource left out: nothing)."""
+
+    count: IntArray
+    amounts: Mapping[str, IntArray]
+
+
 @runtime_checkable
 class ResourceFitFilter(Protocol):
     """A filter that judges a node by its free amounts and its pod count alone (NodeResourcesFit): a node passes
     when it has room for one more pod and, for each (snapshot resource row, amount) of ``fit_demand``, at least
-    that amount free. Preemption's vectorised dry run judges many nodes at once with it."""
+    that amount free. Preemption's vectorised dry run judges many nodes at once with it, and a failed cycle's
+    pass with nominated pods judges the nodes with ``filter_with_extra``: its ``filter`` as if ``extra``'s pods
+    were added to the snapshot's arrays."""
 
     def fit_demand(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> list[tuple[int, int]]: ...
+
+    def filter_with_extra(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel, extra: ExtraPods
+    ) -> list[Rejection]: ...
 
 
 @runtime_checkable
@@ -457,7 +472,7 @@ class Handle(Protocol):
     def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         """Per node column of the snapshot: how many pods of priority at least ``pod``'s (``pod`` left out) are
         nominated there, and what they request of each resource of ``names`` (a row per name); None when no pod
-        of such a priority is nominated. The arrays are read-only."""
+        of such a priority is nominated. The arrays are read-only, and valid until nominations change."""
         ...
 
     def pdbs(self) -> Sequence[BudgetView]:

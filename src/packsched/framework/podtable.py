@@ -128,8 +128,9 @@ class PodTable:
 
     def below(self, priority: int, rows: IntArray, n: int) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns: how many placed pods of priority below ``priority`` each node holds, and what
-        they request of each resource row of ``rows`` (a row per entry)."""
-        return self._by_priority.totals(rows.tolist(), n, lambda level: level < priority)
+        they request of each resource row of ``rows`` (a row per entry). Read-only arrays, valid until the
+        table next changes."""
+        return self._by_priority.below(priority, rows.tolist(), n)
 
     def started(self, info: PodInfo) -> None:
         """The placed pod's start time or start order changed."""

@@ -22,6 +22,7 @@ from packsched.framework.interface import (
     BindPlugin,
     ClusterEvent,
     ClusterEventPlugin,
+    ExtraPods,
     FilterPlugin,
     Handle,
     NodeDetailsPlugin,
@@ -50,6 +51,12 @@ from packsched.framework.interface import (
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import Code, PluginError, Status
+
+# the nominated pods' second Filter pass judges every selected node (whole rows) instead of gathering the nodes
+# to judge when at least one in this many selected nodes is to be judged
+_WHOLE_SELECTION = 8
+# up to this many selected nodes, that pass first asks for the pods nominated on each of them
+_FEW_NODES = 8
 
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
@@ -347,8 +354,9 @@ class Framework:
         if arithmetic is not None:
             # every filter reads amounts and pod counts only, or no placed pod at all: add the nominated pods'
             # totals to the arrays instead of placing each pod
-            fit = next(p for p, as_fit, _ in self._filter_kinds if as_fit is arithmetic[0])
-            self._filter_with_nominated_totals(state, pod, sel, feasible, groups, fit)
+            fit = arithmetic[0]
+            name = next(p.name for p, as_fit, _ in self._filter_kinds if as_fit is fit)
+            self._filter_with_nominated_totals(state, pod, sel, feasible, groups, fit, name)
             return feasible, groups
         marked = self.handle.nominated_nodes()
         if not marked:
@@ -393,42 +401,51 @@ class Framework:
         sel: NodeSel,
         feasible: BoolArray,
         groups: list[RejectGroup],
-        fit: FilterPlugin,
+        fit: ResourceFitFilter,
+        name: str,
     ) -> None:
-        """``run_filters_with_nominated``'s second pass where the filters read amounts and pod counts only: each
-        feasible node's nominated pods (equal or higher priority) are added to its requested amounts and pod
-        count for one call of ``fit``, the one filter among them that reads those, over those nodes (every other
-        filter reads no placed pod and already passed them: the first plugin to reject a node here is ``fit``,
-        as it is when every filter runs again). Updates ``feasible`` and ``groups`` in place."""
+        """``run_filters_with_nominated``'s second pass where the filters read amounts and pod counts only: the
+        feasible nodes holding nominated pods (equal or higher priority) are judged again by ``fit`` (the plugin
+        ``name``), the one filter among them that reads amounts and counts, with those pods' totals counted
+        beside each node's own (``filter_with_extra``; the snapshot is not touched). Every other filter reads no
+        placed pod and already passed those nodes: the first plugin to reject a node here is ``fit``, as it is
+        when every filter runs again. Updates ``feasible`` and ``groups`` in place."""
+        chosen = None if isinstance(sel, slice) else np.asarray(sel, dtype=np.intp)
+        if chosen is not None and len(chosen) <= _FEW_NODES:
+            # a few nodes (a pod's nominated node, tried first): the pods nominated there, before any totals
+            on = self.handle.nominated_pods
+            if not any(p.key != pod.key and p.priority >= pod.priority for c in chosen.tolist() for p in on(c)):
+                return
         snap = self.handle.snapshot
-        totals = self.handle.nominated_totals(pod, snap.resources)
+        names = [snap.resources[row] for row, _ in fit.fit_demand(state, pod, snap)]
+        totals = self.handle.nominated_totals(pod, names)
         if totals is None:
             return
         count, amounts = totals
-        if isinstance(sel, slice):
-            at = np.flatnonzero(feasible & (count[sel] > 0))
-            cols = np.arange(snap.n, dtype=np.intp)[sel][at]
-        else:
-            chosen = np.asarray(sel, dtype=np.intp)
-            at = np.flatnonzero(feasible & (count[chosen] > 0))
-            cols = chosen[at]
-        if len(cols) == 0:
+        todo = feasible & (count[sel] > 0 if chosen is None else count[chosen] > 0)
+        many = int(np.count_nonzero(todo))
+        if many == 0:
             return
-        extra, extra_count = amounts[:, cols], count[cols]
-        snap.requested[:, cols] += extra
-        snap.pod_count[cols] += extra_count
-        snap.generation += 1
-        try:
-            ok, sub_groups = self._run_filter_list([fit], state, pod, cols)
-        finally:
-            snap.requested[:, cols] -= extra
-            snap.pod_count[cols] -= extra_count
-            snap.generation += 1
-        feasible[at[~ok]] = False
-        for g in sub_groups:
-            mask = np.zeros(len(feasible), dtype=bool)
-            mask[at[g.mask]] = True
-            groups.append(RejectGroup(g.plugin, mask, g.reason, g.code))
+        extra = ExtraPods(count, dict(zip(names, amounts, strict=True)))
+        at: IntArray | None = None
+        if many * _WHOLE_SELECTION >= len(todo):
+            # many nodes: judge every selected node (whole rows), keep the verdicts of those to judge
+            rejections = fit.filter_with_extra(state, pod, snap, sel, extra)
+        else:
+            at = np.flatnonzero(todo)
+            cols = np.arange(snap.n, dtype=np.intp)[sel][at] if chosen is None else chosen[at]
+            rejections = fit.filter_with_extra(state, pod, snap, cols, extra)
+        rejected = np.zeros(len(feasible), dtype=bool)
+        for r in rejections:
+            if at is None:
+                mask = r.mask & todo
+            else:
+                mask = np.zeros(len(feasible), dtype=bool)
+                mask[at[r.mask]] = True
+            if mask.any():
+                groups.append(RejectGroup(name, mask, r.reason, r.code))
+                rejected |= mask
+        feasible &= ~rejected
 
     def _filter_many_with_added(
         self, state: CycleState, pod: PodInfo, todo: Sequence[tuple[int, int, list[PodInfo]]]

@@ -44,12 +44,39 @@ def _grown(arr: IntArray, size: int) -> IntArray:
     return out
 
 
+class _Kept(Generic[K]):
+    """A sum kept current: over ``n`` node columns, the pods of the priorities below ``bound`` (``below``) or at
+    least ``bound``, and what they hold of each resource key of ``keys`` (a row per key)."""
+
+    def __init__(self, below: bool, bound: int, keys: Sequence[K], count: IntArray, amounts: IntArray) -> None:
+        self.below = below
+        self.bound = bound
+        self.index = {key: i for i, key in enumerate(keys)}
+        self.n = len(count)
+        self.count = count
+        self.amounts = amounts
+        view_count, view_amounts = count.view(), amounts.view()
+        view_count.setflags(write=False)
+        view_amounts.setflags(write=False)
+        self.views = (view_count, view_amounts)
+
+    def includes(self, priority: int) -> bool:
+        return priority < self.bound if self.below else priority >= self.bound
+
+
 class PriorityTotals(Generic[K]):
     """Running sums of pods by priority and node column. A priority whose pods all left keeps its arrays (pods
-    come and go by the thousand in preemption's dry runs) but counts for nothing."""
+    come and go by the thousand in preemption's dry runs) but counts for nothing.
+
+    The last few sums asked for by a priority bound (:meth:`below` and :meth:`at_least`) are kept and brought up
+    to date by every :meth:`add`, so that asking again after a few pods came or went costs no pass over the
+    nodes."""
+
+    KEPT = 4  # sums kept, the least recently asked for dropped first
 
     def __init__(self) -> None:
         self._levels: dict[int, _Level[K]] = {}
+        self._kept: dict[tuple[bool, int, tuple[K, ...], int], _Kept[K]] = {}
 
     def add(self, priority: int, col: int, cells: Iterable[tuple[K, int]], sign: int) -> None:
         """A pod of ``priority`` holding ``cells`` (resource key, amount) on node ``col`` comes (sign +1) or goes
@@ -57,15 +84,30 @@ class PriorityTotals(Generic[K]):
         level = self._levels.get(priority)
         if level is None:
             level = self._levels[priority] = _Level()
+        if self._kept:
+            cells = tuple(cells)
+            for kept in self._kept.values():
+                if col < kept.n and kept.includes(priority):
+                    kept.count[col] += sign
+                    index = kept.index
+                    for key, amount in cells:
+                        i = index.get(key)
+                        if i is not None:
+                            kept.amounts[i, col] += sign * amount
         level.add(col, cells, sign)
 
     def any(self, include: Callable[[int], bool]) -> bool:
         """Whether some pod of a priority ``include`` accepts is counted."""
         return any(level.pods and include(priority) for priority, level in self._levels.items())
 
+    def any_at_least(self, bound: int) -> bool:
+        """Whether some pod of priority at least ``bound`` is counted (``any`` for that test, asked every cycle by
+        the nominator: no call per priority)."""
+        return any(level.pods and priority >= bound for priority, level in self._levels.items())
+
     def totals(self, keys: Sequence[K], n: int, include: Callable[[int], bool]) -> tuple[IntArray, IntArray]:
         """Over ``n`` node columns, for the priorities ``include`` accepts: the pods on each node, and what they
-        hold of each resource of ``keys`` (a row per key)."""
+        hold of each resource of ``keys`` (a row per key). New arrays, summed over the priorities."""
         count = np.zeros(n, dtype=np.int64)
         amounts = np.zeros((len(keys), n), dtype=np.int64)
         for priority, level in self._levels.items():
@@ -78,3 +120,23 @@ class PriorityTotals(Generic[K]):
                 if arr is not None:
                     amounts[i, :m] += arr[:m]
         return count, amounts
+
+    def below(self, bound: int, keys: Sequence[K], n: int) -> tuple[IntArray, IntArray]:
+        """``totals`` for the priorities below ``bound``, from a kept sum: read-only arrays that hold the answer
+        until the next :meth:`add` (which updates them in place)."""
+        return self._kept_sum(True, bound, keys, n)
+
+    def at_least(self, bound: int, keys: Sequence[K], n: int) -> tuple[IntArray, IntArray]:
+        """``totals`` for the priorities at least ``bound``, as :meth:`below` keeps them."""
+        return self._kept_sum(False, bound, keys, n)
+
+    def _kept_sum(self, below: bool, bound: int, keys: Sequence[K], n: int) -> tuple[IntArray, IntArray]:
+        asked = (below, bound, tuple(keys), n)
+        kept = self._kept.pop(asked, None)
+        if kept is None:
+            count, amounts = self.totals(keys, n, (lambda p: p < bound) if below else (lambda p: p >= bound))
+            kept = _Kept(below, bound, keys, count, amounts)
+            if len(self._kept) >= self.KEPT:
+                del self._kept[next(iter(self._kept))]
+        self._kept[asked] = kept  # the most recently asked last
+        return kept.views

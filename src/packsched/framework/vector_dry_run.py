@@ -74,7 +74,7 @@ class Found:
 
     def pick(self) -> int:
         """Upstream pickOneNodeForPreemption (no PDB violations here): the index of the chosen candidate."""
-        keep = np.arange(len(self))
+        keep: IntArray | None = None  # the candidates still tied; None: every one
         # (score, whether the lowest wins): each narrows the candidates still tied, until one is left
         scores: list[tuple[npt.NDArray[np.int64] | npt.NDArray[np.float64], bool]] = [
             (self.top_priority, True),
@@ -84,11 +84,15 @@ class Found:
             (self.first_seq, False),
         ]
         for score, lowest in scores:
-            if len(keep) == 1:
+            if keep is not None and len(keep) == 1:
                 break
-            sc = score[keep]
-            keep = keep[sc == (sc.min() if lowest else sc.max())]
-        return int(keep[0])
+            sc = score if keep is None else score[keep]
+            best = sc == (sc.min() if lowest else sc.max())
+            if keep is not None:
+                keep = keep[best]
+            elif not best.all():  # (all tied on this score: every candidate stays, no gather)
+                keep = np.flatnonzero(best)
+        return int(keep[0]) if keep is not None else 0
 
 
 @dataclass
@@ -214,39 +218,52 @@ def run(
     cols = np.asarray(order, dtype=np.intp)
     if len(cols) == 0:
         return found
-    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``), asked for every
-    # resource as the cycle's filters asked just before (the nominator answers that again without a pass)
-    nominated = handle.nominated_totals(pod, snap.resources)
+    # the nominated pods the filters count on each node (equal or higher priority, not ``pod``), asked for the
+    # demanded resources as the cycle's filters asked just before (the nominator answers that again without a pass)
+    nominated = handle.nominated_totals(pod, [snap.resources[r] for r, _ in demand])
     low_count, low_amounts = table.below(pod.priority, rows, snap.n)
-    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order
-    used_all = snap.requested[rows] - low_amounts
+    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order:
+    # _fits's verdict a resource row at a time
     count_all = snap.pod_count - low_count
     if nominated is not None:
         count_all += nominated[0]
-        used_all += nominated[1][rows]
-    ok_static = np.ones(snap.n, dtype=bool)
+    playing = np.ones(snap.n, dtype=bool)
     for p in the_plan.static:
         for rej in p.filter(state, pod, snap, slice(None)):
-            ok_static &= ~rej.mask
-    free_all = snap.alloc[rows]
-    playing = _fits(ok_static, snap.allowed_pods, free_all, amounts, used_all, count_all) & (low_count > 0)
+            playing &= ~rej.mask
+    playing &= count_all + 1 <= snap.allowed_pods
+    requested, alloc = snap.requested, snap.alloc
+    for i, row in enumerate(rows.tolist()):
+        used_row = requested[row] - low_amounts[i]
+        if nominated is not None:
+            used_row += nominated[1][i]
+        playing &= amounts[i] <= alloc[row] - used_row
+    playing &= low_count > 0
     cand = cols[np.flatnonzero(playing[cols])[:num_candidates]]
     if len(cand) == 0:
         return found
     # a candidate passes every static filter (it plays), so the reprieve depends on these inputs and the node's
-    # pods alone
-    used, count, free, room = used_all[:, cand], count_all[cand], free_all[:, cand], snap.allowed_pods[cand]
+    # pods alone; the same sums at the candidates
+    used = requested.take(cand, axis=1)[rows] - low_amounts.take(cand, axis=1)
+    if nominated is not None:
+        used += nominated[1].take(cand, axis=1)
+    count, free, room = count_all[cand], alloc.take(cand, axis=1)[rows], snap.allowed_pods[cand]
     if cache is None:
         out = _reprieve(snap, pod, cand, rows, amounts, used, count, free, room)
     else:
         kept = cache.kept(snap, pod, rows, amounts)
         stamps = table.stamps(cand)
-        inputs = np.vstack([used, free, count[None, :], room[None, :]])
-        stale = np.flatnonzero((kept.stamp[cand] != stamps) | (kept.inputs[:, cand] != inputs).any(axis=0))
+        changed = kept.stamp[cand] != stamps
+        # the inputs row by row, as _Kept.inputs holds them: used, free, count, room
+        for i, now in enumerate([*used, *free, count, room]):
+            changed |= kept.inputs[i, cand] != now
+        stale = np.flatnonzero(changed)
         if len(stale):
             at = stale if len(stale) < len(cand) else slice(None)
-            computed = _reprieve(snap, pod, cand[at], rows, amounts, used[:, at], count[at], free[:, at], room[at])
-            kept.keep(cand[at], stamps[at], inputs[:, at], computed)
+            used_at, free_at, count_at, room_at = used[:, at], free[:, at], count[at], room[at]
+            computed = _reprieve(snap, pod, cand[at], rows, amounts, used_at, count_at, free_at, room_at)
+            inputs = np.vstack([used_at, free_at, count_at[None, :], room_at[None, :]])
+            kept.keep(cand[at], stamps[at], inputs, computed)
         out = _Outcome(
             kept.top_priority[cand],
             kept.priority_sum[cand],
@@ -359,7 +376,9 @@ def _fits(
     ok_static: BoolArray, room: IntArray, free: IntArray, amounts: IntArray, used: IntArray, count: IntArray
 ) -> BoolArray:
     """NodeResourcesFit's verdict (room for one more pod, each demanded amount free) and the static filters'."""
-    out: BoolArray = ok_static & (count + 1 <= room) & np.all(amounts <= free - used, axis=0)
+    out: BoolArray = ok_static & (count + 1 <= room)
+    for i in range(len(amounts)):  # a resource at a time (a reduction over the rows costs more)
+        out &= amounts[i] <= free[i] - used[i]
     return out
 
 

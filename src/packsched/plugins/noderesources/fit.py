@@ -12,7 +12,7 @@ from packsched.config.types import NodeResourcesFitArgs, PluginArgs, ScoringStra
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import Handle, NodeSel, Rejection, SignFragments
+from packsched.framework.interface import ExtraPods, Handle, NodeSel, Rejection, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Code, Status
@@ -82,47 +82,73 @@ class Fit:
         return [(snap.ensure_resource(name), amount) for name, amount in self._checked_in(state, pod)]
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> list[Rejection]:
-        checked = self._checked_in(state, pod)
+        return self._filter(self._checked_in(state, pod), snap, sel, None)
+
+    def filter_with_extra(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel, extra: ExtraPods
+    ) -> list[Rejection]:
+        """``filter`` as if each selected node held ``extra``'s pods beside its own (ResourceFitFilter): the
+        same rejections as adding those counts and amounts to the snapshot's arrays and calling ``filter``."""
+        return self._filter(self._checked_in(state, pod), snap, sel, extra)
+
+    def _filter(
+        self, checked: list[tuple[str, int]], snap: Snapshot, sel: NodeSel, extra: ExtraPods | None
+    ) -> list[Rejection]:
         if not isinstance(sel, slice) and len(sel) <= SCALAR_NODES:
-            return self._filter_few(checked, snap, sel.tolist())
+            return self._filter_few(checked, snap, sel.tolist(), extra)
         out: list[Rejection] = []
-        too_many = snap.pod_count[sel] + 1 > snap.allowed_pods[sel]
+        pod_count = snap.pod_count[sel]
+        if extra is not None:
+            pod_count = pod_count + extra.count[sel]
+        too_many = pod_count + 1 > snap.allowed_pods[sel]
         if too_many.any():
             out.append(Rejection(too_many, TOO_MANY_PODS, Code.UNSCHEDULABLE))
-        for name, amount, short, alloc in self._short(checked, snap, sel):
+        for name, amount, short, alloc in self._short(checked, snap, sel, extra):
             if short.any():
                 self._reject(out, name, amount, short, alloc)
         return out
 
     def _short(
-        self, checked: list[tuple[str, int]], snap: Snapshot, sel: NodeSel
+        self, checked: list[tuple[str, int]], snap: Snapshot, sel: NodeSel, extra: ExtraPods | None = None
     ) -> Iterator[tuple[str, int, BoolArray, IntArray]]:
-        """Per checked (resource, amount): the selected nodes short of it, and their allocatable (array path)."""
+        """Per checked (resource, amount): the selected nodes short of it, and their allocatable (array path).
+        ``extra``: more pods counted on the nodes (their amounts added to the used ones)."""
         dra = self.handle.dra() if self.dra_extended else None
         for name, amount in checked:
             row = snap.ensure_resource(name)
             alloc = snap.alloc[row, sel]
-            short = amount > alloc - snap.requested[row, sel]
+            used = snap.requested[row, sel]
+            if extra is not None:
+                more = extra.amounts.get(name)
+                if more is not None:
+                    used = used + more[sel]
+            short = amount > alloc - used
             if dra is not None and class_for(dra, name) is not None:
                 # upstream shouldDelegateResourceToDRA: a node advertising none leaves it to DynamicResources
                 short &= alloc > 0
             yield name, amount, short, alloc
 
-    def _filter_few(self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int]) -> list[Rejection]:
+    def _filter_few(
+        self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int], extra: ExtraPods | None = None
+    ) -> list[Rejection]:
         """``filter`` over a few nodes (the ones the equivalence cache filters again after a bind), node by node
         in Python: the same rejections, without numpy's fixed cost per call."""
         out: list[Rejection] = []
         pod_count, allowed = snap.pod_count, snap.allowed_pods
-        too_many = [pod_count.item(c) + 1 > allowed.item(c) for c in cols]
+        if extra is None:
+            too_many = [pod_count.item(c) + 1 > allowed.item(c) for c in cols]
+        else:
+            more = extra.count
+            too_many = [pod_count.item(c) + more.item(c) + 1 > allowed.item(c) for c in cols]
         if any(too_many):
             out.append(Rejection(np.array(too_many, dtype=bool), TOO_MANY_PODS, Code.UNSCHEDULABLE))
-        for name, amount, short, alloc in self._short_few(checked, snap, cols):
+        for name, amount, short, alloc in self._short_few(checked, snap, cols, extra):
             if any(short):
                 self._reject(out, name, amount, np.array(short, dtype=bool), np.array(alloc, dtype=np.int64))
         return out
 
     def _short_few(
-        self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int]
+        self, checked: list[tuple[str, int]], snap: Snapshot, cols: list[int], extra: ExtraPods | None = None
     ) -> Iterator[tuple[str, int, list[bool], list[int]]]:
         """``_short`` node by node in Python integers (a few nodes)."""
         dra = self.handle.dra() if self.dra_extended else None
@@ -130,11 +156,12 @@ class Fit:
             row = snap.ensure_resource(name)
             alloc_m, requested = snap.alloc, snap.requested  # read after ensure_resource, which may replace them
             alloc = [alloc_m.item(row, c) for c in cols]
+            used = [requested.item(row, c) for c in cols]
+            more = extra.amounts.get(name) if extra is not None else None
+            if more is not None:
+                used = [u + more.item(c) for u, c in zip(used, cols, strict=True)]
             delegated = dra is not None and class_for(dra, name) is not None
-            short = [
-                amount > a - requested.item(row, c) and (a > 0 or not delegated)
-                for a, c in zip(alloc, cols, strict=True)
-            ]
+            short = [amount > a - u and (a > 0 or not delegated) for a, u in zip(alloc, used, strict=True)]
             yield name, amount, short, alloc
 
     def passes(self, state: CycleState, pod: PodInfo, snap: Snapshot, sel: NodeSel) -> BoolArray:
