@@ -90,6 +90,16 @@ def cases(draw: st.DrawFn, full: bool = False) -> tuple[Snapshot, Any, list[Reso
     return snap, pod, specs
 
 
+def _scorer(strategy: tuple[str, str], specs: list[ResourceSpec], utils: list[int], data: st.DataObject) -> Scorer:
+    """A scorer of ``strategy`` (type, semantics) over ``specs``; for RequestedToCapacityRatio a shape through
+    ``utils`` with drawn scores, which may score 0 (such a resource is left out of the mean) and give halves to
+    round."""
+    kind, semantics = strategy
+    points = [UtilizationShapePoint(u, data.draw(st.integers(0, 10))) for u in sorted(utils)]
+    shape = RequestedToCapacityRatioParam(points) if kind == REQUESTED_TO_CAPACITY_RATIO else None
+    return Scorer(ScoringStrategy(kind, specs, shape, semantics))
+
+
 def _one_by_one(score: Any, n: int) -> list[int]:
     """Each node scored alone (the node-by-node path), in column order."""
     out: list[int] = []
@@ -109,11 +119,7 @@ def test_a_scorer_scores_a_few_nodes_as_it_scores_many(
     case: tuple[Snapshot, Any, list[ResourceSpec]], which: int, utils: list[int], data: st.DataObject
 ) -> None:
     snap, pod, specs = case
-    kind, semantics = STRATEGIES[which]
-    # a shape that may score 0 (such a resource is left out of the mean) and may give halves to round
-    points = [UtilizationShapePoint(u, data.draw(st.integers(0, 10))) for u in sorted(utils)]
-    shape = RequestedToCapacityRatioParam(points) if kind == REQUESTED_TO_CAPACITY_RATIO else None
-    scorer = Scorer(ScoringStrategy(kind, specs, shape, semantics))
+    scorer = _scorer(STRATEGIES[which], specs, utils, data)
     every = np.arange(snap.n, dtype=np.int64)
     assert len(every) > SCALAR_NODES  # the array path
     assert _one_by_one(lambda cols: scorer.score(snap, pod, cols), snap.n) == scorer.score(snap, pod, every).tolist()
@@ -132,10 +138,7 @@ def test_the_matrix_path_scores_as_the_per_resource_path(
     """Where every node has every resource, ``Scorer.score`` reads all resources at once (``_score_matrix``): the
     same integers as combining the per-resource columns, for each strategy, any shape and any weights."""
     snap, pod, specs = case
-    kind, semantics = STRATEGIES[which]
-    points = [UtilizationShapePoint(u, data.draw(st.integers(0, 10))) for u in sorted(utils)]
-    shape = RequestedToCapacityRatioParam(points) if kind == REQUESTED_TO_CAPACITY_RATIO else None
-    scorer = Scorer(ScoringStrategy(kind, specs, shape, semantics))
+    scorer = _scorer(STRATEGIES[which], specs, utils, data)
     every = np.arange(snap.n, dtype=np.int64)
     terms = scalar_terms(snap, pod, specs, non_zero=True)
     assert terms is not None
