@@ -280,27 +280,19 @@ class InterPodAffinity:
         s = self._state(state)
         size = len(range(snap.n)[sel]) if isinstance(sel, slice) else len(sel)
         out: list[Rejection] = []
-        aff_bad = self._affinity_bad(s, snap, sel, size)
-        if aff_bad is not None and aff_bad.any():
-            out.append(Rejection(aff_bad, ERR_REASON_AFFINITY, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-        else:
-            aff_bad = None
-        anti_bad = self._anti_fails(s, snap, sel)
-        if anti_bad is not None:
-            if aff_bad is not None:
-                anti_bad = anti_bad & ~aff_bad
-            if anti_bad.any():
-                out.append(Rejection(anti_bad, ERR_REASON_ANTI_AFFINITY))
-            else:
-                anti_bad = None
-        existing_bad = self._existing_fails(s, snap, sel)
-        if existing_bad is not None:
-            if aff_bad is not None:
-                existing_bad = existing_bad & ~aff_bad
-            if anti_bad is not None:
-                existing_bad = existing_bad & ~anti_bad
-            if existing_bad.any():
-                out.append(Rejection(existing_bad, ERR_REASON_EXISTING_ANTI_AFFINITY))
+        given: BoolArray | None = None  # the nodes a reason before this one rejected
+        for bad, reason, code in (
+            (self._affinity_bad(s, snap, sel, size), ERR_REASON_AFFINITY, Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
+            (self._anti_fails(s, snap, sel), ERR_REASON_ANTI_AFFINITY, Code.UNSCHEDULABLE),
+            (self._existing_fails(s, snap, sel), ERR_REASON_EXISTING_ANTI_AFFINITY, Code.UNSCHEDULABLE),
+        ):
+            if bad is None:
+                continue
+            if given is not None:
+                bad = bad & ~given
+            if bad.any():
+                out.append(Rejection(bad, reason, code))
+                given = bad if given is None else given | bad
         return out
 
     # -- Score ----------------------------------------------------------------------------------------------
