@@ -78,6 +78,18 @@ def _pod(name: str, draw: st.DrawFn) -> Pod:
     )
 
 
+def _preemption(cluster: Cluster, full_profile: bool = False) -> tuple[Simulation, Any, Any]:
+    """A simulation of ``cluster`` with DefaultPreemption (the whole default profile, or only it beside the
+    defaults make_profile gives): the simulation, its profile and preemption's evaluator."""
+    small = make_config(make_profile(post_filter=["DefaultPreemption"]))
+    config = default_config(list(in_tree_registry())) if full_profile else small
+    sim = Simulation(cluster, config, in_tree_registry())
+    fwk = sim.scheduler.frameworks["default-scheduler"]
+    plugin = fwk.plugins["DefaultPreemption"]
+    assert isinstance(plugin, DefaultPreemption)
+    return sim, fwk, plugin.evaluator
+
+
 def _failed_cycle(fwk: Any, snap: Any, info: Any, data: st.DataObject) -> tuple[CycleState, IntArray, int, int] | None:
     """The pod's failed cycle, as PostFilter sees it: its cycle state, the nodes preemption may help, and a drawn
     offset and candidate count; None when PreFilter rejects it or no node may be helped."""
@@ -103,16 +115,8 @@ def _outcome(fast: Any) -> tuple[list[tuple[int, list[str]]] | None, int | None]
 @settings(max_examples=120, deadline=None)
 @given(st.data(), st.booleans())
 def test_vector_dry_run_equals_the_per_pod_dry_run(data: st.DataObject, full_profile: bool) -> None:
-    cluster = data.draw(clusters())
-    small = make_config(make_profile(post_filter=["DefaultPreemption"]))
-    config = default_config(list(in_tree_registry())) if full_profile else small
-    sim = Simulation(cluster, config, in_tree_registry())
-    sched = sim.scheduler
-    fwk = sched.frameworks["default-scheduler"]
-    plugin = fwk.plugins["DefaultPreemption"]
-    assert isinstance(plugin, DefaultPreemption)
-    evaluator = plugin.evaluator
-    snap = sim.snapshot
+    sim, fwk, evaluator = _preemption(data.draw(clusters()), full_profile)
+    sched, snap = sim.scheduler, sim.snapshot
     # start times and orders as binds would leave them (ties included); the pod table mirrors them
     for info in list(snap.pods.values()):
         info.start_time = float(data.draw(st.integers(0, 2)))
@@ -166,14 +170,8 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
     (at the end) what the per-pod dry run gives, while the cluster changes between preemptors: start times set,
     pods placed, removed and reordered on nodes, pods nominated; preemptors of two kinds, so that kept outcomes are
     reused."""
-    cluster = data.draw(clusters())
-    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry())
-    sched = sim.scheduler
-    fwk = sched.frameworks["default-scheduler"]
-    plugin = fwk.plugins["DefaultPreemption"]
-    assert isinstance(plugin, DefaultPreemption)
-    evaluator = plugin.evaluator
-    snap = sim.snapshot
+    sim, fwk, evaluator = _preemption(data.draw(clusters()))
+    sched, snap = sim.scheduler, sim.snapshot
     cache = vdr.ReprieveCache()
     kinds = [_pod("k0", data.draw), _pod("k1", data.draw)]
     few = 0 if not few_by_pods else vdr.FEW_NODES
@@ -237,10 +235,8 @@ def test_kept_reprieve_goes_stale_when_a_nomination_changes_the_nodes_amounts() 
     low = [Pod(f"low{i}", "default", uid=f"low{i}", containers=[Container("c", {"cpu": 1000})]) for i in range(4)]
     for p in low:
         p.node_name = "n0"
-    cluster = Cluster(nodes=[node("n0", cpu=4000)], pods=low)
-    sim = Simulation(cluster, make_config(make_profile(post_filter=["DefaultPreemption"])), in_tree_registry())
+    sim, fwk, _ = _preemption(Cluster(nodes=[node("n0", cpu=4000)], pods=low))
     sched = sim.scheduler
-    fwk = sched.frameworks["default-scheduler"]
 
     def preemptor(name: str, priority: int) -> Any:
         return make_pod_info(
