@@ -271,22 +271,11 @@ class Scorer:
         a few dozen nodes, where numpy's fixed cost per call is most of the work). The same integers, as the
         sums over resources are exact in any order. None where a node lacks a resource's allocatable: the
         per-resource path then decides (it leaves such a resource out on that node)."""
-        alloc_rows: list[int] = []
-        parts: list[IntArray] = []
-        pod_req: list[int] = []
-        weights: list[int] = []
-        for matrix in (snap.nonzero, snap.requested):  # the rows read from each, then the other's
-            rows = [t for t in terms if t[4] is matrix]
-            if rows:
-                alloc_rows += [t[3] for t in rows]
-                pod_req += [t[6] for t in rows]
-                weights += [t[1] for t in rows]
-                parts.append(matrix[np.array([t[5] for t in rows], dtype=np.intp)[:, None], cols])
-        alloc = snap.alloc[np.array(alloc_rows, dtype=np.intp)[:, None], cols]
-        if int(alloc.min()) <= 0:
+        matrices = _term_matrices(snap, terms, cols)
+        if matrices is None:
             return None
-        req = (parts[0] if len(parts) == 1 else np.concatenate(parts)) + np.array(pod_req, dtype=np.int64)[:, None]
-        weight = np.array(weights, dtype=np.int64)[:, None]
+        alloc, used, pod_req, weight = matrices
+        req = used + pod_req
         if self.type == REQUESTED_TO_CAPACITY_RATIO:
             assert self.table is not None
             util = np.where(req > alloc, MAX_UTILIZATION, np.maximum(req, 0) * MAX_UTILIZATION // alloc)
@@ -299,7 +288,7 @@ class Scorer:
             per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // alloc)
         else:
             per = np.minimum(req, alloc) * MAX_NODE_SCORE // alloc
-        den = sum(weights)
+        den = int(weight.sum())
         num = (per * weight).sum(axis=0)
         return np.asarray(num // den if den > 0 else num, dtype=np.int64)
 
@@ -419,8 +408,41 @@ def balanced_score(columns: Sequence[ResourceColumns], n: int) -> IntArray:
         # the common case (cpu and memory on every node) in fewer array passes: the same float64 operations
         f0 = np.minimum(columns[0].requested / columns[0].alloc, 1.0)
         f1 = np.minimum(columns[1].requested / columns[1].alloc, 1.0)
-        return np.asarray(((1.0 - np.abs((f0 - f1) / 2)) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)
+        return _two_balanced(f0, f1)
     return _balanced_general(columns, n)
+
+
+def _two_balanced(f0: npt.NDArray[np.float64], f1: npt.NDArray[np.float64]) -> IntArray:
+    """The balanced score from two resources' capped fractions: (1 - |f0 - f1| / 2) * 100, truncated."""
+    return np.asarray(((1.0 - np.abs((f0 - f1) / 2)) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)
+
+
+def _term_matrices(
+    snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray] | None:
+    """``terms`` (``scalar_terms``) over ``cols`` as resources x nodes matrices, in one gather per snapshot
+    matrix (the rows read from ``snap.nonzero``, then those from ``snap.requested``): allocatable, what the
+    nodes' pods use, and as columns the incoming pod's amounts and the weights. None where a node lacks a
+    resource's allocatable (or a term reads no snapshot matrix): the per-resource paths then decide."""
+    alloc_rows: list[int] = []
+    parts: list[IntArray] = []
+    pod_req: list[int] = []
+    weights: list[int] = []
+    for matrix in (snap.nonzero, snap.requested):
+        rows = [t for t in terms if t[4] is matrix]
+        if rows:
+            alloc_rows += [t[3] for t in rows]
+            pod_req += [t[6] for t in rows]
+            weights += [t[1] for t in rows]
+            parts.append(matrix[np.array([t[5] for t in rows], dtype=np.intp)[:, None], cols])
+    if len(alloc_rows) != len(terms) or any(t[2] is not snap.alloc for t in terms):
+        return None
+    alloc = snap.alloc[np.array(alloc_rows, dtype=np.intp)[:, None], cols]
+    if int(alloc.min()) <= 0:
+        return None
+    used = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    column = np.array([pod_req, weights], dtype=np.int64)[:, :, None]
+    return alloc, used, column[0], column[1]
 
 
 def balanced_matrix(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray, change: bool) -> IntArray | None:
@@ -428,18 +450,18 @@ def balanced_matrix(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray,
     requests), both read in one gather per matrix: ``balanced_score``'s two-resource path, the same float64
     operations node by node; with ``change`` (1.36+) the score of how much the pod changes the node's balance.
     None where it does not apply (not two resources, or a node lacking one): the per-resource path decides."""
-    if len(terms) != 2 or any(t[2] is not snap.alloc or t[4] is not snap.requested for t in terms):
+    if len(terms) != 2:
         return None
-    alloc = snap.alloc[np.array([t[3] for t in terms], dtype=np.intp)[:, None], cols]
-    if int(alloc.min()) <= 0:
+    matrices = _term_matrices(snap, terms, cols)
+    if matrices is None:
         return None
-    used = snap.requested[np.array([t[5] for t in terms], dtype=np.intp)[:, None], cols]
-    f = np.minimum((used + np.array([t[6] for t in terms], dtype=np.int64)[:, None]) / alloc, 1.0)
-    with_pod = ((1.0 - np.abs((f[0] - f[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+    alloc, used, pod_req, _ = matrices
+    f = np.minimum((used + pod_req) / alloc, 1.0)
+    with_pod = _two_balanced(f[0], f[1])
     if not change:
-        return np.asarray(with_pod, dtype=np.int64)
+        return with_pod
     g = np.minimum(used / alloc, 1.0)  # the node's requests without the pod
-    without_pod = ((1.0 - np.abs((g[0] - g[1]) / 2)) * MAX_NODE_SCORE).astype(np.int64)
+    without_pod = _two_balanced(g[0], g[1])
     # both scores lie in [50, 100]: the sum is never negative and floor division is Go's integer division
     half = MAX_NODE_SCORE // 2
     return np.asarray(half + (half + with_pod - without_pod) // 2, dtype=np.int64)
