@@ -298,7 +298,10 @@ class EquivalenceCache:
             cls.alive = cls.static_alive.copy()
             if cls.pod_filters:
                 cols = np.flatnonzero(cls.static_alive).astype(np.intp)
-                cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
+                if len(cols) * 4 > snap.n:  # most nodes: every node read in order costs less than a gather
+                    cls.alive &= _verdicts(cls.pod_filters, state, pod, snap, slice(None))
+                else:
+                    cls.alive[cols] = _verdicts(cls.pod_filters, state, pod, snap, cols)
             cls.forget_scores()
             self._grown(cls.nbytes() - before)
         elif changed:

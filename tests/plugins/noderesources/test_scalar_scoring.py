@@ -34,9 +34,12 @@ from packsched.plugins.noderesources.balanced_allocation import BalancedAllocati
 from packsched.plugins.noderesources.fit import Fit
 from packsched.plugins.noderesources.scoring import (
     SCALAR_NODES,
+    SHARED_MIN,
     ResourceColumns,
     Scorer,
     _balanced_general,
+    _term_matrices,
+    allocatable_groups,
     balanced_matrix,
     balanced_score,
     gather,
@@ -291,3 +294,97 @@ def test_shorter_array_paths_equal_the_general_ones(
     scorer = Scorer(ScoringStrategy(kind, [ResourceSpec(c.name, c.weight) for c in columns], shape, semantics))
     assert scorer.combine(columns, n).tolist() == scorer._combine_general(columns, n).tolist()
     assert balanced_score(columns, n).tolist() == _balanced_general(columns, n).tolist()
+
+
+@st.composite
+def shaped_cases(draw: st.DrawFn) -> tuple[Snapshot, Any, list[ResourceSpec], np.ndarray]:
+    """``SHARED_MIN`` nodes or more, each of one of a few shapes (allocatable), some holding pods (placed, and
+    some removed again), an incoming pod, scored resources and the columns to score (every node or a subset)."""
+    shapes = draw(
+        st.lists(st.fixed_dictionaries({r: st.integers(1, 64_000) for r in RESOURCES[:4]}), min_size=1, max_size=3)
+    )
+    n = draw(st.integers(SHARED_MIN, SHARED_MIN + 40))
+    nodes = []
+    for i in range(n):
+        alloc = dict(shapes[draw(st.integers(0, len(shapes) - 1))])
+        alloc["pods"] = 110
+        nodes.append(Node(f"n{i}", allocatable=alloc, capacity=dict(alloc)))
+    snap = Snapshot(nodes)
+    placed = []
+    for j in range(draw(st.integers(0, n))):
+        requests = {r: draw(st.integers(0, 16_000)) for r in RESOURCES[:4] if draw(st.booleans())}
+        info = make_pod_info(Pod(f"p{j}", containers=[Container("c", requests)]))
+        snap.add_pod(info, draw(st.integers(0, n - 1)))
+        placed.append(info)
+    for info in draw(st.lists(st.sampled_from(placed), unique_by=id, max_size=len(placed))) if placed else []:
+        snap.remove_pod(info)  # a node whose pods all left holds none again
+    requests = {r: draw(st.integers(0, 32_000)) for r in RESOURCES[:4] if draw(st.booleans())}
+    pod = make_pod_info(Pod("incoming", containers=[Container("c", requests)]))
+    names = draw(st.lists(st.sampled_from(RESOURCES[:4]), min_size=1, max_size=4, unique=True))
+    specs = [ResourceSpec(name, draw(st.integers(1, 5))) for name in names]
+    cols = np.array(
+        sorted(draw(st.sets(st.integers(0, n - 1), min_size=SHARED_MIN)) if draw(st.booleans()) else range(n)),
+        dtype=np.int64,
+    )
+    return snap, pod, specs, cols
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=shaped_cases(),
+    which=st.sampled_from([i for i, s in enumerate(STRATEGIES) if s[1] == SEMANTICS_CURRENT]),
+    utils=st.lists(st.integers(0, 100), min_size=1, max_size=4, unique=True),
+    change=st.booleans(),
+    data=st.data(),
+)
+def test_empty_nodes_of_one_shape_scored_once_score_as_each_node_alone(
+    case: tuple[Snapshot, Any, list[ResourceSpec], np.ndarray],
+    which: int,
+    utils: list[int],
+    change: bool,
+    data: st.DataObject,
+) -> None:
+    """``by_matrices`` scores the nodes that hold no pod once per allocatable: the scorer's and BalancedAllocation's
+    scores are those of every node computed on its own (``_term_matrices`` over all the columns), whatever pods
+    came and went."""
+    snap, pod, specs, cols = case
+    scorer = _scorer(STRATEGIES[which], specs, utils, data)
+    fit_terms = scalar_terms(snap, pod, specs, non_zero=True)
+    assert fit_terms is not None
+    if fit_terms:
+        matrices = _term_matrices(snap, fit_terms, cols)
+        assert matrices is not None
+        assert scorer._score_matrix(snap, fit_terms, cols).tolist() == scorer._matrix_scores(*matrices).tolist()
+    balanced_terms = scalar_terms(snap, pod, specs, non_zero=False)
+    assert balanced_terms is not None
+    if len(balanced_terms) == 2:
+        columns = gather(snap, pod, specs, cols, non_zero=False)
+        with_pod = balanced_score(columns, len(cols))
+        want = with_pod
+        if change:
+            without = [
+                ResourceColumns(c.name, c.weight, c.alloc, c.requested - t[6])
+                for c, t in zip(columns, balanced_terms, strict=True)
+            ]
+            want = 50 + (50 + with_pod - balanced_score(without, len(cols))) // 2
+        got = balanced_matrix(snap, balanced_terms, cols, change)
+        assert got is not None
+        assert got.tolist() == want.tolist()
+
+
+def test_allocatable_groups_name_equal_allocatables_and_keep_hash_collisions_apart() -> None:
+    """Nodes share a group exactly when their allocatable is equal in every row; two different allocatables whose
+    hash is the same (one row's 1 against the next row's 1,000,003) are not grouped together."""
+    base = {"cpu": 4000, "memory": 8000, "pods": 110}
+    nodes = [Node(f"n{i}", allocatable=dict(base), capacity=dict(base)) for i in range(3)]
+    nodes.append(Node("other", allocatable={**base, "cpu": 2000}, capacity={**base, "cpu": 2000}))
+    snap = Snapshot(nodes)
+    first, second = snap.resources[-2], snap.resources[-1]
+    a = {**base, first: 1, second: 0}
+    b = {**base, first: 0, second: 1_000_003}
+    snap.add_nodes([Node("a", allocatable=a, capacity=a), Node("b", allocatable=b, capacity=b)])
+    assert snap.resources[-2:] == [first, second]
+    groups = allocatable_groups(snap).tolist()
+    assert groups[:3] == [0, 0, 0]
+    assert groups[3] == 3
+    assert sorted(groups[4:]) == [-1, 4] or sorted(groups[4:]) == [-1, 5]

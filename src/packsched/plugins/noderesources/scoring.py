@@ -8,7 +8,7 @@ See ``shared/spec/requested-to-capacity-ratio.md`` §4-§6.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,7 @@ from packsched.config.types import (
 )
 from packsched.framework.interface import MAX_NODE_SCORE, Handle
 from packsched.framework.podinfo import PodInfo
-from packsched.framework.snapshot import IntArray, Snapshot
+from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import PluginError
 
 # the shape function is shared with VolumeBinding's score (upstream's plugins/helper/shape_score.go)
@@ -268,13 +268,14 @@ class Scorer:
     def _score_matrix(self, snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray) -> IntArray | None:
         """``combine``'s allocatable path (``_combine_allocatable``) for every resource at once, over resources x
         nodes matrices (a gather per snapshot matrix, not two a resource; the equivalence cache's catch-up scores
-        a few dozen nodes, where numpy's fixed cost per call is most of the work). The same integers, as the
-        sums over resources are exact in any order. None where a node lacks a resource's allocatable: the
-        per-resource path then decides (it leaves such a resource out on that node)."""
-        matrices = _term_matrices(snap, terms, cols)
-        if matrices is None:
-            return None
-        alloc, used, pod_req, weight = matrices
+        a few dozen nodes, where numpy's fixed cost per call is most of the work), empty nodes of one allocatable
+        scored once (``by_matrices``). The same integers, as the sums over resources are exact in any order. None
+        where a node lacks a resource's allocatable: the per-resource path then decides (it leaves such a resource
+        out on that node)."""
+        return by_matrices(snap, terms, cols, self._matrix_scores)
+
+    def _matrix_scores(self, alloc: IntArray, used: IntArray, pod_req: IntArray, weight: IntArray) -> IntArray:
+        """``_score_matrix``'s arithmetic on ``_term_matrices``' matrices."""
         req = used + pod_req
         if self.type == REQUESTED_TO_CAPACITY_RATIO:
             assert self.table is not None
@@ -447,24 +448,103 @@ def _term_matrices(
 
 def balanced_matrix(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray, change: bool) -> IntArray | None:
     """BalancedAllocation over ``cols`` for two resources every node has (``terms``: ``scalar_terms`` with real
-    requests), both read in one gather per matrix: ``balanced_score``'s two-resource path, the same float64
-    operations node by node; with ``change`` (1.36+) the score of how much the pod changes the node's balance.
-    None where it does not apply (not two resources, or a node lacking one): the per-resource path decides."""
+    requests), both read in one gather per matrix (empty nodes of one allocatable scored once: ``by_matrices``):
+    ``balanced_score``'s two-resource path, the same float64 operations node by node; with ``change`` (1.36+) the
+    score of how much the pod changes the node's balance. None where it does not apply (not two resources, or a
+    node lacking one): the per-resource path decides."""
     if len(terms) != 2:
         return None
-    matrices = _term_matrices(snap, terms, cols)
+
+    def scores(alloc: IntArray, used: IntArray, pod_req: IntArray, _weight: IntArray) -> IntArray:
+        f = np.minimum((used + pod_req) / alloc, 1.0)
+        with_pod = _two_balanced(f[0], f[1])
+        if not change:
+            return with_pod
+        g = np.minimum(used / alloc, 1.0)  # the node's requests without the pod
+        without_pod = _two_balanced(g[0], g[1])
+        # both scores lie in [50, 100]: the sum is never negative and floor division is Go's integer division
+        half = MAX_NODE_SCORE // 2
+        return np.asarray(half + (half + with_pod - without_pod) // 2, dtype=np.int64)
+
+    return by_matrices(snap, terms, cols, scores)
+
+
+# From this many nodes on, ``by_matrices`` looks for empty nodes that share their allocatable (a class's first
+# row: every node it may place on; fewer nodes are the catch-up's few changed ones, most of them holding pods).
+SHARED_MIN = 64
+_GROUPS = "noderesources/allocatable-groups"
+
+MatrixScores = Callable[[IntArray, IntArray, IntArray, IntArray], IntArray]
+
+
+def by_matrices(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray, scores: MatrixScores) -> IntArray | None:
+    """``scores`` over ``_term_matrices(snap, terms, cols)`` (allocatable, what the nodes' pods use, the pod's
+    amounts, the weights), computed once for each group of nodes that hold no pod and have the same allocatable
+    (``shared_empty``): on a large cluster mostly empty, as a simulation starts, a class's first row is computed
+    for the few busy nodes and a handful of node shapes instead of every node. A node's score reads only its
+    allocatable and what its pods use, and a node without pods uses nothing (the snapshot's rows are sums over
+    its pods), so every node of a group scores as the group's first node would empty. None where
+    ``_term_matrices`` is (some node lacks a resource's allocatable)."""
+    shared = shared_empty(snap, cols)
+    if shared is None:
+        matrices = _term_matrices(snap, terms, cols)
+        return None if matrices is None else scores(*matrices)
+    share, inverse, first = shared
+    matrices = _term_matrices(snap, terms, first)
     if matrices is None:
         return None
-    alloc, used, pod_req, _ = matrices
-    f = np.minimum((used + pod_req) / alloc, 1.0)
-    with_pod = _two_balanced(f[0], f[1])
-    if not change:
-        return with_pod
-    g = np.minimum(used / alloc, 1.0)  # the node's requests without the pod
-    without_pod = _two_balanced(g[0], g[1])
-    # both scores lie in [50, 100]: the sum is never negative and floor division is Go's integer division
-    half = MAX_NODE_SCORE // 2
-    return np.asarray(half + (half + with_pod - without_pod) // 2, dtype=np.int64)
+    alloc, used, pod_req, weight = matrices
+    out = np.empty(len(cols), dtype=np.int64)
+    out[share] = scores(alloc, np.zeros_like(used), pod_req, weight)[inverse]
+    busy = ~share
+    if busy.any():
+        matrices = _term_matrices(snap, terms, cols[busy])
+        if matrices is None:
+            return None
+        out[busy] = scores(*matrices)
+    return out
+
+
+def shared_empty(snap: Snapshot, cols: IntArray) -> tuple[BoolArray, IntArray, IntArray] | None:
+    """Of ``cols`` (``SHARED_MIN`` or more), the nodes holding no pod, grouped by allocatable: a mask over
+    ``cols``, for each masked node its group's position in the third array, and each group's first node (by
+    column). None where such nodes are fewer than half of ``cols``: the plain path costs less then."""
+    if len(cols) < SHARED_MIN:
+        return None
+    groups = allocatable_groups(snap)
+    of = groups.take(cols)
+    share = (snap.pod_count.take(cols) == 0) & (of >= 0)
+    if int(np.count_nonzero(share)) * 2 < len(cols):
+        return None
+    of = of[share]
+    seen = np.zeros(snap.n, dtype=bool)
+    seen[of] = True
+    first = np.flatnonzero(seen)
+    position = np.zeros(snap.n, dtype=np.intp)
+    position[first] = np.arange(len(first), dtype=np.intp)
+    return share, position.take(of), first
+
+
+def allocatable_groups(snap: Snapshot) -> IntArray:
+    """Per node, the first column (a group's name) whose allocatable equals this node's in every resource row; -1
+    for the rare node whose hash of its allocatable another node's different allocatable shares. Kept on the
+    snapshot while its nodes and rows stay (``node_generation``); computed in O(n log n), in numpy."""
+    key = (snap.node_generation, snap.alloc.shape)
+    kept = snap.extensions.get(_GROUPS)
+    if isinstance(kept, tuple) and kept[0] == key:
+        groups: IntArray = kept[1]
+        return groups
+    alloc = snap.alloc
+    digest = np.zeros(snap.n, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for row in alloc:
+            digest = digest * np.int64(1_000_003) + row  # wraps around: a hash, checked below
+    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    rep = first[inverse.reshape(-1)]
+    same = (alloc == alloc[:, rep]).all(axis=0)
+    groups = np.where(same, rep, -1).astype(np.int64)
+    snap.extensions[_GROUPS] = (key, groups)
+    return groups
 
 
 def _balanced_general(columns: Sequence[ResourceColumns], n: int) -> IntArray:
