@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from helpers import make_config, make_profile, node, pod
 from packsched.api.manifests import Cluster
-from packsched.api.objects import Taint
+from packsched.api.objects import Node, Taint
 from packsched.backend.queue import SchedulingQueue
 from packsched.config.types import PluginRef, PluginSet, Profile
 from packsched.framework.nodeorder import first_feasible
@@ -19,6 +19,8 @@ from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 from packsched.framework.status import Status
 from packsched.plugins.registry import in_tree_registry
 from packsched.scheduler import (
+    REGION_LABELS,
+    ZONE_LABELS,
     CycleResult,
     Scheduler,
     num_feasible_nodes_to_find,
@@ -50,6 +52,39 @@ def test_zone_interleaved_order() -> None:
     for nd, zone in zip(nodes, ["a", "a", "a", "b", "b"], strict=True):
         nd.labels["topology.kubernetes.io/zone"] = zone
     assert zone_interleaved_order(Snapshot(nodes)).tolist() == [0, 3, 1, 4, 2]
+
+
+def _zone_order_one_by_one(snap: Snapshot) -> list[int]:
+    """The node tree's order node by node in Python, as kube-scheduler builds it."""
+    zones: dict[str, list[int]] = {}
+    for col, nd in enumerate(snap.nodes):
+        region = next((nd.labels[k] for k in REGION_LABELS if k in nd.labels), "")
+        zone = next((nd.labels[k] for k in ZONE_LABELS if k in nd.labels), "")
+        zones.setdefault(f"{region}:\x00:{zone}" if region or zone else "", []).append(col)
+    lists = list(zones.values())
+    return [v[i] for i in range(max((len(v) for v in lists), default=0)) for v in lists if i < len(v)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    labels=st.lists(
+        st.dictionaries(st.sampled_from(REGION_LABELS + ZONE_LABELS), st.sampled_from(["", "a", "b", "c"])),
+        max_size=30,
+    ),
+    changes=st.lists(st.tuples(st.integers(0, 29), st.dictionaries(st.sampled_from(ZONE_LABELS), st.just("d")))),
+)
+def test_the_zone_order_on_label_codes_is_the_node_trees(
+    labels: list[dict[str, str]], changes: list[tuple[int, dict[str, str]]]
+) -> None:
+    """``zone_interleaved_order`` (numpy, on the snapshot's label codes) against the node tree built node by node:
+    region and zone from either label (the first present one, even empty), zones in order of first appearance,
+    round robin; also after nodes change their labels."""
+    snap = Snapshot([Node(f"n{i}", dict(lab)) for i, lab in enumerate(labels)])
+    assert zone_interleaved_order(snap).tolist() == _zone_order_one_by_one(snap)
+    for col, lab in changes:
+        if col < snap.n:
+            snap.update_node(Node(snap.nodes[col].name, lab))
+    assert zone_interleaved_order(snap).tolist() == _zone_order_one_by_one(snap)
 
 
 def test_first_failing_plugin_owns_the_node_and_message_format() -> None:
