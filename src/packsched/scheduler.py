@@ -386,6 +386,12 @@ class Scheduler(EventHandlers):
     def nominated_totals(self, pod: PodInfo, names: Sequence[str]) -> tuple[IntArray, IntArray] | None:
         return self.nominator.totals(pod, self._snapshot.n, names)
 
+    def nominations_changed_since(self, pos: int) -> tuple[list[int] | None, int]:
+        return self.nominator.changed_since(pos)
+
+    def nominated_col(self, pod: PodInfo) -> int | None:
+        return self.nominator.col_of(pod)
+
     def pdbs(self) -> Sequence[BudgetStatus]:
         return self._pdb_source() if self._pdb_source is not None else []
 

@@ -4,6 +4,7 @@ same candidates with the same victims in the same order, and pickOneNodeForPreem
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 from helpers import make_config, make_profile, node
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, Pod
+from packsched.backend import nominator
 from packsched.config.loader import default_config
+from packsched.framework import podtable
 from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -191,8 +194,9 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
             col = data.draw(st.integers(0, snap.n - 1))
             snap.reorder_pods(col, list(reversed(list(snap.pods_on[col]))))
         elif change == "nominate":
-            # a nominated pod changes a node's amounts and count but not its pods (its stamp): drawn at the top
-            # priority often, on a node with pods, so that it counts for the next preemptor where victims are
+            # a nominated pod changes a node's amounts and count but none of its pods (the pod table's journal):
+            # drawn at the top priority often, on a node with pods, so that it counts for the next preemptor where
+            # victims are
             nominee = _pod(f"nom{step}", data.draw)
             if data.draw(st.booleans()):
                 nominee.priority = 5000
@@ -206,12 +210,11 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
         state, potential, offset, num = failed
         the_plan = vdr.plan(fwk, state, [])
         assert the_plan is not None
-        order = np.concatenate([potential[offset:], potential[:offset]])
         results = []
         for kept in (cache, None):
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(vdr, "FEW_NODES", few)
-                fast = vdr.run(sched, the_plan, state, info, order, num, kept)
+                fast = vdr.run(sched, the_plan, state, info, potential, offset, num, kept)
             results.append(_outcome(fast))
         assert results[0] == results[1]
         got, picked = results[0]
@@ -229,7 +232,7 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
 
 def test_kept_reprieve_goes_stale_when_a_nomination_changes_the_nodes_amounts() -> None:
     """A pod nominated to a node changes what the dry run counts there (its used amount and pod count) but none
-    of the node's pods (its pod table stamp): the kept outcome must not be reused. One node, four 1-CPU pods of
+    of the node's pods (the pod table's journal): the kept outcome must not be reused. One node, four 1-CPU pods of
     priority 0; a 1-CPU preemptor evicts one of them, and two once a 1-CPU pod of higher priority is nominated
     there."""
     low = [Pod(f"low{i}", "default", uid=f"low{i}", containers=[Container("c", {"cpu": 1000})]) for i in range(4)]
@@ -253,7 +256,7 @@ def test_kept_reprieve_goes_stale_when_a_nomination_changes_the_nodes_amounts() 
         potential = potential_nodes(Diagnosis(sched.snapshot.n, alive, groups))
         the_plan = vdr.plan(fwk, state, [])
         assert the_plan is not None
-        return [_outcome(vdr.run(sched, the_plan, state, info, potential, 1, kept)) for kept in (cache, None)]
+        return [_outcome(vdr.run(sched, the_plan, state, info, potential, 0, 1, kept)) for kept in (cache, None)]
 
     before = victims()
     assert before[0] == before[1]
@@ -262,3 +265,83 @@ def test_kept_reprieve_goes_stale_when_a_nomination_changes_the_nodes_amounts() 
     after = victims()
     assert after[0] == after[1]
     assert after[0][0] is not None and len(after[0][0][0][1]) == 2
+
+
+def _named(pod: Pod, name: str) -> Pod:
+    """``pod`` (its priority and requests) under another name."""
+    other = copy.copy(pod)
+    other.name = other.uid = name
+    return other
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.booleans())
+def test_kept_verdicts_follow_the_journals(data: st.DataObject, short_journals: bool) -> None:
+    """The verdicts and outcomes kept per preemptor kind, brought up to date from the pod table's and the
+    nominations' journals (ReprieveCache), give what a dry run that keeps nothing gives, over ten preemptors with
+    the cluster changing between them: start times, pods placed, removed and reordered, nominations made and
+    cleared, a node's allocatable or pod room changed, the preemptor itself nominated somewhere (its own nomination
+    is left out of its totals only), and journals short enough to be dropped (every node again)."""
+    sim, fwk, _ = _preemption(data.draw(clusters()))
+    sched, snap = sim.scheduler, sim.snapshot
+    cache = vdr.ReprieveCache()
+    kinds = [_pod("k0", data.draw), _pod("k1", data.draw)]
+    nominees: list[Any] = []
+    compared = 0
+    with pytest.MonkeyPatch.context() as mp:
+        if short_journals:
+            mp.setattr(podtable, "_JOURNAL_LIMIT", 3)
+            mp.setattr(nominator, "_JOURNAL_LIMIT", 2)
+        for step in range(10):
+            placed = sorted(snap.pods)
+            change = data.draw(
+                st.sampled_from(["none", "start", "add", "remove", "reorder", "nominate", "clear", "node", "self"])
+            )
+            col = data.draw(st.integers(0, snap.n - 1))
+            if change == "start" and placed:
+                info = snap.pods[data.draw(st.sampled_from(placed))]
+                info.start_time = float(data.draw(st.integers(0, 2)))
+                info.start_seq = data.draw(st.integers(0, 3))
+            elif change == "add":
+                snap.add_pod(make_pod_info(_pod(f"a{step}", data.draw)), col)
+            elif change == "remove" and placed:
+                snap.remove_pod(snap.pods[data.draw(st.sampled_from(placed))])
+            elif change == "reorder":
+                snap.reorder_pods(col, list(reversed(list(snap.pods_on[col]))))
+            elif change == "nominate":
+                nominee = make_pod_info(_pod(f"nom{step}", data.draw))
+                sched.nominator.nominate(nominee, col)
+                nominees.append(nominee)
+            elif change == "clear" and nominees:
+                sched.nominator.clear(nominees.pop(data.draw(st.integers(0, len(nominees) - 1))))
+            elif change == "node":
+                old = snap.nodes[col]
+                snap.update_node(
+                    node(
+                        old.name,
+                        cpu=data.draw(st.sampled_from([1000, 2000, 4000])),
+                        memory=data.draw(st.sampled_from([2, 4])) * GiB,
+                        pods=data.draw(st.integers(1, 8)),
+                    )
+                )
+            # two pods of each kind (the same priority and requests, their own names): a kind's kept verdicts are
+            # shared by both, while each one's own nomination is left out of its totals only
+            which = data.draw(st.integers(0, 1))
+            preemptor = _named(kinds[which], f"k{which}{data.draw(st.sampled_from('ab'))}")
+            info = make_pod_info(preemptor)
+            if change == "self":  # the preemptor nominated to a node (before or now) while its kind's runs go on
+                sched.nominator.nominate(
+                    make_pod_info(_named(kinds[which], f"k{which}{data.draw(st.sampled_from('ab'))}")), col
+                )
+            failed = _failed_cycle(fwk, snap, info, data)
+            if failed is None:
+                continue
+            state, potential, offset, num = failed
+            the_plan = vdr.plan(fwk, state, [])
+            assert the_plan is not None
+            got = [
+                _outcome(vdr.run(sched, the_plan, state, info, potential, offset, num, kept)) for kept in (cache, None)
+            ]
+            assert got[0] == got[1]
+            compared += got[0][0] is not None
+    event(f"dry runs compared: {compared}")

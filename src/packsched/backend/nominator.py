@@ -14,6 +14,9 @@ from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray
 from packsched.framework.totals import PriorityTotals
 
+# The journal of node columns whose nominations changed is dropped past this many entries (readers start again).
+_JOURNAL_LIMIT = 1 << 16
+
 
 class Nominator:
     def __init__(self) -> None:
@@ -25,6 +28,9 @@ class Nominator:
         # the last answer of totals() with what it was asked, until nominations change (a failed cycle asks it
         # for its filters and again for preemption's dry run); its arrays are read-only
         self._last: tuple[tuple[str, int, int, tuple[str, ...]], tuple[IntArray, IntArray] | None] | None = None
+        # the node columns whose nominations changed, in order, from position ``_journal_base`` (``changed_since``)
+        self._journal: list[int] = []
+        self._journal_base = 0
 
     def nominate(self, pod: PodInfo, col: int) -> None:
         self.clear(pod)
@@ -35,6 +41,7 @@ class Nominator:
         priority = pod.priority
         self._totals.add(priority, col, pod.requests.items(), +1)
         self._counted[pod.key] = (pod, col, priority)
+        self._journal_add(col)
 
     def clear(self, pod: PodInfo) -> None:
         col = self._node_of.pop(pod.key, None)
@@ -44,6 +51,26 @@ class Nominator:
             self._last = None
             counted, at, priority = self._counted.pop(pod.key)
             self._totals.add(priority, at, counted.requests.items(), -1)
+            self._journal_add(at)
+
+    def _journal_add(self, col: int) -> None:
+        self._journal.append(col)
+        if len(self._journal) > _JOURNAL_LIMIT:  # forget it all: readers behind it start again
+            self._journal_base += len(self._journal)
+            self._journal.clear()
+
+    def changed_since(self, pos: int) -> tuple[list[int] | None, int]:
+        """The node columns (repeats possible) where a nomination came or went since journal position ``pos``
+        (None when the journal no longer reaches back that far), and the journal's position now."""
+        end = self._journal_base + len(self._journal)
+        if pos < self._journal_base:
+            return None, end
+        return self._journal[pos - self._journal_base :], end
+
+    def col_of(self, pod: PodInfo) -> int | None:
+        """The node column ``pod``'s nomination is counted on (what ``totals`` leaves out for it), if any."""
+        mine = self._counted.get(pod.key)
+        return mine[1] if mine is not None else None
 
     def on_node(self, col: int) -> list[PodInfo]:
         return list(self._by_node.get(col, {}).values())

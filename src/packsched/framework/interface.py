@@ -475,6 +475,17 @@ class Handle(Protocol):
         of such a priority is nominated. The arrays are read-only, and valid until nominations change."""
         ...
 
+    def nominations_changed_since(self, pos: int) -> tuple[list[int] | None, int]:
+        """The node columns (repeats possible) where a nomination came or went since position ``pos`` of the
+        nominations' journal (None when it no longer reaches back that far: anything may have changed), and the
+        journal's position now (0 at the start)."""
+        ...
+
+    def nominated_col(self, pod: PodInfo) -> int | None:
+        """The node column where ``pod``'s own nomination is counted (``nominated_totals`` leaves it out there for
+        ``pod``); None if it has none."""
+        ...
+
     def pdbs(self) -> Sequence[BudgetView]:
         """PodDisruptionBudgets with the disruptions each allows now."""
         ...

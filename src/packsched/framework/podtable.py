@@ -22,6 +22,9 @@ BoolArray = npt.NDArray[np.bool_]
 
 _FIRST_SIZE = 64
 
+# The journal of stamped node columns is dropped past this many entries (its readers then start again).
+_JOURNAL_LIMIT = 1 << 16
+
 
 class PodTable:
     """Row ``i`` is one placed pod (``alive[i]``), or a free row waiting for the next one."""
@@ -41,33 +44,36 @@ class PodTable:
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._next_order = 0
         self._by_priority: PriorityTotals[int] = PriorityTotals()  # resources keyed by snapshot row
-        # per node column, a stamp that changes whenever a pod of the node comes, goes, starts or is renumbered
-        # (caches of per-node results compare it: vector_dry_run.ReprieveCache); 0: never touched
-        self._stamps: IntArray = np.zeros(0, dtype=np.int64)
+        # A journal of the node columns whose rows changed (a pod of the node came, went, started or was
+        # renumbered), in order, for caches of per-node results (vector_dry_run.ReprieveCache): entry ``i`` was
+        # stamped at clock ``_journal_base + i + 1``; see ``changed_since``.
         self._clock = 0
+        self._journal: list[int] = []
+        self._journal_base = 0
 
     def __len__(self) -> int:
         return len(self.row_of)
 
-    def _grow_stamps(self, size: int) -> None:
-        grown = np.zeros(max(size, 2 * len(self._stamps)), dtype=np.int64)
-        grown[: len(self._stamps)] = self._stamps
-        self._stamps = grown
-
     def _stamp(self, col: int) -> None:
-        if col >= len(self._stamps):
-            self._grow_stamps(col + 1)
+        """Node ``col``'s rows changed."""
         self._clock += 1
-        self._stamps[col] = self._clock
+        self._journal.append(col)
+        if len(self._journal) > _JOURNAL_LIMIT:  # forget it all: readers behind it start again
+            self._journal_base = self._clock
+            self._journal.clear()
 
-    def stamps(self, cols: IntArray) -> IntArray:
-        """Each node column's stamp: it changes whenever the node's rows change (a pod placed or removed there,
-        a start time or start order set, the node's pods renumbered), so that an unchanged stamp means the
-        node's rows hold what they held."""
-        if len(cols) and int(cols.max()) >= len(self._stamps):
-            self._grow_stamps(int(cols.max()) + 1)
-        out: IntArray = self._stamps[cols]
-        return out
+    @property
+    def clock(self) -> int:
+        """How many times some node's rows changed so far: ``changed_since`` of it answers the nodes changed after
+        this moment."""
+        return self._clock
+
+    def changed_since(self, clock: int) -> list[int] | None:
+        """The node columns whose rows changed (a pod of the node placed, removed, started or renumbered) since
+        ``clock`` was read, in order, repeats possible; None when the journal no longer reaches back that far."""
+        if clock < self._journal_base:
+            return None
+        return self._journal[clock - self._journal_base :]
 
     def _grow(self) -> None:
         old = len(self.node)

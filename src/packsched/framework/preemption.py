@@ -492,8 +492,7 @@ class Evaluator:
         the_plan = vdr.plan(fwk, state, pdbs)
         if the_plan is None:
             return None
-        order = np.concatenate([potential[offset:], potential[:offset]])
-        return vdr.run(self.handle, the_plan, state, pod, order, num_candidates, self._reprieves)
+        return vdr.run(self.handle, the_plan, state, pod, potential, offset, num_candidates, self._reprieves)
 
     def select_victims_on_node(
         self, fwk: ProfileRuntime, state: CycleState, pod: PodInfo, col: int, pdbs: Sequence[BudgetView]

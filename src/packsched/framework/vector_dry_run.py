@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import FilterPlugin, Handle, ProfileRuntime, ResourceFitFilter
+from packsched.framework.nodeorder import first_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
@@ -108,58 +109,114 @@ class _Outcome:
     victim_rows: IntArray
 
 
+# a kept outcome's row: where the victims' table rows start
+_VICTIMS = 4
+
+
 class _Kept:
-    """A :class:`ReprieveCache` entry: one kind of preemptor's outcomes on every node column, each with the inputs
-    it was computed from (the node's table stamp; its used and free amounts of the demanded resources, pod count
-    and room, as the dry run saw them)."""
+    """A :class:`ReprieveCache` entry: one kind of preemptor's view of every node column, kept current between dry
+    runs. ``fits``: whether the node has a potential victim and the pod fits its free amounts and room once every
+    potential victim is off (nominated pods counted); where ``fresh``, the reprieve's outcome on the node, computed
+    since the node last changed. :meth:`sync` brings both up to date from the journals of the pod table (a pod of
+    the node placed, removed, started or renumbered) and of the nominations: only the columns named there are
+    judged again, and their outcomes are no longer fresh."""
 
-    def __init__(self, n_inputs: int) -> None:
-        self.stamp: IntArray = np.zeros(0, dtype=np.int64)  # -1: not computed
-        self.inputs: IntArray = np.zeros((n_inputs, 0), dtype=np.int64)
-        self.top_priority: IntArray = np.zeros(0, dtype=np.int64)
-        self.priority_sum: IntArray = np.zeros(0, dtype=np.int64)
-        self.n_victims: IntArray = np.zeros(0, dtype=np.int64)
+    def __init__(self, n_rows: int) -> None:
+        self.synced = False
+        self.n = 0  # node columns held
+        self.node_generation = -1
+        self.table_clock = 0  # the pod table's stamp clock when last synced
+        self.nominations_pos = 0  # the nominations' journal position when last synced
+        # the last preemptor's own nominated column, judged with that pod's totals (its own nomination left out):
+        # judged again for the next one
+        self.own = -1
+        self.fits: BoolArray = np.zeros(0, dtype=bool)
+        self.fresh: BoolArray = np.zeros(0, dtype=bool)
+        self.free_seen: IntArray = np.zeros((n_rows, 0), dtype=np.int64)  # the demanded rows' allocatable
+        self.room_seen: IntArray = np.zeros(0, dtype=np.int64)  # each node's pod room
+        # the outcome, a row per column: top_priority, priority_sum, n_victims, first_seq, then the victims' table
+        # rows (-1 after the last), so that one gather reads the candidates' rows; and first_start
+        self.ints: IntArray = np.zeros((0, _VICTIMS), dtype=np.int64)
         self.first_start: npt.NDArray[np.float64] = np.zeros(0)
-        self.first_seq: IntArray = np.zeros(0, dtype=np.int64)
-        self.victim_rows: IntArray = np.zeros((0, 0), dtype=np.int64)
 
-    def grow(self, n: int) -> None:
-        have = len(self.stamp)
-        if n <= have:
-            return
-        size = max(n, 2 * have)
-        self.stamp = np.concatenate([self.stamp, np.full(size - have, -1, dtype=np.int64)])
-        self.inputs = np.hstack([self.inputs, np.zeros((len(self.inputs), size - have), dtype=np.int64)])
-        self.top_priority = np.concatenate([self.top_priority, np.zeros(size - have, dtype=np.int64)])
-        self.priority_sum = np.concatenate([self.priority_sum, np.zeros(size - have, dtype=np.int64)])
-        self.n_victims = np.concatenate([self.n_victims, np.zeros(size - have, dtype=np.int64)])
-        self.first_start = np.concatenate([self.first_start, np.zeros(size - have)])
-        self.first_seq = np.concatenate([self.first_seq, np.zeros(size - have, dtype=np.int64)])
-        self.victim_rows = np.vstack(
-            [self.victim_rows, np.full((size - have, self.victim_rows.shape[1]), -1, dtype=np.int64)]
-        )
+    def sync(
+        self,
+        handle: Handle,
+        snap: Snapshot,
+        pod: PodInfo,
+        rows: IntArray,
+        amounts: IntArray,
+        low: tuple[IntArray, IntArray],
+        nominated: tuple[IntArray, IntArray] | None,
+    ) -> None:
+        """Bring ``fits`` and ``fresh`` up to date for ``pod`` (of this entry's kind): ``low`` and ``nominated``
+        are its dry run's totals (the pods below its priority; the nominated pods counted for it)."""
+        n = snap.n
+        changed = snap.table.changed_since(self.table_clock)
+        nominations, nominations_end = handle.nominations_changed_since(self.nominations_pos)
+        own = handle.nominated_col(pod)
+        own = -1 if own is None or own >= n else own
+        if not self.synced or n != self.n or changed is None or nominations is None:
+            # everything again: the first time, nodes added, or a journal that no longer reaches back
+            self.fits = _fits_without_victims(snap, rows, amounts, low, nominated, slice(None))
+            self.fresh = np.zeros(n, dtype=bool)
+            self.free_seen, self.room_seen = snap.alloc[rows], snap.allowed_pods.copy()
+            if n != self.n:
+                self.ints = np.full((n, self.ints.shape[1]), -1, dtype=np.int64)
+                self.first_start = np.zeros(n)
+        else:
+            dirty = changed + nominations
+            if self.own >= 0:
+                dirty.append(self.own)
+            if own >= 0:
+                dirty.append(own)
+            # (a nomination to a column past the nodes counts nowhere)
+            cols = np.array(sorted({col for col in dirty if col < n}), dtype=np.intp)
+            if self.node_generation != snap.node_generation:
+                # nodes changed (labels, taints, allocatable): every verdict again; outcomes stay where the
+                # demanded allocatable and the pod room did not change
+                free, room = snap.alloc[rows], snap.allowed_pods
+                moved = (free != self.free_seen).any(axis=0) | (room != self.room_seen)
+                self.free_seen, self.room_seen = free, room.copy()
+                self.fresh &= ~moved
+                self.fits = _fits_without_victims(snap, rows, amounts, low, nominated, slice(None))
+            elif len(cols) * 4 > n:  # many: whole rows cost less than gathers
+                self.fits = _fits_without_victims(snap, rows, amounts, low, nominated, slice(None))
+            elif len(cols):
+                self.fits[cols] = _fits_without_victims(snap, rows, amounts, low, nominated, cols)
+            self.fresh[cols] = False
+        self.synced = True
+        self.n = n
+        self.node_generation = snap.node_generation
+        self.table_clock = snap.table.clock
+        self.nominations_pos = nominations_end
+        self.own = own
 
-    def keep(self, cols: IntArray, stamps: IntArray, inputs: IntArray, out: _Outcome) -> None:
-        depth = out.victim_rows.shape[1]
-        if depth > self.victim_rows.shape[1]:
-            pad = np.full((len(self.stamp), depth - self.victim_rows.shape[1]), -1, dtype=np.int64)
-            self.victim_rows = np.hstack([self.victim_rows, pad])
-        self.stamp[cols] = stamps
-        self.inputs[:, cols] = inputs
-        self.top_priority[cols] = out.top_priority
-        self.priority_sum[cols] = out.priority_sum
-        self.n_victims[cols] = out.n_victims
+    def keep(self, cols: IntArray, out: _Outcome) -> None:
+        """The outcomes on ``cols`` (distinct), computed now: fresh until the nodes change."""
+        end = _VICTIMS + out.victim_rows.shape[1]
+        if end > self.ints.shape[1]:
+            pad = np.full((self.n, end - self.ints.shape[1]), -1, dtype=np.int64)
+            self.ints = np.hstack([self.ints, pad])
+        block = np.full((len(cols), self.ints.shape[1]), -1, dtype=np.int64)
+        block[:, :_VICTIMS] = np.stack([out.top_priority, out.priority_sum, out.n_victims, out.first_seq], axis=1)
+        block[:, _VICTIMS:end] = out.victim_rows
+        self.ints[cols] = block
         self.first_start[cols] = out.first_start
-        self.first_seq[cols] = out.first_seq
-        self.victim_rows[cols, :depth] = out.victim_rows
-        self.victim_rows[cols, depth:] = -1
+        self.fresh[cols] = True
+
+    def outcome(self, cols: IntArray) -> _Outcome:
+        """The kept outcomes on ``cols`` (each fresh), gathered."""
+        ints = self.ints.take(cols, axis=0)
+        return _Outcome(ints[:, 0], ints[:, 1], ints[:, 2], self.first_start.take(cols), ints[:, 3], ints[:, _VICTIMS:])
 
 
 class ReprieveCache:
-    """The reprieve's outcome per node column, kept between dry runs: preemptors of the same priority demanding
-    the same amounts find the same victims on a node whose pods (its pod table stamp), used and free amounts,
-    pod count and room have not changed, so only the nodes that changed go through the reprieve again. Kept for
-    a few kinds of preemptor at a time, for one snapshot's pod table."""
+    """Per kind of preemptor (priority, demanded resource rows and amounts), every node's verdict with its
+    potential victims off and the reprieve's outcome, kept between dry runs (:class:`_Kept`): preemptors of one
+    kind find the same victims on a node whose pods, nominations and allocatable have not changed, so a dry run
+    judges again only the nodes named in the journals since the last one of its kind. Kept for a few kinds at a
+    time, for one snapshot's pod table."""
 
     KINDS = 8
 
@@ -174,11 +231,10 @@ class ReprieveCache:
         key = (pod.priority, tuple(rows.tolist()), tuple(amounts.ravel().tolist()))
         entry = self._kinds.pop(key, None)
         if entry is None:
-            entry = _Kept(2 * len(rows) + 2)
+            entry = _Kept(len(rows))
             if len(self._kinds) >= self.KINDS:
                 del self._kinds[next(iter(self._kinds))]  # the least recently used kind
         self._kinds[key] = entry
-        entry.grow(snap.n)
         return entry
 
 
@@ -197,17 +253,20 @@ def run(
     the_plan: Plan,
     state: CycleState,
     pod: PodInfo,
-    order: IntArray,
+    potential: IntArray,
+    offset: int,
     num_candidates: int,
     cache: ReprieveCache | None = None,
 ) -> Found | None:
-    """The first ``num_candidates`` candidates among the nodes of ``order`` (node columns, in the dry run's
-    order), each node judged as SelectVictimsOnNode would with every lower-priority pod a potential victim.
-    None when a node needs the per-pod path (it fits without evicting anything: upstream reports an error).
+    """The first ``num_candidates`` candidates among the nodes of ``potential`` (node columns in ascending order,
+    as ``preemption.potential_nodes`` gives them) from the one at ``offset`` round (the dry run's order), each node
+    judged as SelectVictimsOnNode would with every lower-priority pod a potential victim. None when a node needs
+    the per-pod path (it fits without evicting anything: upstream reports an error).
 
     Every node is first judged with all its potential victims off, from the pod table's per-priority totals (no
     pod is looked at); then only the first ``num_candidates`` nodes where the pod fits so go through the
-    reprieve, their victims in order (with ``cache``, only those whose outcome it does not hold)."""
+    reprieve, their victims in order. With ``cache``, both come from what it keeps for the pod's kind, brought up
+    to date on the nodes changed since (the static filters still judge every node)."""
     snap = handle.snapshot
     table = snap.table
     table.ensure_resources(len(snap.resources))
@@ -215,63 +274,33 @@ def run(
     rows = np.array([r for r, _ in demand], dtype=np.intp)
     amounts = np.array([a for _, a in demand], dtype=np.int64)[:, None]
     found = Found(snap=snap, generation=snap.generation)
-    cols = np.asarray(order, dtype=np.intp)
-    if len(cols) == 0:
+    if len(potential) == 0:
         return found
     # the nominated pods the filters count on each node (equal or higher priority, not ``pod``), asked for the
     # demanded resources as the cycle's filters asked just before (the nominator answers that again without a pass)
     nominated = handle.nominated_totals(pod, [snap.resources[r] for r, _ in demand])
-    low_count, low_amounts = table.below(pod.priority, rows, snap.n)
-    # over every node in the snapshot's order (whole rows are cheaper than gathers), then in the dry run's order:
-    # _fits's verdict a resource row at a time
-    count_all = snap.pod_count - low_count
-    if nominated is not None:
-        count_all += nominated[0]
-    playing = np.ones(snap.n, dtype=bool)
+    low = table.below(pod.priority, rows, snap.n)
+    kept = cache.kept(snap, pod, rows, amounts) if cache is not None else None
+    if kept is None:
+        playing = _fits_without_victims(snap, rows, amounts, low, nominated, slice(None))
+    else:
+        kept.sync(handle, snap, pod, rows, amounts, low, nominated)
+        playing = kept.fits.copy() if the_plan.static else kept.fits
     for p in the_plan.static:
         for rej in p.filter(state, pod, snap, slice(None)):
             playing &= ~rej.mask
-    playing &= count_all + 1 <= snap.allowed_pods
-    requested, alloc = snap.requested, snap.alloc
-    for i, row in enumerate(rows.tolist()):
-        used_row = requested[row] - low_amounts[i]
-        if nominated is not None:
-            used_row += nominated[1][i]
-        playing &= amounts[i] <= alloc[row] - used_row
-    playing &= low_count > 0
-    cand = cols[np.flatnonzero(playing[cols])[:num_candidates]]
+    cand = _first_playing(playing, potential, offset, num_candidates)
     if len(cand) == 0:
         return found
-    # a candidate passes every static filter (it plays), so the reprieve depends on these inputs and the node's
-    # pods alone; the same sums at the candidates
-    used = requested.take(cand, axis=1)[rows] - low_amounts.take(cand, axis=1)
-    if nominated is not None:
-        used += nominated[1].take(cand, axis=1)
-    count, free, room = count_all[cand], alloc.take(cand, axis=1)[rows], snap.allowed_pods[cand]
-    if cache is None:
-        out = _reprieve(snap, pod, cand, rows, amounts, used, count, free, room)
+    # a candidate passes every static filter (it plays), so the reprieve depends on its inputs and the node's
+    # pods alone
+    if kept is None:
+        out = _reprieve(snap, pod, cand, rows, amounts, *_inputs(snap, rows, low, nominated, cand))
     else:
-        kept = cache.kept(snap, pod, rows, amounts)
-        stamps = table.stamps(cand)
-        changed = kept.stamp[cand] != stamps
-        # the inputs row by row, as _Kept.inputs holds them: used, free, count, room
-        for i, now in enumerate([*used, *free, count, room]):
-            changed |= kept.inputs[i, cand] != now
-        stale = np.flatnonzero(changed)
+        stale = cand[~kept.fresh[cand]]
         if len(stale):
-            at = stale if len(stale) < len(cand) else slice(None)
-            used_at, free_at, count_at, room_at = used[:, at], free[:, at], count[at], room[at]
-            computed = _reprieve(snap, pod, cand[at], rows, amounts, used_at, count_at, free_at, room_at)
-            inputs = np.vstack([used_at, free_at, count_at[None, :], room_at[None, :]])
-            kept.keep(cand[at], stamps[at], inputs, computed)
-        out = _Outcome(
-            kept.top_priority[cand],
-            kept.priority_sum[cand],
-            kept.n_victims[cand],
-            kept.first_start[cand],
-            kept.first_seq[cand],
-            kept.victim_rows[cand],
-        )
+            kept.keep(stale, _reprieve(snap, pod, stale, rows, amounts, *_inputs(snap, rows, low, nominated, stale)))
+        out = kept.outcome(cand)
     if (out.n_victims == 0).any():
         return None  # the pod fits there as the node is: the per-pod path reports it as upstream does
     found.cols = cand.astype(np.int64)
@@ -282,6 +311,68 @@ def run(
     found.first_seq = out.first_seq
     found.victim_rows = out.victim_rows
     return found
+
+
+def _first_playing(playing: BoolArray, potential: IntArray, offset: int, k: int) -> IntArray:
+    """The first ``k`` columns where ``playing`` in the order of ``potential`` (ascending columns) rotated to
+    ``offset``: the columns' own order from ``potential[offset]`` round, over the columns of ``potential`` only, read
+    a stretch at a time (``nodeorder.first_feasible``) instead of gathering every node's verdict."""
+    n = len(playing)
+    if len(potential) < n:
+        among = np.zeros(n, dtype=bool)
+        among[potential] = True
+        playing = playing & among
+    start = int(potential[offset])
+    if k < n:
+        return first_feasible(playing, None, start, k)[0].astype(np.intp, copy=False)
+    hits = np.flatnonzero(playing)
+    split = int(np.searchsorted(hits, start))
+    out: IntArray = np.concatenate([hits[split:], hits[:split]])[:k]
+    return out
+
+
+def _fits_without_victims(
+    snap: Snapshot,
+    rows: IntArray,
+    amounts: IntArray,
+    low: tuple[IntArray, IntArray],
+    nominated: tuple[IntArray, IntArray] | None,
+    at: IntArray | slice,
+) -> BoolArray:
+    """On the nodes ``at`` (columns, or every node): whether the node holds a potential victim and the pod fits
+    its room and the demanded amounts once every potential victim is off (``low``: how many pods below the pod's
+    priority each node holds, and what they request of ``rows``), ``nominated`` pods counted. The static filters
+    are not asked. Whole rows a resource at a time for every node (cheaper than gathers)."""
+    low_count, low_amounts = low
+    count = snap.pod_count[at] - low_count[at]
+    if nominated is not None:
+        count += nominated[0][at]
+    ok: BoolArray = (count + 1 <= snap.allowed_pods[at]) & (low_count[at] > 0)
+    requested, alloc = snap.requested, snap.alloc
+    for i, row in enumerate(rows.tolist()):
+        used = requested[row, at] - low_amounts[i, at]
+        if nominated is not None:
+            used += nominated[1][i, at]
+        ok &= amounts[i] <= alloc[row, at] - used
+    return ok
+
+
+def _inputs(
+    snap: Snapshot,
+    rows: IntArray,
+    low: tuple[IntArray, IntArray],
+    nominated: tuple[IntArray, IntArray] | None,
+    cols: IntArray,
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """What the reprieve reads of nodes ``cols`` with every potential victim off: the demanded amounts used (a
+    row per demanded resource) and the pod count, nominated pods counted; the allocatable and the pod room."""
+    low_count, low_amounts = low
+    used = snap.requested.take(cols, axis=1)[rows] - low_amounts.take(cols, axis=1)
+    count = snap.pod_count[cols] - low_count[cols]
+    if nominated is not None:
+        used += nominated[1].take(cols, axis=1)
+        count += nominated[0][cols]
+    return used, count, snap.alloc.take(cols, axis=1)[rows], snap.allowed_pods[cols]
 
 
 # up to this many nodes, their potential victims' rows come from the nodes' own pods instead of a pass over the
