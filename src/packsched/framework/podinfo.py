@@ -7,6 +7,7 @@ PodInfos; every extension point takes one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from packsched.api.objects import Pod
 from packsched.api.podgroups import PodGroupRef, pod_group_ref
@@ -14,8 +15,23 @@ from packsched.api.pods import pod_non_zero_requests, pod_requests
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 
-# PodInfo fields the snapshot's pod table keeps a copy of while the pod is placed
-_MIRRORED = frozenset({"start_time", "start_seq"})
+
+class _Mirrored:
+    """A PodInfo field the snapshot's pod table keeps a copy of while the pod is placed (``start_time``,
+    ``start_seq``): setting it tells the table. It has no ``__get__``, so reading the field finds the value in the
+    instance's ``__dict__`` as for a plain attribute (no Python call), and only the rare writes pay for the
+    mirror; the other fields are set as on any object (a ``__setattr__`` of PodInfo's own would run on every
+    write, 13 of them per PodInfo made)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __set__(self, info: PodInfo, value: object) -> None:
+        d = info.__dict__
+        d[self.name] = value
+        table = d.get("_table")
+        if table is not None:  # placed: the snapshot's pod table mirrors when it started
+            table.started(info)
 
 
 @dataclass(eq=False)
@@ -45,21 +61,21 @@ class PodInfo:
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-        if name in _MIRRORED:
-            table = self.__dict__.get("_table")
-            if table is not None:  # placed: the snapshot's pod table mirrors when it started
-                table.started(self)
-
-    @property
+    @cached_property
     def key(self) -> str:
-        # cached: preemption's dry run asks for it millions of times (a pod's namespace and name never change
-        # once the scheduler knows it)
-        key = self.__dict__.get("_key")
-        if key is None:
-            key = self.__dict__["_key"] = self.pod.key
-        return key
+        # cached in the instance (read then as a plain attribute): preemption's dry run asks for it millions of
+        # times, a cycle about 17 times (a pod's namespace and name never change once the scheduler knows it)
+        return self.pod.key
+
+    def set_started(self, time: float, seq: int) -> None:
+        """``start_time`` and ``start_seq`` at once (a bind): the pod table, when the pod is placed, hears of it
+        once."""
+        d = self.__dict__
+        d["start_time"] = time
+        d["start_seq"] = seq
+        table = d.get("_table")
+        if table is not None:
+            table.started(self)
 
     @property
     def priority(self) -> int:
@@ -85,3 +101,8 @@ def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUB
         if incoming != (cpu, mem):
             info.incoming_non_zero = incoming
     return info
+
+
+# set after the class is made: the dataclass reads the fields' defaults from the class attributes first
+PodInfo.start_time = _Mirrored("start_time")  # type: ignore[assignment]
+PodInfo.start_seq = _Mirrored("start_seq")  # type: ignore[assignment]

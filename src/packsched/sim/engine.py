@@ -155,8 +155,7 @@ class _Actions:
         rec.node = node
         rec.reason = None
         rec.started = sim.now
-        pod.start_time = sim.now
-        pod.start_seq = sim.next_start_seq()
+        pod.set_started(sim.now, sim.next_start_seq())
         pod.pod.phase = RUNNING
         # the binding is confirmed at once: the assigned-pod informer sees the pod now (plugins that count usage
         # already did at Reserve)
