@@ -395,7 +395,7 @@ class EventHandlers:
         event moves here (rejected only by plugins that declare their events), or None: the first tick more than
         ``older_than`` seconds after the oldest such pod failed."""
         declared = self._declared_events
-        if not declared:
+        if not declared or not self._queue.unschedulable:  # (asked before every cycle: most find no such pod)
             return None
         oldest = self._queue.oldest_unschedulable(
             lambda qp: bool(qp.unschedulable_plugins) and qp.unschedulable_plugins <= declared.keys()

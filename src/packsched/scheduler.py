@@ -245,6 +245,7 @@ class Scheduler(EventHandlers):
         self._rank_gen = -1
         self._names: NameArray | None = None
         self._names_gen = -1
+        self._tie_orders: dict[str, TieOrder] = {}  # by tie_break (see _ties)
         self._snapshot = snapshot
         self.cache = cache if cache is not None else Cache(snapshot)
         if self.cache.snapshot is not snapshot:
@@ -689,10 +690,20 @@ class Scheduler(EventHandlers):
     def _ties(self) -> TieOrder:
         """How a batch orders nodes with equal totals: by name with ``TIE_NAME``; otherwise a key drawn per node
         from the seeded generator (upstream's per-node Randomizer), which makes the first of them uniformly
-        random."""
-        if self.tie_break == TIE_NAME:
-            return TieOrder(lambda cols: self._name_ranks()[cols].astype(np.float64), per_node=True)
-        return TieOrder(self._draw_ties, per_node=False)
+        random. One object per tie-break, made once (its functions read the names and the generator when
+        called)."""
+        ties = self._tie_orders.get(self.tie_break)
+        if ties is None:
+            if self.tie_break == TIE_NAME:
+                ties = TieOrder(self._name_tie_keys, per_node=True)
+            else:
+                ties = TieOrder(self._draw_ties, per_node=False)
+            self._tie_orders[self.tie_break] = ties
+        return ties
+
+    def _name_tie_keys(self, cols: IntArray) -> FloatArray:
+        out: FloatArray = self._name_ranks()[cols].astype(np.float64)
+        return out
 
     def _draw_ties(self, cols: IntArray) -> FloatArray:
         return self._rng.random(len(cols))
@@ -843,6 +854,8 @@ class Scheduler(EventHandlers):
         allowed pod's binding cycle runs (or, with asynchronous binding, is handed back on the result's
         ``binding``); a rejected pod is unreserved and forgotten, and goes back to the queue (upstream
         ``handleBindingCycleError``). Answers one result per pod, in the order their waits ended."""
+        if not self._pre_bind_waits and self._waiting.idle():
+            return []  # the common case: nothing waits (this runs twice per cycle)
         self._waiting.expire(self.clock())
         out: list[CycleResult] = []
         while self._waiting.has_settled():

@@ -7,7 +7,6 @@ PodInfos; every extension point takes one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from packsched.api.objects import Pod
 from packsched.api.podgroups import PodGroupRef, pod_group_ref
@@ -32,6 +31,17 @@ class _Mirrored:
         table = d.get("_table")
         if table is not None:  # placed: the snapshot's pod table mirrors when it started
             table.started(info)
+
+
+class _Key:
+    """``PodInfo.key``, the pod's namespace/name: computed on first read and kept in the instance's ``__dict__``,
+    where later reads find it as a plain attribute (no Python call: preemption's dry run reads it millions of
+    times, a cycle about 17 times). A pod's namespace and name never change once the scheduler knows it."""
+
+    def __get__(self, info: PodInfo, owner: type | None = None) -> str:
+        key: str = info.pod.key
+        info.__dict__["key"] = key
+        return key
 
 
 @dataclass(eq=False)
@@ -61,11 +71,7 @@ class PodInfo:
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
 
-    @cached_property
-    def key(self) -> str:
-        # cached in the instance (read then as a plain attribute): preemption's dry run asks for it millions of
-        # times, a cycle about 17 times (a pod's namespace and name never change once the scheduler knows it)
-        return self.pod.key
+    key = _Key()  # the pod's namespace/name, kept once read
 
     def set_started(self, time: float, seq: int) -> None:
         """``start_time`` and ``start_seq`` at once (a bind): the pod table, when the pod is placed, hears of it

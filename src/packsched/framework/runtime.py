@@ -61,6 +61,8 @@ _FEW_NODES = 8
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
 _NO_NAMES: frozenset[str] = frozenset()
+# a pod's signature as JSON text (json.dumps with these options, the encoder made once rather than per pod)
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
 PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
@@ -247,7 +249,7 @@ class Framework:
                 self._refused_last = p
                 return None
             sig.update(fragments)
-        return json.dumps(sig, sort_keys=True, separators=(",", ":"))
+        return _SIGNATURE_JSON.encode(sig)
 
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p, _ in self.points[point]]
