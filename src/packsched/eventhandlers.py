@@ -159,7 +159,7 @@ class EventHandlers:
             # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
             # plugins that register the event hear it: the others' hints skip a pod that is not bound)
             self.move_all(UNSCHEDULED_POD_ADD, pod, registered_only=True)
-        elif self.config.kube_version.pod_group_placement_cycle and pod.pod_group is not None:
+        elif pod.pod_group is not None and self.config.kube_version.pod_group_placement_cycle:
             self._retry_gated_group(pod.pod_group.key)
         return gate
 

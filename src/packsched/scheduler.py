@@ -815,11 +815,11 @@ class Scheduler(EventHandlers):
     def run_binding_cycle(job: BindingCycle) -> Status:
         """PreBind and Bind. It reads and writes no state of the scheduler (plugins at these points talk to the
         cluster), so live mode runs it on a worker thread while the next pods are scheduled."""
-        for step in (job.fwk.run_pre_bind, job.fwk.run_bind):
-            st = step(job.state, job.pod, job.node)
-            if not st.ok:
-                return st
-        return Status()
+        fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
+        st = fwk.run_pre_bind(state, pod, node)
+        if st.ok:
+            st = fwk.run_bind(state, pod, node)
+        return st if not st.ok else Status()
 
     def finish_binding_cycle(self, job: BindingCycle, st: Status, *, requeue: bool = False) -> CycleResult:
         """Back on the scheduling thread: after a bind, the TTL starts and PostBind runs; after a failure the pod

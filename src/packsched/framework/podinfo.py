@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
 from packsched.api.podgroups import PodGroupRef, pod_group_ref
-from packsched.api.pods import pod_non_zero_requests, pod_requests
+from packsched.api.pods import pod_non_zero_requests, pod_requests_and_non_zero
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 
@@ -97,9 +97,9 @@ def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUB
     """The pod as the scheduler of ``version`` counts it (sidecars' share of the requests changed in 1.29 and
     1.32; its pod group reference is kept only with GenericWorkload; see docs/reference/semantics.md)."""
     sidecars = version.sidecar_containers
-    cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
+    requests, cpu, mem = pod_requests_and_non_zero(pod, sidecars, version.sidecars_in_non_zero_sum)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
-    info = PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
+    info = PodInfo(pod, requests, cpu, mem, ports, arrival)
     info.pod_group = pod_group_ref(pod, version.minor, version.generic_workload)
     if sidecars and not version.sidecars_in_non_zero_sum:
         # the scorer sums the pod being scheduled with PodRequests, sidecars included, in these versions too

@@ -106,7 +106,9 @@ class PodTable:
         self.start_seq[i] = info.start_seq
         info.__dict__["_table"] = self  # PodInfo's mirrored fields keep start and start_seq current
         if cells:
-            self.ensure_resources(max(r for r, _ in cells) + 1)
+            top = max(cells)[0]  # the highest row (tuples compare their row first)
+            if top >= self.requests.shape[0]:
+                self.ensure_resources(top + 1)
         for r, amount in cells:
             self.requests[r, i] = amount
         self.cells[i] = cells

@@ -725,6 +725,8 @@ class Framework:
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, dict[str, float]]:
         """Upstream RunPermitPlugins: the first rejection (or error) ends it; otherwise Wait when any plugin asked
         to wait, with each such plugin's timeout."""
+        if not self.permits:
+            return Status(), {}
         waits: dict[str, float] = {}
         waiting = Status()
         for p in self.permits:

@@ -589,7 +589,8 @@ class Simulation:
 
     def _attempt(self, qp: QueuedPod) -> None:
         info = qp.info
-        rec = self.records[info.key]
+        key = info.key
+        rec = self.records[key]
         rec.attempts = qp.attempts
         if rec.changes_seen == self._changes:
             rec.tries_unchanged += 1
@@ -603,7 +604,7 @@ class Simulation:
             rec.reason = (
                 f"gave up after {MAX_ATTEMPTS_PER_POD} attempts that preempted (the simulation kept preempting)"
             )
-            self.warnings.append(f"pod {info.key}: {rec.reason}")
+            self.warnings.append(f"pod {key}: {rec.reason}")
             self.scheduler.cycle_not_run()
             return
         if self.scheduler.in_pod_group_cycle(info):
@@ -611,43 +612,43 @@ class Simulation:
                 self._record(member, result, in_group=True)
             self._settle_waiting()
             return
-        result = self.scheduler.schedule_one(info, explain=info.key in self.capture, queued=qp)
+        result = self.scheduler.schedule_one(info, explain=key in self.capture, queued=qp)
         self._record(qp, result)
 
     def _record(self, qp: QueuedPod, result: CycleResult, *, in_group: bool = False) -> None:
         """What an attempt decided, in the history; a failed pod is sent back to the queue, and the waits at Permit
         that ended are settled. A pod-group cycle's pods (``in_group``) were sent back by the scheduler already,
         and the waits are settled once every pod of the cycle is recorded."""
-        info = qp.info
-        rec = self.records[info.key]
+        key = qp.info.key
+        rec = self.records[key]
         rec.attempts = max(rec.attempts, qp.attempts)
-        if info.key in self.capture:
-            self.captured.setdefault(info.key, []).append(result)
+        if key in self.capture:
+            self.captured.setdefault(key, []).append(result)
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
-            if info.key not in self.capture:
+            if key not in self.capture:
                 result.shed_scores()  # read above; the wait keeps the result
             rec.reason = (
                 f"{result.status.message} ({result.status.plugin} PreBind)"
                 if result.waiting_in_pre_bind
                 else f"waiting at Permit ({result.status.plugin})"
             )
-            self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
+            self.events.append(Event(self.now, WAITING, key, result.node, None, rec.reason))
             if not in_group:
                 self._settle_waiting()
             return
         if result.scheduled:
-            self.events.append(Event(self.now, SCHEDULED, info.key, result.node))
+            self.events.append(Event(self.now, SCHEDULED, key, result.node))
             if not in_group:
                 self._settle_waiting()
             return
         reason = result.message
         rec.reason = reason
-        self.events.append(Event(self.now, UNSCHEDULABLE, info.key, None, None, reason))
+        self.events.append(Event(self.now, UNSCHEDULABLE, key, None, None, reason))
         if result.nominated_node:
             rec.preempting_attempts += 1
-            self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
+            self.events.append(Event(self.now, NOMINATED, key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
         if not in_group:
             self.scheduler.handle_failure(qp, result)
