@@ -405,7 +405,12 @@ class Snapshot:
         """The pod's (row, amount) pairs in this snapshot."""
         rows = info.account_rows
         if rows is None or rows[0] is not self:
-            rows = info.account_rows = (self, tuple((self.ensure_resource(n), a) for n, a in info.requests.items()))
+            known = self.row
+            cells = []
+            for name, amount in info.requests.items():
+                row = known.get(name)
+                cells.append((row if row is not None else self.ensure_resource(name), amount))
+            rows = info.account_rows = (self, tuple(cells))
         return rows[1]
 
     def _account(self, info: PodInfo, col: int, sign: int) -> None:

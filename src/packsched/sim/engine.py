@@ -277,17 +277,17 @@ class Simulation:
     def _load_pods(self) -> None:
         for pod in self.cluster.pods:
             rec = self._new_record(pod, max(0.0, pod.arrival_time))
-            self.records[pod.key] = rec
+            self.records[rec.info.key] = rec
             if rec.created <= 0.0:
                 self._arrive(rec)  # created with the cluster, in manifest order
             else:
                 self._push(rec.created, _ARRIVE, rec)
 
     def _new_record(self, pod: Pod, created: float, replaces: str | None = None) -> PodRecord:
-        info = make_pod_info(pod, len(self.history), self.scheduler.config.kube_version)
+        version = self.scheduler.config.kube_version
+        info = make_pod_info(pod, len(self.history), version)
         rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
         self.history.append(rec)
-        version = self.scheduler.config.kube_version
         dropped = dropped_reference(pod, version.minor, version.generic_workload)
         if dropped:
             self._warn_once(
@@ -362,7 +362,7 @@ class Simulation:
         queue."""
         rec.created = self.now
         self._changes += 1
-        self.records[rec.pod.key] = rec
+        self.records[rec.info.key] = rec
         if not rec.pod.admitted and (self.cluster.limit_ranges or self.cluster.resource_quotas):
             refused = self._admit(rec)
             if refused is not None:
