@@ -275,7 +275,7 @@ class Framework:
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
         for p in self.pre_enqueue:
             st = p.pre_enqueue(pod)
-            if not st.ok:
+            if st.code != Code.SUCCESS:  # (the code itself: ``ok`` is a call, and these loops run per pod)
                 st.plugin = st.plugin or p.name
                 return st
         return Status()
@@ -711,7 +711,7 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for i, p in enumerate(self.reserves):
             st = p.reserve(state, pod, node)
-            if not st.ok:
+            if st.code != Code.SUCCESS:
                 st.plugin = st.plugin or p.name
                 for q in reversed(self.reserves[: i + 1]):
                     q.unreserve(state, pod, node)
@@ -754,7 +754,7 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.pre_binds:
             st = p.pre_bind(state, pod, node)
-            if not st.ok:
+            if st.code != Code.SUCCESS:
                 st.plugin = st.plugin or p.name
                 return st
         return Status()

@@ -268,7 +268,8 @@ class Simulation:
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
         for event, created in later_objects(cluster):
             self.call_at(created, partial(self.scheduler.object_changed, event))
-        self._load_pods()
+        with objects_frozen():  # the collections loading the pods triggers walk what it makes, not the cluster
+            self._load_pods()
         for cron in cluster.cron_jobs:
             first = None if cron.suspend else next_fire(cron.schedule, cron.zone, 0.0)
             if first is not None:
