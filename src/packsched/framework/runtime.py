@@ -61,8 +61,9 @@ _FEW_NODES = 8
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
 _NO_NAMES: frozenset[str] = frozenset()
-# a pod's signature as JSON text (json.dumps with these options, the encoder made once rather than per pod)
-_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+# a pod's signature as JSON text (json.dumps with these options, the encoder made once rather than per pod; no
+# check for circular references: a signature is made of the pod's values, never of itself)
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False)
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
 PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
