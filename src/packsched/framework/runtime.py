@@ -215,7 +215,9 @@ class Framework:
         self._zero_if_skipped = frozenset(
             s.plugin.name for s in self.scores if scores_zero_if_pre_filter_skips(s.plugin)
         )
-        # per plugin that zeros_normalize_uniformly: the one value its NormalizeScore gives a row of zeros
+        # the Score plugins that zeros_normalize_uniformly (asked once, as the equivalence cache asks), and per such
+        # plugin the one value its NormalizeScore gives a row of zeros
+        self._zeros_uniform = frozenset(s.plugin.name for s in self.scores if zeros_normalize_uniformly(s.plugin))
         self._uniform: dict[str, int] = {}
         # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
         # runtime protocol is slow, and preemption asks for every attempt)
@@ -638,7 +640,7 @@ class Framework:
             if name in zero:  # 0 on every node in this cycle
                 if normalizer is None:
                     continue  # adds nothing
-                uniformly = zeros_normalize_uniformly(plugin)
+                uniformly = name in self._zeros_uniform
             elif name not in cls.cached_scores:
                 rest.append(entry)
                 continue
@@ -646,7 +648,7 @@ class Framework:
                 kept.append((plugin, entry.weight))
                 continue
             else:
-                uniformly = zeros_normalize_uniformly(plugin) and eq.all_zero(cls, plugin, state, pod, snap)
+                uniformly = name in self._zeros_uniform and eq.all_zero(cls, plugin, state, pod, snap)
             if not uniformly:
                 rest.append(entry)
                 continue
