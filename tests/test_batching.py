@@ -5,9 +5,12 @@ clock, the name tie-break, and explain leaving decisions alone."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.helpers import make_config, make_profile, node, pod
 
 from packsched.api.manifests import Cluster
@@ -394,3 +397,23 @@ def test_node_affinity_signs_in_upstream_canonical_form() -> None:
     assert signature(fwk, with_affinity("i", NodeAffinity(required=()))) == signature(
         fwk, with_affinity("j", NodeAffinity())
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), st.integers(1, 5000), min_size=1),
+    st.dictionaries(st.sampled_from(["app", "tier", "ünïcode"]), st.text(max_size=4), max_size=2),
+    st.dictionaries(st.sampled_from(["disk", "zone"]), st.sampled_from(["ssd", "a", 'q"uote']), max_size=2),
+    st.sampled_from(["", "nginx", "reg/x:1"]),
+)
+def test_a_signature_is_the_json_dumps_text_of_its_fragments(
+    requests: dict[str, int], labels: dict[str, str], selector: dict[str, str], image: str
+) -> None:
+    """The signature's encoder (made once, without the circular-reference check) writes what ``json.dumps`` with
+    sorted keys and compact separators writes: the text read back and written again that way is the same text,
+    for pods with any requests, labels (non-ASCII and quotes included), node selectors and images."""
+    fwk = framework_of(load_config_data(default_with(["PodTopologySpread"], 37), "c.yaml", set(REGISTRY)), 37)
+    p = Pod("p", containers=[Container("c", dict(requests), image=image)], labels=labels, node_selector=selector)
+    sig = signature(fwk, p)
+    assert sig is not None
+    assert json.dumps(json.loads(sig), sort_keys=True, separators=(",", ":")) == sig

@@ -159,7 +159,7 @@ class EventHandlers:
             # kube-scheduler 1.35-1.36 with the GangScheduling gate: the new pod may complete a gang (only the
             # plugins that register the event hear it: the others' hints skip a pod that is not bound)
             self.move_all(UNSCHEDULED_POD_ADD, pod, registered_only=True)
-        elif self.config.kube_version.pod_group_placement_cycle and pod.pod_group is not None:
+        elif pod.pod_group is not None and self.config.kube_version.pod_group_placement_cycle:
             self._retry_gated_group(pod.pod_group.key)
         return gate
 
@@ -395,7 +395,7 @@ class EventHandlers:
         event moves here (rejected only by plugins that declare their events), or None: the first tick more than
         ``older_than`` seconds after the oldest such pod failed."""
         declared = self._declared_events
-        if not declared:
+        if not declared or not self._queue.unschedulable:  # (asked before every cycle: most find no such pod)
             return None
         oldest = self._queue.oldest_unschedulable(
             lambda qp: bool(qp.unschedulable_plugins) and qp.unschedulable_plugins <= declared.keys()

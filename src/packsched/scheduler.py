@@ -266,6 +266,7 @@ class Scheduler(EventHandlers):
         self._rank_gen = -1
         self._names: NameArray | None = None
         self._names_gen = -1
+        self._tie_orders: dict[str, TieOrder] = {}  # by tie_break (see _ties)
         self._snapshot = snapshot
         self.cache = cache if cache is not None else Cache(snapshot)
         if self.cache.snapshot is not snapshot:
@@ -716,10 +717,20 @@ class Scheduler(EventHandlers):
     def _ties(self) -> TieOrder:
         """How a batch orders nodes with equal totals: by name with ``TIE_NAME``; otherwise a key drawn per node
         from the seeded generator (upstream's per-node Randomizer), which makes the first of them uniformly
-        random."""
-        if self.tie_break == TIE_NAME:
-            return TieOrder(lambda cols: self._name_ranks()[cols].astype(np.float64), per_node=True)
-        return TieOrder(self._draw_ties, per_node=False)
+        random. One object per tie-break, made once (its functions read the names and the generator when
+        called)."""
+        ties = self._tie_orders.get(self.tie_break)
+        if ties is None:
+            if self.tie_break == TIE_NAME:
+                ties = TieOrder(self._name_tie_keys, per_node=True)
+            else:
+                ties = TieOrder(self._draw_ties, per_node=False)
+            self._tie_orders[self.tie_break] = ties
+        return ties
+
+    def _name_tie_keys(self, cols: IntArray) -> FloatArray:
+        out: FloatArray = self._name_ranks()[cols].astype(np.float64)
+        return out
 
     def _draw_ties(self, cols: IntArray) -> FloatArray:
         return self._rng.random(len(cols))
@@ -831,11 +842,11 @@ class Scheduler(EventHandlers):
     def run_binding_cycle(job: BindingCycle) -> Status:
         """PreBind and Bind. It reads and writes no state of the scheduler (plugins at these points talk to the
         cluster), so live mode runs it on a worker thread while the next pods are scheduled."""
-        for step in (job.fwk.run_pre_bind, job.fwk.run_bind):
-            st = step(job.state, job.pod, job.node)
-            if not st.ok:
-                return st
-        return Status()
+        fwk, state, pod, node = job.fwk, job.state, job.pod, job.node
+        st = fwk.run_pre_bind(state, pod, node)
+        if st.ok:
+            st = fwk.run_bind(state, pod, node)
+        return st if not st.ok else Status()
 
     def finish_binding_cycle(self, job: BindingCycle, st: Status, *, requeue: bool = False) -> CycleResult:
         """Back on the scheduling thread: after a bind, the TTL starts and PostBind runs; after a failure the pod
@@ -870,6 +881,8 @@ class Scheduler(EventHandlers):
         allowed pod's binding cycle runs (or, with asynchronous binding, is handed back on the result's
         ``binding``); a rejected pod is unreserved and forgotten, and goes back to the queue (upstream
         ``handleBindingCycleError``). Answers one result per pod, in the order their waits ended."""
+        if not self._pre_bind_waits and self._waiting.idle():
+            return []  # the common case: nothing waits (this runs twice per cycle)
         self._waiting.expire(self.clock())
         out: list[CycleResult] = []
         while self._waiting.has_settled():

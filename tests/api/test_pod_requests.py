@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from packsched.api.decode import Reader
 from packsched.api.errors import ErrorList
 from packsched.api.objects import Container, Pod
-from packsched.api.pods import decode_pod_spec, pod_non_zero_requests, pod_requests
+from packsched.api.pods import decode_pod_spec, pod_non_zero_requests, pod_requests, pod_requests_and_non_zero
 from packsched.api.resources import ResourceList, add_into, amount_of, max_into
 
 Mi = 2**20
@@ -433,3 +433,25 @@ def test_overhead_is_decoded() -> None:
     assert p.overhead == {"cpu": 250, "memory": 120 * Mi}
     assert pod_requests(p) == {"cpu": 250, "memory": 120 * Mi}
     assert pod_non_zero_requests(p) == (350, DEF_MEM + 120 * Mi)
+
+
+_amounts = st.dictionaries(
+    st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage"]), st.integers(0, 3000), max_size=4
+)
+_containers = st.lists(
+    st.builds(Container, st.sampled_from(["a", "b"]), _amounts, restart_policy=st.sampled_from(["", "Always"])),
+    max_size=3,
+)
+
+
+@given(_containers, _containers, _amounts, st.booleans(), st.booleans())
+def test_requests_and_non_zero_together_are_each_on_its_own(
+    containers: list[Container], init: list[Container], overhead: ResourceList, sidecars: bool, in_sum: bool
+) -> None:
+    """pod_requests_and_non_zero (make_pod_info's one pass over a pod of app containers only) answers what
+    pod_requests and pod_non_zero_requests answer, the requests' entries in the same order, for pods with and
+    without init containers (sidecars or not) and overhead, zero entries included, in every release's formula."""
+    pod = Pod("p", containers=containers, init_containers=init, overhead=overhead)
+    requests, cpu, mem = pod_requests_and_non_zero(pod, sidecars, in_sum)
+    assert list(requests.items()) == list(pod_requests(pod, sidecars).items())
+    assert (cpu, mem) == pod_non_zero_requests(pod, sidecars, in_sum)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packsched.api.errors import InputError
 from packsched.config import features
@@ -266,3 +268,18 @@ def test_pop_from_backoff_q_is_unknown_before_1_33() -> None:
     assert not KubeVersion(32).pop_from_backoff_q
     with pytest.raises(FeatureGateError, match="unrecognized feature gate: SchedulerPopFromBackoffQ"):
         KubeVersion(32).with_gates({"SchedulerPopFromBackoffQ": False})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([*features.GATES, "NoSuchGate"]),
+    st.integers(16, 37),
+    st.dictionaries(st.sampled_from([*features.GATES, "NoSuchGate"]), st.booleans(), max_size=4),
+)
+def test_a_gate_read_through_the_memo_is_the_gate_read_afresh(name: str, minor: int, gates: dict[str, bool]) -> None:
+    """KubeVersion.feature answers from a memo per (gate, release, gates set): the same as features.enabled asked
+    afresh, for any gate (one the release lacks, one packsched does not know) and any gates set, asked twice."""
+    version = KubeVersion(minor, tuple(sorted(gates.items())))
+    expected = features.enabled(name, minor, gates)
+    assert version.feature(name) == expected
+    assert version.feature(name) == expected

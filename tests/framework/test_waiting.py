@@ -3,6 +3,9 @@ Permit plugin written here: it holds every pod of a pair until both are placed, 
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from helpers import make_config, make_profile, node, pod
 from packsched.api.manifests import Cluster
 from packsched.config.types import PluginArgs, PluginRef
@@ -134,3 +137,44 @@ def test_the_waiting_map_settles_once() -> None:
     assert [w.pod.key for w in m.take_settled()] == ["default/p"]
     assert m.get("default/p") is None and len(m) == 0
     assert wp.outcome is not None and wp.outcome.code == Code.UNSCHEDULABLE and wp.outcome.plugin == "B"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "allow", "reject", "expire", "take", "next"]),
+            st.integers(0, 3),  # the pod
+            st.sampled_from(["A", "B"]),  # the plugin
+            st.integers(-5, 40),  # a wait, or a time
+        ),
+        max_size=25,
+    )
+)
+def test_an_idle_map_has_nothing_to_expire_or_settle(ops: list[tuple[str, int, str, int]]) -> None:
+    """``idle`` (the fast path of Scheduler.settle_waiting, which then skips expire and take_settled) holds only
+    where the general path would do nothing: after any waits added, allowed, rejected, expired and taken, an idle
+    map's expire at any time ends no wait, and it has nothing settled."""
+    m = WaitingPods()
+    now = 0.0
+    for op, i, plugin, t in ops:
+        key = f"default/p{i}"
+        if op == "add":
+            if m.get(key) is None:
+                m.add(make_pod_info(pod(f"p{i}")), "n1", {"A": float(t), "B": float(t) + 5.0}, now, None)
+        elif op == "allow" and m.get(key) is not None:
+            m.get(key).allow(plugin)  # type: ignore[union-attr]
+        elif op == "reject" and m.get(key) is not None:
+            m.get(key).reject(plugin, "no")  # type: ignore[union-attr]
+        elif op == "expire":
+            now = max(now, float(t))
+            m.expire(now)
+        elif op == "take":
+            m.take_settled()
+        elif op == "next":
+            m.next_deadline()
+        if m.idle():
+            assert not m.has_settled()
+            waiting = list(m)
+            m.expire(float("inf"))
+            assert not m.has_settled() and list(m) == waiting

@@ -306,6 +306,14 @@ class Pod:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    def __copy__(self) -> Pod:
+        """``copy.copy``: a new pod sharing every field's value, as the generic copy (``__reduce_ex__``) makes it,
+        without its detour through copyreg (the simulator copies every pod of a cluster it is given)."""
+        cls = self.__class__
+        out = cls.__new__(cls)
+        out.__dict__.update(self.__dict__)
+        return out
+
     def host_ports(self) -> list[ContainerPort]:
         return [p for c in self.containers for p in c.ports if p.host_port > 0] + [
             p for c in self.init_containers if c.restart_policy == "Always" for p in c.ports if p.host_port > 0

@@ -564,6 +564,26 @@ def pod_non_zero_requests(pod: Pod, sidecars: bool = True, sidecars_in_sum: bool
     return total.get(CPU, 0), total.get(MEMORY, 0)
 
 
+def pod_requests_and_non_zero(
+    pod: Pod, sidecars: bool = True, sidecars_in_sum: bool = True
+) -> tuple[ResourceList, int, int]:
+    """``pod_requests(pod, sidecars)`` and ``pod_non_zero_requests(pod, sidecars, sidecars_in_sum)`` together (a
+    PodInfo needs both): for a pod of app containers only (no init containers, no overhead, as most are), in one
+    pass over them, where both formulas come down to the containers' sums (with the per-container defaults for
+    the second); otherwise each function as it is."""
+    if pod.init_containers or pod.overhead:
+        return pod_requests(pod, sidecars), *pod_non_zero_requests(pod, sidecars, sidecars_in_sum)
+    running: ResourceList = {}
+    cpu = mem = 0
+    for c in pod.containers:
+        req = c.requests
+        for name, amount in req.items():
+            running[name] = running.get(name, 0) + amount
+        cpu += req.get(CPU, DEFAULT_MILLI_CPU_REQUEST)
+        mem += req.get(MEMORY, DEFAULT_MEMORY_REQUEST)
+    return {k: v for k, v in running.items() if v != 0}, cpu, mem
+
+
 def template_pod(r: Reader, raw: object, path: str, namespace: str) -> tuple[Pod, dict[str, Any]]:
     """Decode a PodTemplateSpec into a prototype pod (name filled in by the owner)."""
     data = r.fields(raw, path, schema.POD_TEMPLATE)

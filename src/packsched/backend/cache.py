@@ -77,11 +77,12 @@ class Cache:
 
     def assume(self, info: PodInfo, node: str) -> None:
         """The scheduler chose ``node`` (a node of the snapshot) for the pod: it holds room there from now on."""
-        if info.key in self._pods:
-            raise CacheError(f"pod {info.key} is in the cache, so can't be assumed")
+        key = info.key
+        if key in self._pods:
+            raise CacheError(f"pod {key} is in the cache, so can't be assumed")
         st = _PodState(info, node, assumed=True)
         self._place(st)
-        self._pods[info.key] = st
+        self._pods[key] = st
 
     def finish_binding(self, info: PodInfo, now: float) -> None:
         """The binding was sent: from now on an assumed pod may expire (when a TTL is set)."""

@@ -418,7 +418,8 @@ class SchedulingQueue:
         pod back after an error nor a pod-group entity's). The simulator's guard: a cycle takes no time there, so a
         pod popped from backoff is not popped from backoff again at the same instant (upstream would retry it
         for as long as the active queue stays empty); the next is tried at its window's flush."""
-        self._flush_backoff(now)
+        if self._backoff or self._error_backoff:
+            self._flush_backoff(now)
         while self._active:
             entry = heapq.heappop(self._active)
             qp = entry.item

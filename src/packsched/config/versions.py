@@ -16,6 +16,7 @@ property that follows a gate answers with them applied (``config/features.py`` h
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +34,13 @@ OLDEST_ACCEPTED: Final = 16  # the first minor version accepted at all (legacy P
 NEWEST: Final = 37
 
 _PATTERN = re.compile(r"^v?1\.(\d{1,2})(?:\.\d+)?$")
+
+
+@functools.cache
+def _enabled(name: str, minor: int, gates: tuple[tuple[str, bool], ...]) -> bool:
+    """``features.enabled`` for a release's gates, answered once per (gate, release, gates set): the properties
+    that follow a gate are read per pod (GenericWorkload three times as a pod is created)."""
+    return features.enabled(name, minor, dict(gates))
 
 
 class FeatureGateError(ValueError):
@@ -67,7 +75,10 @@ class KubeVersion:
     def feature(self, name: str) -> bool:
         """Whether feature gate ``name`` is on: the value set, else the release's default (off for a gate the
         release does not have)."""
-        return features.enabled(name, self.minor, dict(self.gates))
+        try:
+            return _enabled(name, self.minor, self.gates)
+        except TypeError:  # gates given as a mapping, which cannot key the memo: asked afresh
+            return features.enabled(name, self.minor, dict(self.gates))
 
     def with_gates(self, overrides: Mapping[str, bool]) -> KubeVersion:
         """This release with ``overrides`` applied over the gates already set. Raises :class:`FeatureGateError`

@@ -10,12 +10,38 @@ from dataclasses import dataclass, field
 
 from packsched.api.objects import Pod
 from packsched.api.podgroups import PodGroupRef, pod_group_ref
-from packsched.api.pods import pod_non_zero_requests, pod_requests
+from packsched.api.pods import pod_non_zero_requests, pod_requests_and_non_zero
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 
-# PodInfo fields the snapshot's pod table keeps a copy of while the pod is placed
-_MIRRORED = frozenset({"start_time", "start_seq"})
+
+class _Mirrored:
+    """A PodInfo field the snapshot's pod table keeps a copy of while the pod is placed (``start_time``,
+    ``start_seq``): setting it tells the table. It has no ``__get__``, so reading the field finds the value in the
+    instance's ``__dict__`` as for a plain attribute (no Python call), and only the rare writes pay for the
+    mirror; the other fields are set as on any object (a ``__setattr__`` of PodInfo's own would run on every
+    write, 13 of them per PodInfo made)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __set__(self, info: PodInfo, value: object) -> None:
+        d = info.__dict__
+        d[self.name] = value
+        table = d.get("_table")
+        if table is not None:  # placed: the snapshot's pod table mirrors when it started
+            table.started(info)
+
+
+class _Key:
+    """``PodInfo.key``, the pod's namespace/name: computed on first read and kept in the instance's ``__dict__``,
+    where later reads find it as a plain attribute (no Python call: preemption's dry run reads it millions of
+    times, a cycle about 17 times). A pod's namespace and name never change once the scheduler knows it."""
+
+    def __get__(self, info: PodInfo, owner: type | None = None) -> str:
+        key: str = info.pod.key
+        info.__dict__["key"] = key
+        return key
 
 
 @dataclass(eq=False)
@@ -45,21 +71,17 @@ class PodInfo:
     # pods is preemption's inner loop; looking the rows up by name each time dominated it).
     account_rows: tuple[object, tuple[tuple[int, int], ...]] | None = field(default=None, init=False, repr=False)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-        if name in _MIRRORED:
-            table = self.__dict__.get("_table")
-            if table is not None:  # placed: the snapshot's pod table mirrors when it started
-                table.started(self)
+    key = _Key()  # the pod's namespace/name, kept once read
 
-    @property
-    def key(self) -> str:
-        # cached: preemption's dry run asks for it millions of times (a pod's namespace and name never change
-        # once the scheduler knows it)
-        key = self.__dict__.get("_key")
-        if key is None:
-            key = self.__dict__["_key"] = self.pod.key
-        return key
+    def set_started(self, time: float, seq: int) -> None:
+        """``start_time`` and ``start_seq`` at once (a bind): the pod table, when the pod is placed, hears of it
+        once."""
+        d = self.__dict__
+        d["start_time"] = time
+        d["start_seq"] = seq
+        table = d.get("_table")
+        if table is not None:
+            table.started(self)
 
     @property
     def priority(self) -> int:
@@ -75,9 +97,9 @@ def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUB
     """The pod as the scheduler of ``version`` counts it (sidecars' share of the requests changed in 1.29 and
     1.32; its pod group reference is kept only with GenericWorkload; see docs/reference/semantics.md)."""
     sidecars = version.sidecar_containers
-    cpu, mem = pod_non_zero_requests(pod, sidecars, version.sidecars_in_non_zero_sum)
+    requests, cpu, mem = pod_requests_and_non_zero(pod, sidecars, version.sidecars_in_non_zero_sum)
     ports = tuple((p.protocol or "TCP", p.host_ip or "0.0.0.0", p.host_port) for p in pod.host_ports())
-    info = PodInfo(pod, pod_requests(pod, sidecars), cpu, mem, ports, arrival)
+    info = PodInfo(pod, requests, cpu, mem, ports, arrival)
     info.pod_group = pod_group_ref(pod, version.minor, version.generic_workload)
     if sidecars and not version.sidecars_in_non_zero_sum:
         # the scorer sums the pod being scheduled with PodRequests, sidecars included, in these versions too
@@ -85,3 +107,8 @@ def make_pod_info(pod: Pod, arrival: int = 0, version: KubeVersion = DEFAULT_KUB
         if incoming != (cpu, mem):
             info.incoming_non_zero = incoming
     return info
+
+
+# set after the class is made: the dataclass reads the fields' defaults from the class attributes first
+PodInfo.start_time = _Mirrored("start_time")  # type: ignore[assignment]
+PodInfo.start_seq = _Mirrored("start_seq")  # type: ignore[assignment]

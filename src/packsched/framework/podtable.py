@@ -5,8 +5,8 @@ The snapshot keeps one :class:`PodTable` beside its per-node pod dictionaries. P
 holds, with a few numpy calls instead of a Python call per pod. Rows are reused once their pod leaves; ``order``
 numbers the pods of a node in the order the node's dictionary holds them (the order upstream's NodeInfo lists
 them), so that ties between equally important pods break the same way as on the per-pod path. A placed
-PodInfo points at its table, which it tells when its start time or start order is set (``PodInfo.__setattr__``);
-a pod placed in two snapshots at once is mirrored by the last one only.
+PodInfo points at its table, which it tells when its start time or start order is set (either field, or
+``PodInfo.set_started``); a pod placed in two snapshots at once is mirrored by the last one only.
 """
 
 from __future__ import annotations
@@ -110,9 +110,11 @@ class PodTable:
         self.alive[i] = True
         self.start[i] = info.start_time
         self.start_seq[i] = info.start_seq
-        info.__dict__["_table"] = self  # PodInfo.__setattr__ keeps start and start_seq current
+        info.__dict__["_table"] = self  # PodInfo's mirrored fields keep start and start_seq current
         if cells:
-            self.ensure_resources(max(r for r, _ in cells) + 1)
+            top = max(cells)[0]  # the highest row (tuples compare their row first)
+            if top >= self.requests.shape[0]:
+                self.ensure_resources(top + 1)
         for r, amount in cells:
             self.requests[r, i] = amount
         self.cells[i] = cells

@@ -61,6 +61,9 @@ _FEW_NODES = 8
 # a one-node row of raw zeros, for a NormalizeScore that gives every node of an all-zero row one value
 _ONE_ZERO = np.zeros(1, dtype=np.int64)
 _NO_NAMES: frozenset[str] = frozenset()
+# a pod's signature as JSON text (json.dumps with these options, the encoder made once rather than per pod; no
+# check for circular references: a signature is made of the pod's values, never of itself)
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False)
 
 # Builds one plugin from its args (None: the plugin was given none) for one profile.
 PluginFactory = Callable[[PluginArgs | None, Handle], Plugin]
@@ -212,7 +215,9 @@ class Framework:
         self._zero_if_skipped = frozenset(
             s.plugin.name for s in self.scores if scores_zero_if_pre_filter_skips(s.plugin)
         )
-        # per plugin that zeros_normalize_uniformly: the one value its NormalizeScore gives a row of zeros
+        # the Score plugins that zeros_normalize_uniformly (asked once, as the equivalence cache asks), and per such
+        # plugin the one value its NormalizeScore gives a row of zeros
+        self._zeros_uniform = frozenset(s.plugin.name for s in self.scores if zeros_normalize_uniformly(s.plugin))
         self._uniform: dict[str, int] = {}
         # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
         # runtime protocol is slow, and preemption asks for every attempt)
@@ -247,7 +252,7 @@ class Framework:
                 self._refused_last = p
                 return None
             sig.update(fragments)
-        return json.dumps(sig, sort_keys=True, separators=(",", ":"))
+        return _SIGNATURE_JSON.encode(sig)
 
     def plugin_names(self, point: str) -> list[str]:
         return [p.name for p, _ in self.points[point]]
@@ -273,7 +278,7 @@ class Framework:
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
         for p in self.pre_enqueue:
             st = p.pre_enqueue(pod)
-            if not st.ok:
+            if st.code != Code.SUCCESS:  # (the code itself: ``ok`` is a call, and these loops run per pod)
                 st.plugin = st.plugin or p.name
                 return st
         return Status()
@@ -635,7 +640,7 @@ class Framework:
             if name in zero:  # 0 on every node in this cycle
                 if normalizer is None:
                     continue  # adds nothing
-                uniformly = zeros_normalize_uniformly(plugin)
+                uniformly = name in self._zeros_uniform
             elif name not in cls.cached_scores:
                 rest.append(entry)
                 continue
@@ -643,7 +648,7 @@ class Framework:
                 kept.append((plugin, entry.weight))
                 continue
             else:
-                uniformly = zeros_normalize_uniformly(plugin) and eq.all_zero(cls, plugin, state, pod, snap)
+                uniformly = name in self._zeros_uniform and eq.all_zero(cls, plugin, state, pod, snap)
             if not uniformly:
                 rest.append(entry)
                 continue
@@ -709,7 +714,7 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for i, p in enumerate(self.reserves):
             st = p.reserve(state, pod, node)
-            if not st.ok:
+            if st.code != Code.SUCCESS:
                 st.plugin = st.plugin or p.name
                 for q in reversed(self.reserves[: i + 1]):
                     q.unreserve(state, pod, node)
@@ -723,6 +728,8 @@ class Framework:
     def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, dict[str, float]]:
         """Upstream RunPermitPlugins: the first rejection (or error) ends it; otherwise Wait when any plugin asked
         to wait, with each such plugin's timeout."""
+        if not self.permits:
+            return Status(), {}
         waits: dict[str, float] = {}
         waiting = Status()
         for p in self.permits:
@@ -750,7 +757,7 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.pre_binds:
             st = p.pre_bind(state, pod, node)
-            if not st.ok:
+            if st.code != Code.SUCCESS:
                 st.plugin = st.plugin or p.name
                 return st
         return Status()

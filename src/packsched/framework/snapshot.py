@@ -290,17 +290,18 @@ class Snapshot:
 
     def _place(self, info: PodInfo, col: int) -> int:
         """Everything of add_pod but the arrays; answers the pod's row in ``group_count``."""
-        group = (info.pod.namespace, info.pod.priority)
+        key, pod = info.key, info.pod
+        group = (pod.namespace, pod.priority)
         row = self.group_row.get(group)
         if row is None:
             row = self.group_row[group] = len(self.groups)
             self.groups.append(group)
             self.group_count = np.vstack([self.group_count, np.zeros((1, self.n), dtype=np.int64)])
-        self._group_of[info.key] = row
+        self._group_of[key] = row
         info.node = col
-        self.pods_on[col][info.key] = info
+        self.pods_on[col][key] = info
         self.table.add(info, col, self._rows(info))
-        self.pods[info.key] = info
+        self.pods[key] = info
         for proto, ip, port in info.host_ports:
             self.ports.setdefault((proto, port), {}).setdefault(col, []).append(ip)
         for listener in self.listeners:
@@ -404,26 +405,33 @@ class Snapshot:
         """The pod's (row, amount) pairs in this snapshot."""
         rows = info.account_rows
         if rows is None or rows[0] is not self:
-            rows = info.account_rows = (self, tuple((self.ensure_resource(n), a) for n, a in info.requests.items()))
+            known = self.row
+            cells = []
+            for name, amount in info.requests.items():
+                row = known.get(name)
+                cells.append((row if row is not None else self.ensure_resource(name), amount))
+            rows = info.account_rows = (self, tuple(cells))
         return rows[1]
 
     def _account(self, info: PodInfo, col: int, sign: int) -> None:
-        rows = (self, self._rows(info))
+        cells = self._rows(info)
         requested = self.requested
         if sign > 0:
-            for row, amount in rows[1]:
-                requested[row, col] += amount
-                if amount > BIG_AMOUNT or requested[row, col] > BIG_AMOUNT:
+            for row, amount in cells:
+                total = requested[row, col] + amount  # (``+=``, the sum kept for the check below)
+                requested[row, col] = total
+                if amount > BIG_AMOUNT or total > BIG_AMOUNT:
                     self.big = True
-            if max(info.non_zero_cpu, info.non_zero_memory) > BIG_AMOUNT:
+            if info.non_zero_cpu > BIG_AMOUNT or info.non_zero_memory > BIG_AMOUNT:
                 self.big = True
         else:
             # Taking a pod out makes nothing larger: whatever is large now was already large when it was added,
             # and ``big`` never goes back to False.
-            for row, amount in rows[1]:
+            for row, amount in cells:
                 requested[row, col] -= amount
-        self.nonzero[0, col] += sign * info.non_zero_cpu
-        self.nonzero[1, col] += sign * info.non_zero_memory
+        nonzero = self.nonzero
+        nonzero[0, col] += sign * info.non_zero_cpu
+        nonzero[1, col] += sign * info.non_zero_memory
         self.pod_count[col] += sign
         self.generation += 1
         self._touch((col,))

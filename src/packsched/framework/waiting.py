@@ -110,6 +110,11 @@ class WaitingPods:
     def has_settled(self) -> bool:
         return bool(self._settled)
 
+    def idle(self) -> bool:
+        """No wait ended and no deadline is pending: :meth:`expire` and :meth:`take_settled` would do nothing,
+        whatever the time."""
+        return not self._settled and not self._deadlines
+
     def take_settled(self) -> list[WaitingPod]:
         """The pods whose wait ended since the last call, in the order it ended; they leave the map."""
         out, self._settled = self._settled, []

@@ -155,8 +155,7 @@ class _Actions:
         rec.node = node
         rec.reason = None
         rec.started = sim.now
-        pod.start_time = sim.now
-        pod.start_seq = sim.next_start_seq()
+        pod.set_started(sim.now, sim.next_start_seq())
         pod.pod.phase = RUNNING
         # the binding is confirmed at once: the assigned-pod informer sees the pod now (plugins that count usage
         # already did at Reserve)
@@ -269,7 +268,8 @@ class Simulation:
         self.scheduler.replay_to_plugins(cluster_objects(cluster))
         for event, created in later_objects(cluster):
             self.call_at(created, partial(self.scheduler.object_changed, event))
-        self._load_pods()
+        with objects_frozen():  # the collections loading the pods triggers walk what it makes, not the cluster
+            self._load_pods()
         for cron in cluster.cron_jobs:
             first = None if cron.suspend else next_fire(cron.schedule, cron.zone, 0.0)
             if first is not None:
@@ -278,17 +278,17 @@ class Simulation:
     def _load_pods(self) -> None:
         for pod in self.cluster.pods:
             rec = self._new_record(pod, max(0.0, pod.arrival_time))
-            self.records[pod.key] = rec
+            self.records[rec.info.key] = rec
             if rec.created <= 0.0:
                 self._arrive(rec)  # created with the cluster, in manifest order
             else:
                 self._push(rec.created, _ARRIVE, rec)
 
     def _new_record(self, pod: Pod, created: float, replaces: str | None = None) -> PodRecord:
-        info = make_pod_info(pod, len(self.history), self.scheduler.config.kube_version)
+        version = self.scheduler.config.kube_version
+        info = make_pod_info(pod, len(self.history), version)
         rec = PodRecord(pod, info, created=created, replaces=replaces, run_duration=pod.run_duration)
         self.history.append(rec)
-        version = self.scheduler.config.kube_version
         dropped = dropped_reference(pod, version.minor, version.generic_workload)
         if dropped:
             self._warn_once(
@@ -363,7 +363,7 @@ class Simulation:
         queue."""
         rec.created = self.now
         self._changes += 1
-        self.records[rec.pod.key] = rec
+        self.records[rec.info.key] = rec
         if not rec.pod.admitted and (self.cluster.limit_ranges or self.cluster.resource_quotas):
             refused = self._admit(rec)
             if refused is not None:
@@ -590,7 +590,8 @@ class Simulation:
 
     def _attempt(self, qp: QueuedPod) -> None:
         info = qp.info
-        rec = self.records[info.key]
+        key = info.key
+        rec = self.records[key]
         rec.attempts = qp.attempts
         if rec.changes_seen == self._changes:
             rec.tries_unchanged += 1
@@ -604,7 +605,7 @@ class Simulation:
             rec.reason = (
                 f"gave up after {MAX_ATTEMPTS_PER_POD} attempts that preempted (the simulation kept preempting)"
             )
-            self.warnings.append(f"pod {info.key}: {rec.reason}")
+            self.warnings.append(f"pod {key}: {rec.reason}")
             self.scheduler.cycle_not_run()
             return
         if self.scheduler.in_pod_group_cycle(info):
@@ -612,43 +613,43 @@ class Simulation:
                 self._record(member, result, in_group=True)
             self._settle_waiting()
             return
-        result = self.scheduler.schedule_one(info, explain=info.key in self.capture, queued=qp)
+        result = self.scheduler.schedule_one(info, explain=key in self.capture, queued=qp)
         self._record(qp, result)
 
     def _record(self, qp: QueuedPod, result: CycleResult, *, in_group: bool = False) -> None:
         """What an attempt decided, in the history; a failed pod is sent back to the queue, and the waits at Permit
         that ended are settled. A pod-group cycle's pods (``in_group``) were sent back by the scheduler already,
         and the waits are settled once every pod of the cycle is recorded."""
-        info = qp.info
-        rec = self.records[info.key]
+        key = qp.info.key
+        rec = self.records[key]
         rec.attempts = max(rec.attempts, qp.attempts)
-        if info.key in self.capture:
-            self.captured.setdefault(info.key, []).append(result)
+        if key in self.capture:
+            self.captured.setdefault(key, []).append(result)
         if self.on_cycle is not None:
             self.on_cycle(result)
         if result.waiting:
-            if info.key not in self.capture:
+            if key not in self.capture:
                 result.shed_scores()  # read above; the wait keeps the result
             rec.reason = (
                 f"{result.status.message} ({result.status.plugin} PreBind)"
                 if result.waiting_in_pre_bind
                 else f"waiting at Permit ({result.status.plugin})"
             )
-            self.events.append(Event(self.now, WAITING, info.key, result.node, None, rec.reason))
+            self.events.append(Event(self.now, WAITING, key, result.node, None, rec.reason))
             if not in_group:
                 self._settle_waiting()
             return
         if result.scheduled:
-            self.events.append(Event(self.now, SCHEDULED, info.key, result.node))
+            self.events.append(Event(self.now, SCHEDULED, key, result.node))
             if not in_group:
                 self._settle_waiting()
             return
         reason = result.message
         rec.reason = reason
-        self.events.append(Event(self.now, UNSCHEDULABLE, info.key, None, None, reason))
+        self.events.append(Event(self.now, UNSCHEDULABLE, key, None, None, reason))
         if result.nominated_node:
             rec.preempting_attempts += 1
-            self.events.append(Event(self.now, NOMINATED, info.key, result.nominated_node))
+            self.events.append(Event(self.now, NOMINATED, key, result.nominated_node))
         # (its victims, if it preempted, left during the attempt: the queue sends it to backoff, not to wait)
         if not in_group:
             self.scheduler.handle_failure(qp, result)
