@@ -106,6 +106,18 @@ def _failed_cycle(fwk: Any, snap: Any, info: Any, data: st.DataObject) -> tuple[
     return state, potential, data.draw(st.integers(0, len(potential) - 1)), data.draw(st.integers(1, len(potential)))
 
 
+def _planned_failure(
+    fwk: Any, snap: Any, info: Any, data: st.DataObject
+) -> tuple[CycleState, IntArray, int, int, Any] | None:
+    """``_failed_cycle`` and the vector dry run's plan for it (these profiles always have one)."""
+    failed = _failed_cycle(fwk, snap, info, data)
+    if failed is None:
+        return None
+    the_plan = vdr.plan(fwk, failed[0], [])
+    assert the_plan is not None
+    return (*failed, the_plan)
+
+
 def _outcome(fast: Any) -> tuple[list[tuple[int, list[str]]] | None, int | None]:
     """A dry run on arrays' candidates with their victims, and the node it picks (read before the snapshot
     changes: table rows)."""
@@ -204,12 +216,10 @@ def test_kept_reprieves_equal_a_fresh_dry_run(data: st.DataObject, few_by_pods: 
             col = data.draw(st.sampled_from(busy)) if busy else data.draw(st.integers(0, snap.n - 1))
             sched.nominator.nominate(make_pod_info(nominee), col)
         info = make_pod_info(kinds[data.draw(st.integers(0, 1))])
-        failed = _failed_cycle(fwk, snap, info, data)
+        failed = _planned_failure(fwk, snap, info, data)
         if failed is None:
             continue
-        state, potential, offset, num = failed
-        the_plan = vdr.plan(fwk, state, [])
-        assert the_plan is not None
+        state, potential, offset, num, the_plan = failed
         results = []
         for kept in (cache, None):
             with pytest.MonkeyPatch.context() as mp:
@@ -333,12 +343,10 @@ def test_kept_verdicts_follow_the_journals(data: st.DataObject, short_journals: 
                 sched.nominator.nominate(
                     make_pod_info(_named(kinds[which], f"k{which}{data.draw(st.sampled_from('ab'))}")), col
                 )
-            failed = _failed_cycle(fwk, snap, info, data)
+            failed = _planned_failure(fwk, snap, info, data)
             if failed is None:
                 continue
-            state, potential, offset, num = failed
-            the_plan = vdr.plan(fwk, state, [])
-            assert the_plan is not None
+            state, potential, offset, num, the_plan = failed
             got = [
                 _outcome(vdr.run(sched, the_plan, state, info, potential, offset, num, kept)) for kept in (cache, None)
             ]
