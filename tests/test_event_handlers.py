@@ -156,3 +156,36 @@ def test_simulator_and_live_mode_move_the_same_pods_on_the_same_changes(tmp_path
     assert sim_moves == live_moves == [("move_some", ["default/b"]), ("move_all", ["default/big"])]
     assert sim_placed["default/big"] == live_placed["default/big"] == "n2"
     assert sim_placed["default/b"] == live_placed["default/b"]
+
+
+def test_a_node_status_update_that_changes_nothing_moves_no_pod_and_keeps_the_caches(
+    tmp_path: Path, moves: Moves
+) -> None:
+    """Live mode: a node's update that changes nothing the scheduler reads of it (the kubelet's status update: a new
+    resourceVersion and condition heartbeats) moves no waiting pod and keeps the snapshot's node generation (the
+    pod classes' kept verdicts and scores stay); a new label moves the waiting pod, as upstream's
+    NodeSchedulingPropertiesChange would."""
+    port = StubPort()
+    clock = _Clock()
+    ctl = Controller(port, load(write_config(tmp_path)), in_tree_registry(), clock=clock)
+    raw = node("n0", cpu="2")
+    ctl.handle(NODES, ADDED, {**raw, "metadata": {**raw["metadata"], "uid": "n0", "resourceVersion": "1"}})
+    big = pod("big", cpu="3")
+    big["metadata"].update({"uid": "uid-big", "resourceVersion": "2", "namespace": "default"})
+    ctl.handle(PODS, ADDED, big)
+    while ctl.step():
+        pass
+    sched = ctl.scheduler
+    assert "default/big" in sched.queue.unschedulable  # fits no node
+    generation = sched.snapshot.node_generation
+    beat = copy.deepcopy(raw)
+    beat["metadata"].update({"uid": "n0", "resourceVersion": "3"})
+    beat["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-11-26T22:00:00Z"}]
+    ctl.handle(NODES, MODIFIED, beat)
+    assert moves == []
+    assert sched.snapshot.node_generation == generation
+    relabelled = copy.deepcopy(beat)
+    relabelled["metadata"].update({"resourceVersion": "4", "labels": {**raw["metadata"]["labels"], "tier": "a"}})
+    ctl.handle(NODES, MODIFIED, relabelled)
+    assert moves == [("move_all", ["default/big"])]
+    assert sched.snapshot.node_generation > generation

@@ -506,7 +506,16 @@ class EventHandlers:
     # -- nodes, namespaces and other objects ------------------------------------------------------------------
 
     def node_set(self, node: Node) -> None:
-        """A node added, or changed (cordoned, relabelled, resized): waiting pods are tried again."""
+        """A node added, or changed (cordoned, relabelled, resized): waiting pods are tried again. An update of a
+        known node that changes nothing the scheduler reads of it (a kubelet's status update: conditions and
+        heartbeats are not kept) changes nothing: upstream moves pods only for the scheduling properties that
+        changed (NodeSchedulingPropertiesChange: none here), and the snapshot keeps its node generation, so the pod
+        classes keep their verdicts and scores (a large cluster's status updates would otherwise start them all
+        again, over and over)."""
+        snap = self._snapshot
+        col = snap.index.get(node.name)
+        if col is not None and snap.nodes[col] == node:
+            return
         self.cache.add_node(node)
         self.move_all(NODE_CHANGE)
 

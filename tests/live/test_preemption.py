@@ -218,7 +218,8 @@ def test_a_preemptor_waiting_for_its_victims_says_so(tmp_path: Path) -> None:
     ctl.handle(PODS, ADDED, _obj(hi, "uid-hi", 10))
     assert ctl.step()
     assert ctl.pods["default/hi"].info.pod.nominated_node_name == "n0" and ctl.stats.evictions == 2
-    ctl.handle(NODES, MODIFIED, _obj(node("n0", cpu="2"), "n0", 11))  # a change: the preemptor is tried again
+    # a change to the node (a new label): the preemptor is tried again
+    ctl.handle(NODES, MODIFIED, _obj(node("n0", cpu="2", labels={"touched": "yes"}), "n0", 11))
     now[0] += 11  # past any backoff
     cycles = ctl.scheduler.scheduling_cycle
     assert ctl.step() and ctl.stats.attempts == 1  # popped, but no attempt: its victims are still there
