@@ -29,7 +29,7 @@ KNOWN = frozenset(in_tree_registry())
 def test_the_default_profile_gets_each_releases_defaults(
     minor: int, gates: dict[str, bool], expected: DynamicResourcesArgs
 ) -> None:
-    config = default_config(KNOWN, kube_version=KubeVersion(minor, gates))
+    config = default_config(KNOWN, kube_version=KubeVersion(minor).with_gates(gates))
     assert config.profiles[0].plugin_config["DynamicResources"] == expected
 
 

@@ -75,10 +75,7 @@ class KubeVersion:
     def feature(self, name: str) -> bool:
         """Whether feature gate ``name`` is on: the value set, else the release's default (off for a gate the
         release does not have)."""
-        try:
-            return _enabled(name, self.minor, self.gates)
-        except TypeError:  # gates given as a mapping, which cannot key the memo: asked afresh
-            return features.enabled(name, self.minor, dict(self.gates))
+        return _enabled(name, self.minor, self.gates)
 
     def with_gates(self, overrides: Mapping[str, bool]) -> KubeVersion:
         """This release with ``overrides`` applied over the gates already set. Raises :class:`FeatureGateError`
