@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from packsched.sim.policies import file_config, policy_config
 from packsched.sim.replay import RunResult, check_replay, replay
 from packsched.sim.sweep import Interrupted, RunSpec
 from packsched.sim.trace import load_trace
-from packsched.sim.tune import METRICS
+from packsched.sim.tune import METRICS, held_signals
 from packsched.sim.tunespace import GPU_SHARE, TuneSpace, load_space
 
 runner = CliRunner()
@@ -359,3 +360,35 @@ def test_a_cursor_left_open_by_an_interruption_prints_no_traceback() -> None:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Error closing cursor" not in done.stderr
     assert "still heard" in done.stderr  # other loggers are left alone
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_held_signals_deliver_ctrl_c_and_sigterm_when_the_block_ends() -> None:
+    """``held_signals`` (the study's reads and writes): a SIGTERM or Ctrl-C that comes inside the block does not
+    interrupt it; the handler in place runs as the block ends, each signal once; the handlers are put back."""
+
+    def on_sigterm(_signum: int, _frame: object) -> None:
+        raise _Stop
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        finished = False
+        with pytest.raises(_Stop), held_signals():
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+            finished = True
+        assert finished
+        finished = False
+        with pytest.raises(KeyboardInterrupt), held_signals():
+            signal.raise_signal(signal.SIGINT)
+            finished = True
+        assert finished
+        assert signal.getsignal(signal.SIGTERM) is on_sigterm
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with held_signals():  # nothing came: nothing is raised
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -19,13 +19,16 @@ configuration that does best on a GPU trace replay or on a job workload, with Op
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import logging
 import math
+import signal
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,6 +204,33 @@ def _optuna() -> Any:
     # reported in one line (storage_error): its log says nothing more.
     logging.getLogger("sqlalchemy").setLevel(logging.CRITICAL)
     return optuna
+
+
+@contextlib.contextmanager
+def held_signals() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while the block runs (the study's database written or read), then delivered: the
+    handler in place when the block began runs as the block ends, as if the signal came then. A signal landing
+    inside one of SQLAlchemy's transactions leaves the connection it interrupted holding SQLite's lock, never
+    closed, and the next write (the trials marked failed) waited SQLite's five seconds and failed with "database is
+    locked" (exit 2 instead of 143). Outside the main thread, where no signal handler runs, it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    for signum in previous:
+        signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for came in dict.fromkeys(held):  # each signal once, in the order they came
+            signal.raise_signal(came)
 
 
 @dataclass(frozen=True)
@@ -538,33 +568,45 @@ class Tuner:
         s, study = self.s, self._study()
         trial_dir = s.out_dir / "trials"
         trial_dir.mkdir(parents=True, exist_ok=True)
-        while (todo := self.remaining) > 0:
-            asked = [study.ask() for _ in range(min(s.batch, todo))]
+        # Every read and write of the study runs with Ctrl-C and SIGTERM held (``held_signals``); they land in the
+        # replays or between the blocks, where the trials asked are told (or marked failed) in full.
+        while True:
+            with held_signals():
+                todo = self.remaining
+            if todo <= 0:
+                break
+            asked: list[Any] = []  # optuna.Trial
             told: set[int] = set()
             try:
                 specs: list[RunSpec] = []
-                for trial in asked:
-                    choice = s.space.sample(trial)
-                    path = trial_dir / f"trial-{trial.number:04d}.yaml"
-                    write_config(
-                        path,
-                        choice,
-                        [f"packsched tune: trial {trial.number} of study {s.study_name!r}"],
-                        gpu_share=s.bench.gpu_share,
-                    )
-                    trial.set_user_attr("config", str(path))
-                    specs += [s.spec(_label(trial.number), seed, config=path) for seed in s.seeds]
+                with held_signals():
+                    for _ in range(min(s.batch, todo)):
+                        trial = study.ask()
+                        asked.append(trial)
+                        choice = s.space.sample(trial)
+                        path = trial_dir / f"trial-{trial.number:04d}.yaml"
+                        write_config(
+                            path,
+                            choice,
+                            [f"packsched tune: trial {trial.number} of study {s.study_name!r}"],
+                            gpu_share=s.bench.gpu_share,
+                        )
+                        trial.set_user_attr("config", str(path))
+                        specs += [s.spec(_label(trial.number), seed, config=path) for seed in s.seeds]
                 s.bench.check(specs)
                 try:
                     runs = run_batch(specs)
                 except Interrupted as stop:
-                    self._tell(asked, stop.done, told)
+                    with held_signals():
+                        self._tell(asked, stop.done, told)
                     raise
-                self._tell(asked, runs, told)
+                with held_signals():
+                    self._tell(asked, runs, told)
             finally:
-                for trial in asked:
-                    if trial.number not in told:
-                        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                with held_signals():
+                    for trial in asked:
+                        if trial.number not in told:
+                            study.tell(trial, state=optuna.trial.TrialState.FAIL)
 
     def _tell(self, asked: Sequence[optuna.Trial], runs: Sequence[Any], told: set[int]) -> None:
         optuna = _optuna()
