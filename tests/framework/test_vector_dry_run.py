@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 from helpers import make_config, make_profile, node
 from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, Pod
-from packsched.backend import nominator
 from packsched.config.loader import default_config
-from packsched.framework import podtable
 from packsched.framework import vector_dry_run as vdr
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import Diagnosis
@@ -300,8 +298,8 @@ def test_kept_verdicts_follow_the_journals(data: st.DataObject, short_journals: 
     compared = 0
     with pytest.MonkeyPatch.context() as mp:
         if short_journals:
-            mp.setattr(podtable, "_JOURNAL_LIMIT", 3)
-            mp.setattr(nominator, "_JOURNAL_LIMIT", 2)
+            mp.setattr(snap.table.journal, "limit", 3)
+            mp.setattr(sched.nominator.journal, "limit", 2)
         for step in range(10):
             placed = sorted(snap.pods)
             change = data.draw(

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from packsched.framework.journal import Journal
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray
 from packsched.framework.totals import PriorityTotals
-
-# The journal of node columns whose nominations changed is dropped past this many entries (readers start again).
-_JOURNAL_LIMIT = 1 << 16
 
 
 class Nominator:
@@ -28,9 +26,8 @@ class Nominator:
         # the last answer of totals() with what it was asked, until nominations change (a failed cycle asks it
         # for its filters and again for preemption's dry run); its arrays are read-only
         self._last: tuple[tuple[str, int, int, tuple[str, ...]], tuple[IntArray, IntArray] | None] | None = None
-        # the node columns whose nominations changed, in order, from position ``_journal_base`` (``changed_since``)
-        self._journal: list[int] = []
-        self._journal_base = 0
+        # the node columns whose nominations changed, in order (``changed_since``)
+        self.journal = Journal()
 
     def nominate(self, pod: PodInfo, col: int) -> None:
         self.clear(pod)
@@ -41,7 +38,7 @@ class Nominator:
         priority = pod.priority
         self._totals.add(priority, col, pod.requests.items(), +1)
         self._counted[pod.key] = (pod, col, priority)
-        self._journal_add(col)
+        self.journal.add(col)
 
     def clear(self, pod: PodInfo) -> None:
         col = self._node_of.pop(pod.key, None)
@@ -51,21 +48,12 @@ class Nominator:
             self._last = None
             counted, at, priority = self._counted.pop(pod.key)
             self._totals.add(priority, at, counted.requests.items(), -1)
-            self._journal_add(at)
-
-    def _journal_add(self, col: int) -> None:
-        self._journal.append(col)
-        if len(self._journal) > _JOURNAL_LIMIT:  # forget it all: readers behind it start again
-            self._journal_base += len(self._journal)
-            self._journal.clear()
+            self.journal.add(at)
 
     def changed_since(self, pos: int) -> tuple[list[int] | None, int]:
         """The node columns (repeats possible) where a nomination came or went since journal position ``pos``
         (None when the journal no longer reaches back that far), and the journal's position now."""
-        end = self._journal_base + len(self._journal)
-        if pos < self._journal_base:
-            return None, end
-        return self._journal[pos - self._journal_base :], end
+        return self.journal.since(pos), self.journal.end
 
     def col_of(self, pod: PodInfo) -> int | None:
         """The node column ``pod``'s nomination is counted on (what ``totals`` leaves out for it), if any."""

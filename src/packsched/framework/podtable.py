@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from packsched.framework.journal import Journal
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.totals import PriorityTotals
 
@@ -21,9 +22,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 _FIRST_SIZE = 64
-
-# The journal of stamped node columns is dropped past this many entries (its readers then start again).
-_JOURNAL_LIMIT = 1 << 16
 
 
 class PodTable:
@@ -45,35 +43,27 @@ class PodTable:
         self._next_order = 0
         self._by_priority: PriorityTotals[int] = PriorityTotals()  # resources keyed by snapshot row
         # A journal of the node columns whose rows changed (a pod of the node came, went, started or was
-        # renumbered), in order, for caches of per-node results (vector_dry_run.ReprieveCache): entry ``i`` was
-        # stamped at clock ``_journal_base + i + 1``; see ``changed_since``.
-        self._clock = 0
-        self._journal: list[int] = []
-        self._journal_base = 0
+        # renumbered), in order, for caches of per-node results (vector_dry_run.ReprieveCache); see
+        # ``changed_since``.
+        self.journal = Journal()
 
     def __len__(self) -> int:
         return len(self.row_of)
 
     def _stamp(self, col: int) -> None:
         """Node ``col``'s rows changed."""
-        self._clock += 1
-        self._journal.append(col)
-        if len(self._journal) > _JOURNAL_LIMIT:  # forget it all: readers behind it start again
-            self._journal_base = self._clock
-            self._journal.clear()
+        self.journal.add(col)
 
     @property
     def clock(self) -> int:
         """How many times some node's rows changed so far: ``changed_since`` of it answers the nodes changed after
         this moment."""
-        return self._clock
+        return self.journal.end
 
     def changed_since(self, clock: int) -> list[int] | None:
         """The node columns whose rows changed (a pod of the node placed, removed, started or renumbered) since
         ``clock`` was read, in order, repeats possible; None when the journal no longer reaches back that far."""
-        if clock < self._journal_base:
-            return None
-        return self._journal[clock - self._journal_base :]
+        return self.journal.since(clock)
 
     def _grow(self) -> None:
         old = len(self.node)

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from packsched.api.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Taint
 from packsched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from packsched.framework.journal import Journal
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.podtable import PodTable
 
@@ -29,9 +30,6 @@ FIXED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 # From this many pods on, add_pods / remove_pods update the arrays with one numpy call each instead of one
 # scalar update per pod and resource.
 _BULK = 8
-
-# The journal of touched nodes is dropped past this many entries (its readers then recompute everything once).
-_JOURNAL_LIMIT = 1 << 16
 
 
 class PodListener(Protocol):
@@ -112,9 +110,8 @@ class Snapshot:
         self.generation = 0  # bumped on every change, for caches
         self.node_generation = 0  # bumped when nodes (labels, taints, allocatable) change
         # A journal of the node columns whose placed pods changed, in order, for caches that recompute only those
-        # nodes (framework/equivalence.py): positions count from ``touched_base``; see ``touched_since``.
-        self.touched: list[int] = []
-        self.touched_base = 0
+        # nodes (framework/equivalence.py); see ``touched_since``.
+        self.touched = Journal()
         self.pods: dict[str, PodInfo] = {}  # every placed pod by key
         self.table = PodTable(len(self.resources))  # the same pods as rows of arrays (preemption reads them)
         # How many placed pods of each (namespace, priority) each node holds: row per group, column per node.
@@ -158,20 +155,12 @@ class Snapshot:
     @property
     def touched_end(self) -> int:
         """The journal position after its last entry."""
-        return self.touched_base + len(self.touched)
+        return self.touched.end
 
     def touched_since(self, pos: int) -> list[int] | None:
         """The columns (repeats possible) whose placed pods changed since journal position ``pos``; None when the
         journal no longer reaches back that far (then everything counts as changed)."""
-        if pos < self.touched_base:
-            return None
-        return self.touched[pos - self.touched_base :]
-
-    def _touch(self, cols: Iterable[int]) -> None:
-        self.touched.extend(cols)
-        if len(self.touched) > _JOURNAL_LIMIT:  # forget it all: readers behind it start again
-            self.touched_base += len(self.touched)
-            self.touched.clear()
+        return self.touched.since(pos)
 
     def ensure_resource(self, name: str) -> int:
         """The row for ``name``, adding an all-zero row the first time a resource is seen."""
@@ -399,7 +388,7 @@ class Snapshot:
         np.add.at(self.nonzero[1], cols, [sign * info.non_zero_memory for info, _ in placements])
         np.add.at(self.pod_count, cols, sign)
         self.generation += len(placements)
-        self._touch(col for _, col in placements)
+        self.touched.extend(col for _, col in placements)
 
     def _rows(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
         """The pod's (row, amount) pairs in this snapshot."""
@@ -434,7 +423,7 @@ class Snapshot:
         nonzero[1, col] += sign * info.non_zero_memory
         self.pod_count[col] += sign
         self.generation += 1
-        self._touch((col,))
+        self.touched.add(col)
 
     def reorder_pods(self, col: int, keys: Sequence[str]) -> None:
         """Put the pods of node ``col`` back in the order of ``keys`` (every key of a pod there, once): a dry
