@@ -43,7 +43,7 @@ from packsched.framework.interface import (
     QueueingHintPlugin,
     WaitingPodView,
 )
-from packsched.framework.nodeorder import first_feasible
+from packsched.framework.nodeorder import first_feasible, rotated_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.preemption import chosen_node_fit_error
 from packsched.framework.runtime import Framework, PluginFactory, ScoreResult
@@ -659,11 +659,7 @@ class Scheduler(EventHandlers):
         n = len(alive)
         if k >= n:  # every node is looked at: the feasible ones in the rotated order
             if self._order_is_columns:  # the order is the columns': rotated by slicing (no gather)
-                found = np.flatnonzero(alive)
-                if start:
-                    split = int(np.searchsorted(found, start))
-                    found = np.concatenate([found[split:], found[:split]])
-                return found, n
+                return rotated_feasible(alive, start), n
             rotated = self._rotated_order(order, start)
             # take + compress: a boolean mask over an order that jumps between columns reads ~2x slower
             return rotated.compress(alive.take(rotated)), n

@@ -10,6 +10,16 @@ import numpy as np
 from packsched.framework.snapshot import BoolArray, IntArray
 
 
+def rotated_feasible(alive: BoolArray, start: int) -> IntArray:
+    """Every feasible column (``alive``) in the columns' own order rotated to ``start``: all of them, where
+    :func:`first_feasible` looks for fewer than the nodes."""
+    found = np.flatnonzero(alive)
+    if not start:
+        return found
+    split = int(np.searchsorted(found, start))
+    return np.concatenate([found[split:], found[:split]])
+
+
 def first_feasible(
     alive: BoolArray,
     order: IntArray | None,

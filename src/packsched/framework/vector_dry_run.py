@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from packsched.framework.cycle_state import CycleState
 from packsched.framework.interface import FilterPlugin, Handle, ProfileRuntime, ResourceFitFilter
-from packsched.framework.nodeorder import first_feasible
+from packsched.framework.nodeorder import first_feasible, rotated_feasible
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import BoolArray, IntArray, Snapshot
 
@@ -325,10 +325,7 @@ def _first_playing(playing: BoolArray, potential: IntArray, offset: int, k: int)
     start = int(potential[offset])
     if k < n:
         return first_feasible(playing, None, start, k)[0].astype(np.intp, copy=False)
-    hits = np.flatnonzero(playing)
-    split = int(np.searchsorted(hits, start))
-    out: IntArray = np.concatenate([hits[split:], hits[:split]])[:k]
-    return out
+    return rotated_feasible(playing, start)[:k]
 
 
 def _fits_without_victims(
