@@ -12,7 +12,7 @@ from packsched.config.types import NodeResourcesBalancedAllocationArgs, PluginAr
 from packsched.config.versions import DEFAULT as DEFAULT_KUBE_VERSION
 from packsched.config.versions import KubeVersion
 from packsched.framework.cycle_state import CycleState
-from packsched.framework.interface import MAX_NODE_SCORE, Handle, SignFragments
+from packsched.framework.interface import Handle, SignFragments
 from packsched.framework.podinfo import PodInfo
 from packsched.framework.snapshot import IntArray, Snapshot
 from packsched.framework.status import Status
@@ -20,6 +20,7 @@ from packsched.plugins.helper import signers
 from packsched.plugins.noderesources.scoring import (
     SCALAR_NODES,
     ResourceColumns,
+    balance_change,
     balanced_matrix,
     balanced_node,
     balanced_score,
@@ -82,15 +83,12 @@ class BalancedAllocation:
         with_pod = balanced_score(columns, len(cols))
         if not self.scores_change:
             return with_pod
-        # 1.36+ (kubernetes#135573): how much the pod improves or worsens the node's balance. Both scores lie in
-        # [50, 100], so the sum below is never negative and floor division is Go's integer division.
+        # 1.36+: how much the pod improves or worsens the node's balance
         without = [
             ResourceColumns(c.name, c.weight, c.alloc, c.requested - pod_request_for(pod, c.name, non_zero=False))
             for c in columns
         ]
-        without_pod = balanced_score(without, len(cols))
-        half = MAX_NODE_SCORE // 2
-        return half + (half + with_pod - without_pod) // 2
+        return balance_change(with_pod, balanced_score(without, len(cols)))
 
     def _score_nodes(self, pod: PodInfo, snap: Snapshot, cols: IntArray, dra: DraObjects | None) -> IntArray | None:
         """``score`` node by node in Python (a few nodes: those the equivalence cache re-scores after a bind); None
@@ -98,7 +96,6 @@ class BalancedAllocation:
         terms = scalar_terms(snap, pod, self.resources, non_zero=False, dra=dra)
         if terms is None or len(terms) > 2:
             return None
-        half = MAX_NODE_SCORE // 2
         out: list[int] = []
         for col in cols.tolist():
             amounts = node_amounts(terms, col)
@@ -110,7 +107,7 @@ class BalancedAllocation:
             without = [(alloc, req - t[6]) for (_w, alloc, req), t in zip(amounts, terms, strict=True)]
             without_pod = balanced_node(without)
             assert without_pod is not None
-            out.append(half + (half + with_pod - without_pod) // 2)
+            out.append(balance_change(with_pod, without_pod))
         return np.array(out, dtype=np.int64)
 
 

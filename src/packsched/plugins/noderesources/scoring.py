@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -418,6 +419,17 @@ def _two_balanced(f0: npt.NDArray[np.float64], f1: npt.NDArray[np.float64]) -> I
     return np.asarray(((1.0 - np.abs((f0 - f1) / 2)) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)
 
 
+Scores = TypeVar("Scores", int, IntArray)
+
+
+def balance_change(with_pod: Scores, without_pod: Scores) -> Scores:
+    """BalancedAllocation from 1.36 (kubernetes#135573): how much the pod improves or worsens the node's balance,
+    from its balanced scores with and without the pod (Python integers or arrays). Both lie in [50, 100], so the
+    sum is never negative and floor division is Go's integer division."""
+    half = MAX_NODE_SCORE // 2
+    return half + (half + with_pod - without_pod) // 2
+
+
 def _term_matrices(
     snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray
 ) -> tuple[IntArray, IntArray, IntArray, IntArray] | None:
@@ -461,10 +473,7 @@ def balanced_matrix(snap: Snapshot, terms: Sequence[ScalarTerm], cols: IntArray,
         if not change:
             return with_pod
         g = np.minimum(used / alloc, 1.0)  # the node's requests without the pod
-        without_pod = _two_balanced(g[0], g[1])
-        # both scores lie in [50, 100]: the sum is never negative and floor division is Go's integer division
-        half = MAX_NODE_SCORE // 2
-        return np.asarray(half + (half + with_pod - without_pod) // 2, dtype=np.int64)
+        return np.asarray(balance_change(with_pod, without_pod=_two_balanced(g[0], g[1])), dtype=np.int64)
 
     return by_matrices(snap, terms, cols, scores)
 
