@@ -13,12 +13,15 @@ taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in
   pass's decisions, each class of pods with equal requests keeping every node's score and bringing up to date only
   the nodes pods went to since its last pod, and nothing else (no framework, queue, events or binding; its table
   row says whether it chose as the full pass did, which it must);
-* packsched's simulator (``Simulation.run``, as bench_schedule.py times it) with one of two profiles:
+* packsched's simulator (``Simulation.run``, as bench_schedule.py times it) with one of these profiles:
   ``fit``, only NodeResourcesFit (PreFilter, Filter, Score; with PrioritySort and DefaultBinder), which is the
   loop's work; ``default``, bench_schedule's configuration (the default profile, NodeResourcesFit scoring with
   RequestedToCapacityRatio), which also honours the taints and node selectors and scores with the other default
   plugins; ``fit-nobatch``, ``fit`` with the OpportunisticBatching gate off (``fit`` signs pods, so from
-  kube-scheduler 1.35 it keeps its sorted scores for opportunistic batching; ``default`` never batches). All with
+  kube-scheduler 1.35 it keeps its sorted scores for opportunistic batching; ``default`` never batches); ``none``
+  (and ``none-nobatch``), no Filter or Score plugin at all: every node feasible and scored alike, so what it
+  measures is the floor of packsched's cycle (queue, extension points, assume, bind, records), not a placement
+  policy; the ratio a profile can reach is bounded by it. All with
   ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
   ``--percentage`` says otherwise, and selectHost's ``name`` tie-break (the node whose name sorts first), so that
   the two sides can agree pod for pod.
@@ -63,8 +66,9 @@ IntArray = npt.NDArray[np.int64]
 GPU = "nvidia.com/gpu"
 # the loop's resource rows: the filter checks all four, the score the ones the strategy names
 ROWS = ("cpu", "memory", "pods", GPU)
-# fit-nobatch: fit with the OpportunisticBatching gate off (fit signs pods, so from 1.35 it batches; default never)
-PROFILES = ("fit", "default", "fit-nobatch")
+# fit-nobatch: fit with the OpportunisticBatching gate off (fit signs pods, so from 1.35 it batches; default never);
+# none: no Filter or Score plugin at all, the floor of packsched's cycle (none-nobatch: without batching)
+PROFILES = ("fit", "default", "fit-nobatch", "none", "none-nobatch")
 EXTENDED = {GPU}  # scalar resources: left out of the score for a pod that does not ask for them
 
 
@@ -214,8 +218,9 @@ def incremental_pass(p: Problem) -> IntArray:
 
 
 def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
-    """bench_schedule's configuration (``default``), or the same NodeResourcesFit args with every other plugin
-    disabled (``fit``)."""
+    """bench_schedule's configuration (``default``), the same NodeResourcesFit args with every other plugin
+    disabled (``fit``), or no Filter or Score plugin at all (``none``: PrioritySort and DefaultBinder only, every
+    node feasible and scored alike; what packsched's cycle costs with nothing to compute)."""
     config = json.loads(json.dumps(CONFIG))
     prof = config["profiles"][0]
     if profile in ("fit", "fit-nobatch"):
@@ -223,6 +228,13 @@ def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
             "multiPoint": {
                 "disabled": [{"name": "*"}],
                 "enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit"}, {"name": "DefaultBinder"}],
+            }
+        }
+    elif profile in ("none", "none-nobatch"):
+        prof["plugins"] = {
+            "multiPoint": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}],
             }
         }
     if percentage is not None:
@@ -415,6 +427,8 @@ def report(r: dict[str, Any]) -> str:
         label = {
             "fit": "packsched, NodeResourcesFit only",
             "fit-nobatch": "packsched, NodeResourcesFit only, OpportunisticBatching off",
+            "none": "packsched, no Filter or Score plugin (its cycle's floor)",
+            "none-nobatch": "packsched, no Filter or Score plugin, OpportunisticBatching off",
         }.get(name, "packsched, default profile")
         runs = ", ".join(f"{x:,.0f}" for x in p["pods_per_s_runs"])
         lines.append(
@@ -439,7 +453,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each scheduler, alternating")
     parser.add_argument(
-        "--profiles", default="fit,default", help="packsched profiles to measure: fit, default, fit-nobatch"
+        "--profiles",
+        default="fit,default",
+        help="packsched profiles to measure: fit, default, fit-nobatch, none, none-nobatch (none: no Filter or Score "
+        "plugin, the floor of packsched's cycle)",
     )
     parser.add_argument(
         "--percentage",

@@ -103,3 +103,12 @@ def test_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert "top 15 by cumulative time" in out and (tmp_path / "default.prof").exists()
     with pytest.raises(SystemExit):
         bench.main(["--profiles", "nosuch"])
+
+
+@pytest.mark.parametrize("profile", ["none", "none-nobatch"])
+def test_the_floor_profile_has_no_filter_or_score_and_places_every_pod(profile: str) -> None:
+    plugins = bench.packsched_config(profile, 100)["profiles"][0]["plugins"]["multiPoint"]
+    assert plugins["enabled"] == [{"name": "PrioritySort"}, {"name": "DefaultBinder"}]
+    nodes, pods = bench.make_cluster(2, 300, 5)  # the fit profile leaves GPU pods out here; no filter leaves none
+    _setup, _t, _cpu, placed = bench.run_packsched(nodes, pods, profile, 100, 5)
+    assert len(placed) == 300
