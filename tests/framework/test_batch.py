@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packsched.api.objects import Container, Pod
 from packsched.config.versions import KubeVersion
@@ -20,6 +22,7 @@ from packsched.framework.batch import (
     OpportunisticBatch,
     SortedNodes,
     TieOrder,
+    _insertion,
     sort_scored,
 )
 from packsched.framework.cycle_state import CycleState
@@ -52,6 +55,7 @@ class Profile:
     pre_score_err: bool = False
     score_err: bool = False
     norm_err: bool = False
+    flip_above: int | None = None  # NormalizeScore: max - score for every node when the max is above this
 
     def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
         if self.filter_err:
@@ -81,7 +85,10 @@ class Profile:
         # upstream's plugin checks that NormalizeScore sees only nodes PreScore saw
         if seen is None or any(NODES[c] not in seen for c in cols.tolist()):
             raise PluginError("NormalizeScore called for a node PreScore did not see")
-        return np.asarray(raw[SCORE], dtype=np.int64)
+        scores = np.asarray(raw[SCORE], dtype=np.int64)
+        if self.flip_above is not None and int(scores.max()) > self.flip_above:
+            return scores.max() - scores
+        return scores
 
 
 def nodes(names: list[str] | None, raw: list[int] | None = None) -> SortedNodes | None:
@@ -287,6 +294,46 @@ def test_rescore_chain_137() -> None:
     assert batch.batched_pods == 1  # pod 2 took its hint (pod 3 has not stored yet)
 
 
+def test_a_rescore_that_reorders_the_cached_nodes_sorts_them_again() -> None:
+    """The re-normalization changes the cached nodes' totals, and their order: n1 (raw 50) led n3 (raw 20);
+    n2 re-scored to 100 flips every score (max - score), so n3 (80) now leads n1 (50), and n2 (0) is last. The
+    list is sorted again, not n2 put into the old order."""
+    profile = Profile(score=100, flip_above=60)
+    batch = OpportunisticBatch(rescore=True)
+    batch.store_schedule_results("sig", "", "n2", nodes(["n1", "n3"], [50, 20]), 1, 0.0)
+    profile.placed = {"n2": ["a-1"]}
+    assert batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, INDEX, TIES) == "n3"
+    assert batch.state is not None
+    rest = batch.state.nodes.remaining()
+    assert rest.names.tolist() == ["n1", "n2"]
+    assert rest.totals.tolist() == [50, 0]
+    assert rest.raw[SCORE].tolist() == [50, 100]
+
+
+def test_a_rescore_that_keeps_the_cached_order_puts_the_node_in_place() -> None:
+    """No re-normalization moves the cached nodes (four of them, two with equal totals ordered by key): the
+    re-scored node goes where its total puts it, after the nodes with its total and a lower key, and the arrays
+    move with it."""
+    profile = Profile(score=30)
+    batch = OpportunisticBatch(rescore=True)
+    cached = SortedNodes(
+        np.array(["n4", "n1", "n3"], dtype=object),
+        np.array([40, 30, 10], dtype=np.int64),
+        np.array([3.0, 0.0, 2.0]),
+        {SCORE: np.array([40, 30, 10], dtype=np.int64)},
+    )
+    batch.store_schedule_results("sig", "", "n2", cached, 1, 0.0)
+    profile.placed = {"n2": ["a-1"]}
+    assert batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, INDEX, TIES) == "n4"
+    assert batch.state is not None
+    rest = batch.state.nodes.remaining()
+    assert rest.names.tolist() == ["n1", "n2", "n3"]  # n2 (30, key 1) after n1 (30, key 0)
+    assert rest.totals.tolist() == [30, 30, 10]
+    assert rest.raw[SCORE].tolist() == [30, 30, 10]
+    assert rest.ties.tolist() == [0.0, 1.0, 2.0]
+    assert rest.node_cols is not None and rest.node_cols.tolist() == [0, 1, 2]
+
+
 def test_the_rescore_state_does_not_leak_into_the_cycle() -> None:
     profile = Profile(score=100)
     batch = OpportunisticBatch(rescore=True)
@@ -331,3 +378,31 @@ def test_random_tie_keys_choose_uniformly_among_the_best() -> None:
     counts = np.bincount(picks, minlength=4)
     assert counts[3] == 0
     assert counts[:3].min() > 150  # about 200 each
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 3)), min_size=1, max_size=30),
+    st.sampled_from(["no", "totals", "totals and keys"]),
+)
+def test_inserting_the_rescored_node_is_the_stable_sort(pairs: list[tuple[int, int]], presorted: str) -> None:
+    """_rescore_last's shortcut: where the cached nodes are still in order (highest total, then lowest key), the
+    rescored node (the last) goes where a stable lexsort of them all puts it; otherwise it answers None. Few
+    distinct totals and keys, so that equal pairs and equal totals with different keys both come up."""
+    *cached, last = pairs
+    if presorted == "totals":
+        cached.sort(key=lambda pair: -pair[0])
+    elif presorted == "totals and keys":
+        cached = [cached[i] for i in np.lexsort(([k for _, k in cached], [-t for t, _ in cached]))]
+    totals = np.array([t for t, _ in cached] + [last[0]], dtype=np.int64)
+    keys = np.array([k for _, k in cached] + [last[1]], dtype=np.float64)
+    order = np.lexsort((keys, -totals))
+    in_order = order[order != len(cached)].tolist() == list(range(len(cached)))
+    at = _insertion(totals, keys)
+    if at is None:
+        assert not in_order
+        return
+    assert in_order
+    assert int(np.flatnonzero(order == len(cached))[0]) == at
+    if presorted == "totals and keys":  # the caller's shortcut: a list's own order, not checked again
+        assert _insertion(totals, keys, in_order=True) == at
