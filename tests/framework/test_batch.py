@@ -23,6 +23,7 @@ from packsched.framework.batch import (
     SortedNodes,
     TieOrder,
     _insertion,
+    best_first,
     sort_scored,
 )
 from packsched.framework.cycle_state import CycleState
@@ -406,3 +407,21 @@ def test_inserting_the_rescored_node_is_the_stable_sort(pairs: list[tuple[int, i
     assert int(np.flatnonzero(order == len(cached))[0]) == at
     if presorted == "totals and keys":  # the caller's shortcut: a list's own order, not checked again
         assert _insertion(totals, keys, in_order=True) == at
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(0, 5), st.integers(-(2**40), 2**40)),
+            st.one_of(st.integers(0, 6).map(float), st.floats(0, 1, exclude_max=True)),
+        ),
+        max_size=40,
+    )
+)
+def test_best_first_is_the_lexsort(pairs: list[tuple[int, float]]) -> None:
+    """The batch's sort against the lexsort it replaces: few and far-apart totals (the radix and the plain stable
+    sort), keys that repeat (the lexsort itself) and keys that do not."""
+    totals = np.array([t for t, _ in pairs], dtype=np.int64)
+    ties = np.array([k for _, k in pairs], dtype=np.float64)
+    assert best_first(totals, ties).tolist() == np.lexsort((ties, -totals)).tolist()
