@@ -1,7 +1,8 @@
 """Benchmark: packsched against a full-pass numpy loop on the same cluster and pods, as a ratio in one run (issue 23).
 
 The cluster and pods are ``bench_schedule.py``'s (its builders: 5,000 nodes, half with 8 GPUs and a NoSchedule
-taint, 10,000 pods, 40 % of them asking for GPUs). Two schedulers place them, in turn, ``--repeat`` times each:
+taint, 10,000 pods, 40 % of them asking for GPUs; with ``--same-pods`` every pod asks for 1 CPU and 1 GiB, one class
+that a batching profile places mostly by batch hints). Two schedulers place them, in turn, ``--repeat`` times each:
 
 * the full-pass loop, written here with numpy and nothing of packsched: for each pod in order, every node's
   NodeResourcesFit filter (requested + pod <= allocatable for cpu, memory, pods and nvidia.com/gpu), every node's
@@ -57,9 +58,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from bench_schedule import CONFIG, make_cluster  # noqa: E402
+from bench_schedule import CONFIG  # noqa: E402
+from bench_schedule import make_cluster as mixed_cluster  # noqa: E402
 
-from packsched.api.objects import Node, Pod  # noqa: E402
+from packsched.api.objects import Container, Node, OwnerRef, Pod  # noqa: E402
 
 IntArray = npt.NDArray[np.int64]
 
@@ -87,6 +89,19 @@ class Problem:
     weights: IntArray  # their weights
     extended: npt.NDArray[np.bool_]  # which of them are scalar resources
     shape: IntArray  # score for every integer utilisation 0..100
+
+
+def make_cluster(n_nodes: int, n_pods: int, seed: int, same_pods: bool = False) -> tuple[list[Node], list[Pod]]:
+    """bench_schedule's cluster and pods; with ``same_pods`` every pod asks for the same (1 CPU and 1 GiB, no GPU):
+    one class of pods, so that a profile that batches (``fit``, from 1.35) takes a batch hint for most of them."""
+    nodes, pods = mixed_cluster(n_nodes, 0 if same_pods else n_pods, seed)
+    if same_pods:
+        pods = [
+            Pod(f"pod-{i:05d}", containers=[Container("main", {"cpu": 1000, "memory": 1024**3}, {})],
+                owner=OwnerRef("Job", f"job-{i // 10}"))
+            for i in range(n_pods)
+        ]  # fmt: skip
+    return nodes, pods
 
 
 def shape_lookup(points: Sequence[dict[str, int]]) -> IntArray:
@@ -303,10 +318,16 @@ def machine() -> dict[str, Any]:
 
 
 def compare(
-    nodes: int, pods: int, repeat: int, profiles: Sequence[str], percentage: int | None, seed: int
+    nodes: int,
+    pods: int,
+    repeat: int,
+    profiles: Sequence[str],
+    percentage: int | None,
+    seed: int,
+    same_pods: bool = False,
 ) -> dict[str, Any]:
     """Alternate the full pass and each profile ``repeat`` times; medians, ratios and placement agreement."""
-    base_nodes, base_pods = make_cluster(nodes, pods, seed)
+    base_nodes, base_pods = make_cluster(nodes, pods, seed, same_pods)
     prob = problem(base_nodes, base_pods, CONFIG)
     node_by_name = {n.name: n for n in base_nodes}
     times: dict[str, list[float]] = {"fullpass": [], "incremental": [], **{p: [] for p in profiles}}
@@ -329,7 +350,7 @@ def compare(
         cpu["incremental"].append(time.process_time() - c0)
         same_as_full = same_as_full and bool(np.array_equal(floor, chosen))
         for profile in profiles:
-            run_nodes, run_pods = make_cluster(nodes, pods, seed)  # the simulator changes the pods it places
+            run_nodes, run_pods = make_cluster(nodes, pods, seed, same_pods)  # the simulator changes the pods it places
             gc.collect()
             s, t, c, placed[profile] = run_packsched(run_nodes, run_pods, profile, percentage, seed)
             cpu[profile].append(c)
@@ -345,6 +366,7 @@ def compare(
         "machine": machine(),
         "nodes": nodes,
         "pods": pods,
+        "same_pods": same_pods,
         "repeat": repeat,
         "seed": seed,
         "percentage_of_nodes_to_score": "adaptive" if percentage == 0 else percentage,
@@ -403,7 +425,8 @@ def report(r: dict[str, Any]) -> str:
     lines = [
         f"machine: {m['machine']} {m['cpu']} ({m['cpus']} cpus), python {m['python']}, numpy {m['numpy']}, "
         f"load average at start {m['loadavg']}",
-        f"nodes={r['nodes']:,} pods={r['pods']:,} repeat={r['repeat']} (alternating) seed={r['seed']} "
+        f"nodes={r['nodes']:,} pods={r['pods']:,}{' (all alike)' if r.get('same_pods') else ''} "
+        f"repeat={r['repeat']} (alternating) seed={r['seed']} "
         f"percentageOfNodesToScore={r['percentage_of_nodes_to_score']} tie-break: {r['tie_break']}",
         "",
         "| scheduler | pods/s (median) | runs | packsched / full pass | pods per CPU s (median) | packsched / full "
@@ -465,6 +488,11 @@ def main(argv: list[str] | None = None) -> int:
         help="packsched's percentageOfNodesToScore (default 100, as the full pass; 0: kube-scheduler's adaptive)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--same-pods",
+        action="store_true",
+        help="every pod asks for 1 CPU and 1 GiB (one class of pods: `fit` batches them from kube-scheduler 1.35)",
+    )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument(
         "--profile",
@@ -477,13 +505,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in profiles if p not in PROFILES]
     if unknown or not profiles:
         parser.error(f"--profiles: one or more of {', '.join(PROFILES)}")
-    result = compare(args.nodes, args.pods, max(1, args.repeat), profiles, args.percentage, args.seed)
+    result = compare(args.nodes, args.pods, max(1, args.repeat), profiles, args.percentage, args.seed, args.same_pods)
     print(json.dumps(result, indent=2) if args.output == "json" else report(result))
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
         for profile in profiles:
             path = os.path.join(args.profile, f"{profile}.prof")
-            run_nodes, run_pods = make_cluster(args.nodes, args.pods, args.seed)
+            run_nodes, run_pods = make_cluster(args.nodes, args.pods, args.seed, args.same_pods)
             run_packsched(run_nodes, run_pods, profile, args.percentage, args.seed, path)  # the CPU time is not used
             out = sys.stderr if args.output == "json" else sys.stdout
             print(f"\n## packsched `{profile}`: top 15 by cumulative time ({path})", file=out)

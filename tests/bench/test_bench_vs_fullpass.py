@@ -112,3 +112,15 @@ def test_the_floor_profile_has_no_filter_or_score_and_places_every_pod(profile: 
     nodes, pods = bench.make_cluster(2, 300, 5)  # the fit profile leaves GPU pods out here; no filter leaves none
     _setup, _t, _cpu, placed = bench.run_packsched(nodes, pods, profile, 100, 5)
     assert len(placed) == 300
+
+
+def test_same_pods_are_one_class_that_fit_places_as_the_full_pass() -> None:
+    """--same-pods: one class of pods (which `fit` batches), placed by `fit` as by the loop."""
+    nodes, pods = bench.make_cluster(30, 200, 1, same_pods=True)
+    assert {tuple(sorted(p.containers[0].requests.items())) for p in pods} == {(("cpu", 1000), ("memory", 1024**3))}
+    prob = bench.problem(nodes, pods, bench.CONFIG)
+    chosen = bench.full_pass(prob)
+    numpy_nodes = {pods[k].name: prob.names[int(c)] for k, c in enumerate(chosen) if c >= 0}
+    run_nodes, run_pods = bench.make_cluster(30, 200, 1, same_pods=True)
+    _setup, _t, _cpu, placed = bench.run_packsched(run_nodes, run_pods, "fit", 100, 1)
+    assert placed == numpy_nodes and len(placed) == 200
