@@ -19,6 +19,7 @@ from packsched.framework.batch import (
     EXPIRED,
     MAX_BATCH_AGE,
     NODE_NOT_FULL,
+    FloatArray,
     OpportunisticBatch,
     SortedNodes,
     TieOrder,
@@ -76,6 +77,9 @@ class Profile:
         if self.score_err:
             raise PluginError("injected score error")
         return {SCORE: np.full(len(cols), self.score, dtype=np.int64)}
+
+    def plain_totals(self, state: CycleState) -> bool:
+        return self.flip_above is None
 
     def normalize_scores(
         self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
@@ -335,6 +339,22 @@ def test_a_rescore_that_keeps_the_cached_order_puts_the_node_in_place() -> None:
     assert rest.node_cols is not None and rest.node_cols.tolist() == [0, 1, 2]
 
 
+def test_a_normalizing_rescore_of_a_cycles_list_sorts_it_again() -> None:
+    """As above, on a list a cycle made (columns and the snapshot's index known, where a plugin without
+    NormalizeScore would be re-scored in place): NormalizeScore moves the cached totals, so the list is sorted
+    again."""
+    names = np.array(NODES, dtype=object)
+    raw = np.array([90, 50, 20], dtype=np.int64)  # n2 (the cycle's choice), n1, n3
+    _, rest = sort_scored(names, np.array([1, 0, 2], dtype=np.int64), raw, {SCORE: raw.copy()}, TIES, INDEX)
+    profile = Profile(score=100, flip_above=60)
+    batch = OpportunisticBatch(rescore=True)
+    batch.store_schedule_results("sig", "", "n2", rest, 1, 0.0)
+    profile.placed = {"n2": ["a-1"]}
+    assert batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, INDEX, TIES) == "n3"
+    assert batch.state is not None
+    assert batch.state.nodes.remaining().names.tolist() == ["n1", "n2"]
+
+
 def test_the_rescore_state_does_not_leak_into_the_cycle() -> None:
     profile = Profile(score=100)
     batch = OpportunisticBatch(rescore=True)
@@ -425,3 +445,101 @@ def test_best_first_is_the_lexsort(pairs: list[tuple[int, float]]) -> None:
     totals = np.array([t for t, _ in pairs], dtype=np.int64)
     ties = np.array([k for _, k in pairs], dtype=np.float64)
     assert best_first(totals, ties).tolist() == np.lexsort((ties, -totals)).tolist()
+
+
+@dataclass
+class Alike:
+    """A profile stand-in for many nodes: every node fits, one score plugin without NormalizeScore gives the
+    re-scored node ``score``; ``plain``: whether it says so (the in-place re-scoring) or not (the rebuilt list)."""
+
+    plain: bool
+    score: int = 0
+
+    def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
+        return np.ones(1, dtype=bool), []
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> Status:
+        return Status()
+
+    def run_raw_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> dict[str, IntArray]:
+        return {SCORE: np.full(len(cols), self.score, dtype=np.int64)}
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
+    ) -> IntArray:
+        return np.asarray(raw[SCORE], dtype=np.int64)
+
+    def plain_totals(self, state: CycleState) -> bool:
+        return self.plain
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(2, 12),
+    st.lists(st.integers(0, 3), min_size=2, max_size=12),
+    st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    st.sampled_from(["node", "drawn", "equal"]),
+    st.integers(0, 2**31),
+)
+def test_rescoring_in_place_gives_the_rebuilt_list(
+    n: int, scores: list[int], rescored: list[int], keys: str, seed: int
+) -> None:
+    """1.37's re-scoring, pod after pod on one batch: put back in place (a profile without NormalizeScore) and
+    rebuilt (the general path) give the same hints and the same lists, with few totals (ties everywhere), keys
+    per node, drawn (the same draws on both sides) or all equal."""
+    names = np.array([f"m{i}" for i in range(n)], dtype=object)
+    index = {name: i for i, name in enumerate(names.tolist())}
+    cols = np.arange(n, dtype=np.int64)
+    totals = np.array([scores[i % len(scores)] for i in range(n)], dtype=np.int64)
+    lists = []
+    for plain in (True, False):
+        rng = np.random.default_rng(seed)
+        ties = {
+            "node": TieOrder(lambda c: c.astype(np.float64), True),
+            "drawn": TieOrder(lambda c, g=rng: g.random(len(c)), False),
+            "equal": TieOrder(lambda c: np.zeros(len(c)), False),  # equal totals and keys: the stable order
+        }[keys]
+        chosen, rest = sort_scored(names, cols, totals, {SCORE: totals.copy()}, ties, index)
+        batch = OpportunisticBatch(rescore=True)
+        batch.store_schedule_results("sig", "", str(names[chosen]), rest, 1, 0.0)
+        profile = Alike(plain)
+        seen: list[object] = []
+        for cycle, score in enumerate(rescored, start=2):
+            if batch.state is None or not len(batch.state.nodes):
+                break
+            profile.score = score
+            hint = batch.get_node_hint(profile, CycleState(), info(f"a-{cycle}"), "sig", cycle, 0.0, index, ties)
+            left = batch.state.nodes.remaining()
+            assert left.node_cols is not None
+            seen.append((hint, left.names.tolist(), left.totals.tolist(), left.ties.tolist(),
+                         left.raw[SCORE].tolist(), left.node_cols.tolist()))  # fmt: skip
+            batch.store_schedule_results("sig", hint, hint, None, cycle, 0.0)
+        lists.append(seen)
+    assert lists[0] == lists[1]
+
+
+def test_a_node_added_since_the_list_was_made_renumbers_the_name_keys() -> None:
+    """Keys that are name ranks change when a node joins (the index grows in place): m0 joins before m1 is
+    re-scored a second time, so m1's fresh key (1) would tie with m2's kept one (1, from before m0); the list is
+    judged on fresh keys, and m1 (equal totals, the lower name) leads again."""
+    index = {f"m{i}": i - 1 for i in range(1, 5)}
+
+    def ranks(cols: IntArray) -> FloatArray:
+        order = sorted(index, key=lambda name: name)
+        rank = {index[name]: r for r, name in enumerate(order)}
+        return np.array([rank[int(c)] for c in cols], dtype=np.float64)
+
+    by_name = TieOrder(ranks, per_node=True)
+    names = np.array(list(index), dtype=object)
+    totals = np.full(4, 7, dtype=np.int64)
+    chosen, rest = sort_scored(names, np.arange(4, dtype=np.int64), totals, {SCORE: totals.copy()}, by_name, index)
+    assert names[chosen] == "m1"
+    batch = OpportunisticBatch(rescore=True)
+    batch.store_schedule_results("sig", "", "m1", rest, 1, 0.0)
+    profile = Alike(plain=True, score=7)
+    assert batch.get_node_hint(profile, CycleState(), info("a-2"), "sig", 2, 0.0, index, by_name) == "m1"
+    batch.store_schedule_results("sig", "m1", "m1", None, 2, 0.0)  # the list is sorted now, on m0-less ranks
+    index["m0"] = 4
+    assert batch.get_node_hint(profile, CycleState(), info("a-3"), "sig", 3, 0.0, index, by_name) == "m1"
+    assert batch.state is not None
+    assert batch.state.nodes.remaining().names.tolist() == ["m2", "m3", "m4"]

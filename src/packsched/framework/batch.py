@@ -71,6 +71,8 @@ class BatchProfile(Protocol):
         self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
     ) -> IntArray: ...
 
+    def plain_totals(self, state: CycleState) -> bool: ...
+
 
 @dataclass(frozen=True)
 class TieOrder:
@@ -104,6 +106,13 @@ class SortedNodes:
     index: Mapping[str, int] | None = None
     # not sorted yet: how to draw every node's tie key (drawn when first read: most lists are never read)
     tie_keys: Callable[[IntArray], FloatArray] | None = None
+    # how many names ``index`` held when the list was made (the same index and size: the same nodes, so a key
+    # that is a node's name rank is still that node's key)
+    index_size: int = -1
+
+    def __post_init__(self) -> None:
+        if self.index is not None and self.index_size < 0:
+            self.index_size = len(self.index)
 
     @classmethod
     def build(
@@ -146,6 +155,30 @@ class SortedNodes:
         name = str(self.names[self.pos])
         self.pos += 1
         return name
+
+    def put_back(self, name: str, col: int, total: int, key: float, raw: Mapping[str, int]) -> None:
+        """Insert a node into the sorted list (``pos`` > 0: its head was taken), in place: after every node with a
+        higher total, or the same total and a key not above its own (where a stable sort of the list with the
+        node last puts it); the nodes ahead of it move one place toward the front."""
+        totals, ties = self.totals, self.ties
+        lo, hi = self.pos, len(totals)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            t = totals.item(mid)
+            if t > total or (t == total and ties.item(mid) <= key):
+                lo = mid + 1
+            else:
+                hi = mid
+        first = self.pos - 1
+        assert first >= 0 and self.node_cols is not None and self.cols is None
+        rows: list[tuple[npt.NDArray[Any], object]] = [
+            (self.names, name), (totals, total), (ties, key), (self.node_cols, col)
+        ]  # fmt: skip
+        rows += [(self.raw[k], v) for k, v in raw.items()]
+        for array, value in rows:
+            array[first : lo - 1] = array[first + 1 : lo]  # overlapping: numpy copies as if through a buffer
+            array[lo - 1] = value
+        self.pos = first
 
     def remaining(self) -> SortedNodes:
         self._sorted()
@@ -309,12 +342,23 @@ class OpportunisticBatch:
         ties: TieOrder,
     ) -> bool:
         """1.37: the last chosen node still fits; score it again and rebuild the list with it (upstream
-        rescoreHintedNode). False (and the batch not used) when a cached node is gone or a step fails."""
-        cached = batch.nodes.remaining()
-        if cached.node_cols is not None and cached.index is index:
+        rescoreHintedNode). False (and the batch not used) when a cached node is gone or a step fails.
+
+        Where the re-normalization cannot change a cached node's total (no Score plugin of this cycle normalizes,
+        and the same plugins scored the cached nodes) and the list's keys still hold (the same nodes), the node
+        is put back into the list where it belongs, in place: the list that sorting them all would give, at the
+        cost of a binary search and of moving the nodes ahead of it."""
+        nodes = batch.nodes
+        nodes._sorted()
+        in_place = (
+            nodes.node_cols is not None and nodes.index is index and nodes.index_size == len(index) and nodes.pos > 0
+        )
+        cached: SortedNodes | None = None
+        if nodes.node_cols is not None and nodes.index is index:
             # the same snapshot's names: every cached node is still there, at the same column
-            cand = np.append(cached.node_cols, col).astype(np.int64)
+            cand = np.append(nodes.node_cols[nodes.pos :], col).astype(np.int64)
         else:
+            cached = nodes.remaining()
             cols: list[int] = []
             for name in cached.names.tolist():
                 c = index.get(name)
@@ -331,11 +375,23 @@ class OpportunisticBatch:
         except PluginError:
             self._give_up(PRESCORE_ERROR)
             return False
+        one = np.array([col], dtype=np.int64)
         try:
-            fresh = profile.run_raw_score(side, pod, np.array([col], dtype=np.int64))
+            fresh = profile.run_raw_score(side, pod, one)
         except PluginError:
             self._give_up(RESCORE_ERROR)
             return False
+        if in_place and fresh.keys() == nodes.raw.keys() and profile.plain_totals(side):
+            try:  # the other nodes' totals stand: they were checked when the list was made
+                total = int(profile.normalize_scores(side, pod, one, fresh)[0])
+            except PluginError:
+                self._give_up(NORMALIZE_ERROR)
+                return False
+            key = float(ties.keys(one)[0])
+            nodes.put_back(self.last.chosen, col, total, key, {k: int(v[0]) for k, v in fresh.items()})
+            return True
+        if cached is None:
+            cached = nodes.remaining()
         n = len(cached)
         # a plugin the cached nodes were not scored by counts 0 for them (upstream's zero NodeScore)
         raw = {k: np.concatenate([cached.raw.get(k, np.zeros(n, dtype=np.int64)), v]) for k, v in fresh.items()}

@@ -709,6 +709,14 @@ class Framework:
             totals += _normalized(entry, state, pod, scores) * entry.weight
         return totals
 
+    def plain_totals(self, state: CycleState) -> bool:
+        """Whether ``normalize_scores`` gives each node the weighted sum of its own raw scores, as ``run_score``
+        gave the cycle's nodes: the profile has Score plugins (without any, a cycle's totals are all 1) and none
+        of this cycle's (not skipped) has NormalizeScore. A batch then re-scores one node without the others."""
+        return bool(self.scores) and all(
+            s.normalizer is None for s in self.scores if s.plugin.name not in state.skip_score
+        )
+
     # -- reserve, permit, bind ----------------------------------------------------------------------------
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
