@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from packsched.api.manifests import Cluster
 from packsched.api.objects import Container, Pod
+from packsched.config.loader import load_config_data
 from packsched.config.versions import KubeVersion
 from packsched.framework.batch import (
     EXPIRED,
@@ -31,8 +33,12 @@ from packsched.framework.cycle_state import CycleState
 from packsched.framework.diagnosis import RejectGroup
 from packsched.framework.interface import NodeSel
 from packsched.framework.podinfo import PodInfo, make_pod_info
+from packsched.framework.runtime import Framework
 from packsched.framework.snapshot import BoolArray, IntArray
 from packsched.framework.status import PluginError, Status
+from packsched.plugins.helper.normalize import default_normalize_score
+from packsched.plugins.registry import in_tree_registry
+from packsched.sim.engine import Simulation
 
 NODES = ["n1", "n2", "n3", "n4"]
 INDEX = {name: i for i, name in enumerate(NODES)}
@@ -78,8 +84,13 @@ class Profile:
             raise PluginError("injected score error")
         return {SCORE: np.full(len(cols), self.score, dtype=np.int64)}
 
-    def plain_totals(self, state: CycleState) -> bool:
-        return self.flip_above is None
+    def top_normalized(self, state: CycleState) -> list[str] | None:
+        return None if self.flip_above is not None else []
+
+    def rescored_total(self, state: CycleState, pod: PodInfo, raw: Mapping[str, int], tops: Mapping[str, int]) -> int:
+        if self.norm_err:
+            raise PluginError("injected normalize error")
+        return raw[SCORE]
 
     def normalize_scores(
         self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
@@ -449,11 +460,16 @@ def test_best_first_is_the_lexsort(pairs: list[tuple[int, float]]) -> None:
 
 @dataclass
 class Alike:
-    """A profile stand-in for many nodes: every node fits, one score plugin without NormalizeScore gives the
-    re-scored node ``score``; ``plain``: whether it says so (the in-place re-scoring) or not (the rebuilt list)."""
+    """A profile stand-in for many nodes: every node fits, one score plugin gives the re-scored node ``score``;
+    its NormalizeScore: none, or DefaultNormalizeScore (``top``: "up" or "reversed"). ``plain``: whether the
+    profile says so (the in-place re-scoring) or not (the rebuilt list)."""
 
     plain: bool
     score: int = 0
+    top: str = ""
+
+    def _normalize(self, scores: IntArray) -> IntArray:
+        return default_normalize_score(scores, reverse=self.top == "reversed") if self.top else scores
 
     def run_filters(self, state: CycleState, pod: PodInfo, sel: NodeSel) -> tuple[BoolArray, list[RejectGroup]]:
         return np.ones(1, dtype=bool), []
@@ -467,30 +483,40 @@ class Alike:
     def normalize_scores(
         self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
     ) -> IntArray:
-        return np.asarray(raw[SCORE], dtype=np.int64)
+        return self._normalize(np.asarray(raw[SCORE], dtype=np.int64))
 
-    def plain_totals(self, state: CycleState) -> bool:
-        return self.plain
+    def top_normalized(self, state: CycleState) -> list[str] | None:
+        return ([SCORE] if self.top else []) if self.plain else None
+
+    def rescored_total(self, state: CycleState, pod: PodInfo, raw: Mapping[str, int], tops: Mapping[str, int]) -> int:
+        if not self.top:
+            return raw[SCORE]
+        return int(self._normalize(np.array([raw[SCORE], tops[SCORE]], dtype=np.int64))[0])
 
 
 @settings(max_examples=150, deadline=None)
+@example(3, [1, 1], [2, 0], "node", "up", 0)  # the re-scored node raises the top; then the list's top stays 2
 @given(
     st.integers(2, 12),
     st.lists(st.integers(0, 3), min_size=2, max_size=12),
     st.lists(st.integers(0, 4), min_size=1, max_size=5),
     st.sampled_from(["node", "drawn", "equal"]),
+    st.sampled_from(["", "up", "reversed"]),
     st.integers(0, 2**31),
 )
 def test_rescoring_in_place_gives_the_rebuilt_list(
-    n: int, scores: list[int], rescored: list[int], keys: str, seed: int
+    n: int, scores: list[int], rescored: list[int], keys: str, top: str, seed: int
 ) -> None:
     """1.37's re-scoring, pod after pod on one batch: put back in place (a profile without NormalizeScore) and
     rebuilt (the general path) give the same hints and the same lists, with few totals (ties everywhere), keys
-    per node, drawn (the same draws on both sides) or all equal."""
+    per node, drawn (the same draws on both sides) or all equal, and a plugin without NormalizeScore or with
+    DefaultNormalizeScore (either way): the re-scored node's raw score may raise the highest, and a taken head
+    may have held it, where only the rebuilt list is right."""
     names = np.array([f"m{i}" for i in range(n)], dtype=object)
     index = {name: i for i, name in enumerate(names.tolist())}
     cols = np.arange(n, dtype=np.int64)
-    totals = np.array([scores[i % len(scores)] for i in range(n)], dtype=np.int64)
+    raw = np.array([scores[i % len(scores)] for i in range(n)], dtype=np.int64)
+    totals = Alike(True, top=top)._normalize(raw)
     lists = []
     for plain in (True, False):
         rng = np.random.default_rng(seed)
@@ -499,10 +525,10 @@ def test_rescoring_in_place_gives_the_rebuilt_list(
             "drawn": TieOrder(lambda c, g=rng: g.random(len(c)), False),
             "equal": TieOrder(lambda c: np.zeros(len(c)), False),  # equal totals and keys: the stable order
         }[keys]
-        chosen, rest = sort_scored(names, cols, totals, {SCORE: totals.copy()}, ties, index)
+        chosen, rest = sort_scored(names, cols, totals, {SCORE: raw.copy()}, ties, index)
         batch = OpportunisticBatch(rescore=True)
         batch.store_schedule_results("sig", "", str(names[chosen]), rest, 1, 0.0)
-        profile = Alike(plain)
+        profile = Alike(plain, top=top)
         seen: list[object] = []
         for cycle, score in enumerate(rescored, start=2):
             if batch.state is None or not len(batch.state.nodes):
@@ -543,3 +569,71 @@ def test_a_node_added_since_the_list_was_made_renumbers_the_name_keys() -> None:
     assert batch.get_node_hint(profile, CycleState(), info("a-3"), "sig", 3, 0.0, index, by_name) == "m1"
     assert batch.state is not None
     assert batch.state.nodes.remaining().names.tolist() == ["m2", "m3", "m4"]
+
+
+def _profile_framework(disabled: list[str]) -> Framework:
+    """The default profile (kube-scheduler's newest release) without ``disabled``, on a two-node cluster."""
+    from helpers import node as make_node
+
+    registry = in_tree_registry()
+    data = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
+            {"name": n} for n in disabled
+        ]}}}],
+    }  # fmt: skip
+    cfg = load_config_data(data, "test", set(registry))
+    nodes = [make_node("a", cpu=4000, memory=8 << 30), make_node("b", cpu=4000, memory=8 << 30)]
+    sim = Simulation(Cluster(nodes=nodes, pods=[]), cfg, registry, seed=1)
+    return sim.scheduler.frameworks["default-scheduler"]
+
+
+def test_top_normalized_names_the_plugins_normalized_by_their_top_and_none_else() -> None:
+    fwk = _profile_framework(["PodTopologySpread", "InterPodAffinity"])
+    assert fwk.top_normalized(CycleState()) == ["TaintToleration", "NodeAffinity", "DynamicResources"]
+    skipped = CycleState()
+    skipped.skip_score.update({"NodeAffinity", "DynamicResources"})
+    assert fwk.top_normalized(skipped) == ["TaintToleration"]
+    # InterPodAffinity's NormalizeScore reads more than the top (the lowest score too): no shortcut
+    assert _profile_framework(["PodTopologySpread"]).top_normalized(CycleState()) is None
+    no_scores = CycleState()
+    no_scores.skip_score.update(s.plugin.name for s in fwk.scores)
+    assert fwk.top_normalized(no_scores) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 6), st.integers(0, 4)), min_size=1, max_size=8))
+def test_rescored_total_is_the_nodes_normalized_total(rows: list[tuple[int, int, int]]) -> None:
+    """For every node of a set normalized together, ``rescored_total`` from its own raw scores and the set's
+    highest ones gives the total ``normalize_scores`` gives it: NodeResourcesFit without NormalizeScore,
+    TaintToleration (reversed) and NodeAffinity by their top, the weights applied."""
+    fwk = _profile_framework(["PodTopologySpread", "InterPodAffinity"])
+    state = CycleState()
+    active = [s.plugin.name for s in fwk.scores]
+    state.skip_score.update(n for n in active if n not in ("NodeResourcesFit", "TaintToleration", "NodeAffinity"))
+    raw = {
+        "NodeResourcesFit": np.array([r[0] for r in rows], dtype=np.int64),
+        "TaintToleration": np.array([r[1] for r in rows], dtype=np.int64),
+        "NodeAffinity": np.array([r[2] for r in rows], dtype=np.int64),
+    }
+    pod_info = info("a-1")
+    totals = fwk.normalize_scores(state, pod_info, np.arange(len(rows), dtype=np.int64), raw)
+    assert fwk.top_normalized(state) == ["TaintToleration", "NodeAffinity"]
+    tops = {k: int(v.max()) for k, v in raw.items()}
+    for i in range(len(rows)):
+        one = {k: int(v[i]) for k, v in raw.items()}
+        assert fwk.rescored_total(state, pod_info, one, tops) == int(totals[i])
+
+
+@pytest.mark.parametrize("bad", [-1, 101])
+def test_rescored_total_fails_as_normalize_scores_on_a_score_out_of_range(bad: int) -> None:
+    fwk = _profile_framework(["PodTopologySpread", "InterPodAffinity"])
+    state = CycleState()
+    state.skip_score.update(s.plugin.name for s in fwk.scores if s.plugin.name != "NodeResourcesFit")
+    pod_info = info("a-1")
+    with pytest.raises(PluginError) as whole:
+        fwk.normalize_scores(state, pod_info, np.arange(1, dtype=np.int64), {"NodeResourcesFit": np.array([bad])})
+    with pytest.raises(PluginError) as one:
+        fwk.rescored_total(state, pod_info, {"NodeResourcesFit": bad}, {})
+    assert str(one.value) == str(whole.value)

@@ -71,7 +71,11 @@ class BatchProfile(Protocol):
         self, state: CycleState, pod: PodInfo, cols: IntArray, raw: Mapping[str, IntArray]
     ) -> IntArray: ...
 
-    def plain_totals(self, state: CycleState) -> bool: ...
+    def top_normalized(self, state: CycleState) -> list[str] | None: ...
+
+    def rescored_total(
+        self, state: CycleState, pod: PodInfo, raw: Mapping[str, int], tops: Mapping[str, int]
+    ) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,9 @@ class SortedNodes:
     # how many names ``index`` held when the list was made (the same index and size: the same nodes, so a key
     # that is a node's name rank is still that node's key)
     index_size: int = -1
+    # each plugin's highest raw score among the nodes whose totals were normalized together (the cycle's scored
+    # nodes, or a rebuilt list's): what a NormalizeScore by the top read (None: not known)
+    tops: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.index is not None and self.index_size < 0:
@@ -137,6 +144,7 @@ class SortedNodes:
         if self.tie_keys is not None:
             self.ties = self.tie_keys(cols)
             self.tie_keys = None
+        self.tops = {k: int(v.max()) for k, v in self.raw.items()}  # the cycle normalized these nodes together
         order = best_first(self.totals, self.ties)
         if int(order[0]) != self.head:  # only where another node has the same total and key
             order = np.concatenate([[self.head], order[order != self.head]])
@@ -185,7 +193,9 @@ class SortedNodes:
         p = self.pos
         by_col = self.node_cols[p:] if self.node_cols is not None else None
         raw = {k: v[p:] for k, v in self.raw.items()}
-        return SortedNodes(self.names[p:], self.totals[p:], self.ties[p:], raw, 0, None, 0, by_col, self.index)
+        return SortedNodes(
+            self.names[p:], self.totals[p:], self.ties[p:], raw, 0, None, 0, by_col, self.index, tops=self.tops
+        )
 
 
 def best_first(totals: IntArray, ties: FloatArray) -> IntArray:
@@ -381,14 +391,15 @@ class OpportunisticBatch:
         except PluginError:
             self._give_up(RESCORE_ERROR)
             return False
-        if in_place and fresh.keys() == nodes.raw.keys() and profile.plain_totals(side):
+        raw_one = {k: int(v[0]) for k, v in fresh.items()}
+        if in_place and fresh.keys() == nodes.raw.keys() and _tops_stand(profile.top_normalized(side), nodes, raw_one):
             try:  # the other nodes' totals stand: they were checked when the list was made
-                total = int(profile.normalize_scores(side, pod, one, fresh)[0])
+                total = profile.rescored_total(side, pod, raw_one, nodes.tops or {})
             except PluginError:
                 self._give_up(NORMALIZE_ERROR)
                 return False
             key = float(ties.keys(one)[0])
-            nodes.put_back(self.last.chosen, col, total, key, {k: int(v[0]) for k, v in fresh.items()})
+            nodes.put_back(self.last.chosen, col, total, key, raw_one)
             return True
         if cached is None:
             cached = nodes.remaining()
@@ -407,17 +418,38 @@ class OpportunisticBatch:
         # the cached nodes kept their totals and keys: they are still in the list's order
         kept = bool(np.array_equal(totals[:n], cached.totals) and np.array_equal(keys[:n], cached.ties))
         at = _insertion(totals, keys, kept)
+        tops = {k: int(v.max()) for k, v in raw.items()}  # these nodes were normalized together
         if at is None:
             names = np.append(cached.names, np.array([self.last.chosen], dtype=object))
             batch.nodes = SortedNodes.build(names, totals, keys, raw, cand, index)
+            batch.nodes.tops = tops
             return True
         names = np.empty(len(cand), dtype=object)
         names[:at], names[at], names[at + 1 :] = cached.names[:at], self.last.chosen, cached.names[at:]
         batch.nodes = SortedNodes(
             names, _moved(totals, at), _moved(keys, at), {k: _moved(v, at) for k, v in raw.items()}, 0, None, 0,
-            _moved(cand, at), index,
+            _moved(cand, at), index, tops=tops,
         )  # fmt: skip
         return True
+
+
+def _tops_stand(normalized: list[str] | None, nodes: SortedNodes, raw: Mapping[str, int]) -> bool:
+    """Whether scoring one node again (``raw``) and normalizing it with the rest of ``nodes`` leaves the others'
+    totals as they are: every plugin of the cycle either has no NormalizeScore or normalizes by the highest raw
+    score (``normalized``, not None), and that highest score, over the list's nodes and this one, is the one the
+    list was normalized with."""
+    if normalized is None:
+        return False
+    if not normalized:
+        return True
+    tops = nodes.tops
+    if tops is None:
+        return False
+    for name in normalized:
+        top = tops.get(name)
+        if top is None or max(int(nodes.raw[name][nodes.pos :].max()), raw[name]) != top:
+            return False
+    return True
 
 
 def _moved(a: _A, at: int) -> _A:

@@ -256,6 +256,14 @@ def zeros_normalize_uniformly(plugin: object) -> bool:
     return bool(getattr(plugin, "zeros_normalize_uniformly", False))
 
 
+def normalizes_by_top(plugin: object) -> bool:
+    """Whether the plugin's NormalizeScore gives each node a value that depends only on its own raw score and the
+    highest raw score among the nodes normalised together (upstream's DefaultNormalizeScore). A plugin says so with a
+    ``normalizes_by_top = True`` attribute; by default it does not. A batch then scores one node again against the
+    highest raw scores its list was normalised with (framework/batch.py) instead of normalising every node again."""
+    return bool(getattr(plugin, "normalizes_by_top", False))
+
+
 def scores_zero_if_pre_filter_skips(plugin: object) -> bool:
     """Whether the plugin's Score gives 0 on every node in a cycle where its PreFilter returned Skip (VolumeBinding
     and DynamicResources for a pod without claims: upstream still scores such a pod, 0 everywhere). A plugin says

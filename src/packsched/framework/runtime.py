@@ -45,6 +45,7 @@ from packsched.framework.interface import (
     SignPlugin,
     filter_reads_pods,
     implements,
+    normalizes_by_top,
     scores_zero_if_pre_filter_skips,
     zeros_normalize_uniformly,
 )
@@ -709,13 +710,39 @@ class Framework:
             totals += _normalized(entry, state, pod, scores) * entry.weight
         return totals
 
-    def plain_totals(self, state: CycleState) -> bool:
-        """Whether ``normalize_scores`` gives each node the weighted sum of its own raw scores, as ``run_score``
-        gave the cycle's nodes: the profile has Score plugins (without any, a cycle's totals are all 1) and none
-        of this cycle's (not skipped) has NormalizeScore. A batch then re-scores one node without the others."""
-        return bool(self.scores) and all(
-            s.normalizer is None for s in self.scores if s.plugin.name not in state.skip_score
-        )
+    def top_normalized(self, state: CycleState) -> list[str] | None:
+        """The Score plugins of this cycle (not skipped) whose NormalizeScore reads only a node's raw score and the
+        highest raw score (``normalizes_by_top``), when every other has no NormalizeScore: a node's total then
+        follows from its raw scores and those highest ones (``rescored_total``), as ``run_score`` gave the cycle's
+        nodes theirs. None when a plugin normalizes otherwise, or the profile has no Score plugin (a cycle's
+        totals are then all 1)."""
+        if not self.scores:
+            return None
+        out: list[str] = []
+        for s in self.scores:
+            if s.normalizer is None or s.plugin.name in state.skip_score:
+                continue
+            if not normalizes_by_top(s.normalizer):
+                return None
+            out.append(s.plugin.name)
+        return out
+
+    def rescored_total(self, state: CycleState, pod: PodInfo, raw: Mapping[str, int], tops: Mapping[str, int]) -> int:
+        """One node's total from its raw scores (``run_raw_score``'s, one per plugin of this cycle), each plugin of
+        ``top_normalized`` normalized as among nodes whose highest raw score is ``tops[plugin]`` (at least the
+        node's own), checked and weighted as ``normalize_scores`` does (a PluginError naming the plugin)."""
+        total = 0
+        for entry in self.scores:
+            name = entry.plugin.name
+            if name in state.skip_score:
+                continue
+            value = raw.get(name, 0)
+            if entry.normalizer is not None:  # normalized with a node holding the top (which normalizes validly)
+                value = int(_normalized(entry, state, pod, np.array([value, tops[name]], dtype=np.int64))[0])
+            elif not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                raise _invalid_score(name, value)
+            total += value * entry.weight
+        return total
 
     # -- reserve, permit, bind ----------------------------------------------------------------------------
 
@@ -797,11 +824,16 @@ def _normalized_top(entry: WeightedScore, state: CycleState, pod: PodInfo, score
     top = _top(scores)
     if top > MAX_NODE_SCORE:
         bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-        raise PluginError(
-            f"plugin {entry.plugin.name!r} returns an invalid score {bad}, it should in the "
-            f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-        )
+        raise _invalid_score(entry.plugin.name, bad)
     return scores, top
+
+
+def _invalid_score(plugin: str, bad: int) -> PluginError:
+    """Upstream's error for a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE] after NormalizeScore."""
+    return PluginError(
+        f"plugin {plugin!r} returns an invalid score {bad}, it should in the "
+        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
 
 
 def _top(scores: IntArray) -> int:

@@ -1095,6 +1095,7 @@ class ScoringDynamicResources(DynamicResources):
     # node; DefaultNormalizeScore leaves a row of zeros as it is
     scores_zero_if_pre_filter_skips = True
     zeros_normalize_uniformly = True
+    normalizes_by_top = True  # DefaultNormalizeScore: a node's value reads its raw score and the highest
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, cols: IntArray) -> IntArray:
         """upstream Score: 0 for a pod without claims to allocate; else, for each prioritized list

@@ -40,6 +40,7 @@ class TaintToleration:
     filter_reads_pods = False  # its verdict reads the node and the pod only, no placed pod
     score_reads_pods = False  # so does its score
     zeros_normalize_uniformly = True  # DefaultNormalizeScore: all-zero raw scores normalise to one value
+    normalizes_by_top = True  # DefaultNormalizeScore: a node's value reads its raw score and the highest
 
     def __init__(self, name_taints: bool = False) -> None:
         self.name_taints = name_taints
