@@ -22,7 +22,8 @@ that a batching profile places mostly by batch hints). Two schedulers place them
   kube-scheduler 1.35 it keeps its sorted scores for opportunistic batching; ``default`` never batches); ``none``
   (and ``none-nobatch``), no Filter or Score plugin at all: every node feasible and scored alike, so what it
   measures is the floor of packsched's cycle (queue, extension points, assume, bind, records), not a placement
-  policy; the ratio a profile can reach is bounded by it. All with
+  policy; the ratio a profile can reach is bounded by it; ``binpack`` (and ``binpack-nobatch``), ``default``
+  without PodTopologySpread, as bin-packing setups run it: its pods sign, so from 1.35 it batches. All with
   ``percentageOfNodesToScore: 100`` (every feasible node scored, as the loop does) unless
   ``--percentage`` says otherwise, and selectHost's ``name`` tie-break (the node whose name sorts first), so that
   the two sides can agree pod for pod.
@@ -69,8 +70,9 @@ GPU = "nvidia.com/gpu"
 # the loop's resource rows: the filter checks all four, the score the ones the strategy names
 ROWS = ("cpu", "memory", "pods", GPU)
 # fit-nobatch: fit with the OpportunisticBatching gate off (fit signs pods, so from 1.35 it batches; default never);
-# none: no Filter or Score plugin at all, the floor of packsched's cycle (none-nobatch: without batching)
-PROFILES = ("fit", "default", "fit-nobatch", "none", "none-nobatch")
+# none: no Filter or Score plugin at all, the floor of packsched's cycle (none-nobatch: without batching);
+# binpack: default without PodTopologySpread, whose default constraints make every pod unsignable (so it batches)
+PROFILES = ("fit", "default", "fit-nobatch", "none", "none-nobatch", "binpack", "binpack-nobatch")
 EXTENDED = {GPU}  # scalar resources: left out of the score for a pod that does not ask for them
 
 
@@ -245,6 +247,8 @@ def packsched_config(profile: str, percentage: int | None) -> dict[str, Any]:
                 "enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit"}, {"name": "DefaultBinder"}],
             }
         }
+    elif profile in ("binpack", "binpack-nobatch"):
+        prof["plugins"] = {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}
     elif profile in ("none", "none-nobatch"):
         prof["plugins"] = {
             "multiPoint": {
@@ -450,6 +454,8 @@ def report(r: dict[str, Any]) -> str:
         label = {
             "fit": "packsched, NodeResourcesFit only",
             "fit-nobatch": "packsched, NodeResourcesFit only, OpportunisticBatching off",
+            "binpack": "packsched, default profile without PodTopologySpread",
+            "binpack-nobatch": "packsched, default profile without PodTopologySpread, OpportunisticBatching off",
             "none": "packsched, no Filter or Score plugin (its cycle's floor)",
             "none-nobatch": "packsched, no Filter or Score plugin, OpportunisticBatching off",
         }.get(name, "packsched, default profile")
@@ -460,7 +466,7 @@ def report(r: dict[str, Any]) -> str:
             f"| {p['same_node']:,} of {p['placed_by_both']:,} ({100 * p['agreement']:.1f} %) |"
         )
     for name, p in r["profiles"].items():
-        if name == "default" and p["fullpass_forbidden_here"]:
+        if name in ("default", "binpack", "binpack-nobatch") and p["fullpass_forbidden_here"]:
             lines.append(
                 f"`{name}`: {p['fullpass_forbidden_here']:,} of the full pass's placements break a taint or node "
                 "selector this profile honours (the full pass, like `fit`, checks resources only)"
@@ -479,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         "--profiles",
         default="fit,default",
         help="packsched profiles to measure: fit, default, fit-nobatch, none, none-nobatch (none: no Filter or Score "
-        "plugin, the floor of packsched's cycle)",
+        "plugin, the floor of packsched's cycle), binpack, binpack-nobatch (default without PodTopologySpread)",
     )
     parser.add_argument(
         "--percentage",

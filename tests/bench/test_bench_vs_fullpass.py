@@ -124,3 +124,13 @@ def test_same_pods_are_one_class_that_fit_places_as_the_full_pass() -> None:
     run_nodes, run_pods = bench.make_cluster(30, 200, 1, same_pods=True)
     _setup, _t, _cpu, placed = bench.run_packsched(run_nodes, run_pods, "fit", 100, 1)
     assert placed == numpy_nodes and len(placed) == 200
+
+
+def test_the_binpack_profile_is_the_default_without_topology_spread() -> None:
+    config = bench.packsched_config("binpack", 100)
+    assert config["profiles"][0]["plugins"] == {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}
+    assert config["profiles"][0]["pluginConfig"] == bench.CONFIG["profiles"][0]["pluginConfig"]
+    nodes, pods = bench.make_cluster(20, 100, 1, same_pods=True)
+    _setup, _t, _cpu, placed = bench.run_packsched(nodes, pods, "binpack", 100, 1)
+    assert len(placed) == 100
+    assert not any(name.endswith(("0", "2", "4", "6", "8")) for name in placed.values())  # GPU nodes: tainted
