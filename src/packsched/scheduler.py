@@ -574,9 +574,9 @@ class Scheduler(EventHandlers):
                 result.status = st
                 return None
             try:
-                # every plugin's scores when someone reads them (the batch keeps the raw scores of a signed pod)
-                details = self.score_details or (fwk.batch is not None and result.signature is not None)
-                scores = fwk.run_score(state, pod, feasible, details=details)
+                # every plugin's scores when someone reads them; the batch keeps the raw scores of a signed pod
+                raw = fwk.batch is not None and result.signature is not None
+                scores = fwk.run_score(state, pod, feasible, details=self.score_details, raw=raw)
             except PluginError as exc:
                 result.status = Status.error(str(exc))
                 return None

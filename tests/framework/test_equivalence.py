@@ -73,7 +73,9 @@ STRATEGIES: list[dict[str, Any]] = [
 ]
 
 
-def config(strategy: dict[str, Any], percentage: int | None) -> KubeSchedulerConfiguration:
+def config(
+    strategy: dict[str, Any], percentage: int | None, disabled: tuple[str, ...] = ()
+) -> KubeSchedulerConfiguration:
     doc: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -84,6 +86,8 @@ def config(strategy: dict[str, Any], percentage: int | None) -> KubeSchedulerCon
             }
         ],
     }
+    if disabled:
+        doc["profiles"][0]["plugins"] = {"multiPoint": {"disabled": [{"name": n} for n in disabled]}}
     if percentage is not None:
         doc["percentageOfNodesToScore"] = percentage
     return load_config_data(doc, "<test>", set(in_tree_registry()))
@@ -259,15 +263,20 @@ def both_score_passes(sim: Simulation) -> dict[str, int]:
     left out of the per-plugin scores) and the ones that folded a plugin into one uniform value (``uniform``)."""
     fwk = sim.scheduler.frameworks["default-scheduler"]
     plain = Framework.run_score
-    seen = {"folded": 0, "uniform": 0}
+    seen = {"folded": 0, "uniform": 0, "raw": 0}
 
-    def checked(state: CycleState, p: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
-        fast = plain(fwk, state, p, cols, details=details)
+    def checked(
+        state: CycleState, p: PodInfo, cols: IntArray, *, details: bool = True, raw: bool = False
+    ) -> ScoreResult:
+        fast = plain(fwk, state, p, cols, details=details, raw=raw)
         full = plain(fwk, state, p, cols, details=True)
         assert fast.totals.tolist() == full.totals.tolist()
         assert fast.weights == full.weights
         for name, scores in fast.per_plugin.items():
             assert scores.tolist() == full.per_plugin[name].tolist()
+        if raw:  # what a batch keeps: every plugin's raw scores, folded or not
+            assert {k: v.tolist() for k, v in fast.raw.items()} == {k: v.tolist() for k, v in full.raw.items()}
+            seen["raw"] += 1
         if set(fast.per_plugin) != set(full.per_plugin):
             seen["folded"] += 1
             if any(name in fwk.equivalence._zero_normalizing for name in set(full.per_plugin) - set(fast.per_plugin)):
@@ -284,6 +293,29 @@ def test_folded_totals_are_the_plugin_by_plugin_totals(cluster: Cluster, strateg
     sim = Simulation(copy.deepcopy(cluster), config(STRATEGIES[strategy], None), in_tree_registry(), seed)
     both_score_passes(sim)
     sim.run()
+
+
+@settings(max_examples=25, deadline=None)
+@given(clusters(), st.sampled_from(range(len(STRATEGIES))), st.integers(0, 2**16))
+def test_a_signed_pods_folded_cycle_keeps_every_raw_score(cluster: Cluster, strategy: int, seed: int) -> None:
+    """Without PodTopologySpread (whose default constraints leave no pod signed) the default profile batches: a
+    signed pod's cycle folds the kept scores into the totals and still names every plugin's raw scores, those of
+    the plugin-by-plugin pass."""
+    cfg = config(STRATEGIES[strategy], None, disabled=("PodTopologySpread",))
+    sim = Simulation(copy.deepcopy(cluster), cfg, in_tree_registry(), seed)
+    both_score_passes(sim)
+    sim.run()
+
+
+def test_signed_pods_cycles_name_raw_scores_folded() -> None:
+    """The property above is not empty: on a fixed cluster, signed pods' cycles ask for raw scores and fold."""
+    nodes = [node(f"n{i}", cpu=4000 + 1000 * (i % 3)) for i in range(8)]
+    pods = [pod(f"p{i}", cpu=100 * (1 + i % 2)) for i in range(20)]
+    cfg = config(STRATEGIES[0], None, disabled=("PodTopologySpread",))
+    sim = Simulation(Cluster(nodes=nodes, pods=pods), cfg, in_tree_registry(), 1)
+    seen = both_score_passes(sim)
+    sim.run()
+    assert seen["raw"] > 0 and seen["folded"] > 0
 
 
 def test_a_cycle_folds_kept_and_uniform_scores() -> None:

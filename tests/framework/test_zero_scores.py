@@ -38,8 +38,10 @@ def check_every_score(sim: Simulation) -> dict[str, int]:
     assert names == {"VolumeBinding", "DynamicResources"}
     seen = {"zero": 0, "called": 0}
 
-    def checked(state: CycleState, p: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
-        fast = plain(fwk, state, p, cols, details=details)
+    def checked(
+        state: CycleState, p: PodInfo, cols: IntArray, *, details: bool = True, raw: bool = False
+    ) -> ScoreResult:
+        fast = plain(fwk, state, p, cols, details=details, raw=raw)
         snap = fwk.handle.snapshot
         for entry in fwk.scores:
             name = entry.plugin.name

@@ -574,13 +574,16 @@ class Framework:
             return st
         return Status()
 
-    def run_score(self, state: CycleState, pod: PodInfo, cols: IntArray, *, details: bool = True) -> ScoreResult:
+    def run_score(
+        self, state: CycleState, pod: PodInfo, cols: IntArray, *, details: bool = True, raw: bool = False
+    ) -> ScoreResult:
         """Every Score plugin of this cycle on ``cols``: NormalizeScore, the range check, the weighted totals.
         ``details``: the result names every plugin's scores (``per_plugin``, ``raw``); without it, a cycle whose
         filters ran through the equivalence cache may fold the class's kept scores into the totals
-        (:meth:`_score_from_class`), and then names only the plugins it scored in this cycle. A plugin that scores
-        0 everywhere when its PreFilter skipped (``scores_zero_if_pre_filter_skips``) is not called in such a
-        cycle: its row of zeros is taken as it is."""
+        (:meth:`_score_from_class`), and then names only the plugins it scored in this cycle, or with ``raw``
+        every plugin's raw scores all the same (what opportunistic batching keeps), a kept plugin's read from the
+        class's row. A plugin that scores 0 everywhere when its PreFilter skipped
+        (``scores_zero_if_pre_filter_skips``) is not called in such a cycle: its row of zeros is taken as it is."""
         snap = self.handle.snapshot
         active = [s for s in self.scores if s.plugin.name not in state.skip_score]
         zero = self._zero_if_skipped.intersection(state.skip_filter) if self._zero_if_skipped else _NO_NAMES
@@ -588,11 +591,13 @@ class Framework:
         if cls is not None and not details and active:
             folded = self._score_from_class(cls, active, state, pod, cols, zero)
             if folded is not None:
+                if raw:
+                    self._folded_raw(cls, active, state, pod, cols, zero, folded.raw)
                 return folded
         totals = np.zeros(len(cols), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         weights: dict[str, int] = {}
-        raw: dict[str, IntArray] = {}
+        raws: dict[str, IntArray] = {}
         for entry in active:
             plugin = entry.plugin
             if plugin.name in zero:
@@ -601,7 +606,7 @@ class Framework:
                 scores = self.equivalence.scores(cls, plugin, state, pod, snap, cols)
             else:
                 scores = np.asarray(plugin.score(state, pod, snap, cols), dtype=np.int64)
-            raw[plugin.name] = scores
+            raws[plugin.name] = scores
             scores, top = _normalized_top(entry, state, pod, scores)
             per_plugin[plugin.name] = scores
             weights[plugin.name] = entry.weight
@@ -610,7 +615,7 @@ class Framework:
             totals += scores if entry.weight == 1 else scores * entry.weight
         if not self.scores:
             totals[:] = 1  # upstream: with no score plugins every node scores one
-        return ScoreResult(cols, per_plugin, weights, totals, raw)
+        return ScoreResult(cols, per_plugin, weights, totals, raws)
 
     def _score_from_class(
         self,
@@ -684,6 +689,28 @@ class Framework:
             if top:
                 totals += scores if entry.weight == 1 else scores * entry.weight
         return ScoreResult(cols, per_plugin, {s.plugin.name: s.weight for s in active}, totals, raw)
+
+    def _folded_raw(
+        self,
+        cls: PodClass,
+        active: Sequence[WeightedScore],
+        state: CycleState,
+        pod: PodInfo,
+        cols: IntArray,
+        zero: frozenset[str],
+        raw: dict[str, IntArray],
+    ) -> None:
+        """Add to ``raw`` the raw scores of the plugins ``_score_from_class`` folded: zeros for a plugin of
+        ``zero``, the class's kept row (up to date) for the others."""
+        snap = self.handle.snapshot
+        for entry in active:
+            name = entry.plugin.name
+            if name not in raw:
+                raw[name] = (
+                    np.zeros(len(cols), dtype=np.int64)
+                    if name in zero
+                    else self.equivalence.scores(cls, entry.plugin, state, pod, snap, cols)
+                )
 
     def run_raw_score(self, state: CycleState, pod: PodInfo, cols: IntArray) -> dict[str, IntArray]:
         """Each Score plugin of this cycle (not skipped) on ``cols``, before NormalizeScore and weights (upstream
