@@ -592,7 +592,7 @@ class Framework:
             folded = self._score_from_class(cls, active, state, pod, cols, zero)
             if folded is not None:
                 if raw:
-                    self._folded_raw(cls, active, state, pod, cols, zero, folded.raw)
+                    self._folded_raw(cls, state, pod, zero, folded)
                 return folded
         totals = np.zeros(len(cols), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
@@ -691,21 +691,16 @@ class Framework:
         return ScoreResult(cols, per_plugin, {s.plugin.name: s.weight for s in active}, totals, raw)
 
     def _folded_raw(
-        self,
-        cls: PodClass,
-        active: Sequence[WeightedScore],
-        state: CycleState,
-        pod: PodInfo,
-        cols: IntArray,
-        zero: frozenset[str],
-        raw: dict[str, IntArray],
+        self, cls: PodClass, state: CycleState, pod: PodInfo, zero: frozenset[str], folded: ScoreResult
     ) -> None:
-        """Add to ``raw`` the raw scores of the plugins ``_score_from_class`` folded: zeros for a plugin of
-        ``zero``, the class's kept row (up to date) for the others."""
+        """Add to ``folded.raw`` the raw scores of the plugins ``_score_from_class`` folded (those of the cycle,
+        ``folded.weights``, it names no raw scores for): zeros for a plugin of ``zero``, the class's kept row (up
+        to date) for the others."""
         snap = self.handle.snapshot
-        for entry in active:
+        cols, raw = folded.cols, folded.raw
+        for entry in self.scores:
             name = entry.plugin.name
-            if name not in raw:
+            if name in folded.weights and name not in raw:
                 raw[name] = (
                     np.zeros(len(cols), dtype=np.int64)
                     if name in zero
