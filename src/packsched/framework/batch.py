@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +37,6 @@ from packsched.framework.status import Code, PluginError, Status
 
 FloatArray = npt.NDArray[np.float64]
 NameArray = npt.NDArray[np.object_]  # node names (str)
-_A = TypeVar("_A", bound=npt.NDArray[Any])
 
 # A batch is given up after this long on the scheduler's clock (upstream maxBatchAge: 500 ms of wall time).
 MAX_BATCH_AGE = 0.5
@@ -169,14 +168,7 @@ class SortedNodes:
         higher total, or the same total and a key not above its own (where a stable sort of the list with the
         node last puts it); the nodes ahead of it move one place toward the front."""
         totals, ties = self.totals, self.ties
-        lo, hi = self.pos, len(totals)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            t = totals.item(mid)
-            if t > total or (t == total and ties.item(mid) <= key):
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _place(totals, ties, self.pos, len(totals), total, key)
         first = self.pos - 1
         assert first >= 0 and self.node_cols is not None and self.cols is None
         rows: list[tuple[npt.NDArray[Any], object]] = [
@@ -196,6 +188,20 @@ class SortedNodes:
         return SortedNodes(
             self.names[p:], self.totals[p:], self.ties[p:], raw, 0, None, 0, by_col, self.index, tops=self.tops
         )
+
+
+def _place(totals: IntArray, ties: FloatArray, lo: int, hi: int, total: int, key: float) -> int:
+    """Where a node with ``total`` and ``key`` goes among positions [lo, hi) of a list in order (highest total
+    first, then lowest key): after every node with a higher total, or the same total and a key not above its own,
+    as a stable sort of the list with the node last puts it. A binary search."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        t = totals.item(mid)
+        if t > total or (t == total and ties.item(mid) <= key):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def best_first(totals: IntArray, ties: FloatArray) -> IntArray:
@@ -354,18 +360,19 @@ class OpportunisticBatch:
         """1.37: the last chosen node still fits; score it again and rebuild the list with it (upstream
         rescoreHintedNode). False (and the batch not used) when a cached node is gone or a step fails.
 
-        Where the re-normalization cannot change a cached node's total (no Score plugin of this cycle normalizes,
-        and the same plugins scored the cached nodes) and the list's keys still hold (the same nodes), the node
-        is put back into the list where it belongs, in place: the list that sorting them all would give, at the
-        cost of a binary search and of moving the nodes ahead of it."""
+        Where the re-normalization cannot change a cached node's total (every Score plugin of this cycle has no
+        NormalizeScore or normalizes by its top raw score, and that top stands: ``_tops_stand``; the same plugins
+        scored the cached nodes) and the list's keys still hold (the same nodes), the node is put back into the
+        list where it belongs, in place: the list that sorting them all would give, at the cost of a binary search
+        and of moving the nodes ahead of it."""
         nodes = batch.nodes
         nodes._sorted()
-        in_place = (
-            nodes.node_cols is not None and nodes.index is index and nodes.index_size == len(index) and nodes.pos > 0
-        )
+        # the same snapshot's names: every cached node is still there, at the same column
+        same_cols = nodes.node_cols is not None and nodes.index is index
+        in_place = same_cols and nodes.index_size == len(index) and nodes.pos > 0
         cached: SortedNodes | None = None
-        if nodes.node_cols is not None and nodes.index is index:
-            # the same snapshot's names: every cached node is still there, at the same column
+        if same_cols:
+            assert nodes.node_cols is not None
             cand = np.append(nodes.node_cols[nodes.pos :], col).astype(np.int64)
         else:
             cached = nodes.remaining()
@@ -424,11 +431,13 @@ class OpportunisticBatch:
             batch.nodes = SortedNodes.build(names, totals, keys, raw, cand, index)
             batch.nodes.tops = tops
             return True
-        names = np.empty(len(cand), dtype=object)
-        names[:at], names[at], names[at + 1 :] = cached.names[:at], self.last.chosen, cached.names[at:]
+
+        def put(a: npt.NDArray[Any]) -> npt.NDArray[Any]:  # the cached nodes' array, the last node's value at ``at``
+            return _inserted(a[:n], at, a[n])
+
         batch.nodes = SortedNodes(
-            names, _moved(totals, at), _moved(keys, at), {k: _moved(v, at) for k, v in raw.items()}, 0, None, 0,
-            _moved(cand, at), index, tops=tops,
+            _inserted(cached.names, at, self.last.chosen), put(totals), put(keys), {k: put(v) for k, v in raw.items()},
+            0, None, 0, put(cand), index, tops=tops,
         )  # fmt: skip
         return True
 
@@ -452,11 +461,10 @@ def _tops_stand(normalized: list[str] | None, nodes: SortedNodes, raw: Mapping[s
     return True
 
 
-def _moved(a: _A, at: int) -> _A:
-    """``a`` with its last element moved to position ``at`` (a new array)."""
-    out: _A = np.empty_like(a)
-    last = len(a) - 1
-    out[:at], out[at], out[at + 1 :] = a[:at], a[last], a[at:last]
+def _inserted(a: npt.NDArray[Any], at: int, value: object) -> npt.NDArray[Any]:
+    """``a`` with ``value`` inserted at position ``at`` (a new array, one longer)."""
+    out = np.empty(len(a) + 1, dtype=a.dtype)
+    out[:at], out[at], out[at + 1 :] = a[:at], value, a[at:]
     return out
 
 
@@ -470,12 +478,8 @@ def _insertion(totals: IntArray, keys: FloatArray, in_order: bool = False) -> in
     n = len(totals) - 1
     if n < 1:
         return 0
-    neg = -totals[:n]
     if not in_order:
-        step = np.diff(neg)
-        if (step < 0).any() or ((step == 0) & (np.diff(keys[:n]) < 0)).any():
+        step = np.diff(totals[:n])
+        if (step > 0).any() or ((step == 0) & (np.diff(keys[:n]) < 0)).any():
             return None
-    t, k = -int(totals[n]), keys[n]
-    lo = int(np.searchsorted(neg, t, side="left"))
-    hi = int(np.searchsorted(neg, t, side="right"))
-    return lo + int(np.searchsorted(keys[lo:hi], k, side="right"))
+    return _place(totals, keys, 0, n, int(totals[n]), float(keys[n]))

@@ -219,6 +219,14 @@ class Framework:
         # the Score plugins that zeros_normalize_uniformly (asked once, as the equivalence cache asks), and per such
         # plugin the one value its NormalizeScore gives a row of zeros
         self._zeros_uniform = frozenset(s.plugin.name for s in self.scores if zeros_normalize_uniformly(s.plugin))
+        # the Score plugins whose NormalizeScore reads only the top raw score (in the profile's order), and those
+        # whose NormalizeScore reads more (``top_normalized``; asked once)
+        self._by_top = [
+            s.plugin.name for s in self.scores if s.normalizer is not None and normalizes_by_top(s.normalizer)
+        ]
+        self._by_more = frozenset(
+            s.plugin.name for s in self.scores if s.normalizer is not None and not normalizes_by_top(s.normalizer)
+        )
         self._uniform: dict[str, int] = {}
         # the PreFilter plugins with AddPod/RemovePod, in the profile's order (checked once: isinstance on a
         # runtime protocol is slow, and preemption asks for every attempt)
@@ -738,16 +746,10 @@ class Framework:
         follows from its raw scores and those highest ones (``rescored_total``), as ``run_score`` gave the cycle's
         nodes theirs. None when a plugin normalizes otherwise, or the profile has no Score plugin (a cycle's
         totals are then all 1)."""
-        if not self.scores:
+        skipped = state.skip_score
+        if not self.scores or not self._by_more.issubset(skipped):
             return None
-        out: list[str] = []
-        for s in self.scores:
-            if s.normalizer is None or s.plugin.name in state.skip_score:
-                continue
-            if not normalizes_by_top(s.normalizer):
-                return None
-            out.append(s.plugin.name)
-        return out
+        return [name for name in self._by_top if name not in skipped]
 
     def rescored_total(self, state: CycleState, pod: PodInfo, raw: Mapping[str, int], tops: Mapping[str, int]) -> int:
         """One node's total from its raw scores (``run_raw_score``'s, one per plugin of this cycle), each plugin of
